@@ -1,0 +1,92 @@
+#include "lib/helpers.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <unordered_map>
+
+namespace tg {
+
+int64_t getenv_int(const char* key, int64_t default_value) {
+  const char* v = std::getenv(key);
+  if (v == nullptr || *v == '\0') return default_value;
+  char* end = nullptr;
+  errno = 0;
+  long long r = std::strtoll(v, &end, 10);
+  while (end && (*end == ' ' || *end == '\t')) end++;
+  if (errno != 0 || end == v || *end != '\0')
+    throw EnvError(std::string("environment variable ") + key + "='" + v + "' is not an integer");
+  return r;
+}
+
+std::string getenv_str(const char* key, const std::string& default_value) {
+  const char* v = std::getenv(key);
+  return v == nullptr ? default_value : std::string(v);
+}
+
+static std::unordered_map<std::string_view, ContextVar*>& registry() {
+  static std::unordered_map<std::string_view, ContextVar*> r;
+  return r;
+}
+
+static int64_t env_or_exit(const char* key, int64_t default_value) {
+  // ContextVars are read during static initialization: a bad value is reported and the program stops cleanly
+  try {
+    return getenv_int(key, default_value);
+  } catch (const EnvError& e) {
+    std::fprintf(stderr, "tinygrad: %s\n", e.what());
+    std::exit(2);
+  }
+}
+
+ContextVar::ContextVar(const char* key, int64_t default_value) : key_(key), value_(env_or_exit(key, default_value)) {
+  registry()[key] = this;
+}
+
+ContextVar* ContextVar::find(std::string_view key) {
+  auto it = registry().find(key);
+  return it == registry().end() ? nullptr : it->second;
+}
+
+Context::Context(std::initializer_list<std::pair<const char*, int64_t>> kv) {
+  for (auto& [k, v] : kv) {
+    ContextVar* cv = ContextVar::find(k);
+    if (cv == nullptr) throw Error(std::string("Context: unknown ContextVar ") + k);
+    old_.emplace_back(cv, cv->value());
+    cv->set(v);
+  }
+}
+Context::~Context() {
+  for (auto it = old_.rbegin(); it != old_.rend(); ++it) it->first->set(it->second);
+}
+
+// VIZ first: TRACK_MATCH_STATS defaults to 2 when VIZ is set, PROFILE to abs(VIZ)
+ContextVar VIZ("VIZ", 0);
+ContextVar DEBUG("DEBUG", 0);
+ContextVar SPEC("SPEC", 0);
+ContextVar TRACK_MATCH_STATS("TRACK_MATCH_STATS", env_or_exit("VIZ", 0) != 0 ? 2 : 0);
+ContextVar REWRITE_STACK_LIMIT("REWRITE_STACK_LIMIT", 250000);
+ContextVar PROFILE("PROFILE", std::llabs(env_or_exit("VIZ", 0)));
+
+static bool is_balanced(std::string_view s) {
+  int depth = 0;
+  for (char c : s) {
+    if (c == '(') depth++;
+    else if (c == ')' && --depth < 0) return false;
+  }
+  return depth == 0;
+}
+
+std::string strip_parens(const std::string& s) {
+  if (s.size() >= 2 && s.front() == '(' && s.back() == ')' && is_balanced(std::string_view(s).substr(1, s.size() - 2)))
+    return s.substr(1, s.size() - 2);
+  return s;
+}
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace tg

@@ -1,0 +1,67 @@
+// Port of the env/Context part of tinygrad/helpers.py plus small utilities shared by the engine.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tg {
+
+// Errors a user can cause (bad shapes, bad env values, unreadable trace) derive from tg::Error.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+class EnvError : public Error {
+ public:
+  using Error::Error;
+};
+// Raised by the rewrite engine (infinite loops, REWRITE_ERROR re-raises keep the original type).
+class RewriteError : public Error {
+ public:
+  using Error::Error;
+};
+
+// getenv with tinygrad semantics: an integer, default when unset; a malformed value throws EnvError naming the variable.
+int64_t getenv_int(const char* key, int64_t default_value);
+std::string getenv_str(const char* key, const std::string& default_value);
+
+// A process-wide setting read from the environment once, changeable at runtime (Context below). Like the reference,
+// values are global, not per thread.
+class ContextVar {
+ public:
+  ContextVar(const char* key, int64_t default_value);
+  int64_t value() const { return value_.load(std::memory_order_relaxed); }
+  void set(int64_t v) { value_.store(v, std::memory_order_relaxed); }
+  operator int64_t() const { return value(); }
+  const char* key() const { return key_; }
+  static ContextVar* find(std::string_view key);
+
+ private:
+  const char* key_;
+  std::atomic<int64_t> value_;
+};
+
+// RAII override of ContextVars: `Context c({{"DEBUG", 2}});`
+class Context {
+ public:
+  Context(std::initializer_list<std::pair<const char*, int64_t>> kv);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+ private:
+  std::vector<std::pair<ContextVar*, int64_t>> old_;
+};
+
+extern ContextVar DEBUG, SPEC, VIZ, TRACK_MATCH_STATS, REWRITE_STACK_LIMIT, PROFILE;
+
+// python's str.strip of balanced outer parens (helpers.strip_parens)
+std::string strip_parens(const std::string& s);
+
+// monotonic nanoseconds (steady clock)
+int64_t now_ns();
+
+}  // namespace tg

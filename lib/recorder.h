@@ -1,0 +1,60 @@
+// The Recorder contract: the narrow interface through which the engine becomes observable.
+// lib/ calls it; viz/ implements it (the SQLite trace writer). A null recorder costs one predictable branch.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tg {
+
+class UOp;
+
+// one graph_rewrite call (tinygrad's TrackedGraphRewrite, plus the output root and times)
+struct StepInfo {
+  uint64_t context = 0;     // the context (rewrite group) it belongs to
+  uint64_t parent = 0;      // enclosing step, 0 at depth 0
+  int depth = 0;
+  std::string name;         // name= ("graph_rewrite" when unnamed)
+  std::string file;         // call site
+  int line = 0;
+  bool bottom_up = false, walk = false, enter_calls = false;
+  int64_t t_start_ns = 0;
+};
+
+// per-step statistics of one rule (TRACK_MATCH_STATS, scoped to a step)
+struct RuleStat {
+  uint32_t rule = 0;
+  uint64_t candidates = 0;     // times the rule was in the node's op bucket
+  uint64_t early_rejects = 0;  // rejected by the src-op check before matching
+  uint64_t attempts = 0;       // matcher invoked
+  uint64_t matches = 0;        // returned a new node
+  int64_t excl_ns = 0;         // time in the rule minus time in nested rule attempts
+  int64_t incl_ns = 0;         // time in the rule including nested rewrites
+};
+
+class Recorder {
+ public:
+  virtual ~Recorder() = default;
+  virtual uint64_t context_begin(const std::string& name, int64_t t_ns) = 0;
+  virtual void context_rename(uint64_t ctx, const std::string& name) = 0;
+  virtual void context_end(uint64_t ctx, int64_t t_ns) = 0;
+  virtual uint64_t step_begin(const StepInfo& step, const UOp& input_root) = 0;
+  virtual void step_end(uint64_t step, const UOp* output_root, int64_t t_end_ns, const std::vector<RuleStat>& stats,
+                        const std::string& error) = 0;
+  virtual void match(uint64_t step, uint32_t ordinal, const UOp& before, const UOp& after, uint32_t rule,
+                     int64_t dur_ns) = 0;
+  virtual void rule_error(uint64_t step, uint32_t ordinal, const UOp& before, const UOp& error_node, uint32_t rule,
+                          const std::string& message) = 0;
+  virtual void note_uop(const UOp& u) = 0;  // a node the trace must hold (e.g. a rebuild that re-derived its dtype)
+  virtual void finish() = 0;                // flush everything, build indexes, close
+  virtual std::string path() const = 0;
+};
+
+// The installed recorder (nullptr: nothing is recorded). Installed at first use from the registered factory when
+// VIZ/TRACK_MATCH_STATS>=2 ask for recording.
+Recorder* recorder();
+void set_recorder(Recorder* r);
+using RecorderFactory = Recorder* (*)();
+void set_recorder_factory(RecorderFactory f);
+
+}  // namespace tg

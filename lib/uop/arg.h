@@ -1,0 +1,149 @@
+// The `arg` of a UOp (and its `tag`): a python-like immutable value. Covers every argument kind the engine uses:
+// None, int, float, bool, Invalid, str, DType, Ops, AxisType, tuples of these, and structured objects (ParamArg, ...).
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lib/dtype.h"
+#include "lib/uop/ops.h"
+
+namespace tg {
+
+class Arg;
+
+// Base of heap payloads (strings, tuples, structured args). Immutable, intrusively refcounted.
+class ArgObj {
+ public:
+  virtual ~ArgObj() = default;
+  virtual size_t hash() const = 0;
+  virtual bool equals(const ArgObj& o) const = 0;       // identity for hash-consing (strict)
+  virtual bool py_eq(const ArgObj& o) const { return equals(o); }  // python ==
+  virtual int py_cmp(const ArgObj& o) const;            // python ordering where the reference compares
+  virtual std::string repr() const = 0;
+  virtual std::string str() const { return repr(); }
+  virtual const char* type_name() const = 0;
+  mutable std::atomic<uint32_t> rc{0};
+};
+
+class Arg {
+ public:
+  enum class Kind : uint8_t { None, Int, Float, Bool, Invalid, Str, DType, Op, Axis, Tuple, Obj };
+
+  Arg() : kind_(Kind::None), i_(0) {}
+  Arg(std::nullptr_t) : Arg() {}
+  Arg(int v) : kind_(Kind::Int), i_(v) {}
+  Arg(long v) : kind_(Kind::Int), i_(v) {}
+  Arg(long long v) : kind_(Kind::Int), i_(v) {}
+  Arg(pyint v) : kind_(Kind::Int), i_(v) {}
+  Arg(unsigned long v) : kind_(Kind::Int), i_((pyint)v) {}
+  Arg(double v) : kind_(Kind::Float), i_(0) { f_ = v; }
+  Arg(bool v) : kind_(Kind::Bool), i_(0) { b_ = v; }
+  Arg(const PyConst& c);
+  Arg(const char* s);
+  Arg(std::string s);
+  Arg(DType d) : kind_(Kind::DType), i_(0) { dt_ = d.data(); }
+  Arg(Ops op) : kind_(Kind::Op), i_(0) { op_ = op; }
+  Arg(AxisType a) : kind_(Kind::Axis), i_(0) { ax_ = a; }
+  explicit Arg(const ArgObj* obj);  // takes a reference
+  static Arg invalid();
+  static Arg tuple(std::vector<Arg> items);
+  template <typename... T>
+  static Arg tup(T&&... items) {
+    return tuple(std::vector<Arg>{Arg(std::forward<T>(items))...});
+  }
+
+  Arg(const Arg& o);
+  Arg(Arg&& o) noexcept;
+  Arg& operator=(const Arg& o);
+  Arg& operator=(Arg&& o) noexcept;
+  ~Arg() { release(); }
+
+  Kind kind() const { return kind_; }
+  bool is_none() const { return kind_ == Kind::None; }
+  bool is_const() const { return kind_ == Kind::Int || kind_ == Kind::Float || kind_ == Kind::Bool || kind_ == Kind::Invalid; }
+  bool is_int() const { return kind_ == Kind::Int; }
+  bool is_float() const { return kind_ == Kind::Float; }
+  bool is_bool() const { return kind_ == Kind::Bool; }
+  bool is_invalid() const { return kind_ == Kind::Invalid; }
+  bool is_str() const { return kind_ == Kind::Str; }
+  bool is_dtype() const { return kind_ == Kind::DType; }
+  bool is_tuple() const { return kind_ == Kind::Tuple; }
+  bool is_obj() const { return kind_ == Kind::Obj; }
+
+  PyConst as_const() const;  // for int/float/bool/Invalid args
+  pyint as_int() const;
+  double as_float() const;
+  bool as_bool() const;
+  const std::string& as_str() const;
+  DType as_dtype() const;
+  Ops as_op() const;
+  AxisType as_axis() const;
+  const std::vector<Arg>& items() const;  // tuple items
+  size_t size() const { return items().size(); }
+  const Arg& operator[](size_t i) const { return items()[i]; }
+  const ArgObj* obj() const { return obj_; }
+  template <typename T>
+  const T* as() const {
+    return kind_ == Kind::Obj ? dynamic_cast<const T*>(obj_) : nullptr;
+  }
+
+  size_t hash() const;
+  bool same(const Arg& o) const;     // strict identity (hash-consing key)
+  bool py_eq(const Arg& o) const;    // python ==  (1 == 1.0 == True)
+  int py_cmp(const Arg& o) const;    // python ordering (-1/0/1), numbers cross-compare
+  std::string repr() const;          // python repr()
+  std::string str() const;           // python str()
+
+ private:
+  void release();
+  Kind kind_;
+  union {
+    pyint i_;
+    double f_;
+    bool b_;
+    const DTypeData* dt_;
+    Ops op_;
+    AxisType ax_;
+  };
+  const ArgObj* obj_ = nullptr;  // Str, Tuple, Obj
+};
+
+// the arg of PARAM/BUFFER (uop/ops.py ParamArg, an order=True dataclass)
+struct ParamArg final : ArgObj {
+  int64_t slot = 0;
+  DType dtype;
+  bool has_vminmax = false;
+  PyConst vmin, vmax;
+  bool has_multiple_of = false;
+  int64_t multiple_of = 0;
+  std::string name;  // empty = None
+  bool has_name = false;
+  bool has_addrspace = true;
+  AddrSpace addrspace = AddrSpace::GLOBAL;
+  bool has_axis = false;
+  int64_t axis = 0;
+  Arg device;  // None, str or tuple of str
+  bool volatile_ = false;
+
+  size_t hash() const override;
+  bool equals(const ArgObj& o) const override;
+  int py_cmp(const ArgObj& o) const override;
+  std::string repr() const override;
+  const char* type_name() const override { return "ParamArg"; }
+  Arg to_arg() const { return Arg(new ParamArg(*this)); }
+  ParamArg() = default;
+  ParamArg(const ParamArg& o)
+      : ArgObj(), slot(o.slot), dtype(o.dtype), has_vminmax(o.has_vminmax), vmin(o.vmin), vmax(o.vmax),
+        has_multiple_of(o.has_multiple_of), multiple_of(o.multiple_of), name(o.name), has_name(o.has_name),
+        has_addrspace(o.has_addrspace), addrspace(o.addrspace), has_axis(o.has_axis), axis(o.axis), device(o.device),
+        volatile_(o.volatile_) {}
+};
+
+std::string py_str_repr(std::string_view s);  // python repr of a str: 'abc'
+
+}  // namespace tg

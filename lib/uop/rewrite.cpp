@@ -1,0 +1,249 @@
+#include "lib/uop/rewrite.h"
+
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "lib/uop/track.h"
+
+namespace tg {
+
+namespace {
+
+bool is_opaque_call(const UOp& n) {
+  if (n.op() == Ops::FUNCTION) return true;
+  if (n.op() != Ops::CALL) return false;
+  Ops b = n.src(0).op();
+  return b == Ops::SINK || b == Ops::PROGRAM || b == Ops::LINEAR || b == Ops::COPY || b == Ops::CUSTOM_FUNCTION;
+}
+
+DType rebuild_dtype(const UOp& n, std::span<const UOp> new_src) {
+  bool same = true;
+  for (size_t i = 0; i < new_src.size() && same; i++) same = n.src(i).dtype() == new_src[i].dtype();
+  if (same) return n.dtype();
+  DType d = dtype_from_uop(n.op(), new_src, n.arg());
+  return d ? d : n.dtype();
+}
+
+// a rebuilt node (new srcs); when its dtype had to be re-derived the trace must hold it for replay
+UOp rebuild(const UOp& n, const std::vector<UOp>& new_src) {
+  DType d = rebuild_dtype(n, new_src);
+  UOp r(n.op(), d, std::span<const UOp>(new_src), n.arg(), n.tag());
+  if (d != n.dtype()) track::note_uop(r);
+  return r;
+}
+
+struct RewriteContext {
+  const PatternMatcher* pm;
+  const PatternMatcher* bpm;
+  CtxRef ctx;
+  bool enter_calls;
+  UOpMap<UOp> replace;
+  UOpMap<UOp> bpm_cache;  // null value = no match
+
+  UOp pm_rewrite(const UOp& x) { return pm->rewrite(x, ctx); }
+  UOp cached_bpm_rewrite(const UOp& x) {
+    auto it = bpm_cache.find(x);
+    if (it != bpm_cache.end()) return it->second;
+    UOp r = bpm->rewrite(x, ctx);
+    bpm_cache.emplace(x, r);
+    return r;
+  }
+
+  UOp walk_rewrite(const UOp& root) {
+    std::vector<std::pair<UOp, bool>> stack{{root, false}};
+    while (!stack.empty()) {
+      auto [n, processed] = std::move(stack.back());
+      stack.pop_back();
+      if (replace.count(n)) continue;
+      if (!processed) {
+        if (bpm) {
+          if (UOp r = cached_bpm_rewrite(n)) {
+            replace.emplace(n, r);
+            continue;
+          }
+        }
+        stack.push_back({n, true});
+        if (!enter_calls && is_opaque_call(n)) replace.emplace(n.src(0), n.src(0));
+        for (size_t i = n.nsrc(); i > 0; i--)
+          if (!replace.count(n.src(i - 1))) stack.push_back({n.src(i - 1), false});
+      } else {
+        std::vector<UOp> new_src;
+        bool changed = false;
+        for (const UOp& x : n.src()) {
+          auto it = replace.find(x);
+          new_src.push_back(it == replace.end() ? x : it->second);
+          changed |= !(new_src.back() == x);
+        }
+        UOp new_n = changed ? rebuild(n, new_src) : n;
+        if (pm) {
+          if (UOp r = pm_rewrite(new_n)) new_n = r;
+        }
+        replace.emplace(n, new_n);
+      }
+    }
+    auto it = replace.find(root);
+    return it == replace.end() ? root : it->second;
+  }
+
+  struct Entry {
+    UOp n;
+    int stage;
+    UOp new_n;
+  };
+
+  UOp unified_rewrite(const UOp& root) {
+    std::vector<Entry> stack{{root, 0, root}};
+    UOpSet on_stack{root};
+    UOpMap<std::vector<Entry>> waitlist;
+    const size_t limit = (size_t)REWRITE_STACK_LIMIT.value();
+    auto release = [&](const UOp& n) {
+      auto it = waitlist.find(n);
+      if (it == waitlist.end()) return;
+      for (Entry& e : it->second) stack.push_back(std::move(e));
+      waitlist.erase(it);
+    };
+    while (!stack.empty()) {
+      if (stack.size() > limit) throw RewriteError("infinite loop in graph_rewrite (stack too big)");
+      Entry e = std::move(stack.back());
+      stack.pop_back();
+      const UOp& n = e.n;
+      if (replace.count(n)) continue;
+      if (e.stage == 0) {
+        UOp new_n = n;
+        if (bpm) {
+          // apply the bottom-up rules to a fixed point on the node itself
+          UOp test_n = n;
+          UOpSet seen;
+          try {
+            while (test_n) {
+              if (!seen.insert(test_n).second) throw RewriteError("infinite loop in fixed_point_rewrite");
+              new_n = test_n;
+              test_n = cached_bpm_rewrite(test_n);
+            }
+          } catch (const BottomUpGate&) {
+            // the gate stops the descent: the node being tested is final
+            replace.emplace(n, test_n);
+            release(n);
+            continue;
+          }
+        }
+        stack.push_back({n, 1, new_n});
+        if (!enter_calls && is_opaque_call(new_n)) replace.emplace(new_n.src(0), new_n.src(0));
+        for (size_t i = new_n.nsrc(); i > 0; i--) {
+          const UOp& x = new_n.src(i - 1);
+          if (!on_stack.insert(x).second) continue;
+          stack.push_back({x, 0, x});
+        }
+      } else if (e.stage == 1) {
+        std::vector<UOp> tmp;
+        tmp.reserve(e.new_n.nsrc());
+        bool waiting = false;
+        for (const UOp& x : e.new_n.src()) {
+          auto it = replace.find(x);
+          if (it == replace.end()) {
+            waitlist[x].push_back({n, 1, e.new_n});
+            waiting = true;
+            break;
+          }
+          tmp.push_back(it->second);
+        }
+        if (waiting) continue;
+        bool same = true;
+        for (size_t i = 0; i < tmp.size() && same; i++) same = tmp[i] == e.new_n.src(i);
+        UOp new_src_n;
+        if (same) {
+          if (!pm || !(new_src_n = pm_rewrite(e.new_n))) {
+            replace.emplace(n, e.new_n);
+            release(n);
+            continue;
+          }
+        } else {
+          new_src_n = rebuild(e.new_n, tmp);
+        }
+        // rewrite the replacement from scratch, then link it back to n
+        stack.push_back({n, 2, new_src_n});
+        stack.push_back({new_src_n, 0, new_src_n});
+      } else {
+        auto it = replace.find(e.new_n);
+        if (it == replace.end()) {
+          waitlist[e.new_n].push_back({n, 2, e.new_n});
+        } else {
+          UOp r = it->second;
+          replace.emplace(n, r);
+          release(n);
+        }
+      }
+    }
+    auto it = replace.find(root);
+    if (it == replace.end())
+      throw RewriteError("graph_rewrite did not finish: the root waits on itself (a replacement contains its own key?)");
+    return it->second;
+  }
+};
+
+UOp run(const UOp& sink, const PatternMatcher* pm, const PatternMatcher* bpm, const RewriteOpts& opts,
+        const std::source_location& loc) {
+  track::Step step(opts.name, loc, sink, opts.bottom_up, opts.walk, opts.enter_calls);
+  RewriteContext rc{pm, bpm, opts.ctx, opts.enter_calls, {}, {}};
+  UOp out = opts.walk ? rc.walk_rewrite(sink) : rc.unified_rewrite(sink);
+  step.done(out);
+  return out;
+}
+
+}  // namespace
+
+UOp graph_rewrite(const UOp& sink, const PatternMatcher& pm, const RewriteOpts& opts, std::source_location loc) {
+  if (opts.bottom_up) return run(sink, nullptr, &pm, opts, loc);
+  return run(sink, &pm, opts.bpm, opts, loc);
+}
+
+UOp graph_rewrite_bpm(const UOp& sink, const PatternMatcher* pm, const PatternMatcher& bpm, const RewriteOpts& opts,
+                      std::source_location loc) {
+  return run(sink, pm, &bpm, opts, loc);
+}
+
+}  // namespace tg
+
+namespace tg {
+
+// _substitute: every node found in ctx is replaced (bottom-up)
+static const PatternMatcher& pm_substitute() {
+  static const PatternMatcher pm("_substitute", {
+    TG_RULE(UPat(GroupOp::all()).named("x"), [](UOpMap<UOp>& ctx, UOp x) {
+      auto it = ctx.find(x);
+      return it == ctx.end() ? UOp() : it->second;
+    }),
+  });
+  return pm;
+}
+
+// (extra_pm + _substitute), built once per extra matcher like the reference's memoized PatternMatcher.__add__
+static const PatternMatcher& with_substitute(const PatternMatcher* extra) {
+  static std::mutex mu;
+  static std::unordered_map<const PatternMatcher*, std::unique_ptr<PatternMatcher>> cache;
+  std::lock_guard<std::mutex> lk(mu);
+  auto& slot = cache[extra];
+  if (!slot) slot = std::make_unique<PatternMatcher>(*extra + pm_substitute());
+  return *slot;
+}
+
+UOp UOp::substitute(const std::vector<std::pair<UOp, UOp>>& dvars, const char* name, bool walk, bool enter_calls,
+                    const PatternMatcher* extra_pm) const {
+  UOpMap<UOp> d;
+  for (const auto& [k, v] : dvars) {
+    if (k == v) d.erase(k);
+    else d[k] = v;
+  }
+  if (d.empty()) return *this;
+  const PatternMatcher& pm = extra_pm ? with_substitute(extra_pm) : pm_substitute();
+  RewriteOpts opts{.ctx = &d, .bottom_up = true, .name = name, .walk = walk, .enter_calls = enter_calls};
+  if (name == nullptr) {
+    track::Untracked untracked;
+    return graph_rewrite(*this, pm, opts);
+  }
+  return graph_rewrite(*this, pm, opts);
+}
+
+}  // namespace tg

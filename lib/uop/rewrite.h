@@ -1,0 +1,30 @@
+// Port of graph_rewrite and RewriteContext (tinygrad/uop/ops.py): the fixed-point driver (unified_rewrite) and the
+// single-pass MLIR-style driver (walk_rewrite), bottom-up and top-down matchers, BottomUpGate, substitute.
+#pragma once
+#include <source_location>
+#include <vector>
+
+#include "lib/uop/upat.h"
+
+namespace tg {
+
+// raised by a bottom-up rule to stop the rewrite from descending into a node's srcs
+struct BottomUpGate {};
+
+struct RewriteOpts {
+  CtxRef ctx;
+  bool bottom_up = false;            // pm is applied before the srcs (bpm slot)
+  const char* name = nullptr;        // the step name in traces (default "graph_rewrite")
+  const PatternMatcher* bpm = nullptr;
+  bool walk = false;                 // single pass, no re-rewrite of replacements
+  bool enter_calls = false;          // rewrite inside CALL/FUNCTION bodies
+};
+
+// graph_rewrite(sink, pm, ctx=, bottom_up=, name=, bpm=, walk=, enter_calls=)
+UOp graph_rewrite(const UOp& sink, const PatternMatcher& pm, const RewriteOpts& opts = {},
+                  std::source_location loc = std::source_location::current());
+// pm=None (only a bpm)
+UOp graph_rewrite_bpm(const UOp& sink, const PatternMatcher* pm, const PatternMatcher& bpm, const RewriteOpts& opts = {},
+                      std::source_location loc = std::source_location::current());
+
+}  // namespace tg

@@ -1,0 +1,1492 @@
+// UOp core: interning, dtype derivation, cached properties (vmin/vmax, shape, ranges), builders, symbolic helpers.
+#include "lib/uop/uop.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <numeric>
+
+#include "lib/helpers.h"
+
+namespace tg {
+
+// ************************* interning *************************
+
+namespace detail {
+
+struct UOpCache {
+  std::atomic<bool> mm_done{false};
+  PyConst vmin, vmax;
+  std::atomic<bool> shape_done{false};
+  std::optional<Shape> shape;
+  std::atomic<bool> ranges_done{false};
+  std::vector<UOp> ranges;  // _ranges (self excluded)
+};
+
+namespace {
+constexpr int kShards = 64;
+struct Shard {
+  std::mutex mu;
+  std::vector<UOpNode*> slots = std::vector<UOpNode*>(64, nullptr);
+  size_t count = 0;
+};
+Shard g_shards[kShards];
+std::atomic<size_t> g_live{0};
+std::mutex g_cache_mu[64];
+
+inline Shard& shard_of(size_t h) { return g_shards[(h >> 58) & (kShards - 1)]; }
+inline size_t mix(size_t h, size_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xbf58476d1ce4e5b9ull;
+}
+
+bool try_inc(UOpNode* n) {
+  uint32_t c = n->rc.load(std::memory_order_relaxed);
+  while (c != 0)
+    if (n->rc.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) return true;
+  return false;
+}
+
+void grow(Shard& s) {
+  std::vector<UOpNode*> old = std::move(s.slots);
+  s.slots.assign(old.size() * 2, nullptr);
+  size_t mask = s.slots.size() - 1;
+  for (UOpNode* n : old) {
+    if (!n) continue;
+    size_t i = n->hash & mask;
+    while (s.slots[i]) i = (i + 1) & mask;
+    s.slots[i] = n;
+  }
+}
+
+// backward-shift deletion for linear probing
+void erase_at(Shard& s, size_t i) {
+  size_t mask = s.slots.size() - 1;
+  s.slots[i] = nullptr;
+  s.count--;
+  size_t j = i;
+  for (;;) {
+    j = (j + 1) & mask;
+    UOpNode* n = s.slots[j];
+    if (!n) break;
+    size_t home = n->hash & mask;
+    // move n back to i if its home is not in (i, j]
+    bool between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+    if (!between) {
+      s.slots[i] = n;
+      s.slots[j] = nullptr;
+      i = j;
+    }
+  }
+}
+
+thread_local std::vector<UOpNode*>* tl_release_stack = nullptr;
+}  // namespace
+
+void destroy_cache(UOpNode* n) {
+  UOpCache* c = n->cache.load(std::memory_order_acquire);
+  delete c;
+}
+
+void release_node(UOpNode* first) {
+  // iterative: a long chain of nodes must not recurse. Nested calls (from cache contents) join the outer loop.
+  if (tl_release_stack != nullptr) {
+    tl_release_stack->push_back(first);
+    return;
+  }
+  std::vector<UOpNode*> stack{first};
+  tl_release_stack = &stack;
+  while (!stack.empty()) {
+    UOpNode* n = stack.back();
+    stack.pop_back();
+    Shard& s = shard_of(n->hash);
+    {
+      std::lock_guard<std::mutex> lk(s.mu);
+      size_t mask = s.slots.size() - 1;
+      for (size_t i = n->hash & mask; s.slots[i]; i = (i + 1) & mask) {
+        if (s.slots[i] == n) {
+          erase_at(s, i);
+          break;
+        }
+      }
+    }
+    for (uint32_t i = 0; i < n->nsrc; i++) {
+      UOpNode* c = n->srcs[i];
+      if (c->rc.fetch_sub(1, std::memory_order_acq_rel) == 1) stack.push_back(c);
+    }
+    destroy_cache(n);
+    n->arg.~Arg();
+    n->tag.~Arg();
+    n->cache.~atomic();
+    n->trace_id.~atomic();
+    n->rc.~atomic();
+    ::operator delete(n);
+    g_live.fetch_sub(1, std::memory_order_relaxed);
+  }
+  tl_release_stack = nullptr;
+}
+
+static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg, Arg&& tag) {
+  size_t h = mix(mix(mix((size_t)op, (size_t)dtype.data()), arg.hash()), tag.hash() + 0x7f);
+  for (const UOp& s : src) h = mix(h, s.ptr_hash());
+  Shard& sh = shard_of(h);
+  std::lock_guard<std::mutex> lk(sh.mu);
+  size_t mask = sh.slots.size() - 1;
+  size_t i = h & mask;
+  for (; sh.slots[i]; i = (i + 1) & mask) {
+    UOpNode* n = sh.slots[i];
+    if (n->hash != h || n->op != op || n->dtype != dtype || n->nsrc != src.size()) continue;
+    bool eq = true;
+    for (size_t k = 0; k < src.size() && eq; k++) eq = n->srcs[k] == src[k].node();
+    if (!eq || !n->arg.same(arg) || !n->tag.same(tag)) continue;
+    if (try_inc(n)) return n;
+    // a dying node with the same key: a new node takes its slot, the dying one finds itself gone
+    break;
+  }
+  UOpNode* n = static_cast<UOpNode*>(::operator new(sizeof(UOpNode) + src.size() * sizeof(UOpNode*)));
+  new (&n->rc) std::atomic<uint32_t>(1);
+  n->op = op;
+  n->nsrc = (uint32_t)src.size();
+  n->dtype = dtype;
+  n->hash = h;
+  new (&n->arg) Arg(std::move(arg));
+  new (&n->tag) Arg(std::move(tag));
+  OpSet so;
+  for (size_t k = 0; k < src.size(); k++) {
+    n->srcs[k] = src[k].node();
+    n->srcs[k]->rc.fetch_add(1, std::memory_order_relaxed);
+    so.add(src[k].op());
+  }
+  new (&n->src_ops) OpSet(so);
+  new (&n->cache) std::atomic<UOpCache*>(nullptr);
+  new (&n->trace_id) std::atomic<uint64_t>(0);
+  g_live.fetch_add(1, std::memory_order_relaxed);
+  if (sh.slots[i] != nullptr) {
+    sh.slots[i] = n;  // replaced a dying node in place
+  } else {
+    sh.slots[i] = n;
+    if (++sh.count * 2 > sh.slots.size()) grow(sh);
+  }
+  return n;
+}
+
+UOpCache* cache_of(UOpNode* n) {
+  UOpCache* c = n->cache.load(std::memory_order_acquire);
+  if (c) return c;
+  UOpCache* fresh = new UOpCache();
+  if (n->cache.compare_exchange_strong(c, fresh, std::memory_order_acq_rel)) return fresh;
+  delete fresh;
+  return c;
+}
+std::mutex& cache_mutex(UOpNode* n) { return g_cache_mu[(n->hash >> 7) & 63]; }
+
+}  // namespace detail
+
+size_t live_uop_count() { return detail::g_live.load(); }
+
+using detail::cache_of;
+using detail::cache_mutex;
+using detail::UOpCache;
+
+// ************************* dtype derivation *************************
+
+static DType promo_dtype(std::span<const UOp> src) {
+  bool same = true;
+  for (const UOp& s : src) same &= s.dtype() == src[0].dtype();
+  if (same) return src[0].dtype();
+  std::vector<DType> ds;
+  for (const UOp& s : src) ds.push_back(s.dtype());
+  return least_upper_dtype(ds);
+}
+
+DType dtype_from_uop(Ops op, std::span<const UOp> src, const Arg& arg) {
+  switch (op) {
+    case Ops::STORE: case Ops::LINEAR: case Ops::SINK: case Ops::PROGRAM: case Ops::SOURCE: case Ops::END:
+    case Ops::BARRIER: case Ops::GROUP: case Ops::IF: case Ops::ENDIF: case Ops::TUPLE: case Ops::FUNCTION:
+    case Ops::CUSTOM_FUNCTION: case Ops::REWRITE_ERROR:
+      return dtypes::void_;
+    case Ops::CALL: return src[0].dtype() == dtypes::void_ ? dtypes::void_ : DType();
+    case Ops::CUSTOM: case Ops::CUSTOMI: case Ops::PYLITERAL: case Ops::INS: case Ops::NOOP: return DType();
+    case Ops::INDEX: return src[0].dtype();
+    case Ops::LOAD: case Ops::UNSHARD: case Ops::REDUCE: case Ops::AFTER: case Ops::RANGE: case Ops::CONTIGUOUS:
+    case Ops::CONTIGUOUS_BACKWARD: case Ops::COPY: case Ops::STAGE: case Ops::DETACH: case Ops::MSTACK:
+    case Ops::MSELECT: case Ops::ALLREDUCE: case Ops::SPECIAL:
+      return src[0].dtype();
+    case Ops::CMPLT: case Ops::CMPNE: case Ops::CMPEQ: return dtypes::bool_;
+    case Ops::SIN: case Ops::LOG2: case Ops::EXP2: case Ops::SQRT: case Ops::RECIPROCAL:
+      return src[0].base().is_invalid() ? dtypes::bool_ : least_upper_float(src[0].dtype());
+    case Ops::WHERE:
+      if (src[0].dtype() != dtypes::bool_) throw Error("where cond must be bool, got " + src[0].dtype().repr());
+      return promo_dtype(src.subspan(1));
+    case Ops::STACK: return src.empty() ? dtypes::void_ : promo_dtype(src);
+    case Ops::WMMA: return src[2].dtype();
+    case Ops::GETTUPLE: {
+      const UOp& t = src[0].op() == Ops::FUNCTION ? src[0].src(0) : src[0];
+      return t.src((size_t)arg.as_int()).dtype();
+    }
+    case Ops::GETADDR: return dtypes::uint64;
+    case Ops::SHL: case Ops::SHR:
+      for (const UOp& x : src)
+        if (!dtypes::is_int(x.dtype()) && !x.base().is_invalid())
+          throw Error(std::string("shift operands must be int, got ") + x.dtype().repr());
+      return src[0].dtype();
+    case Ops::BUFFER: case Ops::PARAM: {
+      const ParamArg* p = arg.as<ParamArg>();
+      if (!p) throw Error("BUFFER/PARAM must have ParamArg");
+      return p->dtype;
+    }
+    case Ops::BINARY: return dtypes::uint8;
+    case Ops::CAST: case Ops::BITCAST:
+      if (!arg.is_dtype()) throw Error("CAST/BITCAST arg must be DType, got " + arg.repr());
+      return arg.as_dtype();
+    case Ops::CONST:
+      if (arg.is_invalid() || arg.is_bool()) return dtypes::bool_;
+      if (arg.is_int()) return dtypes::weakint;
+      if (arg.is_float()) return dtypes::weakfloat;
+      throw Error("no dtype for CONST with arg " + arg.repr());
+    default: break;
+  }
+  if (GroupOp::Unary.has(op)) return src[0].dtype();
+  if (GroupOp::Broadcastable.has(op)) return promo_dtype(src);
+  if (GroupOp::Movement.has(op)) return src[0].dtype();
+  throw Error(std::string("no dtype for ") + op_repr(op) + " with arg " + arg.repr());
+}
+
+UOp::UOp(Ops op, DType dtype, std::span<const UOp> src, Arg arg, Arg tag) {
+  if (!dtype) {
+    dtype = dtype_from_uop(op, src, arg);
+    if (!dtype) dtype = dtypes::void_;
+  }
+  n_ = detail::intern(op, dtype, src, std::move(arg), std::move(tag));
+}
+
+UOp UOp::replace(std::optional<Ops> op, std::optional<DType> dtype, std::optional<std::vector<UOp>> src,
+                 std::optional<Arg> arg, std::optional<Arg> tag) const {
+  Ops o = op.value_or(this->op());
+  DType d = dtype.has_value() ? *dtype : this->dtype();  // an explicit empty DType re-derives (dtype=None)
+  bool same = o == this->op() && d == this->dtype() && (!arg || arg->same(this->arg())) &&
+              (!tag || tag->same(this->tag()));
+  if (same && src) {
+    if (src->size() != nsrc()) same = false;
+    else
+      for (size_t i = 0; i < nsrc() && same; i++) same = (*src)[i] == this->src(i);
+  }
+  if (same) return *this;
+  if (src) return UOp(o, d, std::span<const UOp>(*src), arg ? *arg : this->arg(), tag ? *tag : this->tag());
+  return UOp(o, d, this->src(), arg ? *arg : this->arg(), tag ? *tag : this->tag());
+}
+
+UOp UOp::f(Ops op, Arg arg) const { return UOp(op, dtype(), {*this}, std::move(arg)); }
+UOp UOp::f(Ops op, DType dt, Arg arg) const { return UOp(op, dt, {*this}, std::move(arg)); }
+
+const PyConst UOp::val() const {
+  if (op() != Ops::CONST) throw Error(std::string("val is only for CONST, got ") + op_repr(op()));
+  return arg().as_const();
+}
+
+// ************************* graph walks *************************
+
+std::vector<UOp> UOp::toposort(const std::function<bool(const UOp&)>& gate, bool enter_calls) const {
+  std::vector<UOp> out;
+  UOpSet seen;
+  std::vector<std::pair<detail::UOpNode*, bool>> stack{{n_, false}};
+  while (!stack.empty()) {
+    auto [node, visited] = stack.back();
+    stack.pop_back();
+    UOp u = UOp::from_node(node);
+    if (seen.count(u)) continue;
+    if (!visited) {
+      if (!gate || gate(u)) {
+        stack.push_back({node, true});
+        uint32_t start = (!enter_calls && (u.op() == Ops::CALL || u.op() == Ops::FUNCTION)) ? 1 : 0;
+        for (uint32_t i = node->nsrc; i > start; i--) stack.push_back({node->srcs[i - 1], false});
+      }
+    } else {
+      seen.insert(u);
+      out.push_back(std::move(u));
+    }
+  }
+  return out;
+}
+
+std::vector<UOp> UOp::backward_slice() const {
+  auto t = toposort();
+  t.pop_back();
+  return t;
+}
+
+bool UOp::in_backward_slice_with_self(const UOp& x) const {
+  if (*this == x) return true;
+  UOpSet seen;
+  std::vector<detail::UOpNode*> st{n_};
+  while (!st.empty()) {
+    auto* n = st.back();
+    st.pop_back();
+    if (n == x.n_) return true;
+    if (!seen.insert(UOp::from_node(n)).second) continue;
+    for (uint32_t i = 0; i < n->nsrc; i++) st.push_back(n->srcs[i]);
+  }
+  return false;
+}
+
+bool UOp::op_in_backward_slice_with_self(OpSet ops) const {
+  if (ops.has(op())) return true;
+  UOpSet seen;
+  std::vector<detail::UOpNode*> st{n_};
+  while (!st.empty()) {
+    auto* n = st.back();
+    st.pop_back();
+    if (ops.has(n->op)) return true;
+    if (!seen.insert(UOp::from_node(n)).second) continue;
+    for (uint32_t i = 0; i < n->nsrc; i++) st.push_back(n->srcs[i]);
+  }
+  return false;
+}
+
+std::vector<UOp> UOp::split_uop(Ops sep) const {
+  std::vector<UOp> out;
+  std::vector<UOp> st{*this};
+  while (!st.empty()) {
+    UOp u = st.back();
+    st.pop_back();
+    if (u.op() == sep) {
+      for (size_t i = u.nsrc(); i > 0; i--) st.push_back(u.src(i - 1));
+    } else {
+      out.push_back(u);
+    }
+  }
+  return out;
+}
+
+int UOp::tuplize_cmp(const UOp& a, const UOp& b) {
+  // python compares (op.value, arg, dtype, *src.tuplize) lexicographically; explicit stack over src pairs
+  struct Frame {
+    detail::UOpNode *a, *b;
+    uint32_t i;
+  };
+  std::vector<Frame> st{{a.n_, b.n_, 0}};
+  while (!st.empty()) {
+    Frame& f = st.back();
+    if (f.a == f.b) {
+      st.pop_back();
+      if (!st.empty()) st.back().i++;
+      continue;
+    }
+    if (f.i == 0) {
+      if (f.a->op != f.b->op) return (int)f.a->op < (int)f.b->op ? -1 : 1;
+      if (!f.a->arg.py_eq(f.b->arg)) return f.a->arg.py_cmp(f.b->arg) < 0 ? -1 : 1;
+      if (f.a->dtype != f.b->dtype) return f.a->dtype < f.b->dtype ? -1 : 1;
+      f.i = 1;
+    }
+    uint32_t k = f.i - 1;
+    if (k >= f.a->nsrc || k >= f.b->nsrc) {
+      if (f.a->nsrc != f.b->nsrc) return f.a->nsrc < f.b->nsrc ? -1 : 1;
+      st.pop_back();
+      if (!st.empty()) st.back().i++;
+      continue;
+    }
+    st.push_back({f.a->srcs[k], f.b->srcs[k], 0});
+  }
+  return 0;
+}
+
+// ************************* cached properties *************************
+
+// compute a cached property for every uncached node of the backward slice, srcs first
+template <typename IsDone, typename Compute>
+static void compute_cached(const UOp& root, IsDone is_done, Compute compute) {
+  if (is_done(root)) return;
+  auto order = root.toposort([&](const UOp& u) { return !is_done(u); });
+  for (const UOp& u : order) compute(u);
+}
+
+static std::pair<PyConst, PyConst> compute_min_max(const UOp& u);
+
+std::pair<PyConst, PyConst> UOp::min_max() const {
+  UOpCache* c = cache_of(n_);
+  if (c->mm_done.load(std::memory_order_acquire)) return {c->vmin, c->vmax};
+  compute_cached(
+      *this, [](const UOp& u) { return cache_of(u.node())->mm_done.load(std::memory_order_acquire); },
+      [](const UOp& u) {
+        auto r = compute_min_max(u);
+        UOpCache* cu = cache_of(u.node());
+        std::lock_guard<std::mutex> lk(cache_mutex(u.node()));
+        if (!cu->mm_done.load(std::memory_order_relaxed)) {
+          cu->vmin = r.first, cu->vmax = r.second;
+          cu->mm_done.store(true, std::memory_order_release);
+        }
+      });
+  return {c->vmin, c->vmax};
+}
+PyConst UOp::vmin() const { return min_max().first; }
+PyConst UOp::vmax() const { return min_max().second; }
+
+static bool all_intlike(std::initializer_list<PyConst> v) {
+  for (const PyConst& c : v)
+    if (!(c.is_int() || c.is_bool())) return false;
+  return true;
+}
+
+static std::pair<PyConst, PyConst> compute_min_max(const UOp& u) {
+  Ops op = u.op();
+  DType dt = u.dtype();
+  auto mm = [](const UOp& x) { return x.min_max(); };
+  if (GroupOp::Binary.has(op) && !dtypes::is_float(dt)) {
+    auto [s0_vmin, s0_vmax] = mm(u.src(0));
+    auto [s1_vmin, s1_vmax] = mm(u.src(1));
+    bool ints = all_intlike({s0_vmin, s0_vmax, s1_vmin, s1_vmax}) && !s0_vmin.is_invalid();
+    if (op == Ops::ADD) return {py_add(s0_vmin, s1_vmin), py_add(s0_vmax, s1_vmax)};
+    if (op == Ops::SUB) return {py_sub(s0_vmin, s1_vmax), py_sub(s0_vmax, s1_vmin)};
+    if (op == Ops::AND && dtypes::is_int(dt) && s1_vmin == s1_vmax && !py_lt(s1_vmin, PyConst(0)))
+      return {PyConst(0), py_lt(s0_vmin, PyConst(0)) ? s1_vmax : py_min(s0_vmax, s1_vmax)};
+    if (op == Ops::MUL) {
+      PyConst v[4] = {py_mul(s0_vmin, s1_vmin), py_mul(s0_vmin, s1_vmax), py_mul(s0_vmax, s1_vmin),
+                      py_mul(s0_vmax, s1_vmax)};
+      PyConst lo = v[0], hi = v[0];
+      for (int i = 1; i < 4; i++) lo = py_min(lo, v[i]), hi = py_max(hi, v[i]);
+      return {lo, hi};
+    }
+    if ((op == Ops::SHL || op == Ops::SHR) && s1_vmin == s1_vmax && all_intlike({s0_vmin, s0_vmax, s1_vmin})) {
+      pyint sh = s1_vmin.as_int(), a = s0_vmin.as_int(), b = s0_vmax.as_int();
+      if (sh >= 0 && sh < 127) {
+        if (op == Ops::SHL) return {PyConst(sat_mul(a, (pyint)1 << sh)), PyConst(sat_mul(b, (pyint)1 << sh))};
+        return {PyConst(a >> sh), PyConst(b >> sh)};
+      }
+    }
+    if (op == Ops::CMOD && ints) {
+      pyint a = s0_vmin.as_int(), b = s0_vmax.as_int(), lo = s1_vmin.as_int(), hi = s1_vmax.as_int();
+      if (lo == hi && lo > 0) {
+        pyint c = lo;
+        pyint rmin = a > 0 ? 0 : (0 >= a && a > -c) ? a : -(hi - 1);
+        pyint rmax = b < 0 ? 0 : (0 <= b && b < c) ? b : c - 1;
+        return {PyConst(rmin), PyConst(rmax)};
+      }
+      if (lo > 0) {
+        if (a >= 0) return {PyConst(0), PyConst(hi - 1)};
+        if (b <= 0) return {PyConst(-(hi - 1)), PyConst(0)};
+        return {PyConst(-(hi - 1)), PyConst(hi - 1)};
+      }
+      if (hi < 0) {
+        if (a >= 0) return {PyConst(0), PyConst(-lo - 1)};
+        if (b <= 0) return {PyConst(-(-lo - 1)), PyConst(0)};
+        return {PyConst(-(-lo - 1)), PyConst(-lo - 1)};
+      }
+    }
+    if (op == Ops::CDIV && ints) {
+      pyint a = s0_vmin.as_int(), b = s0_vmax.as_int(), lo = s1_vmin.as_int(), hi = s1_vmax.as_int();
+      if ((lo > 0 && hi > 0) || (lo < 0 && hi < 0)) {
+        pyint v[4] = {cdiv(a, lo), cdiv(a, hi), cdiv(b, lo), cdiv(b, hi)};
+        return {PyConst(*std::min_element(v, v + 4)), PyConst(*std::max_element(v, v + 4))};
+      }
+    }
+    if (op == Ops::FLOORDIV && ints) {
+      pyint a = s0_vmin.as_int(), b = s0_vmax.as_int(), lo = s1_vmin.as_int(), hi = s1_vmax.as_int();
+      if (a > b) return {PyConst(0), PyConst(0)};
+      if ((lo > 0 && hi > 0) || (lo < 0 && hi < 0)) {
+        pyint v[4] = {floordiv(a, lo), floordiv(a, hi), floordiv(b, lo), floordiv(b, hi)};
+        return {PyConst(*std::min_element(v, v + 4)), PyConst(*std::max_element(v, v + 4))};
+      }
+    }
+    if (op == Ops::FLOORMOD && ints) {
+      pyint a = s0_vmin.as_int(), b = s0_vmax.as_int(), lo = s1_vmin.as_int(), hi = s1_vmax.as_int();
+      if (a > b) return {PyConst(0), PyConst(0)};
+      if (lo == hi && lo > 0) {
+        pyint c = lo;
+        if (floordiv(a, c) == floordiv(b, c)) return {PyConst(floormod(a, c)), PyConst(floormod(b, c))};
+        return {PyConst(0), PyConst(c - 1)};
+      }
+      if (lo == hi && lo < 0) {
+        pyint c = lo;
+        if (floordiv(a, c) == floordiv(b, c)) return {PyConst(floormod(a, c)), PyConst(floormod(b, c))};
+        return {PyConst(c + 1), PyConst(0)};
+      }
+      if (lo > 0) return {PyConst(0), PyConst(hi - 1)};
+      if (hi < 0) return {PyConst(lo + 1), PyConst(0)};
+    }
+    if (op == Ops::XOR && s1_vmin == s1_vmax && s1_vmin == PyConst(-1) && s0_vmin.is_int() && s0_vmax.is_int())
+      return {PyConst(~s0_vmax.i), PyConst(~s0_vmin.i)};
+    if (op == Ops::MAX) return {py_max(s0_vmin, s1_vmin), py_max(s0_vmax, s1_vmax)};
+    if (op == Ops::CMPLT) return {PyConst(py_lt(s0_vmax, s1_vmin)), PyConst(py_lt(s0_vmin, s1_vmax))};
+    if (op == Ops::CMPNE) {
+      bool lo = py_lt(s0_vmax, s1_vmin) || py_lt(s1_vmax, s0_vmin);
+      bool all_eq = s0_vmin == s0_vmax && s0_vmax == s1_vmin && s1_vmin == s1_vmax;
+      return {PyConst(lo), PyConst(!all_eq)};
+    }
+    if (op == Ops::OR && dt == dtypes::bool_)
+      return {s0_vmin.truthy() ? s0_vmin : s1_vmin, s0_vmax.truthy() ? s0_vmax : s1_vmax};
+    if (op == Ops::AND && dt == dtypes::bool_)
+      return {!s0_vmin.truthy() ? s0_vmin : s1_vmin, !s0_vmax.truthy() ? s0_vmax : s1_vmax};
+  }
+  if (op == Ops::WHERE && dtypes::is_int(dt)) {
+    auto [a0, a1] = mm(u.src(1));
+    auto [b0, b1] = mm(u.src(2));
+    return {py_min(a0, b0), py_max(a1, b1)};
+  }
+  if ((op == Ops::PARAM || op == Ops::BUFFER) && u.param_arg() && u.param_arg()->has_vminmax)
+    return {u.param_arg()->vmin, u.param_arg()->vmax};
+  if ((op == Ops::RANGE || op == Ops::SPECIAL) && dt != dtypes::void_)
+    return {PyConst(0), (u.src(0) - UOp::const_(PyConst(1))).vmax()};
+  if (op == Ops::AFTER) return mm(u.src(0));
+  if (op == Ops::STACK && u.nsrc() > 0) {
+    PyConst lo = u.src(0).vmin(), hi = u.src(0).vmax();
+    for (size_t i = 1; i < u.nsrc(); i++) lo = py_min(lo, u.src(i).vmin()), hi = py_max(hi, u.src(i).vmax());
+    return {lo, hi};
+  }
+  if (op == Ops::CONST && !u.arg().is_invalid()) return {u.val(), u.val()};
+  if (op == Ops::INDEX) return mm(u.src(0));
+  if (op == Ops::CAST) {
+    auto [smin, smax] = mm(u.src(0));
+    if (smin.is_number() && smax.is_number()) {
+      bool finite = (!smin.is_float() || std::isfinite(smin.f)) && (!smax.is_float() || std::isfinite(smax.f));
+      if (finite) {
+        if (dtypes::is_float(dt)) {
+          if (has_truncate(dt)) smin = truncate(dt, smin), smax = truncate(dt, smax);
+        } else if (dtypes::is_int(dt)) {
+          smin = PyConst(smin.as_int()), smax = PyConst(smax.as_int());
+        }
+      }
+      if (dtypes::is_unsigned(dt) && !py_lt(smin, PyConst(0)) && !py_lt(dt.max(), smax)) return {smin, smax};
+      if (contains(dtypes::floats, dt) || contains(dtypes::sints, dt) || dt == dtypes::weakint)
+        return {py_max(dt.min(), smin), py_min(smax, dt.max())};
+    }
+  }
+  return {dt.min(), dt.max()};
+}
+
+// ---- shape ----
+
+sint::sint(UOp u) : i_(0), u_(std::move(u)) {
+  if (!u_) throw Error("sint from a null UOp");
+}
+UOp sint::to_uop(DType dtype) const { return sint_to_uop(*this, dtype); }
+std::string sint::str() const { return is_int() ? pyint_str(i_) : u_.render(); }
+pyint sint::max_int() const { return is_int() ? i_ : u_.vmax().as_int(); }
+
+UOp sint_to_uop(const sint& x, DType dtype) {
+  if (!dtype) dtype = dtypes::weakint;
+  if (x.is_int()) return UOp::const_(PyConst(x.i()), dtype);
+  return x.u().cast(dtype);
+}
+
+static bool shape_eq(const Shape& a, const Shape& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); i++)
+    if (!a[i].same(b[i])) return false;
+  return true;
+}
+
+static std::optional<Shape> broadcast_shape(const std::vector<Shape>& shapes) {
+  bool all_same = true;
+  for (const Shape& s : shapes) all_same &= shape_eq(s, shapes[0]);
+  if (all_same) return shapes[0];
+  size_t mx = 0;
+  for (const Shape& s : shapes) mx = std::max(mx, s.size());
+  Shape ret;
+  for (size_t d = 0; d < mx; d++) {
+    std::vector<sint> rest;
+    for (const Shape& s : shapes) {
+      size_t pad = mx - s.size();
+      sint v = d < pad ? sint(1) : s[d - pad];
+      if (!v.is_int() || v.i() != 1) {
+        bool dup = false;
+        for (const sint& r : rest) dup |= r.same(v);
+        if (!dup) rest.push_back(v);
+      }
+    }
+    if (rest.size() > 1) {
+      std::string msg = "shape mismatch: objects cannot be broadcast to a single shape (";
+      for (size_t i = 0; i < shapes.size(); i++) {
+        msg += i ? ", (" : "(";
+        for (size_t k = 0; k < shapes[i].size(); k++) msg += (k ? ", " : "") + shapes[i][k].str();
+        msg += shapes[i].size() == 1 ? ",)" : ")";
+      }
+      throw Error(msg + ")");
+    }
+    ret.push_back(rest.empty() ? sint(1) : rest[0]);
+  }
+  return ret;
+}
+
+static pyint prod_int(const Shape& s, bool* symbolic) {
+  pyint p = 1;
+  for (const sint& x : s) {
+    if (!x.is_int()) *symbolic = true;
+    else p = sat_mul(p, x.i());
+  }
+  return p;
+}
+
+static std::optional<Shape> compute_shape(const UOp& u);
+
+const std::optional<Shape>& UOp::shape_opt() const {
+  UOpCache* c = cache_of(n_);
+  if (c->shape_done.load(std::memory_order_acquire)) return c->shape;
+  compute_cached(
+      *this, [](const UOp& u) { return cache_of(u.node())->shape_done.load(std::memory_order_acquire); },
+      [](const UOp& u) {
+        auto r = compute_shape(u);
+        UOpCache* cu = cache_of(u.node());
+        std::lock_guard<std::mutex> lk(cache_mutex(u.node()));
+        if (!cu->shape_done.load(std::memory_order_relaxed)) {
+          cu->shape = std::move(r);
+          cu->shape_done.store(true, std::memory_order_release);
+        }
+      });
+  return c->shape;
+}
+
+const Shape& UOp::shape() const {
+  const auto& s = shape_opt();
+  if (!s) throw Error(std::string("shape requested, but ") + op_repr(op()) + " doesn't have a shape");
+  return *s;
+}
+
+Shape UOp::as_shape() const {
+  if (op() == Ops::CONST) return {sint(val().as_int())};
+  if (op() != Ops::STACK) return {ssimplify()};
+  Shape r;
+  for (const UOp& s : src()) r.push_back(s.op() == Ops::CONST ? sint(s.val().as_int()) : s.ssimplify());
+  return r;
+}
+
+Arg UOp::marg_arg() const {
+  if (op() != Ops::PERMUTE && op() != Ops::FLIP) throw Error(std::string(op_repr(op())) + " has no tuple marg");
+  return arg();
+}
+
+static std::optional<Shape> compute_shape(const UOp& u) {
+  Ops op = u.op();
+  switch (op) {
+    case Ops::IF: case Ops::BARRIER: case Ops::SINK: case Ops::REWRITE_ERROR: case Ops::ENDIF: case Ops::GROUP:
+    case Ops::LINEAR: case Ops::PROGRAM: case Ops::SOURCE: case Ops::TUPLE: case Ops::FUNCTION:
+    case Ops::CUSTOM_FUNCTION: case Ops::PYLITERAL:
+      return std::nullopt;
+    case Ops::CALL: return u.dtype() == dtypes::void_ ? std::nullopt : std::optional<Shape>(Shape{});
+    case Ops::INS: return u.dtype() == dtypes::void_ ? std::nullopt : std::optional<Shape>(Shape{});
+    case Ops::NOOP: return u.nsrc() >= 1 ? u.src(0).shape_opt() : std::nullopt;
+    case Ops::INDEX: {
+      Shape shp;
+      for (size_t i = 1; i < u.nsrc(); i++)
+        for (const sint& s : u.src(i).shape()) shp.push_back(s);
+      const Shape& b = u.src(0).shape();
+      for (size_t i = u.nsrc() - 1; i < b.size(); i++) shp.push_back(b[i]);
+      return shp;
+    }
+    case Ops::STACK: {
+      if (u.nsrc() == 0) return Shape{};
+      Shape s{sint((pyint)u.nsrc())};
+      for (const sint& x : u.src(0).shape()) s.push_back(x);
+      return s;
+    }
+    case Ops::CONST: case Ops::GETADDR: case Ops::RANGE: case Ops::SPECIAL: return Shape{};
+    case Ops::BUFFER: return u.nsrc() ? u.src(0).as_shape() : Shape{};
+    case Ops::PARAM: return u.src(0).op() == Ops::NOOP ? std::nullopt : std::optional<Shape>(u.src(0).as_shape());
+    case Ops::CUSTOM: case Ops::CUSTOMI: {
+      if (u.dtype() == dtypes::void_) return std::nullopt;
+      std::vector<Shape> in;
+      for (const UOp& s : u.src())
+        if (s.shape_opt()) in.push_back(*s.shape_opt());
+      return in.empty() ? std::nullopt : broadcast_shape(in);
+    }
+    case Ops::STAGE: {
+      Shape s;
+      for (size_t i = 1; i < u.nsrc(); i++) s.push_back(sint(py_add(u.src(i).vmax(), PyConst(1)).as_int()));
+      for (const sint& x : u.src(0).shape()) s.push_back(x);
+      return s;
+    }
+    case Ops::MSTACK: case Ops::MSELECT: case Ops::DETACH: case Ops::CONTIGUOUS: case Ops::CONTIGUOUS_BACKWARD:
+    case Ops::AFTER: case Ops::LOAD: case Ops::COPY: case Ops::ALLREDUCE: case Ops::STORE: case Ops::END:
+      return u.src(0).shape_opt();
+    case Ops::BITCAST: {
+      const auto& ps = u.src(0).shape_opt();
+      if (!ps) return std::nullopt;
+      int osz = u.dtype().itemsize(), isz = u.src(0).dtype().itemsize();
+      if (osz != isz && !ps->empty()) {
+        Shape r = *ps;
+        const sint& last = r.back();
+        if (last.is_int()) {
+          if ((last.i() * isz) % osz) throw Error("unsupported size in bitcast");
+          r.back() = sint(last.i() * isz / osz);
+        } else {
+          r.back() = (last.u() * PyConst((pyint)isz)).floordiv(UOp::const_(PyConst((pyint)osz))).ssimplify();
+        }
+        return r;
+      }
+      return ps;
+    }
+    default: break;
+  }
+  if (GroupOp::Movement.has(op) || op == Ops::REDUCE) {
+    const auto& psopt = u.src(0).shape_opt();
+    if (!psopt)
+      throw Error(std::string("movement op ") + op_repr(op) + " requires shape, " + op_repr(u.src(0).op()) +
+                  " doesn't have one");
+    const Shape& ps = *psopt;
+    switch (op) {
+      case Ops::RESHAPE: {
+        Shape m = u.src(1).as_shape();
+        for (const sint& x : m)
+          if (x.is_int() && x.i() < 0) throw Error("shape can't contain negative numbers");
+        bool sym = false;
+        if (prod_int(ps, &sym) != prod_int(m, &sym) && !sym) throw Error("bad reshape");
+        return m;
+      }
+      case Ops::EXPAND: {
+        Shape m = u.src(1).as_shape();
+        m.insert(m.end(), ps.begin(), ps.end());
+        return m;
+      }
+      case Ops::PERMUTE: {
+        const auto& order = u.arg().items();
+        if (order.size() != ps.size()) throw Error("invalid permutation");
+        Shape r;
+        for (const Arg& i : order) r.push_back(ps[(size_t)i.as_int()]);
+        return r;
+      }
+      case Ops::PAD: case Ops::SHRINK: return u.src(2).as_shape();
+      case Ops::FLIP: return ps;
+      case Ops::REDUCE: {
+        pyint n = u.arg()[1].as_int();
+        if (n < 0 || (size_t)n > ps.size()) throw Error("invalid type for axis: " + pyint_str(n));
+        return Shape(ps.begin() + (size_t)n, ps.end());
+      }
+      default: break;
+    }
+  }
+  if (GroupOp::Unary.has(op) || op == Ops::CAST) return u.src(0).shape_opt();
+  if (GroupOp::Broadcastable.has(op)) {
+    std::vector<Shape> in;
+    for (const UOp& s : u.src()) {
+      if (!s.shape_opt()) throw Error(std::string("None input shape not supported for ") + op_repr(op));
+      in.push_back(*s.shape_opt());
+    }
+    return broadcast_shape(in);
+  }
+  throw Error(std::string("no shape handling for ") + op_repr(op));
+}
+
+// ---- ranges ----
+
+static std::vector<UOp> ended_ranges(const UOp& u) {
+  int start = -1;
+  switch (u.op()) {
+    case Ops::STAGE: case Ops::REDUCE: case Ops::END: case Ops::CALL: case Ops::FUNCTION: start = 1; break;
+    case Ops::WMMA: start = 3; break;
+    case Ops::LINEAR: start = 0; break;
+    default: break;
+  }
+  if (start >= 0) return std::vector<UOp>(u.src().begin() + std::min<size_t>(start, u.nsrc()), u.src().end());
+  if (u.op() == Ops::AFTER) {
+    std::vector<UOp> r;
+    for (size_t i = 1; i < u.nsrc(); i++)
+      for (const UOp& x : ended_ranges(u.src(i))) r.push_back(x);
+    return r;
+  }
+  if (u.op() == Ops::UNSHARD) return std::vector<UOp>(u.src().begin() + 1, u.src().end());
+  return {};
+}
+
+static void ordered_add(std::vector<UOp>& v, const UOp& x) {
+  if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+}
+static void ordered_remove(std::vector<UOp>& v, const UOp& x) {
+  auto it = std::find(v.begin(), v.end(), x);
+  if (it != v.end()) v.erase(it);
+}
+
+std::vector<UOp> UOp::ranges() const {
+  UOpCache* c = cache_of(n_);
+  if (!c->ranges_done.load(std::memory_order_acquire)) {
+    compute_cached(
+        *this, [](const UOp& u) { return cache_of(u.node())->ranges_done.load(std::memory_order_acquire); },
+        [](const UOp& u) {
+          std::vector<UOp> ret;
+          for (const UOp& s : u.src())
+            for (const UOp& r : s.ranges()) ordered_add(ret, r);
+          for (const UOp& er : ended_ranges(u)) {
+            if (er.op() == Ops::RANGE) ordered_remove(ret, er);
+            else
+              for (const UOp& s : er.ranges()) ordered_remove(ret, s);
+          }
+          UOpCache* cu = cache_of(u.node());
+          std::lock_guard<std::mutex> lk(cache_mutex(u.node()));
+          if (!cu->ranges_done.load(std::memory_order_relaxed)) {
+            cu->ranges = std::move(ret);
+            cu->ranges_done.store(true, std::memory_order_release);
+          }
+        });
+  }
+  if (op() == Ops::RANGE) {
+    std::vector<UOp> r{*this};
+    for (const UOp& x : c->ranges) ordered_add(r, x);
+    return r;
+  }
+  return c->ranges;
+}
+
+UOp UOp::base() const {
+  UOp u = *this;
+  while (GroupOp::Movement.has(u.op()) || u.op() == Ops::DETACH) u = u.src(0);
+  return u;
+}
+
+// ************************* evaluation helpers *************************
+
+bool UOp::as_bool() const {
+  if (dtype() != dtypes::bool_) throw Error("eval with wrong dtype " + repr());
+  UOp s = simplify();
+  auto [lo, hi] = s.min_max();
+  if (lo != hi)
+    throw Error("eval failed to be a single number, range is " + lo.str() + " to " + hi.str() + " in " + s.render());
+  return lo.truthy();
+}
+pyint UOp::as_int() const {
+  if (!dtypes::is_int(dtype())) throw Error("eval with wrong dtype " + repr());
+  UOp s = simplify();
+  auto [lo, hi] = s.min_max();
+  if (lo != hi)
+    throw Error("eval failed to be a single number, range is " + lo.str() + " to " + hi.str() + " in " + s.render());
+  return lo.as_int();
+}
+
+bool resolve(const UOp& x, bool default_value) {
+  if (x.dtype() != dtypes::bool_) throw Error("UOp in resolve must be bool");
+  UOp s = x.simplify();
+  auto [lo, hi] = s.min_max();
+  return lo == hi ? lo.truthy() : default_value;
+}
+
+bool UOp::overflows(DType d) const {
+  auto [lo, hi] = min_max();
+  return py_lt(lo, d.min()) || py_lt(d.max(), hi);
+}
+
+PyConst identity_element(Ops op, DType dt) {
+  if (op == Ops::ADD) return dt.const_(PyConst(0));
+  if (op == Ops::MUL) return dt.const_(PyConst(1));
+  if (op == Ops::MAX) return dt.const_(dt.min());
+  throw Error(std::string("no identity element for ") + op_repr(op));
+}
+
+std::string range_str(const UOp& u) {
+  std::string r;
+  const auto& items = u.arg().items();
+  for (size_t i = 0; i + 1 < items.size(); i++) {
+    pyint x = items[i].as_int();
+    r += (i ? "_" : "") + (x >= 0 ? pyint_str(x) : "m" + pyint_str(-x));
+  }
+  return r;
+}
+
+// ************************* symbolic helpers *************************
+
+static pyint pygcd(pyint a, pyint b) {
+  if (a < 0) a = -a;
+  if (b < 0) b = -b;
+  while (b) {
+    pyint t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+PyConst UOp::const_factor() const {
+  if (op() == Ops::CONST) return val();
+  if (op() == Ops::STACK) {
+    pyint g = 0;
+    for (const UOp& x : src()) g = pygcd(g, x.const_factor().as_int());
+    return PyConst(g);
+  }
+  if (op() == Ops::ADD) return PyConst(pygcd(src(0).const_factor().as_int(), src(1).const_factor().as_int()));
+  if (op() == Ops::MUL) {
+    if (src(0).op() == Ops::CONST) return src(0).val();
+    if (src(1).op() == Ops::CONST) return src(1).val();
+    return PyConst(1);
+  }
+  if ((op() == Ops::PARAM || op() == Ops::BUFFER) && param_arg() && param_arg()->has_multiple_of)
+    return PyConst((pyint)param_arg()->multiple_of);
+  return PyConst(1);
+}
+
+UOp UOp::divides(pyint v) const {
+  if (v == 1) return *this;
+  if (op() == Ops::CONST) {
+    pyint x = val().as_int();
+    return floormod(x, v) == 0 ? const_like(PyConst(::tg::floordiv(x, v))) : UOp();
+  }
+  if (op() == Ops::STACK) {
+    std::vector<UOp> s;
+    for (const UOp& x : src()) {
+      UOp d = x.divides(v);
+      if (!d) return UOp();
+      s.push_back(d);
+    }
+    return UOp(Ops::STACK, DType(), s);
+  }
+  if (op() == Ops::ADD) {
+    UOp d0 = src(0).divides(v);
+    if (!d0) return UOp();
+    UOp d1 = src(1).divides(v);
+    if (!d1) return UOp();
+    return d0 + d1;
+  }
+  if (op() == Ops::MUL) {
+    if (UOp d0 = src(0).divides(v)) return d0 * src(1);
+    if (UOp d1 = src(1).divides(v)) return src(0) * d1;
+  }
+  if ((op() == Ops::PARAM || op() == Ops::BUFFER) && param_arg() && param_arg()->has_multiple_of)
+    return floormod(param_arg()->multiple_of, v) == 0 ? floordiv(UOp::const_(PyConst(v))) : UOp();
+  return UOp();
+}
+
+std::pair<UOp, PyConst> UOp::pop_const(Ops op_) const {
+  if (op() == op_ && src(1).op() == Ops::CONST) return {src(0), src(1).val()};
+  return {*this, identity_element(op_, dtype())};
+}
+
+// collections.Counter over UOps, insertion ordered
+struct UOpCounter {
+  std::vector<std::pair<UOp, pyint>> items;
+  pyint& at(const UOp& u) {
+    for (auto& [k, v] : items)
+      if (k == u) return v;
+    items.push_back({u, 0});
+    return items.back().second;
+  }
+  pyint get(const UOp& u) const {
+    for (const auto& [k, v] : items)
+      if (k == u) return v;
+    return 0;
+  }
+};
+
+UOp UOp::gcd(std::span<const UOp> uops) {
+  std::vector<UOp> terms;
+  std::vector<pyint> factors;
+  for (const UOp& u : uops) {
+    pyint f = u.const_factor().as_int();
+    terms.push_back(u.divides(f));
+    factors.push_back(f);
+  }
+  // reduce with & (min count, keys of the first counter in order)
+  UOpCounter count;
+  for (const UOp& t : terms[0].split_uop(Ops::MUL)) count.at(t)++;
+  for (size_t i = 1; i < terms.size(); i++) {
+    UOpCounter c;
+    for (const UOp& t : terms[i].split_uop(Ops::MUL)) c.at(t)++;
+    UOpCounter r;
+    for (auto& [k, v] : count.items) {
+      pyint m = std::min(v, c.get(k));
+      if (m > 0) r.items.push_back({k, m});
+    }
+    count = r;
+  }
+  pyint g = 0;
+  for (pyint f : factors) g = pygcd(g, f);
+  // math.prod([*count.elements(), const]) starts from the python int 1
+  std::vector<UOp> elems;
+  for (auto& [k, v] : count.items)
+    for (pyint i = 0; i < v; i++) elems.push_back(k);
+  elems.push_back(terms[0].const_like(PyConst(g)));
+  UOp acc = elems[0].mul(UOp::const_(PyConst(1)), true);
+  for (size_t i = 1; i < elems.size(); i++) acc = acc * elems[i];
+  return acc;
+}
+
+UOp UOp::divide_exact(const UOp& v) const {
+  if (*this == v) return const_like(PyConst(1));
+  if (v.op() == Ops::CONST) return divides(v.val().as_int());
+  if (op() == Ops::ADD) {
+    UOp s0 = src(0).divide_exact(v);
+    if (!s0) return UOp();
+    UOp s1 = src(1).divide_exact(v);
+    if (!s1) return UOp();
+    return s0 + s1;
+  }
+  if (op() == Ops::MUL) {
+    auto [fac, cst] = pop_const(Ops::MUL);
+    auto [div_fac, div_cst] = v.pop_const(Ops::MUL);
+    UOpCounter nc;
+    for (const UOp& t : fac.split_uop(Ops::MUL)) nc.at(t)++;
+    for (const UOp& t : div_fac.split_uop(Ops::MUL)) nc.at(t)--;
+    pyint c = cst.as_int(), dc = div_cst.as_int();
+    bool ok = floormod(c, dc) == 0;
+    for (auto& [k, n] : nc.items) ok &= n >= 0;
+    if (ok) {
+      UOp acc = const_like(PyConst(::tg::floordiv(c, dc)));
+      for (auto& [k, n] : nc.items)
+        for (pyint i = 0; i < n; i++) acc = acc * k;
+      return acc;
+    }
+  }
+  return UOp();
+}
+
+// ************************* variables *************************
+
+UOp UOp::variable(const std::string& name, PyConst min_val, PyConst max_val, DType dtype, int64_t multiple_of,
+                  bool param) {
+  if (!dtype) dtype = dtypes::weakint;
+  auto* p = new ParamArg();
+  p->slot = -1;
+  p->dtype = dtype;
+  p->has_name = true;
+  p->name = name;
+  p->has_vminmax = true;
+  p->vmin = min_val;
+  p->vmax = max_val;
+  p->has_multiple_of = true;
+  p->multiple_of = multiple_of;
+  p->addrspace = AddrSpace::ALU;
+  Arg a(static_cast<const ArgObj*>(p));
+  UOp shape_arg(Ops::STACK, DType(), std::span<const UOp>{});
+  return UOp(param ? Ops::PARAM : Ops::BUFFER, DType(), {shape_arg}, a);
+}
+
+bool UOp::is_variable() const {
+  const ParamArg* p = param_arg();
+  return op() == Ops::BUFFER && p && p->has_vminmax && p->has_addrspace && p->addrspace == AddrSpace::ALU &&
+         shape_opt() && shape_opt()->empty();
+}
+bool UOp::is_bound_var() const {
+  return op() == Ops::AFTER && nsrc() == 2 && src(0).is_variable() && src(1).op() == Ops::STORE &&
+         src(1).src(0) == src(0) && src(1).src(1).op() == Ops::CONST;
+}
+std::string UOp::expr() const {
+  const ParamArg* p = param_arg();
+  if (!p || !p->has_name) throw Error("expr of a UOp without a name");
+  return p->name;
+}
+UOp UOp::bind(pyint v) const {
+  if (!is_variable()) throw Error(std::string("op is ") + op_repr(op()) + ", need Variable");
+  UOp uval = const_like(PyConst(v));
+  if (py_lt(uval.vmin(), vmin()) || py_lt(vmax(), uval.vmax()))
+    throw Error("bind " + pyint_str(v) + " not in range [" + vmin().str() + ", " + vmax().str() + "]");
+  if (param_arg()->has_multiple_of && !uval.divides(param_arg()->multiple_of))
+    throw Error("bind " + pyint_str(v) + " not divisible by " + std::to_string(param_arg()->multiple_of));
+  UOp st = store(uval);
+  return after(std::span<const UOp>(&st, 1));
+}
+std::pair<UOp, pyint> UOp::unbind() const {
+  if (!is_bound_var()) throw Error("can't unbind " + repr());
+  return {src(0), src(1).src(1).val().as_int()};
+}
+
+// ************************* builders *************************
+
+UOp UOp::const_(PyConst b, DType dtype) {
+  if (!dtype || b.is_invalid()) dtype = dtypes::from_py(b);
+  return UOp(Ops::CONST, dtype, std::span<const UOp>{}, Arg(dtype.const_(b)));
+}
+
+UOp UOp::const_like(PyConst b, DType dt) const {
+  UOp ret = const_(b, dt ? dt : dtype());
+  const auto& s = shape_opt();
+  if (s && !s->empty() && !(ret.shape_opt() && shape_eq(*ret.shape_opt(), *s))) return ret.mop(Ops::EXPAND, *s);
+  return ret;
+}
+
+UOp UOp::range(sint end, int64_t axis_id, AxisType axis_type, DType dtype) {
+  UOp e = sint_to_uop(end, dtype ? dtype : dtypes::weakint);
+  return UOp(Ops::RANGE, DType(), {e}, Arg::tup(axis_id, axis_type));
+}
+UOp UOp::special(sint end, const std::string& name, DType dtype) {
+  UOp e = sint_to_uop(end, dtype ? dtype : dtypes::weakint);
+  return UOp(Ops::SPECIAL, DType(), {e}, Arg(name));
+}
+UOp UOp::sink(std::span<const UOp> srcs, Arg arg) {
+  std::vector<UOp> s;
+  for (const UOp& x : srcs)
+    if (x) s.push_back(x);
+  return UOp(Ops::SINK, DType(), s, std::move(arg));
+}
+UOp UOp::group(std::span<const UOp> srcs) {
+  if (srcs.size() == 1 && srcs[0]) return srcs[0];
+  std::vector<UOp> s;
+  for (const UOp& x : srcs)
+    if (x) s.push_back(x);
+  return UOp(Ops::GROUP, DType(), s);
+}
+UOp UOp::stack(std::span<const UOp> srcs) {
+  // _mop(STACK): consts are recreated at the promoted dtype, other srcs are cast
+  DType dt = dtype_from_uop(Ops::STACK, srcs, Arg());
+  std::vector<UOp> s;
+  for (const UOp& u : srcs) {
+    if (u.base().is_invalid()) s.push_back(u);
+    else if (u.op() == Ops::CONST) s.push_back(const_(u.val(), dt));
+    else s.push_back(u.cast(dt));
+  }
+  return UOp(Ops::STACK, dt, s);
+}
+UOp UOp::broadcast(int64_t count) const {
+  if (count == 1) return *this;
+  std::vector<UOp> s(count, *this);
+  return UOp(Ops::STACK, DType(), s);
+}
+UOp UOp::index(std::span<const UOp> idx) const {
+  if (idx.size() == 1 && idx[0].op() == Ops::CONST && op() == Ops::STACK) return src((size_t)idx[0].val().as_int());
+  std::vector<UOp> s{*this};
+  s.insert(s.end(), idx.begin(), idx.end());
+  return UOp(Ops::INDEX, DType(), s);
+}
+UOp UOp::load(std::span<const UOp> srcs) const {
+  std::vector<UOp> s{*this};
+  s.insert(s.end(), srcs.begin(), srcs.end());
+  return UOp(Ops::LOAD, DType(), s);
+}
+UOp UOp::store(const UOp& val) const { return UOp(Ops::STORE, DType(), {*this, val}); }
+UOp UOp::end(std::span<const UOp> srcs) const {
+  if (srcs.empty()) return *this;
+  std::vector<UOp> s{*this};
+  s.insert(s.end(), srcs.begin(), srcs.end());
+  return UOp(Ops::END, DType(), s);
+}
+UOp UOp::after(std::span<const UOp> srcs) const {
+  if (srcs.empty()) return *this;
+  std::vector<UOp> s{*this};
+  s.insert(s.end(), srcs.begin(), srcs.end());
+  return UOp(Ops::AFTER, DType(), s);
+}
+UOp UOp::reduce(std::span<const UOp> rngs, Ops rop) const {
+  std::vector<UOp> s{*this};
+  s.insert(s.end(), rngs.begin(), rngs.end());
+  return UOp(Ops::REDUCE, DType(), s, Arg::tup(rop, 0));
+}
+UOp UOp::valid(const UOp& cond) const { return cond.where(*this, const_like(PyConst::invalid())); }
+UOp UOp::get_idx() const {
+  if (op() == Ops::STACK) {
+    std::vector<UOp> s;
+    for (const UOp& x : src()) s.push_back(x.get_idx());
+    return UOp::stack(s);
+  }
+  return (op() == Ops::WHERE && src(2).is_invalid()) ? src(1) : *this;
+}
+UOp UOp::get_valid() const {
+  if (op() == Ops::STACK) {
+    std::vector<UOp> s;
+    for (const UOp& x : src()) s.push_back(x.get_valid());
+    return UOp::stack(s);
+  }
+  return (op() == Ops::WHERE && src(2).is_invalid()) ? src(0) : const_(PyConst(!is_invalid()));
+}
+UOp UOp::cast(DType d) const { return dtype() == d ? *this : UOp(Ops::CAST, d, {*this}, Arg(d)); }
+UOp UOp::bitcast(DType d) const {
+  if (contains(dtypes::weaks, dtype()) || contains(dtypes::weaks, d))
+    throw Error("bitcast requires concrete dtypes, got " + dtype().repr() + " -> " + d.repr());
+  return dtype() == d ? *this : UOp(Ops::BITCAST, d, {*this}, Arg(d));
+}
+UOp UOp::alu(Ops op) const { return UOp(op, DType(), {*this}); }
+UOp UOp::alu(Ops op, const UOp& a) const { return UOp(op, DType(), {*this, a}); }
+UOp UOp::alu(Ops op, const UOp& a, const UOp& b) const { return UOp(op, DType(), {*this, a, b}); }
+
+std::pair<UOp, UOp> UOp::broadcasted(const UOp& y0, bool reverse) const {
+  const UOp& x = reverse ? y0 : *this;
+  const UOp& y = reverse ? *this : y0;
+  DType out = least_upper_dtype({x.dtype(), y.dtype()});
+  auto promote = [&](const UOp& t) -> UOp {
+    UOp b = t.base();
+    if (b.is_invalid()) return t;
+    if (contains(dtypes::weaks, t.dtype()) && b.op() == Ops::CONST) return t.const_like(b.val(), weak_dtype(out));
+    return t.cast(out);
+  };
+  return {promote(x), promote(y)};
+}
+UOp UOp::binop(Ops op, const UOp& x, bool reverse) const {
+  auto [a, b] = broadcasted(x, reverse);
+  return a.alu(op, b);
+}
+UOp UOp::sub(const UOp& x, bool reverse) const {
+  auto [a, b] = broadcasted(x, reverse);
+  return a.alu(Ops::ADD, b.neg());
+}
+UOp UOp::neg() const { return dtype() == dtypes::bool_ ? logical_not() : mul(const_(PyConst(-1))); }
+UOp UOp::div(const UOp& x, bool reverse) const {
+  auto [a, b] = broadcasted(x, reverse);
+  if (dtypes::is_int(a.dtype()) || a.dtype() == dtypes::bool_) a = a.cast(dtypes::default_float());
+  return a.alu(Ops::MUL, b.reciprocal());
+}
+UOp UOp::floordiv(const UOp& x, bool reverse) const {
+  auto [a, b] = broadcasted(x, reverse);
+  if (dtypes::is_int(a.dtype()) && dtypes::is_int(b.dtype())) return a.alu(Ops::FLOORDIV, b);
+  if (dtypes::is_int(a.dtype()) || a.dtype() == dtypes::bool_) a = a.cast(dtypes::default_float());
+  UOp d = a.alu(Ops::MUL, b.reciprocal());
+  UOp t = d.trunc();
+  return d.lt(t).where(t - PyConst(1), t);
+}
+UOp UOp::mod(const UOp& x, bool reverse) const {
+  auto [a, b] = broadcasted(x, reverse);
+  if (dtypes::is_int(a.dtype()) && dtypes::is_int(b.dtype())) return a.alu(Ops::FLOORMOD, b);
+  return a - a.floordiv(b) * b;
+}
+UOp UOp::bitwise_not() const {
+  if (dtype() == dtypes::bool_) return logical_not();
+  return dtypes::is_unsigned(dtype()) ? (*this ^ UOp::const_(dtype().max())) : (*this ^ UOp::const_(PyConst(-1)));
+}
+UOp UOp::minimum(const UOp& x) const {
+  auto [t, y] = broadcasted(x);
+  DType dt = least_upper_dtype({t.dtype(), y.dtype()});
+  if (dtypes::is_float(dt)) return -((-t).alu(Ops::MAX, -y));
+  UOp k = const_(dt.const_(PyConst(sat_add(dt.min().as_int(), dt.max().as_int()))));
+  return (t ^ k).alu(Ops::MAX, y ^ k) ^ k;
+}
+UOp UOp::where(const UOp& x, const UOp& y) const {
+  auto [a, b] = x.broadcasted(y);
+  return alu(Ops::WHERE, a, b);
+}
+UOp UOp::pow(const UOp& x, bool reverse) const {
+  auto [b, e] = broadcasted(x, reverse);
+  return b.alu(Ops::POW, e);
+}
+UOp UOp::usum(std::span<const UOp> more) const {
+  UOp acc = *this;
+  for (const UOp& u : more) acc = acc.dtype() == dtypes::bool_ ? (acc | u) : (acc + u);
+  return acc;
+}
+UOp UOp::uprod(std::span<const UOp> more) const {
+  UOp acc = *this;
+  for (const UOp& u : more) acc = acc.dtype() == dtypes::bool_ ? (acc & u) : (acc * u);
+  return acc;
+}
+UOp UOp::usum_of(std::span<const UOp> all) { return all[0].usum(all.subspan(1)); }
+UOp UOp::uprod_of(std::span<const UOp> all) { return all[0].uprod(all.subspan(1)); }
+
+static UOp shape_to_shape_arg(const Shape& shape) {
+  std::vector<UOp> src;
+  for (const sint& x : shape) {
+    UOp u = x.is_int() ? UOp::const_(PyConst(x.i())) : x.u();
+    if (!dtypes::is_int(u.dtype())) throw Error("shape must be int, got " + u.dtype().repr());
+    src.push_back(u);
+  }
+  return src.size() == 1 ? src[0] : UOp(Ops::STACK, DType(), src);
+}
+
+UOp UOp::mop(Ops op, const Shape& shape) const {
+  if (op == Ops::EXPAND && shape.empty()) return *this;
+  if (op != Ops::RESHAPE && op != Ops::EXPAND) throw Error("mop with a shape only for RESHAPE/EXPAND");
+  UOp arg = shape_to_shape_arg(shape);
+  UOp s = UOp::sink({arg}).simplify();
+  return UOp(op, DType(), {*this, s.src(0)});
+}
+UOp UOp::permute(const std::vector<int64_t>& order) const {
+  std::vector<Arg> a;
+  for (int64_t i : order) a.push_back(Arg(i));
+  return UOp(Ops::PERMUTE, DType(), {*this}, Arg::tuple(a));
+}
+
+// ************************* operators *************************
+
+UOp operator+(const UOp& a, const UOp& b) { return a.add(b); }
+UOp operator-(const UOp& a, const UOp& b) { return a.sub(b); }
+UOp operator*(const UOp& a, const UOp& b) { return a.mul(b); }
+UOp operator/(const UOp& a, const UOp& b) { return a.div(b); }
+UOp operator%(const UOp& a, const UOp& b) { return a.mod(b); }
+UOp operator&(const UOp& a, const UOp& b) { return a.binop(Ops::AND, b); }
+UOp operator|(const UOp& a, const UOp& b) { return a.binop(Ops::OR, b); }
+UOp operator^(const UOp& a, const UOp& b) { return a.binop(Ops::XOR, b); }
+UOp operator<<(const UOp& a, const UOp& b) { return a.binop(Ops::SHL, b); }
+UOp operator>>(const UOp& a, const UOp& b) { return a.binop(Ops::SHR, b); }
+UOp operator<(const UOp& a, const UOp& b) { return a.lt(b); }
+UOp operator>(const UOp& a, const UOp& b) { return a.gt(b); }
+UOp operator<=(const UOp& a, const UOp& b) { return a.gt(b).logical_not(); }
+UOp operator>=(const UOp& a, const UOp& b) { return a.lt(b).logical_not(); }
+UOp operator-(const UOp& a) { return a.neg(); }
+UOp operator~(const UOp& a) { return a.bitwise_not(); }
+
+// ************************* python ALU *************************
+
+static PyConst py_floordiv_c(const PyConst& x, const PyConst& y) {
+  if (!x.is_float() && !y.is_float()) return PyConst(floordiv(x.as_int(), y.as_int()));
+  double a = x.as_float(), b = y.as_float();
+  if (b == 0) return PyConst(0);
+  return PyConst(std::floor(a / b));
+}
+
+PyConst exec_alu(Ops op, DType dtype, std::span<const PyConst> v, bool truncate_output) {
+  if (GroupOp::Binary.has(op))
+    for (const PyConst& x : v)
+      if (x.is_invalid()) return PyConst::invalid();
+  using K = PyConst::Kind;
+  auto isf = [](const PyConst& c) { return c.is_float(); };
+  auto wrap = [](unsigned __int128 u) { return PyConst((pyint)u); };
+  PyConst r;
+  const double inf = std::numeric_limits<double>::infinity();
+  switch (op) {
+    case Ops::LOG2: {
+      double x = v[0].as_float();
+      r = PyConst(x > 0 ? std::log2(x) : x == 0 ? -inf : std::nan(""));
+      break;
+    }
+    case Ops::EXP2: r = PyConst(std::exp2(v[0].as_float())); break;
+    case Ops::SQRT: {
+      double x = v[0].as_float();
+      r = PyConst(x >= 0 ? std::sqrt(x) : std::nan(""));
+      break;
+    }
+    case Ops::RECIPROCAL: {
+      double x = v[0].as_float();
+      r = PyConst(x != 0 ? 1.0 / x : std::copysign(inf, x));
+      break;
+    }
+    case Ops::SIN: {
+      double x = v[0].as_float();
+      r = PyConst(std::isinf(x) ? std::nan("") : std::sin(x));
+      break;
+    }
+    case Ops::POW: {
+      if (!isf(v[0]) && !isf(v[1]) && v[1].as_int() >= 0) {
+        pyint b = v[0].as_int(), e = v[1].as_int(), acc = 1;
+        for (pyint i = 0; i < e && i < 200; i++) acc = sat_mul(acc, b);
+        r = PyConst(acc);
+      } else {
+        double x = v[0].as_float(), y = v[1].as_float();
+        if (x == 0 && y < 0) r = PyConst(inf);
+        else {
+          double p = std::pow(x, y);
+          r = PyConst(x < 0 && std::trunc(y) != y ? std::nan("") : p);
+        }
+      }
+      break;
+    }
+    case Ops::TRUNC:
+      r = isf(v[0]) ? (std::isfinite(v[0].f) ? PyConst(v[0].as_int()) : v[0]) : PyConst(v[0].as_int());
+      break;
+    case Ops::NEG: r = v[0].is_float() ? PyConst(-v[0].f) : wrap(-(unsigned __int128)v[0].as_int()); break;
+    case Ops::ADD:
+      r = (isf(v[0]) || isf(v[1])) ? PyConst(v[0].as_float() + v[1].as_float())
+                                   : wrap((unsigned __int128)v[0].as_int() + (unsigned __int128)v[1].as_int());
+      break;
+    case Ops::SUB:
+      r = (isf(v[0]) || isf(v[1])) ? PyConst(v[0].as_float() - v[1].as_float())
+                                   : wrap((unsigned __int128)v[0].as_int() - (unsigned __int128)v[1].as_int());
+      break;
+    case Ops::MUL:
+      r = (isf(v[0]) || isf(v[1])) ? PyConst(v[0].as_float() * v[1].as_float())
+                                   : wrap((unsigned __int128)v[0].as_int() * (unsigned __int128)v[1].as_int());
+      break;
+    case Ops::CMPNE: r = PyConst(v[0] != v[1]); break;
+    case Ops::CMPEQ: r = PyConst(v[0] == v[1]); break;
+    case Ops::CMPLT: r = PyConst(py_lt(v[0], v[1])); break;
+    case Ops::XOR: case Ops::OR: case Ops::AND: {
+      if (v[0].kind == K::Bool && v[1].kind == K::Bool) {
+        bool a = v[0].b, b = v[1].b;
+        r = PyConst(op == Ops::XOR ? (a != b) : op == Ops::OR ? (a || b) : (a && b));
+      } else {
+        pyint a = v[0].as_int(), b = v[1].as_int();
+        r = PyConst(op == Ops::XOR ? (a ^ b) : op == Ops::OR ? (a | b) : (a & b));
+      }
+      break;
+    }
+    case Ops::SHR: {
+      pyint a = v[0].as_int(), s = v[1].as_int();
+      r = PyConst(s >= 127 ? (a < 0 ? -1 : 0) : (a >> s));
+      break;
+    }
+    case Ops::SHL: {
+      pyint a = v[0].as_int(), s = v[1].as_int();
+      r = s >= 128 ? PyConst(0) : wrap((unsigned __int128)a << s);
+      break;
+    }
+    case Ops::MAX: r = py_lt(v[0], v[1]) ? v[1] : v[0]; break;
+    case Ops::CMOD:
+      if (isf(v[0]) || isf(v[1])) {
+        double a = v[0].as_float(), b = v[1].as_float();
+        r = PyConst(b == 0 ? 0.0 : a - std::trunc(a / b) * b);
+      } else r = PyConst(cmod(v[0].as_int(), v[1].as_int()));
+      break;
+    case Ops::CDIV:
+      if (isf(v[0]) || isf(v[1])) {
+        double a = v[0].as_float(), b = v[1].as_float();
+        r = PyConst(b == 0 ? 0.0 : std::floor(std::fabs(a) / std::fabs(b)) * ((a * b < 0) ? -1 : 1));
+      } else r = PyConst(cdiv(v[0].as_int(), v[1].as_int()));
+      break;
+    case Ops::FLOORDIV: r = py_floordiv_c(v[0], v[1]); break;
+    case Ops::FLOORMOD:
+      if (isf(v[0]) || isf(v[1])) {
+        double a = v[0].as_float(), b = v[1].as_float();
+        r = PyConst(b == 0 ? a : a - std::floor(a / b) * b);
+      } else r = PyConst(floormod(v[0].as_int(), v[1].as_int()));
+      break;
+    case Ops::MULACC: r = py_add(py_mul(v[0], v[1]), v[2]); break;
+    case Ops::WHERE: r = v[0].truthy() ? v[1] : v[2]; break;
+    default: throw Error(std::string("no python ALU for ") + op_repr(op));
+  }
+  if (truncate_output && has_truncate(dtype)) return truncate(dtype, r);
+  return r;
+}
+
+// ************************* printing *************************
+
+static std::string argstr(const UOp& u) {
+  if (u.op() == Ops::REDUCE && u.arg().is_tuple()) {
+    std::string r = "(";
+    for (size_t i = 0; i < u.arg().size(); i++) r += (i ? ", " : "") + u.arg()[i].str();
+    return r + ")";
+  }
+  if (u.arg().is_float()) return "ConstFloat(" + u.arg().repr() + ")";
+  return u.arg().repr();
+}
+
+// pretty_print: a node referenced more than once is named x<N> on first print and referenced after
+std::string UOp::repr() const {
+  if (!n_) return "None";
+  // numbering pass (the reference's dfs): preorder over first visits
+  UOpMap<std::array<int64_t, 3>> cache;  // index, refcount, printed
+  {
+    std::vector<std::pair<UOp, size_t>> st{{*this, 0}};
+    while (!st.empty()) {
+      auto& [u, i] = st.back();
+      if (i >= u.nsrc()) {
+        st.pop_back();
+        continue;
+      }
+      UOp s = u.src(i++);
+      auto it = cache.find(s);
+      if (it == cache.end()) it = cache.emplace(s, std::array<int64_t, 3>{(int64_t)cache.size(), 0, 0}).first;
+      if (++it->second[1] == 1) st.push_back({s, 0});
+    }
+  }
+  std::string out;
+  struct Frame {
+    UOp u;
+    size_t d, i;
+  };
+  std::vector<Frame> st;
+  auto open = [&](const UOp& u, size_t d) -> bool {
+    auto it = cache.find(u);
+    if (it == cache.end()) it = cache.emplace(u, std::array<int64_t, 3>{0, 0, 0}).first;
+    auto& cx = it->second;
+    if (cx[2]) {
+      out += std::string(d, ' ') + "x" + std::to_string(cx[0]);
+      return false;
+    }
+    cx[2] = 1;
+    out += std::string(d, ' ');
+    if (cx[1] > 1) out += "x" + std::to_string(cx[0]) + ":=";
+    out += "UOp(" + op_repr(u.op()) + ", " + u.dtype().repr() + ", arg=" + argstr(u);
+    if (!u.tag().is_none()) out += ", tag=" + u.tag().str();
+    out += ", src=(";
+    return true;
+  };
+  if (open(*this, 0)) st.push_back({*this, 0, 0});
+  while (!st.empty()) {
+    Frame& f = st.back();
+    if (f.i >= f.u.nsrc()) {
+      out += "))";
+      st.pop_back();
+      if (!st.empty()) out += ",";
+      continue;
+    }
+    UOp s = f.u.src(f.i++);
+    out += "\n";
+    size_t d = f.d + 2;
+    if (open(s, d)) st.push_back({s, d, 0});
+    else out += ",";
+  }
+  return out;
+}
+std::string uop_repr(const UOp& u) { return u.repr(); }
+
+}  // namespace tg

@@ -1,0 +1,555 @@
+#include "lib/uop/upat.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "lib/uop/track.h"
+
+namespace tg {
+
+struct UPatData {
+  bool any_op = true;  // op=None
+  OpSet ops;
+  std::vector<Ops> op_list;  // in declaration order
+  bool has_dtype = false;
+  uint64_t dtype_mask = 0;  // membership by dtype id
+  DTypes dtypes;
+  bool has_arg = false;
+  Arg arg;
+  bool has_tag = false;
+  std::vector<Arg> tags;
+  std::string name;
+  int name_id = -2;  // -2: unnamed
+  enum class Src : uint8_t { None, Tuple, List, Repeat } src_kind = Src::None;
+  std::vector<UPat> in_src;                 // as given
+  std::vector<std::vector<UPat>> orders;    // Tuple: 1, List: permutations
+  bool allow_any_len = false;
+  bool strict_length = false;
+  size_t required_len = 0;
+  bool is_any = false;
+  bool has_custom_early_reject = false;
+  OpSet custom_early_reject;
+
+  void finalize() {
+    orders.clear();
+    if (src_kind == Src::Tuple) orders.push_back(in_src);
+    if (src_kind == Src::List) {
+      bool all_same = true;
+      for (const UPat& p : in_src) all_same &= p.data() == in_src[0].data();
+      if (all_same) {
+        orders.push_back(in_src);
+      } else {
+        // itertools.permutations order: permutations of indices in lexicographic order
+        std::vector<size_t> idx(in_src.size());
+        for (size_t i = 0; i < idx.size(); i++) idx[i] = i;
+        do {
+          std::vector<UPat> o;
+          for (size_t i : idx) o.push_back(in_src[i]);
+          orders.push_back(o);
+        } while (std::next_permutation(idx.begin(), idx.end()));
+      }
+    }
+    strict_length = !(allow_any_len || src_kind == Src::Repeat || src_kind == Src::None);
+    required_len = (src_kind == Src::Repeat || src_kind == Src::None) ? 0 : in_src.size();
+    name_id = name.empty() ? -2 : tg::name_id(name);
+  }
+  OpSet early_reject() const {
+    if (has_custom_early_reject) return custom_early_reject;
+    OpSet r;
+    std::vector<UPat> children;
+    if (src_kind == Src::Repeat) children = in_src;
+    else if (!orders.empty()) children = orders[0];
+    for (const UPat& c : children)
+      if (!c.data()->any_op && c.data()->ops.size() == 1) r.add(c.data()->ops.first());
+    return r;
+  }
+};
+
+// ************************* names *************************
+
+static std::mutex g_names_mu;
+static std::map<std::string, int>& names_map() {
+  static std::map<std::string, int> m;
+  return m;
+}
+int name_id(const std::string& name) {
+  if (name == "ctx") return -1;
+  std::lock_guard<std::mutex> lk(g_names_mu);
+  auto& m = names_map();
+  auto it = m.find(name);
+  if (it != m.end()) return it->second;
+  int id = (int)m.size();
+  m[name] = id;
+  return id;
+}
+
+// ************************* construction *************************
+
+static std::shared_ptr<UPatData> copy_of(const std::shared_ptr<const UPatData>& d) {
+  return std::make_shared<UPatData>(*d);
+}
+
+UPat::UPat() : d_(std::make_shared<UPatData>()) {}
+UPat::UPat(Ops op) {
+  auto d = std::make_shared<UPatData>();
+  d->any_op = false;
+  d->ops = OpSet(op);
+  d->op_list = {op};
+  d_ = d;
+}
+UPat::UPat(OpSet ops) {
+  auto d = std::make_shared<UPatData>();
+  d->any_op = false;
+  d->ops = ops;
+  for (int i = 1; i <= NUM_OPS; i++)
+    if (ops.has((Ops)i)) d->op_list.push_back((Ops)i);
+  d_ = d;
+}
+
+UPat UPat::dtype(DType dt) const { return dtype(DTypes{dt}); }
+UPat UPat::dtype(const DTypes& ds) const {
+  auto d = copy_of(d_);
+  d->has_dtype = true;
+  d->dtypes = ds;
+  d->dtype_mask = 0;
+  for (DType x : ds) d->dtype_mask |= 1ull << x.id();
+  return UPat(std::shared_ptr<const UPatData>(d));
+}
+UPat UPat::dtype_of(const UPat& other) const {
+  if (!other.d_->has_dtype) return *this;
+  return dtype(other.d_->dtypes);
+}
+UPat UPat::named(const std::string& name) const {
+  auto d = copy_of(d_);
+  d->name = name;
+  d->finalize();
+  return UPat(std::shared_ptr<const UPatData>(d));
+}
+UPat UPat::arg(Arg a) const {
+  auto d = copy_of(d_);
+  d->has_arg = !a.is_none();
+  d->arg = std::move(a);
+  return UPat(std::shared_ptr<const UPatData>(d));
+}
+UPat UPat::tag(Arg t) const {
+  auto d = copy_of(d_);
+  d->has_tag = true;
+  d->tags = t.is_tuple() ? t.items() : std::vector<Arg>{t};
+  return UPat(std::shared_ptr<const UPatData>(d));
+}
+UPat UPat::any_len() const {
+  auto d = copy_of(d_);
+  d->allow_any_len = true;
+  d->finalize();
+  return UPat(std::shared_ptr<const UPatData>(d));
+}
+UPat UPat::early_reject(OpSet ops) const {
+  auto d = copy_of(d_);
+  d->has_custom_early_reject = true;
+  d->custom_early_reject = ops;
+  return UPat(std::shared_ptr<const UPatData>(d));
+}
+UPat UPat::src_tuple(std::vector<UPat> s) const {
+  auto d = copy_of(d_);
+  d->src_kind = UPatData::Src::Tuple;
+  d->in_src = std::move(s);
+  d->finalize();
+  return UPat(std::shared_ptr<const UPatData>(d));
+}
+UPat UPat::src_list(std::vector<UPat> s) const {
+  auto d = copy_of(d_);
+  d->src_kind = UPatData::Src::List;
+  d->in_src = std::move(s);
+  d->finalize();
+  return UPat(std::shared_ptr<const UPatData>(d));
+}
+UPat UPat::src_all(const UPat& s) const {
+  auto d = copy_of(d_);
+  d->src_kind = UPatData::Src::Repeat;
+  d->in_src = {s};
+  d->finalize();
+  return UPat(std::shared_ptr<const UPatData>(d));
+}
+
+// UPat.var / UPat.cvar are functools.cache'd in the reference: the same arguments give the same object, which is
+// what makes [x, x] a single ordering. Keep that identity.
+static std::mutex g_var_mu;
+static std::string var_key(const char* kind, const std::string& name, const DTypes& dts, const Arg& arg) {
+  std::string k = std::string(kind) + "|" + name + "|";
+  for (DType d : dts) k += std::to_string(d.id()) + ",";
+  // python's cache key compares args with == (1 == 1.0 == True share an entry)
+  k += "|" + (arg.is_const() && !arg.is_invalid() ? std::to_string((double)arg.as_float()) : arg.repr());
+  return k;
+}
+static std::map<std::string, UPat>& var_cache() {
+  static std::map<std::string, UPat> m;
+  return m;
+}
+
+UPat UPat::var(const std::string& name, const DTypes& dtypes) {
+  std::lock_guard<std::mutex> lk(g_var_mu);
+  std::string k = var_key("var", name, dtypes, Arg());
+  auto it = var_cache().find(k);
+  if (it != var_cache().end()) return it->second;
+  UPat p;
+  if (!dtypes.empty()) p = p.dtype(dtypes);
+  if (!name.empty()) p = p.named(name);
+  var_cache().emplace(k, p);
+  return p;
+}
+UPat UPat::cvar(const std::string& name, const DTypes& dtypes, Arg arg) {
+  std::lock_guard<std::mutex> lk(g_var_mu);
+  std::string k = var_key("cvar", name, dtypes, arg);
+  auto it = var_cache().find(k);
+  if (it != var_cache().end()) return it->second;
+  UPat p(Ops::CONST);
+  if (!dtypes.empty()) p = p.dtype(dtypes);
+  if (!arg.is_none()) p = p.arg(arg);
+  if (!name.empty()) p = p.named(name);
+  var_cache().emplace(k, p);
+  return p;
+}
+UPat UPat::const_(PyConst b, const DTypes& dtypes) {
+  UPat p = UPat(Ops::CONST).arg(Arg(b));
+  return dtypes.empty() ? p : p.dtype(dtypes);
+}
+UPat::UPat(PyConst c) : UPat(UPat::cvar("", DTypes{}, Arg(c))) {}
+
+UPat UPat::any_of(std::vector<UPat> alts) {
+  auto d = std::make_shared<UPatData>();
+  d->is_any = true;
+  d->src_kind = UPatData::Src::Tuple;
+  d->in_src = std::move(alts);
+  d->finalize();
+  return UPat(std::shared_ptr<const UPatData>(d));
+}
+UPat UPat::or_casted(const std::string& name) const {
+  UPat self = name.empty() ? *this : named(name);
+  UPat c = UPat(Ops::CAST).src(*this);
+  if (!name.empty()) c = c.named(name);
+  return any(self, c);
+}
+UPat UPat::or_after(const std::string& name) const {
+  UPat self = name.empty() ? *this : named(name);
+  UPat a = UPat(Ops::AFTER).src(*this).any_len();
+  if (!name.empty()) a = a.named(name);
+  return any(self, a);
+}
+UPat UPat::f(Ops op) const { return UPat(op).src(*this); }
+UPat UPat::f(Ops op, Arg a) const { return UPat(op).src(*this).arg(std::move(a)); }
+UPat UPat::cast(std::optional<DType> dt) const {
+  if (dt && d_->has_dtype && d_->dtypes.size() == 1 && d_->dtypes[0] == *dt) return *this;
+  UPat r = UPat(Ops::CAST).src(*this);
+  return dt ? r.dtype(*dt) : r;
+}
+UPat UPat::cast(const DTypes& dts) const { return UPat(Ops::CAST).dtype(dts).src(*this); }
+UPat UPat::bitcast(std::optional<DType> dt) const {
+  UPat r = UPat(Ops::BITCAST).src(*this);
+  return dt ? r.dtype(*dt) : r;
+}
+UPat UPat::reduce(Ops op) const { return UPat(Ops::REDUCE).dtype_of(*this).src(*this).arg(Arg::tup(op, 0)); }
+UPat UPat::reduce_any() const { return UPat(Ops::REDUCE).dtype_of(*this).src(*this); }
+UPat UPat::broadcast() const { return UPat(Ops::STACK).dtype_of(*this).src_all(*this); }
+
+DType UPat::first_dtype() const { return d_->has_dtype && !d_->dtypes.empty() ? d_->dtypes[0] : dtypes::void_; }
+
+// UPat.alu: dtype bool for CMPLT/CMPNE, else the last operand's match dtype; commutative ops match every order
+static UPat pat_alu(Ops op, std::vector<UPat> asrc) {
+  UPat r(op);
+  if (op == Ops::CMPLT || op == Ops::CMPNE) r = r.dtype(dtypes::bool_);
+  else if (asrc.back().data()->has_dtype) r = r.dtype(asrc.back().data()->dtypes);
+  return GroupOp::Commutative.has(op) ? r.src_list(std::move(asrc)) : r.src_tuple(std::move(asrc));
+}
+UPat UPat::alu(Ops op) const { return pat_alu(op, {*this}); }
+UPat UPat::alu(Ops op, const UPat& a) const { return pat_alu(op, {*this, a}); }
+UPat UPat::alu(Ops op, const UPat& a, const UPat& b) const { return pat_alu(op, {*this, a, b}); }
+UPat UPat::binop(Ops op, const UPat& x, bool reverse) const {
+  return reverse ? pat_alu(op, {x, *this}) : pat_alu(op, {*this, x});
+}
+UPat UPat::neg() const {
+  if (first_dtype() == dtypes::bool_) return logical_not();
+  return binop(Ops::MUL, UPat(PyConst(-1)));
+}
+UPat UPat::sub(const UPat& x, bool reverse) const {
+  const UPat& a = reverse ? x : *this;
+  const UPat& b = reverse ? *this : x;
+  return a.alu(Ops::ADD, b.neg());
+}
+UPat UPat::div(const UPat& x, bool reverse) const {
+  UPat a = reverse ? x : *this;
+  const UPat& b = reverse ? *this : x;
+  if (dtypes::is_int(a.first_dtype()) || a.first_dtype() == dtypes::bool_) a = a.cast(dtypes::default_float());
+  return a.alu(Ops::MUL, b.reciprocal());
+}
+
+UPat operator+(const UPat& a, const UPat& b) { return a.binop(Ops::ADD, b); }
+UPat operator-(const UPat& a, const UPat& b) { return a.sub(b); }
+UPat operator*(const UPat& a, const UPat& b) { return a.binop(Ops::MUL, b); }
+UPat operator/(const UPat& a, const UPat& b) { return a.div(b); }
+UPat operator%(const UPat& a, const UPat& b) { return a.mod(b); }
+UPat operator&(const UPat& a, const UPat& b) { return a.binop(Ops::AND, b); }
+UPat operator|(const UPat& a, const UPat& b) { return a.binop(Ops::OR, b); }
+UPat operator^(const UPat& a, const UPat& b) { return a.binop(Ops::XOR, b); }
+UPat operator<<(const UPat& a, const UPat& b) { return a.binop(Ops::SHL, b); }
+UPat operator>>(const UPat& a, const UPat& b) { return a.binop(Ops::SHR, b); }
+UPat operator<(const UPat& a, const UPat& b) { return a.binop(Ops::CMPLT, b); }
+UPat operator>(const UPat& a, const UPat& b) { return a.binop(Ops::CMPLT, b, true); }
+UPat operator-(const UPat& a) { return a.neg(); }
+UPat operator-(int a, const UPat& b) { return b.sub(UPat(PyConst(a)), true); }
+UPat operator*(int a, const UPat& b) { return b.binop(Ops::MUL, UPat(PyConst(a)), true); }
+UPat operator+(int a, const UPat& b) { return b.binop(Ops::ADD, UPat(PyConst(a)), true); }
+
+std::string UPat::repr() const {
+  const UPatData& d = *d_;
+  if (d.is_any) {
+    std::string r = "UPat.any(";
+    for (size_t i = 0; i < d.in_src.size(); i++) r += (i ? ", " : "") + d.in_src[i].repr();
+    return r + ")";
+  }
+  std::string r = "UPat(";
+  if (d.any_op) r += "None";
+  else if (d.op_list.size() == 1) r += op_repr(d.op_list[0]);
+  else {
+    r += "(";
+    for (size_t i = 0; i < d.op_list.size(); i++) r += (i ? ", " : "") + op_repr(d.op_list[i]);
+    r += ")";
+  }
+  if (d.has_dtype) {
+    r += ", dtype=";
+    if (d.dtypes.size() == 1) r += d.dtypes[0].repr();
+    else {
+      r += "(";
+      for (size_t i = 0; i < d.dtypes.size(); i++) r += (i ? ", " : "") + d.dtypes[i].repr();
+      r += ")";
+    }
+  }
+  if (d.src_kind != UPatData::Src::None) {
+    r += ", src=";
+    const char* open = d.src_kind == UPatData::Src::List ? "[" : "(";
+    const char* close = d.src_kind == UPatData::Src::List ? "]" : d.in_src.size() == 1 ? ",)" : ")";
+    if (d.src_kind == UPatData::Src::Repeat) r += d.in_src[0].repr();
+    else {
+      r += open;
+      for (size_t i = 0; i < d.in_src.size(); i++) r += (i ? ", " : "") + d.in_src[i].repr();
+      r += close;
+    }
+  }
+  if (d.has_arg) r += ", arg=" + d.arg.repr();
+  if (!d.name.empty()) r += ", name=" + py_str_repr(d.name);
+  if (d.allow_any_len) r += ", allow_any_len=True";
+  return r + ")";
+}
+
+// ************************* matching *************************
+
+namespace {
+// a non-owning callable reference (no allocation on the hot path)
+class Cont {
+ public:
+  template <typename F>
+  Cont(F& f) : obj_(&f), call_([](void* o) { return (*static_cast<F*>(o))(); }) {}  // NOLINT
+  bool operator()() const { return call_(obj_); }
+
+ private:
+  void* obj_;
+  bool (*call_)(void*);
+};
+
+bool match(const UPatData* p, detail::UOpNode* u, Bindings& b, Cont k);
+
+// match srcs[i:] of u against pats[i:] (or the repeated pattern), then continue with k
+bool match_seq(const std::vector<UPat>& pats, bool repeat, detail::UOpNode* u, size_t i, Bindings& b, Cont k) {
+  size_t n = repeat ? u->nsrc : std::min<size_t>(pats.size(), u->nsrc);
+  if (i >= n) return k();
+  const UPatData* p = repeat ? pats[0].data() : pats[i].data();
+  auto next = [&]() { return match_seq(pats, repeat, u, i + 1, b, k); };
+  return match(p, u->srcs[i], b, Cont(next));
+}
+
+bool match(const UPatData* p, detail::UOpNode* u, Bindings& b, Cont k) {
+  if (p->is_any) {
+    for (const UPat& alt : p->in_src) {
+      int save = b.n;
+      if (match(alt.data(), u, b, k)) return true;
+      b.n = save;
+    }
+    return false;
+  }
+  if (!p->any_op && !p->ops.has(u->op)) return false;
+  int save = b.n;
+  if (p->name_id != -2) {
+    detail::UOpNode* bound = b.get(p->name_id);
+    if (bound == nullptr) {
+      if (b.n >= Bindings::kMax) throw Error("pattern has more than 16 names");
+      b.ids[b.n] = (int16_t)p->name_id;
+      b.vals[b.n++] = u;
+    } else if (bound != u) {
+      return false;
+    }
+  }
+  bool ok = (!p->has_dtype || ((p->dtype_mask >> u->dtype.id()) & 1)) && (!p->has_arg || p->arg.py_eq(u->arg)) &&
+            u->nsrc >= p->required_len && (!p->strict_length || u->nsrc == p->required_len);
+  if (ok && p->has_tag) {
+    ok = false;
+    for (const Arg& t : p->tags) ok |= t.py_eq(u->tag);
+  }
+  if (!ok) {
+    b.n = save;
+    return false;
+  }
+  if (p->src_kind == UPatData::Src::None) {
+    bool r = k();
+    b.n = save;
+    return r;
+  }
+  if (p->src_kind == UPatData::Src::Repeat) {
+    bool r = match_seq(p->in_src, true, u, 0, b, k);
+    b.n = save;
+    return r;
+  }
+  int after_self = b.n;  // each ordering starts from the store holding this node's own binding
+  for (const auto& order : p->orders) {
+    if (match_seq(order, false, u, 0, b, k)) return true;
+    b.n = after_self;
+  }
+  b.n = save;
+  return false;
+}
+}  // namespace
+
+namespace detail {
+// run one rule on u: the function is called for each complete binding until it returns something that is not None.
+// A result that is the node itself counts as no match (and the rule's remaining bindings are not tried).
+bool try_rule(const RuleData& r, const UOp& u, CtxRef ctx, void* out, bool uop_result) {
+  Bindings b;
+  bool got = false;
+  auto k = [&]() {
+    got = r.invoke(r, b, ctx, out);
+    return got;
+  };
+  match(r.pat.data(), u.node(), b, Cont(k));
+  if (!got) return false;
+  if (uop_result && static_cast<UOp*>(out)->node() == u.node()) {
+    *static_cast<UOp*>(out) = UOp();
+    return false;
+  }
+  return true;
+}
+
+[[noreturn]] void throw_ctx_mismatch(const RuleData& r, const std::type_info& want, CtxRef got) {
+  throw Error("rule at " + r.file + ":" + std::to_string(r.src.line) + " takes a ctx of type " + want.name() +
+              ", graph_rewrite passed " + (got.p == nullptr ? std::string("no ctx") : got.type->name()));
+}
+
+// the parameter names of the lambda in a TG_RULE's text: the last top-level argument's parameter list
+std::vector<std::string> parse_lambda_params(const char* text) {
+  std::string s(text);
+  // split at top-level commas, skipping string/char literals
+  std::vector<size_t> cuts;
+  int depth = 0;
+  for (size_t i = 0; i < s.size(); i++) {
+    char c = s[i];
+    if (c == '"' || c == '\'') {
+      for (i++; i < s.size() && s[i] != c; i++)
+        if (s[i] == '\\') i++;
+      continue;
+    }
+    if (c == '(' || c == '[' || c == '{') depth++;
+    else if (c == ')' || c == ']' || c == '}') depth--;
+    else if (c == ',' && depth == 0) cuts.push_back(i);
+  }
+  if (cuts.empty()) return {};
+  std::string fn = s.substr(cuts.back() + 1);
+  size_t lb = fn.find('[');
+  if (lb == std::string::npos) return {};
+  size_t rb = fn.find(']', lb);
+  size_t lp = fn.find('(', rb);
+  if (rb == std::string::npos || lp == std::string::npos) return {};
+  size_t rp = lp;
+  depth = 0;
+  for (; rp < fn.size(); rp++) {
+    if (fn[rp] == '(') depth++;
+    else if (fn[rp] == ')' && --depth == 0) break;
+  }
+  std::string params = fn.substr(lp + 1, rp - lp - 1);
+  std::vector<std::string> out;
+  depth = 0;
+  std::string cur;
+  auto flush = [&]() {
+    size_t eq = cur.find('=');
+    if (eq != std::string::npos) cur = cur.substr(0, eq);
+    size_t e = cur.find_last_not_of(" \t\n");
+    if (e == std::string::npos) return;
+    size_t st = e;
+    while (st > 0 && (isalnum((unsigned char)cur[st - 1]) || cur[st - 1] == '_')) st--;
+    out.push_back(cur.substr(st, e - st + 1));
+    cur.clear();
+  };
+  for (char c : params) {
+    if (c == '<' || c == '(') depth++;
+    if (c == '>' || c == ')') depth--;
+    if (c == ',' && depth == 0) flush();
+    else cur += c;
+  }
+  flush();
+  return out;
+}
+
+static std::mutex g_rules_mu;
+static std::vector<RuleData*>& rule_registry() {
+  static std::vector<RuleData*> v;
+  return v;
+}
+
+void finish_rule(RuleData& r, const std::vector<std::string>& params) {
+  if (r.pat.data()->any_op || r.pat.data()->is_any)
+    throw Error(std::string("rule at ") + r.src.file + ":" + std::to_string(r.src.line) +
+                ": the top pattern of a rule needs an op");
+  for (const std::string& p : params) r.param_ids.push_back(name_id(p));
+  std::string f = r.src.file;
+  const char* root = TG_SOURCE_ROOT;
+  if (f.rfind(root, 0) == 0) f = f.substr(std::strlen(root));
+  r.file = f;
+  r.text = r.src.text;
+  r.early_reject = r.pat.data()->early_reject();
+  r.ops = r.pat.data()->op_list;
+  std::lock_guard<std::mutex> lk(g_rules_mu);
+  r.id = (uint32_t)rule_registry().size();
+  rule_registry().push_back(&r);
+}
+}  // namespace detail
+
+const RuleData* rule_by_id(uint32_t id) {
+  std::lock_guard<std::mutex> lk(detail::g_rules_mu);
+  return id < detail::rule_registry().size() ? detail::rule_registry()[id] : nullptr;
+}
+uint32_t rule_count() {
+  std::lock_guard<std::mutex> lk(detail::g_rules_mu);
+  return (uint32_t)detail::rule_registry().size();
+}
+
+// ************************* PatternMatcher *************************
+
+void PatternMatcherBase::add_rules(const std::vector<Rule>& rules) {
+  rules_ = rules;
+  for (auto& b : pdict_) b.clear();
+  for (const Rule& r : rules_)
+    for (Ops op : r->ops) pdict_[(int)op].push_back(r.get());
+}
+
+bool PatternMatcherBase::rewrite_into(const UOp& u, CtxRef ctx, void* out, bool uop_result) const {
+  const auto& bucket = pdict_[(int)u.op()];
+  if (bucket.empty()) return false;
+  if (TRACK_MATCH_STATS.value() > 0) [[unlikely]]
+    return track::tracked_rewrite(bucket, u, ctx, out, uop_result);
+  OpSet ler = u.src_ops();
+  for (const RuleData* r : bucket) {
+    if (!r->early_reject.subset_of(ler)) continue;
+    if (detail::try_rule(*r, u, ctx, out, uop_result)) return true;
+  }
+  return false;
+}
+
+}  // namespace tg
