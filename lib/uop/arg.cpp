@@ -275,12 +275,18 @@ bool ParamArg::equals(const ArgObj& o) const {
          (!has_addrspace || addrspace == p->addrspace) && has_axis == p->has_axis && (!has_axis || axis == p->axis) &&
          device.same(p->device) && volatile_ == p->volatile_;
 }
+// an order=True dataclass: compare the field tuples
+static Arg param_fields(const ParamArg& p) {
+  return Arg::tuple({Arg((long long)p.slot), Arg(p.dtype),
+                     p.has_vminmax ? Arg::tup(Arg(p.vmin), Arg(p.vmax)) : Arg(),
+                     p.has_multiple_of ? Arg((long long)p.multiple_of) : Arg(), p.has_name ? Arg(p.name) : Arg(),
+                     p.has_addrspace ? Arg((int)p.addrspace) : Arg(), p.has_axis ? Arg((long long)p.axis) : Arg(),
+                     p.device, Arg(p.volatile_)});
+}
 int ParamArg::py_cmp(const ArgObj& o) const {
   auto* p = dynamic_cast<const ParamArg*>(&o);
   if (!p) return ArgObj::py_cmp(o);
-  if (slot != p->slot) return slot < p->slot ? -1 : 1;
-  if (dtype != p->dtype) return dtype < p->dtype ? -1 : 1;
-  return repr() < p->repr() ? -1 : repr() > p->repr() ? 1 : 0;
+  return param_fields(*this).py_cmp(param_fields(*p));
 }
 std::string ParamArg::repr() const {
   std::string r = "ParamArg(" + std::to_string(slot) + ", " + dtype.repr();
