@@ -209,7 +209,7 @@ UOp graph_rewrite_bpm(const UOp& sink, const PatternMatcher* pm, const PatternMa
 namespace tg {
 
 // _substitute: every node found in ctx is replaced (bottom-up)
-static const PatternMatcher& pm_substitute() {
+const PatternMatcher& pm_substitute() {
   static const PatternMatcher pm("_substitute", {
     TG_RULE(UPat(GroupOp::all()).named("x"), [](UOpMap<UOp>& ctx, UOp x) {
       auto it = ctx.find(x);

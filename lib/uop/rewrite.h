@@ -27,4 +27,7 @@ UOp graph_rewrite(const UOp& sink, const PatternMatcher& pm, const RewriteOpts& 
 UOp graph_rewrite_bpm(const UOp& sink, const PatternMatcher* pm, const PatternMatcher& bpm, const RewriteOpts& opts = {},
                       std::source_location loc = std::source_location::current());
 
+// _substitute: every node found in the ctx map (UOpMap<UOp>) is replaced; use bottom_up=true
+const PatternMatcher& pm_substitute();
+
 }  // namespace tg

@@ -48,7 +48,6 @@ using Shape = std::vector<sint>;
 class UOp {
  public:
   UOp() = default;
-  UOp(std::nullptr_t) {}
   UOp(const UOp& o) : n_(o.n_) { inc(); }
   UOp(UOp&& o) noexcept : n_(o.n_) { o.n_ = nullptr; }
   UOp& operator=(const UOp& o) {

@@ -1,1 +1,272 @@
+// Transcribed from the reference's test/null/test_graph_rewrite.py (the classes that do not need codegen's
+// full_rewrite: TestBottomUpRewrite, TestSubstitute, TestRecurse, TestBidirectional, TestStopEarly, TestWalkRewrite).
 #include <gtest/gtest.h>
+
+#include <variant>
+
+#include "lib/uop/rewrite.h"
+#include "lib/uop/symbolic.h"
+#include "lib/uop/track.h"
+
+using namespace tg;
+
+static UOp ci(int v) { return UOp::const_(PyConst(v)); }
+static UOp var(const char* n, DType d = DType()) { return UOp::variable(n, 0, 10, d); }
+using Subst = std::vector<std::pair<UOp, UOp>>;
+static UOpMap<UOp> dmap(const Subst& s) {
+  UOpMap<UOp> m;
+  for (auto& [k, v] : s) m[k] = v;
+  return m;
+}
+
+TEST(TestBottomUpRewrite, test_const_folding) {
+  UOp a = ci(5);
+  UOp ret = (a * 3) + (a * 7);
+  UOp gt = graph_rewrite(ret, symbolic_simple());
+  UOp bu = graph_rewrite(ret, symbolic_simple(), {.bottom_up = true});
+  EXPECT_EQ(gt, bu);
+  EXPECT_EQ(gt, ci(50));
+}
+
+// the reference tracks this through a rewrite_group; here a named Group around a bottom-up _substitute
+static UOp substitute(const UOp& uop, const Subst& rel) {
+  track::Group g("named_substitute");
+  auto m = dmap(rel);
+  return graph_rewrite(uop, pm_substitute(), {.ctx = &m, .bottom_up = true});
+}
+
+TEST(TestSubstitute, test_simple) {
+  UOp a = var("a"), b = var("b");
+  EXPECT_EQ(substitute(a + 4, {{a, b}}), b + 4);
+}
+TEST(TestSubstitute, test_double) {
+  UOp a = var("a"), b = var("b"), c = var("c");
+  EXPECT_EQ(substitute((a + 4) + b, {{a, c}, {b, c}}), (c + 4) + c);
+}
+TEST(TestSubstitute, test_diamond) {
+  UOp a = var("a"), b = var("b");
+  EXPECT_EQ(substitute((a + 4) + (a + 5), {{a, b}}), (b + 4) + (b + 5));
+}
+TEST(TestSubstitute, test_sin) {
+  UOp a = var("a", dtypes::float32), b = var("b", dtypes::float32);
+  EXPECT_EQ(substitute(a.sin().sin(), {{a.sin(), b}}), b.sin());
+}
+TEST(TestSubstitute, test_sin_to_sqrt) {
+  UOp a = var("a", dtypes::float32);
+  UOp n1 = a.sin();
+  EXPECT_EQ(substitute(n1.sin(), {{a.sin(), a.sqrt()}}), a.sqrt().sin());
+}
+TEST(TestSubstitute, test_double_sin_to_sqrt) {
+  UOp a = var("a", dtypes::float32);
+  UOp n1 = a.sin();
+  // NOTE: this would work if it had gone in the opposite order
+  EXPECT_EQ(substitute(n1.sin(), {{a.sin(), a.sqrt()}, {n1.sin(), n1.sqrt()}}), a.sqrt().sqrt());
+}
+TEST(TestSubstitute, test_tagged_replace) {
+  UOp a = var("a"), b = var("b");
+  UOp ret = (a + 4).rtag(Arg(1));
+  // the srcs are rewritten but we keep tag
+  EXPECT_EQ(substitute(ret, {{a, b}}), (b + 4).rtag(Arg(1)));
+}
+TEST(TestSubstitute, test_method_drops_identity_entries) {
+  UOp a = var("a"), b = var("b");
+  UOp x = a + b;
+  EXPECT_EQ(x.substitute({{a, a}}), x);
+  EXPECT_EQ(x.substitute({{a, b}}), b + b);
+}
+TEST(TestSubstitute, test_self_containing_replacement_needs_walk) {
+  // (a*2).substitute({a: a+1}): unified mode waits on itself; walk mode gives ((a+1)*2)
+  UOp a = var("a");
+  EXPECT_THROW((a * 2).substitute({{a, a + 1}}), RewriteError);
+  EXPECT_EQ((a * 2).substitute({{a, a + 1}}, nullptr, true), (a + 1) * 2);
+}
+
+TEST(TestRecurse, test_no_inf_loop) {
+  for (int tracked : {0, 1}) {
+    Context c({{"TRACK_MATCH_STATS", tracked}});
+    UOp a = var("a");
+    PatternMatcher pm("t", {TG_RULE(UPat(Ops::BUFFER).named("x"), [](UOp x) { return x; })});
+    EXPECT_EQ(graph_rewrite(a, pm), a);
+  }
+}
+TEST(TestRecurse, test_no_inf_loop_bottom_up) {
+  for (int tracked : {0, 1}) {
+    Context c({{"TRACK_MATCH_STATS", tracked}});
+    UOp a = var("a");
+    PatternMatcher pm("t", {TG_RULE(UPat(Ops::BUFFER).named("x"), [](UOp x) { return x; })});
+    EXPECT_EQ(graph_rewrite(a, pm, {.bottom_up = true}), a);
+  }
+}
+static const PatternMatcher& bounce() {
+  static const PatternMatcher pm("bounce", {
+    TG_RULE(UPat(Ops::CONST).arg(Arg(3)).named("x"), [](UOp x) { return UOp::const_(PyConst(4), x.dtype()); }),
+    TG_RULE(UPat(Ops::CONST).arg(Arg(4)).named("x"), [](UOp x) { return UOp::const_(PyConst(3), x.dtype()); }),
+  });
+  return pm;
+}
+TEST(TestRecurse, test_inf_loop) {
+  try {
+    graph_rewrite(ci(3), bounce());
+    FAIL() << "expected an infinite loop error";
+  } catch (const RewriteError& e) {
+    EXPECT_NE(std::string(e.what()).find("infinite loop in graph_rewrite"), std::string::npos);
+  }
+}
+TEST(TestRecurse, test_inf_loop_bottom_up) {
+  try {
+    graph_rewrite(ci(3), bounce(), {.bottom_up = true});
+    FAIL() << "expected an infinite loop error";
+  } catch (const RewriteError& e) {
+    EXPECT_NE(std::string(e.what()).find("infinite loop in fixed_point_rewrite"), std::string::npos);
+  }
+}
+
+using Visit = std::vector<std::pair<std::string, std::string>>;
+static std::string vname(const UOp& x) { return x.op() == Ops::CONST ? x.val().str() : std::string(op_name(x.op())); }
+
+TEST(TestBidirectional, test_simple) {
+  UOp c = ci(1) + ci(2);
+  PatternMatcher pm("pm", {TG_RULE(UPat(GroupOp::all()).named("x"), [](Visit& ctx, UOp x) {
+    ctx.push_back({x.op() == Ops::CONST ? x.val().str() : "+", "False"});
+    return UOp();
+  })});
+  PatternMatcher bpm("bpm", {TG_RULE(UPat(GroupOp::all()).named("x"), [](Visit& ctx, UOp x) {
+    ctx.push_back({x.op() == Ops::CONST ? x.val().str() : "+", "True"});
+    return UOp();
+  })});
+  Visit v;
+  graph_rewrite(c, pm, {.ctx = &v, .bpm = &bpm});
+  EXPECT_EQ(v, (Visit{{"+", "True"}, {"1", "True"}, {"1", "False"}, {"2", "True"}, {"2", "False"}, {"+", "False"}}));
+}
+
+TEST(TestStopEarly, test_stop_early) {
+  UOp a = ci(3), b = ci(4);
+  UOp c = a + b, cn = ci(7), d = ci(2);
+  PatternMatcher pm_cvisit("cvisit", {TG_RULE(UPat(Ops::CONST).named("c"), [](UOp c) {
+    EXPECT_NE(c.val(), PyConst(3));
+    EXPECT_NE(c.val(), PyConst(4));
+    return UOp();
+  })});
+  UOp ret = (c + d).substitute({{c, cn}}, nullptr, false, false, &pm_cvisit);
+  EXPECT_EQ(ret, cn + d);
+}
+
+// ***** walk=True *****
+
+TEST(TestWalkRewrite, test_walk_topdown_simple_substitute) {
+  UOp a = var("a"), b = var("b");
+  auto m = dmap({{a, b}});
+  EXPECT_EQ(graph_rewrite(a + 4, pm_substitute(), {.ctx = &m, .walk = true}), b + 4);
+}
+TEST(TestWalkRewrite, test_walk_topdown_does_not_traverse_into_replacement) {
+  UOp a = var("a"), b = var("b"), c = var("c"), d = var("d");
+  auto m = dmap({{a, b + c}, {b, d}});
+  EXPECT_EQ(graph_rewrite(a + 4, pm_substitute(), {.ctx = &m, .walk = true}), (b + c) + 4);
+  EXPECT_EQ(graph_rewrite(a + 4, pm_substitute(), {.ctx = &m, .bottom_up = true}), (d + c) + 4);
+}
+TEST(TestWalkRewrite, test_walk_topdown_no_fixed_point) {
+  UOp a = ci(3);
+  EXPECT_THROW(graph_rewrite(a, bounce(), {.bottom_up = true}), RewriteError);
+  EXPECT_EQ(graph_rewrite(a, bounce(), {.walk = true}), ci(4));
+}
+TEST(TestWalkRewrite, test_walk_topdown_rewrites_children) {
+  UOp a = var("a"), b = var("b"), c = var("c");
+  auto m = dmap({{a, c}, {b, c}});
+  EXPECT_EQ(graph_rewrite((a + 4) + (b + 5), pm_substitute(), {.ctx = &m, .walk = true}), (c + 4) + (c + 5));
+}
+TEST(TestWalkRewrite, test_walk_topdown_diamond) {
+  UOp a = var("a"), b = var("b");
+  auto m = dmap({{a, b}});
+  EXPECT_EQ(graph_rewrite((a + 4) + (a + 5), pm_substitute(), {.ctx = &m, .walk = true}), (b + 4) + (b + 5));
+}
+TEST(TestWalkRewrite, test_walk_topdown_children_rewritten_before_parent) {
+  UOp a = var("a", dtypes::float32);
+  UOp n1 = a.sin(), ret = n1.sin();
+  auto m = dmap({{a.sin(), a.sqrt()}, {n1.sin(), n1.sqrt()}});
+  EXPECT_EQ(graph_rewrite(ret, pm_substitute(), {.ctx = &m, .walk = true}), a.sqrt().sin());
+}
+TEST(TestWalkRewrite, test_walk_topdown_self_referential_replacement) {
+  UOp a = var("a", dtypes::float32);
+  auto m = dmap({{a.sin(), a.sin().sqrt()}});
+  EXPECT_EQ(graph_rewrite(a.sin() + 4, pm_substitute(), {.ctx = &m, .walk = true}), a.sin().sqrt() + 4);
+}
+static const PatternMatcher& track_visit() {
+  static const PatternMatcher pm("track_visit", {TG_RULE(UPat(GroupOp::all()).named("x"), [](std::vector<std::string>& ctx, UOp x) {
+    ctx.push_back(vname(x));
+    return UOp();
+  })});
+  return pm;
+}
+TEST(TestWalkRewrite, test_walk_topdown_visit_order) {
+  std::vector<std::string> visited;
+  graph_rewrite(ci(1) + ci(2), track_visit(), {.ctx = &visited, .walk = true});
+  EXPECT_EQ(visited, (std::vector<std::string>{"1", "2", "ADD"}));
+}
+TEST(TestWalkRewrite, test_walk_bottomup_simple_substitute) {
+  UOp a = var("a"), b = var("b");
+  auto m = dmap({{a, b}});
+  EXPECT_EQ(graph_rewrite(a + 4, pm_substitute(), {.ctx = &m, .bottom_up = true, .walk = true}), b + 4);
+}
+TEST(TestWalkRewrite, test_walk_bottomup_does_not_traverse_into_replacement) {
+  UOp a = var("a"), b = var("b"), c = var("c"), d = var("d");
+  auto m = dmap({{a, b + c}, {b, d}});
+  EXPECT_EQ(graph_rewrite(a + 4, pm_substitute(), {.ctx = &m, .bottom_up = true, .walk = true}), (b + c) + 4);
+}
+TEST(TestWalkRewrite, test_walk_bottomup_parent_match_skips_children) {
+  UOp a = var("a", dtypes::float32);
+  UOp n1 = a.sin(), ret = n1.sin();
+  auto m = dmap({{a.sin(), a.sqrt()}, {n1.sin(), n1.sqrt()}});
+  EXPECT_EQ(graph_rewrite(ret, pm_substitute(), {.ctx = &m, .bottom_up = true, .walk = true}), a.sin().sqrt());
+}
+TEST(TestWalkRewrite, test_walk_bottomup_no_fixed_point) {
+  EXPECT_EQ(graph_rewrite(ci(3), bounce(), {.bottom_up = true, .walk = true}), ci(4));
+}
+TEST(TestWalkRewrite, test_walk_bottomup_visit_order) {
+  std::vector<std::string> visited;
+  graph_rewrite(ci(1) + ci(2), track_visit(), {.ctx = &visited, .bottom_up = true, .walk = true});
+  EXPECT_EQ(visited, (std::vector<std::string>{"ADD", "1", "2"}));
+}
+TEST(TestWalkRewrite, test_walk_bottomup_unmatched_falls_through_to_children) {
+  UOp a = var("a"), b = var("b"), c = var("c");
+  auto m = dmap({{a, c}, {b, c}});
+  EXPECT_EQ(graph_rewrite((a + 4) + (b + 5), pm_substitute(), {.ctx = &m, .bottom_up = true, .walk = true}), (c + 4) + (c + 5));
+}
+TEST(TestWalkRewrite, test_walk_bidirectional_visit_order) {
+  Visit v;
+  PatternMatcher bpm("bpm", {TG_RULE(UPat(GroupOp::all()).named("x"), [](Visit& ctx, UOp x) {
+    ctx.push_back({vname(x), "bpm"});
+    return UOp();
+  })});
+  PatternMatcher pm("pm", {TG_RULE(UPat(GroupOp::all()).named("x"), [](Visit& ctx, UOp x) {
+    ctx.push_back({vname(x), "pm"});
+    return UOp();
+  })});
+  graph_rewrite(ci(1) + ci(2), pm, {.ctx = &v, .bpm = &bpm, .walk = true});
+  EXPECT_EQ(v, (Visit{{"ADD", "bpm"}, {"1", "bpm"}, {"1", "pm"}, {"2", "bpm"}, {"2", "pm"}, {"ADD", "pm"}}));
+}
+TEST(TestWalkRewrite, test_walk_bidirectional_bpm_short_circuits) {
+  Visit v;
+  PatternMatcher bpm("bpm", {TG_RULE(UPat(GroupOp::all()).named("x"), [](Visit& ctx, UOp x) {
+    ctx.push_back({vname(x), "bpm"});
+    if (x.op() == Ops::CONST && x.val() == PyConst(1)) return UOp::const_(PyConst(10), x.dtype());
+    return UOp();
+  })});
+  PatternMatcher pm("pm", {TG_RULE(UPat(GroupOp::all()).named("x"), [](Visit& ctx, UOp x) {
+    ctx.push_back({vname(x), "pm"});
+    return UOp();
+  })});
+  UOp b = ci(2);
+  UOp ret = graph_rewrite(ci(1) + b, pm, {.ctx = &v, .bpm = &bpm, .walk = true});
+  EXPECT_EQ(std::count(v.begin(), v.end(), std::make_pair(std::string("1"), std::string("pm"))), 0);
+  EXPECT_EQ(std::count(v.begin(), v.end(), std::make_pair(std::string("2"), std::string("pm"))), 1);
+  EXPECT_EQ(ret, ci(10) + b);
+}
+
+TEST(TestGraphRewriteDeep, deep_chain_does_not_recurse) {
+  // 100k-node chains occur; every walk is iterative
+  UOp x = var("a");
+  for (int i = 0; i < 100000; i++) x = x + 0;
+  UOp r = graph_rewrite(x, symbolic_simple());
+  EXPECT_EQ(r, var("a"));
+  EXPECT_EQ(x.toposort().size(), 100003u);
+}
