@@ -31,3 +31,50 @@ def enc_graph(root: UOp) -> list[str]:
   topo = list(root.toposort())
   idx = {u: i for i, u in enumerate(topo)}
   return [f"{u.op.name} {dtype_attr(u.dtype)} {enc_arg(u.arg)} {enc_arg(u.tag)} {','.join(str(idx[s]) for s in u.src)}" for u in topo]
+
+def dec_arg(s: str, i: int = 0):
+  """inverse of enc_arg: returns (value, next index)"""
+  from tinygrad.dtype import dtypes, Invalid
+  c = s[i]; i += 1
+  if c == "N": return None, i
+  if c == "I": return Invalid, i
+  if c == "T": return True, i
+  if c == "F": return False, i
+  if c == "i":
+    j = i + (1 if s[i] == "-" else 0)
+    while j < len(s) and s[j].isdigit(): j += 1
+    return int(s[i:j]), j
+  if c == "f": return struct.unpack(">d", bytes.fromhex(s[i:i+16]))[0], i+16
+  if c == "s":
+    j = s.index(":", i); n = int(s[i:j])
+    return s[j+1:j+1+n], j+1+n
+  if c in "doaA":
+    j = i
+    while j < len(s) and (s[j].isalnum() or s[j] == "_"): j += 1
+    w = s[i:j]; j += 1 if j < len(s) and s[j] == " " else 0
+    if c == "d": return getattr(dtypes, w), j
+    if c == "o": return Ops[w], j
+    if c == "a": return AxisType[w], j
+    return AddrSpace[w], j
+  if c in "(P":
+    if c == "P": i += 1
+    items = []
+    if s[i] == ")": return (tuple(items) if c == "(" else ParamArg(*items)), i+1
+    while True:
+      v, i = dec_arg(s, i); items.append(v)
+      if s[i] == ",": i += 1
+      elif s[i] == ")": return (tuple(items) if c == "(" else ParamArg(*items)), i+1
+  raise ValueError(f"bad arg at {i}: {s!r}")
+
+def dec_graph(lines: list[str]) -> UOp:
+  from tinygrad.dtype import dtypes
+  nodes = []
+  for line in lines:
+    op, dt, rest = line.split(" ", 2)
+    arg, i = dec_arg(rest, 0)
+    if i < len(rest) and rest[i] == " ": i += 1
+    tag, i = dec_arg(rest, i)
+    if i < len(rest) and rest[i] == " ": i += 1
+    srcs = tuple(nodes[int(x)] for x in rest[i:].split(",") if x != "")
+    nodes.append(UOp(Ops[op], getattr(dtypes, dt), srcs, arg, tag))
+  return nodes[-1]

@@ -1,0 +1,206 @@
+// tinyviz-cli: inspect a trace from a terminal (scripts, servers without a display, CI).
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "viz/reader.h"
+#include "viz/replay.h"
+
+using namespace tg::viz;
+
+static const char* kUsage =
+    "usage: tinyviz-cli COMMAND TRACE [ARGS]\n"
+    "  info TRACE                      what the trace holds\n"
+    "  contexts TRACE                  contexts with their step and match counts\n"
+    "  steps TRACE [CONTEXT]           graph_rewrite steps, nested by depth\n"
+    "  matches TRACE STEP              the matches of a step: rule, time, before -> after\n"
+    "  stats TRACE [--step N|--context N] [--sort matches|attempts|time|excl|rejects] [--top N] [--unmatched]\n"
+    "                                  pattern statistics (TRACK_MATCH_STATS) per rule\n"
+    "  frame TRACE STEP K              the graph at match K of a step (K=0: input) and what changed\n"
+    "  verify TRACE                    replay every step and check it reproduces the recorded output\n";
+
+static std::string first_line(const std::string& s, size_t max = 100) {
+  std::string r = s.substr(0, s.find('\n'));
+  if (r.size() > max) r = r.substr(0, max - 3) + "...";
+  return r;
+}
+static std::string one_line(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s;
+}
+static int64_t to_i(const char* s, const char* what) {
+  char* e = nullptr;
+  long long v = std::strtoll(s, &e, 10);
+  if (!e || *e) throw TraceError(std::string("bad ") + what + " '" + s + "': expected a number");
+  return v;
+}
+
+static int cmd_info(Trace& t) {
+  auto m = t.meta();
+  std::printf("trace      %s\n", t.path().c_str());
+  std::printf("status     %s%s\n", m["status"].c_str(), t.complete() ? "" : " (the program did not finish: the trace holds what was flushed)");
+  std::printf("command    %s\n", m["command"].c_str());
+  std::printf("contexts   %zu\nsteps      %zu\nmatches    %llu\nuops       %llu\nrules      %zu\n", t.contexts().size(),
+              t.steps().size(), (unsigned long long)t.match_count(), (unsigned long long)t.uop_count(), t.rules().size());
+  return 0;
+}
+
+static int cmd_contexts(Trace& t) {
+  std::printf("%6s %7s %8s %10s  %s\n", "id", "steps", "matches", "ms", "name");
+  for (const auto& c : t.contexts()) {
+    int64_t m = 0;
+    for (int64_t s : c.steps) m += t.step(s).n_matches;
+    double ms = c.t_end ? (c.t_end - c.t_start) / 1e6 : 0;
+    std::printf("%6lld %7zu %8lld %10.3f  %s\n", (long long)c.id, c.steps.size(), (long long)m, ms, c.name.c_str());
+  }
+  return 0;
+}
+
+static int cmd_steps(Trace& t, int64_t ctx) {
+  for (const auto& c : t.contexts()) {
+    if (ctx && c.id != ctx) continue;
+    std::printf("context %lld: %s\n", (long long)c.id, c.name.c_str());
+    for (int64_t sid : c.steps) {
+      const StepRow& s = t.step(sid);
+      std::printf("  %6lld %*s%-40s %6lld matches  %s:%d%s%s%s\n", (long long)s.id, s.depth * 2, "", s.name.c_str(),
+                  (long long)s.n_matches, s.file.c_str(), s.line, s.bottom_up ? " bottom_up" : "", s.walk ? " walk" : "",
+                  s.error.empty() ? "" : (" ERROR: " + s.error).c_str());
+    }
+  }
+  return 0;
+}
+
+static int cmd_matches(Trace& t, int64_t step) {
+  const StepRow& s = t.step(step);
+  std::printf("step %lld %s (%s:%d), input %lld, output %lld\n", (long long)s.id, s.name.c_str(), s.file.c_str(), s.line,
+              (long long)s.input_root, (long long)s.output_root);
+  for (const auto& m : t.matches(step)) {
+    auto r = t.rule(m.rule);
+    std::printf("%5lld %9.2f us  %s:%d  %s -> %s%s\n", (long long)m.ordinal, m.dur_ns / 1e3, r ? r->file.c_str() : "?",
+                r ? r->line : 0, one_line(t.label(m.before)).c_str(), one_line(t.label(m.after)).c_str(),
+                m.is_error ? ("  ERROR " + one_line(m.error)).c_str() : "");
+  }
+  return 0;
+}
+
+static int cmd_stats(Trace& t, int argc, char** argv) {
+  int64_t step = 0, ctx = 0, top = 0;
+  std::string sort = "time";
+  bool unmatched = false;
+  for (int i = 0; i < argc; i++) {
+    std::string a = argv[i];
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc) throw TraceError("option " + a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--step") step = to_i(next(), "step");
+    else if (a == "--context") ctx = to_i(next(), "context");
+    else if (a == "--sort") sort = next();
+    else if (a == "--top") top = to_i(next(), "count");
+    else if (a == "--unmatched") unmatched = true;
+    else throw TraceError("unknown option '" + a + "'");
+  }
+  auto stats = t.rule_stats(step, ctx);
+  if (unmatched) stats.erase(std::remove_if(stats.begin(), stats.end(), [](auto& r) { return r.matches > 0 || r.attempts == 0; }), stats.end());
+  auto key = [&](const RuleStatRow& r) -> double {
+    if (sort == "matches") return (double)r.matches;
+    if (sort == "attempts") return (double)r.attempts;
+    if (sort == "excl") return (double)r.excl_ns;
+    if (sort == "rejects") return (double)r.early_rejects;
+    if (sort == "time") return (double)r.incl_ns;
+    throw TraceError("unknown sort key '" + sort + "' (matches, attempts, time, excl, rejects)");
+  };
+  std::stable_sort(stats.begin(), stats.end(), [&](auto& a, auto& b) { return key(a) > key(b); });
+  if (top > 0 && (int64_t)stats.size() > top) stats.resize(top);
+  std::printf("%8s %9s %9s %6s %10s %10s  %-28s %s\n", "matches", "attempts", "rejects", "rate", "excl ms", "incl ms",
+              "file:line", "rule");
+  uint64_t tm = 0, ta = 0;
+  for (const auto& r : stats) {
+    auto rr = t.rule(r.rule);
+    std::string loc = rr ? rr->file.substr(rr->file.rfind('/') + 1) + ":" + std::to_string(rr->line) : "?";
+    double rate = r.attempts ? 100.0 * r.matches / r.attempts : 0;
+    std::printf("%8llu %9llu %9llu %5.1f%% %10.3f %10.3f  %-28s %s\n", (unsigned long long)r.matches,
+                (unsigned long long)r.attempts, (unsigned long long)r.early_rejects, rate, r.excl_ns / 1e6,
+                r.incl_ns / 1e6, loc.c_str(), rr ? first_line(one_line(rr->source), 90).c_str() : "");
+    tm += r.matches, ta += r.attempts;
+  }
+  std::printf("%8llu %9llu  TOTAL over %zu rules\n", (unsigned long long)tm, (unsigned long long)ta, stats.size());
+  return 0;
+}
+
+static int cmd_frame(Trace& t, int64_t step, int64_t k) {
+  StepReplay r(t, step);
+  if (k < 0 || (size_t)k >= r.num_frames())
+    throw TraceError("step " + std::to_string(step) + " has frames 0.." + std::to_string(r.num_frames() - 1));
+  auto nodes = r.nodes((size_t)k);
+  std::printf("step %lld frame %lld/%zu: %zu nodes, root %lld\n", (long long)step, (long long)k, r.num_frames() - 1,
+              nodes.size(), (long long)r.root((size_t)k));
+  for (int64_t n : nodes) {
+    const Node& nd = t.node(n);
+    std::string srcs;
+    for (int64_t s : nd.src) srcs += (srcs.empty() ? "" : ",") + std::to_string(s);
+    std::printf("  %8lld  %-40s [%s]\n", (long long)n, one_line(t.label(n)).c_str(), srcs.c_str());
+  }
+  if (k > 0) {
+    auto d = r.delta((size_t)k);
+    std::printf("match: %lld -> %lld; added %zu, removed %zu, changed %zu\n", (long long)d.before, (long long)d.after,
+                d.added.size(), d.removed.size(), d.changed.size());
+  }
+  if (!r.error().empty()) std::printf("replay stopped: %s\n", r.error().c_str());
+  return 0;
+}
+
+static int cmd_verify(Trace& t) {
+  size_t ok = 0, bad = 0, skipped = 0, frames = 0;
+  for (const auto& s : t.steps()) {
+    if (!s.output_root) {
+      skipped++;
+      continue;
+    }
+    StepReplay r(t, s.id);
+    frames += r.num_frames();
+    if (r.reproduces_output()) ok++;
+    else {
+      bad++;
+      if (bad <= 10)
+        std::printf("MISMATCH step %lld %s: replay gives %lld, recorded output %lld%s\n", (long long)s.id, s.name.c_str(),
+                    (long long)r.root(r.num_frames() - 1), (long long)s.output_root,
+                    r.error().empty() ? "" : (" (" + r.error() + ")").c_str());
+    }
+  }
+  std::printf("verified %zu steps (%zu frames): %zu reproduce their output, %zu do not, %zu unfinished\n", ok + bad,
+              frames, ok, bad, skipped);
+  return bad ? 1 : 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 3 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
+    std::fputs(kUsage, argc < 3 && !(argc == 2 && (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help"))) ? stderr : stdout);
+    return argc < 3 ? 2 : 0;
+  }
+  std::string cmd = argv[1];
+  try {
+    auto t = Trace::open(argv[2]);
+    if (cmd == "info") return cmd_info(*t);
+    if (cmd == "contexts") return cmd_contexts(*t);
+    if (cmd == "steps") return cmd_steps(*t, argc > 3 ? to_i(argv[3], "context") : 0);
+    if (cmd == "matches") {
+      if (argc < 4) throw TraceError("matches needs a STEP id");
+      return cmd_matches(*t, to_i(argv[3], "step"));
+    }
+    if (cmd == "stats") return cmd_stats(*t, argc - 3, argv + 3);
+    if (cmd == "frame") {
+      if (argc < 5) throw TraceError("frame needs STEP and K");
+      return cmd_frame(*t, to_i(argv[3], "step"), to_i(argv[4], "frame"));
+    }
+    if (cmd == "verify") return cmd_verify(*t);
+    std::fprintf(stderr, "tinyviz-cli: unknown command '%s'\n%s", cmd.c_str(), kUsage);
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tinyviz-cli: %s\n", e.what());
+    return 2;
+  }
+}

@@ -1,0 +1,353 @@
+#include "viz/reader.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "viz/schema.h"
+
+namespace tg::viz {
+
+namespace {
+const char* const kOpNames[] = {nullptr, "SPECIAL", "BUFFER", "NOOP", "REWRITE_ERROR", "PARAM", "FUNCTION", "CALL",
+                                "PROGRAM", "LINEAR", "SOURCE", "BINARY", "SINK", "AFTER", "GROUP", "STACK", "TUPLE",
+                                "GETTUPLE", "GETADDR", "INDEX", "SHRINK", "LOAD", "STORE", "WMMA", "CAST", "BITCAST",
+                                "EXP2", "LOG2", "SIN", "SQRT", "RECIPROCAL", "NEG", "TRUNC", "ADD", "MUL", "SHL", "SHR",
+                                "CDIV", "MAX", "CMOD", "CMPLT", "CMPNE", "CMPEQ", "XOR", "OR", "AND", "THREEFRY", "SUB",
+                                "FDIV", "POW", "FLOORDIV", "FLOORMOD", "WHERE", "MULACC", "BARRIER", "RANGE", "IF",
+                                "END", "ENDIF", "WAIT", "CONST", "CUSTOM", "CUSTOMI", "INS", "CONTIGUOUS",
+                                "CONTIGUOUS_BACKWARD", "DETACH", "STAGE", "COPY", "MSELECT", "MSTACK",
+                                "CUSTOM_FUNCTION", "RESHAPE", "PERMUTE", "EXPAND", "PAD", "FLIP", "UNSHARD", "REDUCE",
+                                "ALLREDUCE", "PYLITERAL"};
+constexpr int kNumOps = 80;
+
+struct Stmt {
+  sqlite3_stmt* s = nullptr;
+  Stmt(sqlite3* db, const char* sql, const std::string& path) {
+    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK)
+      throw TraceError("trace '" + path + "' cannot be read: " + sqlite3_errmsg(db));
+  }
+  ~Stmt() { sqlite3_finalize(s); }
+  bool step() { return sqlite3_step(s) == SQLITE_ROW; }
+  int64_t i(int c) { return sqlite3_column_int64(s, c); }
+  bool null(int c) { return sqlite3_column_type(s, c) == SQLITE_NULL; }
+  std::string t(int c) {
+    const unsigned char* p = sqlite3_column_text(s, c);
+    return p ? std::string((const char*)p, sqlite3_column_bytes(s, c)) : std::string();
+  }
+};
+}  // namespace
+
+std::unique_ptr<Trace> Trace::open(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) throw TraceError("cannot open trace '" + path + "': no such file");
+  if (S_ISDIR(st.st_mode)) throw TraceError("cannot open trace '" + path + "': it is a directory");
+  if (st.st_size < 100) throw TraceError("trace '" + path + "' is not a tinygrad trace (file is empty or truncated)");
+  {
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) throw TraceError("cannot open trace '" + path + "': permission denied");
+    char hdr[16] = {0};
+    size_t n = std::fread(hdr, 1, 16, f);
+    std::fclose(f);
+    if (n < 16 || std::string(hdr, 15) != "SQLite format 3")
+      throw TraceError("trace '" + path + "' is not a tinygrad trace (not an SQLite database)");
+  }
+  std::unique_ptr<Trace> t(new Trace());
+  t->path_ = path;
+  if (sqlite3_open_v2(path.c_str(), &t->db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK)
+    throw TraceError("cannot open trace '" + path + "': " + (t->db_ ? sqlite3_errmsg(t->db_) : "out of memory"));
+  auto pragma = [&](const char* q) -> int64_t {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(t->db_, q, -1, &s, nullptr) != SQLITE_OK)
+      throw TraceError("trace '" + path + "' is corrupt or truncated: " + sqlite3_errmsg(t->db_));
+    int rc = sqlite3_step(s);
+    int64_t v = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW) throw TraceError("trace '" + path + "' is corrupt or truncated: " + sqlite3_errmsg(t->db_));
+    return v;
+  };
+  int64_t app = pragma("PRAGMA application_id");
+  if (app != TRACE_APPLICATION_ID) throw TraceError("trace '" + path + "' is not a tinygrad trace (application_id " +
+                                                    std::to_string(app) + ")");
+  int64_t ver = pragma("PRAGMA user_version");
+  if (ver > TRACE_SCHEMA_VERSION)
+    throw TraceError("trace '" + path + "' was written by a newer tinygrad-cpp (schema " + std::to_string(ver) +
+                     ", this reader understands up to " + std::to_string(TRACE_SCHEMA_VERSION) + ")");
+  if (ver < 1) throw TraceError("trace '" + path + "' has no schema version (not a tinygrad trace)");
+  try {
+    t->load();
+  } catch (const TraceError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw TraceError("trace '" + path + "' cannot be read: " + e.what());
+  }
+  return t;
+}
+
+Trace::~Trace() {
+  if (db_) sqlite3_close(db_);
+}
+
+void Trace::load() {
+  {
+    Stmt q(db_, "SELECT name FROM sqlite_master WHERE type='index' AND name='matches_step'", path_);
+    has_index_ = q.step();
+  }
+  {
+    Stmt q(db_, "SELECT id, name, thread, t_start, t_end FROM contexts ORDER BY id", path_);
+    while (q.step()) {
+      ContextRow c;
+      c.id = q.i(0);
+      c.name = str(q.i(1));
+      c.thread = q.i(2);
+      c.t_start = q.i(3);
+      c.t_end = q.null(4) ? 0 : q.i(4);
+      ctx_index_[c.id] = contexts_.size();
+      contexts_.push_back(std::move(c));
+    }
+  }
+  {
+    Stmt q(db_,
+           "SELECT id, context, parent, depth, name, file, line, flags, input_root, output_root, t_start, t_end, "
+           "n_matches, error FROM steps ORDER BY id",
+           path_);
+    while (q.step()) {
+      StepRow s;
+      s.id = q.i(0), s.context = q.i(1), s.parent = q.i(2), s.depth = (int)q.i(3);
+      s.name = str(q.i(4)), s.file = str(q.i(5)), s.line = (int)q.i(6);
+      int64_t f = q.i(7);
+      s.bottom_up = f & 1, s.walk = f & 2, s.enter_calls = f & 4;
+      s.input_root = q.i(8), s.output_root = q.null(9) ? 0 : q.i(9);
+      s.t_start = q.i(10), s.t_end = q.null(11) ? 0 : q.i(11);
+      s.n_matches = q.null(12) ? 0 : q.i(12);
+      if (!q.null(13)) s.error = str(q.i(13));
+      step_index_[s.id] = steps_.size();
+      auto it = ctx_index_.find(s.context);
+      if (it != ctx_index_.end()) contexts_[it->second].steps.push_back(s.id);
+      steps_.push_back(std::move(s));
+    }
+  }
+  if (!has_index_) {
+    // a trace from a killed run has no indexes: count matches per step in one scan
+    Stmt q(db_, "SELECT step, COUNT(*) FROM matches GROUP BY step", path_);
+    while (q.step()) {
+      auto it = step_index_.find(q.i(0));
+      if (it != step_index_.end() && steps_[it->second].n_matches == 0) steps_[it->second].n_matches = q.i(1);
+    }
+  }
+}
+
+std::map<std::string, std::string> Trace::meta() const {
+  std::map<std::string, std::string> m;
+  Stmt q(db_, "SELECT key, value FROM meta", path_);
+  while (q.step()) m[q.t(0)] = q.t(1);
+  return m;
+}
+bool Trace::complete() const {
+  auto m = meta();
+  return m["status"] == "complete";
+}
+
+const StepRow& Trace::step(int64_t id) const {
+  auto it = step_index_.find(id);
+  if (it == step_index_.end()) throw TraceError("trace '" + path_ + "' has no step " + std::to_string(id));
+  return steps_[it->second];
+}
+const ContextRow& Trace::context(int64_t id) const {
+  auto it = ctx_index_.find(id);
+  if (it == ctx_index_.end()) throw TraceError("trace '" + path_ + "' has no context " + std::to_string(id));
+  return contexts_[it->second];
+}
+std::vector<int64_t> Trace::child_steps(int64_t step_id) const {
+  std::vector<int64_t> r;
+  const StepRow& s = step(step_id);
+  for (int64_t id : context(s.context).steps)
+    if (this->step(id).parent == step_id) r.push_back(id);
+  return r;
+}
+
+std::vector<MatchRow> Trace::matches(int64_t step_id) const {
+  std::vector<MatchRow> out;
+  {
+    Stmt q(db_, "SELECT ordinal, before, after, rule, dur FROM matches WHERE step=? ORDER BY ordinal", path_);
+    sqlite3_bind_int64(q.s, 1, step_id);
+    while (q.step()) {
+      MatchRow m;
+      m.step = step_id, m.ordinal = q.i(0), m.before = q.i(1), m.after = q.i(2), m.rule = q.i(3), m.dur_ns = q.i(4);
+      out.push_back(m);
+    }
+  }
+  {
+    Stmt q(db_, "SELECT ordinal, before, error_uop, rule, message FROM rule_errors WHERE step=?", path_);
+    sqlite3_bind_int64(q.s, 1, step_id);
+    while (q.step()) {
+      MatchRow m;
+      m.step = step_id, m.ordinal = q.i(0), m.before = q.i(1), m.after = q.i(2), m.rule = q.i(3);
+      m.is_error = true;
+      m.error = str(q.i(4));
+      out.push_back(m);
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const MatchRow& a, const MatchRow& b) { return a.ordinal < b.ordinal; });
+  return out;
+}
+
+std::vector<MatchRow> Trace::matches_of_rule(int64_t rule_id) const {
+  std::vector<MatchRow> out;
+  Stmt q(db_, "SELECT step, ordinal, before, after, dur FROM matches WHERE rule=? ORDER BY step, ordinal", path_);
+  sqlite3_bind_int64(q.s, 1, rule_id);
+  while (q.step()) {
+    MatchRow m;
+    m.step = q.i(0), m.ordinal = q.i(1), m.before = q.i(2), m.after = q.i(3), m.rule = rule_id, m.dur_ns = q.i(4);
+    out.push_back(m);
+  }
+  return out;
+}
+
+std::optional<RuleRow> Trace::rule(int64_t id) const {
+  Stmt q(db_, "SELECT matcher, file, line, source FROM rules WHERE id=?", path_);
+  sqlite3_bind_int64(q.s, 1, id);
+  if (!q.step()) return std::nullopt;
+  RuleRow r;
+  r.id = id, r.matcher = str(q.i(0)), r.file = str(q.i(1)), r.line = (int)q.i(2), r.source = str(q.i(3));
+  return r;
+}
+std::vector<RuleRow> Trace::rules() const {
+  std::vector<RuleRow> out;
+  Stmt q(db_, "SELECT id, matcher, file, line, source FROM rules ORDER BY id", path_);
+  while (q.step()) {
+    RuleRow r;
+    r.id = q.i(0), r.matcher = str(q.i(1)), r.file = str(q.i(2)), r.line = (int)q.i(3), r.source = str(q.i(4));
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<RuleStatRow> Trace::rule_stats(int64_t step_id, int64_t context_id) const {
+  std::string sql =
+      "SELECT rule, SUM(candidates), SUM(early_rejects), SUM(attempts), SUM(matches), SUM(excl_ns), SUM(incl_ns) "
+      "FROM rule_stats";
+  if (step_id > 0) sql += " WHERE step=?";
+  else if (context_id > 0) sql += " WHERE step IN (SELECT id FROM steps WHERE context=?)";
+  sql += " GROUP BY rule ORDER BY rule";
+  Stmt q(db_, sql.c_str(), path_);
+  if (step_id > 0) sqlite3_bind_int64(q.s, 1, step_id);
+  else if (context_id > 0) sqlite3_bind_int64(q.s, 1, context_id);
+  std::vector<RuleStatRow> out;
+  while (q.step()) {
+    RuleStatRow r;
+    r.rule = q.i(0), r.candidates = q.i(1), r.early_rejects = q.i(2), r.attempts = q.i(3), r.matches = q.i(4);
+    r.excl_ns = q.i(5), r.incl_ns = q.i(6);
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<int64_t> Trace::step_notes(int64_t step_id) const {
+  std::vector<int64_t> out;
+  Stmt q(db_, "SELECT uop FROM step_uops WHERE step=?", path_);
+  sqlite3_bind_int64(q.s, 1, step_id);
+  while (q.step()) out.push_back(q.i(0));
+  return out;
+}
+
+const std::string& Trace::str(int64_t id) const {
+  auto it = strings_.find(id);
+  if (it != strings_.end()) return it->second;
+  Stmt q(db_, "SELECT value FROM strings WHERE id=?", path_);
+  sqlite3_bind_int64(q.s, 1, id);
+  std::string v = q.step() ? q.t(0) : std::string();
+  return strings_.emplace(id, std::move(v)).first->second;
+}
+
+const Node& Trace::node(int64_t id) const {
+  auto it = nodes_.find(id);
+  if (it != nodes_.end()) return it->second;
+  // load the node and, iteratively, its srcs
+  Stmt q(db_, "SELECT op, dtype, arg, argstr, tag, src FROM uops WHERE id=?", path_);
+  std::vector<int64_t> todo{id};
+  while (!todo.empty()) {
+    int64_t cur = todo.back();
+    todo.pop_back();
+    if (nodes_.count(cur)) continue;
+    sqlite3_reset(q.s);
+    sqlite3_bind_int64(q.s, 1, cur);
+    if (!q.step()) throw TraceError("trace '" + path_ + "' has no uop " + std::to_string(cur) + " (truncated trace?)");
+    Node n;
+    n.id = cur;
+    n.op = (int)q.i(0);
+    n.op_name = n.op > 0 && n.op <= kNumOps ? kOpNames[n.op] : "?";
+    n.dtype = q.i(1), n.arg = q.i(2), n.argstr = q.i(3), n.tag = q.i(4);
+    const unsigned char* b = (const unsigned char*)sqlite3_column_blob(q.s, 5);
+    int len = sqlite3_column_bytes(q.s, 5);
+    for (int p = 0; p < len;) {
+      uint64_t v = 0;
+      int shift = 0;
+      while (p < len) {
+        uint8_t c = b[p++];
+        v |= (uint64_t)(c & 0x7f) << shift;
+        shift += 7;
+        if (!(c & 0x80)) break;
+      }
+      int64_t delta = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+      n.src.push_back(cur - delta);
+    }
+    for (int64_t s : n.src)
+      if (!nodes_.count(s)) todo.push_back(s);
+    std::vector<int64_t> key{n.op, n.dtype, n.arg, n.tag};
+    key.insert(key.end(), n.src.begin(), n.src.end());
+    std::vector<int64_t> key_any{n.op, n.arg, n.tag};
+    key_any.insert(key_any.end(), n.src.begin(), n.src.end());
+    const_cast<Trace*>(this)->content_any_.emplace(std::move(key_any), cur);
+    const_cast<Trace*>(this)->content_.emplace(std::move(key), cur);
+    nodes_.emplace(cur, std::move(n));
+  }
+  return nodes_.at(id);
+}
+
+int64_t Trace::intern_node(int op, int64_t dtype, int64_t arg, int64_t argstr, int64_t tag,
+                           const std::vector<int64_t>& src) {
+  std::vector<int64_t> key{op, dtype, arg, tag};
+  key.insert(key.end(), src.begin(), src.end());
+  auto it = content_.find(key);
+  if (it != content_.end()) return it->second;
+  Node n;
+  n.id = next_synth_--;
+  n.op = op;
+  n.op_name = op > 0 && op <= kNumOps ? kOpNames[op] : "?";
+  n.dtype = dtype, n.arg = arg, n.argstr = argstr, n.tag = tag, n.src = src;
+  content_.emplace(std::move(key), n.id);
+  int64_t id = n.id;
+  nodes_.emplace(id, std::move(n));
+  return id;
+}
+
+int64_t Trace::find_any_dtype(int op, int64_t arg, int64_t tag, const std::vector<int64_t>& src) const {
+  std::vector<int64_t> key{op, arg, tag};
+  key.insert(key.end(), src.begin(), src.end());
+  auto it = content_any_.find(key);
+  return it == content_any_.end() ? 0 : it->second;
+}
+
+std::string Trace::label(int64_t id) const {
+  const Node& n = node(id);
+  std::string l = n.op_name;
+  const std::string& dt = str(n.dtype);
+  if (dt != "void") l += "\ndtypes." + dt;
+  const std::string& a = str(n.argstr);
+  if (a != "None") l += "\n" + a;
+  if (!str(n.tag).empty()) l += "\ntag=" + str(n.tag);
+  return l;
+}
+
+uint64_t Trace::uop_count() const {
+  Stmt q(db_, "SELECT COUNT(*) FROM uops", path_);
+  return q.step() ? (uint64_t)q.i(0) : 0;
+}
+uint64_t Trace::match_count() const {
+  Stmt q(db_, "SELECT COUNT(*) FROM matches", path_);
+  return q.step() ? (uint64_t)q.i(0) : 0;
+}
+
+}  // namespace tg::viz

@@ -1,0 +1,131 @@
+// Reads a trace file written by the trace writer. The GUI and tinyviz-cli use only this (no engine code).
+// A truncated, corrupt, foreign or newer-schema file raises TraceError naming the file and the problem.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+struct sqlite3;
+
+namespace tg::viz {
+
+class TraceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ContextRow {
+  int64_t id = 0;
+  std::string name;
+  int64_t thread = 0, t_start = 0, t_end = 0;  // t_end 0 when the run stopped inside the context
+  std::vector<int64_t> steps;                   // step ids in order
+};
+
+struct StepRow {
+  int64_t id = 0, context = 0, parent = 0;
+  int depth = 0;
+  std::string name, file;
+  int line = 0;
+  bool bottom_up = false, walk = false, enter_calls = false;
+  int64_t input_root = 0, output_root = 0;  // output_root 0: the step did not finish
+  int64_t t_start = 0, t_end = 0;
+  int64_t n_matches = 0;
+  std::string error;
+};
+
+struct MatchRow {
+  int64_t step = 0;
+  int64_t ordinal = 0;
+  int64_t before = 0, after = 0;
+  int64_t rule = 0;
+  int64_t dur_ns = 0;
+  bool is_error = false;  // a rule raised: `after` is the REWRITE_ERROR node
+  std::string error;
+};
+
+struct RuleRow {
+  int64_t id = 0;
+  std::string matcher, file, source;
+  int line = 0;
+};
+
+struct RuleStatRow {
+  int64_t rule = 0;
+  uint64_t candidates = 0, early_rejects = 0, attempts = 0, matches = 0;
+  int64_t excl_ns = 0, incl_ns = 0;
+};
+
+// a UOp of the trace. Recorded nodes have positive ids; nodes the replay had to build have negative ids.
+struct Node {
+  int64_t id = 0;
+  int op = 0;
+  std::string op_name;
+  int64_t dtype = 0, arg = 0, argstr = 0, tag = 0;  // string ids
+  std::vector<int64_t> src;
+};
+
+class Trace {
+ public:
+  static std::unique_ptr<Trace> open(const std::string& path);  // throws TraceError
+  ~Trace();
+  Trace(const Trace&) = delete;
+  Trace& operator=(const Trace&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::map<std::string, std::string> meta() const;
+  bool complete() const;  // the recording program finished (status=complete)
+
+  const std::vector<ContextRow>& contexts() const { return contexts_; }
+  const std::vector<StepRow>& steps() const { return steps_; }
+  const StepRow& step(int64_t id) const;
+  const ContextRow& context(int64_t id) const;
+  std::vector<int64_t> child_steps(int64_t step) const;
+
+  std::vector<MatchRow> matches(int64_t step) const;  // matches and rule errors in ordinal order
+  std::vector<MatchRow> matches_of_rule(int64_t rule) const;
+  std::optional<RuleRow> rule(int64_t id) const;
+  std::vector<RuleRow> rules() const;
+  // per-rule statistics: of one step (step>0), of a context (context>0), or of the whole trace
+  std::vector<RuleStatRow> rule_stats(int64_t step = 0, int64_t context = 0) const;
+  std::vector<int64_t> step_notes(int64_t step) const;
+
+  const Node& node(int64_t id) const;  // throws TraceError for an unknown id
+  const std::string& str(int64_t id) const;
+  std::string label(int64_t node) const;  // "ADD\ndtypes.weakint\narg"
+  uint64_t uop_count() const;
+  uint64_t match_count() const;
+
+  // nodes synthesized by replay live here too
+  int64_t intern_node(int op, int64_t dtype, int64_t arg, int64_t argstr, int64_t tag, const std::vector<int64_t>& src);
+  // a loaded node with this content and any dtype (0 if none): a rebuild whose srcs changed dtype re-derives its own
+  int64_t find_any_dtype(int op, int64_t arg, int64_t tag, const std::vector<int64_t>& src) const;
+
+ private:
+  Trace() = default;
+  void load();
+  sqlite3* db_ = nullptr;
+  std::string path_;
+  std::vector<ContextRow> contexts_;
+  std::vector<StepRow> steps_;
+  std::unordered_map<int64_t, size_t> step_index_, ctx_index_;
+  mutable std::unordered_map<int64_t, std::string> strings_;
+  mutable std::unordered_map<int64_t, Node> nodes_;
+  struct KeyHash {
+    size_t operator()(const std::vector<int64_t>& k) const {
+      size_t h = 0;
+      for (int64_t x : k) h = h * 1000003 ^ (size_t)x;
+      return h;
+    }
+  };
+  std::unordered_map<std::vector<int64_t>, int64_t, KeyHash> content_;  // (op,dtype,arg,tag,srcs...) -> id
+  std::unordered_map<std::vector<int64_t>, int64_t, KeyHash> content_any_;  // (op,arg,tag,srcs...) -> id
+  int64_t next_synth_ = -1;
+  bool has_index_ = false;
+};
+
+}  // namespace tg::viz

@@ -1,0 +1,651 @@
+#include "viz/trace_writer.h"
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <ctime>
+#include <deque>
+#include <fstream>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "lib/helpers.h"
+#include "lib/uop/serialize.h"
+#include "lib/uop/upat.h"
+#include "viz/schema.h"
+
+namespace tg::viz {
+
+namespace {
+
+std::atomic<uint32_t> g_generation{0};
+
+// ***** events a producer thread buffers *****
+enum class Ev : uint8_t { Uop, Rule, CtxBegin, CtxRename, CtxEnd, StepBegin, StepEnd, Match, Stat, Error, Note };
+struct Event {
+  Ev kind;
+  uint64_t a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, g = 0;
+  int64_t t = 0;
+  UOp u;             // Uop: the node (kept alive until written)
+  std::string s, s2; // names, files, messages
+};
+
+struct Batch {
+  std::vector<Event> events;
+};
+
+struct ContentKey {
+  Ops op;
+  DType dtype;
+  Arg arg, tag;
+  std::vector<uint32_t> src;
+  size_t hash;
+  bool operator==(const ContentKey& o) const {
+    return hash == o.hash && op == o.op && dtype == o.dtype && src == o.src && arg.same(o.arg) && tag.same(o.tag);
+  }
+};
+struct ContentHash {
+  size_t operator()(const ContentKey& k) const { return k.hash; }
+};
+
+void put_varint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back((char)(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back((char)v);
+}
+
+std::string display_arg(const UOp& u) {
+  const Arg& a = u.arg();
+  if (u.op() == Ops::REDUCE && a.is_tuple()) {
+    std::string r = "(";
+    for (size_t i = 0; i < a.size(); i++) r += (i ? ", " : "") + a[i].str();
+    return r + ")";
+  }
+  if (a.is_str()) return a.repr();
+  return a.repr();
+}
+
+}  // namespace
+
+class TraceWriter final : public Recorder {
+ public:
+  explicit TraceWriter(const std::string& path);
+  ~TraceWriter() override;
+
+  uint64_t context_begin(const std::string& name, int64_t t_ns) override;
+  void context_rename(uint64_t ctx, const std::string& name) override;
+  void context_end(uint64_t ctx, int64_t t_ns) override;
+  uint64_t step_begin(const StepInfo& step, const UOp& input_root) override;
+  void step_end(uint64_t step, const UOp* output_root, int64_t t_end_ns, const std::vector<RuleStat>& stats,
+                const std::string& error) override;
+  void match(uint64_t step, uint32_t ordinal, const UOp& before, const UOp& after, uint32_t rule,
+             int64_t dur_ns) override;
+  void rule_error(uint64_t step, uint32_t ordinal, const UOp& before, const UOp& error_node, uint32_t rule,
+                  const std::string& message) override;
+  void note_uop(const UOp& u) override;
+  void finish() override;
+  std::string path() const override { return path_; }
+  WriterStats stats() const {
+    std::lock_guard<std::mutex> lk(q_mu_);
+    return stats_;
+  }
+
+ private:
+  struct ThreadBuf {
+    std::mutex mu;
+    Batch batch;
+    std::vector<uint64_t> open_steps;  // steps this thread has begun and not ended (for step_uops)
+  };
+  ThreadBuf& tbuf();
+  void push(ThreadBuf& tb, Event&& e, bool flush_now = false);
+  void handover(ThreadBuf& tb);
+  uint32_t ensure_uop(ThreadBuf& tb, const UOp& u);
+  void ensure_rule(ThreadBuf& tb, uint32_t rule);
+  void writer_loop();
+  void write_batch(Batch& b);
+  int64_t intern(const std::string& s);
+  void exec(const char* sql);
+  sqlite3_stmt* prep(const char* sql);
+  [[noreturn]] void sql_fail(const char* what);
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  uint32_t gen_;
+  std::atomic<uint32_t> next_uop_{1};
+  std::atomic<uint64_t> next_step_{1}, next_ctx_{1};
+  // content -> id, sharded
+  static constexpr int kShards = 16;
+  struct Shard {
+    std::mutex mu;
+    std::unordered_map<ContentKey, uint32_t, ContentHash> map;
+  } shards_[kShards];
+  std::unique_ptr<std::atomic<uint8_t>[]> rule_seen_;
+  uint32_t rule_seen_n_ = 0;
+  std::mutex rule_grow_mu_;
+
+  // thread buffers
+  std::mutex bufs_mu_;
+  std::vector<std::shared_ptr<ThreadBuf>> bufs_;
+
+  // queue to the writer thread
+  mutable std::mutex q_mu_;
+  std::condition_variable q_cv_;
+  std::deque<Batch> queue_;
+  bool stop_ = false, finished_ = false;
+  WriterStats stats_;
+  std::thread thread_;
+
+  // writer-thread state
+  std::unordered_map<std::string, int64_t> strings_;
+  sqlite3_stmt *st_str_ = nullptr, *st_uop_ = nullptr, *st_rule_ = nullptr, *st_ctx_ = nullptr, *st_ctx_name_ = nullptr,
+               *st_ctx_end_ = nullptr, *st_step_ = nullptr, *st_step_end_ = nullptr, *st_match_ = nullptr,
+               *st_stat_ = nullptr, *st_err_ = nullptr, *st_note_ = nullptr;
+};
+
+TraceWriter::TraceWriter(const std::string& path) : path_(path), gen_(++g_generation) {
+  std::remove(path.c_str());
+  std::remove((path + "-wal").c_str());
+  std::remove((path + "-shm").c_str());
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr) !=
+      SQLITE_OK) {
+    std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    if (db_) sqlite3_close(db_);
+    db_ = nullptr;
+    throw Error("cannot create trace file '" + path + "': " + msg);
+  }
+  exec("PRAGMA journal_mode=WAL");
+  exec("PRAGMA synchronous=NORMAL");
+  exec("PRAGMA wal_autocheckpoint=100000");
+  exec(("PRAGMA application_id=" + std::to_string(TRACE_APPLICATION_ID)).c_str());
+  exec(("PRAGMA user_version=" + std::to_string(TRACE_SCHEMA_VERSION)).c_str());
+  exec(TRACE_SCHEMA_SQL);
+  st_str_ = prep("INSERT INTO strings(id, value) VALUES(?, ?)");
+  st_uop_ = prep("INSERT INTO uops(id, op, dtype, arg, argstr, tag, src) VALUES(?,?,?,?,?,?,?)");
+  st_rule_ = prep("INSERT OR IGNORE INTO rules(id, matcher, file, line, source) VALUES(?,?,?,?,?)");
+  st_ctx_ = prep("INSERT INTO contexts(id, name, thread, t_start) VALUES(?,?,?,?)");
+  st_ctx_name_ = prep("UPDATE contexts SET name=? WHERE id=?");
+  st_ctx_end_ = prep("UPDATE contexts SET t_end=? WHERE id=?");
+  st_step_ = prep(
+      "INSERT INTO steps(id, context, parent, depth, name, file, line, flags, input_root, t_start) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?)");
+  st_step_end_ = prep("UPDATE steps SET output_root=?, t_end=?, n_matches=?, error=? WHERE id=?");
+  st_match_ = prep("INSERT INTO matches(step, ordinal, before, after, rule, dur) VALUES(?,?,?,?,?,?)");
+  st_stat_ = prep(
+      "INSERT INTO rule_stats(step, rule, candidates, early_rejects, attempts, matches, excl_ns, incl_ns) "
+      "VALUES(?,?,?,?,?,?,?,?)");
+  st_err_ = prep("INSERT INTO rule_errors(step, ordinal, before, error_uop, rule, message) VALUES(?,?,?,?,?,?)");
+  st_note_ = prep("INSERT INTO step_uops(step, uop) VALUES(?,?)");
+  // meta
+  exec("BEGIN");
+  auto meta = [&](const std::string& k, const std::string& v) {
+    sqlite3_stmt* s = prep("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)");
+    sqlite3_bind_text(s, 1, k.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 2, v.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_step(s);
+    sqlite3_finalize(s);
+  };
+  std::string cmdline;
+  {
+    std::ifstream f("/proc/self/cmdline", std::ios::binary);
+    std::string arg;
+    while (std::getline(f, arg, '\0')) cmdline += (cmdline.empty() ? "" : " ") + arg;
+  }
+  meta("schema_version", std::to_string(TRACE_SCHEMA_VERSION));
+  meta("producer", "tinygrad-cpp");
+  meta("reference", "tinygrad a9069c177a9da9cca18593edf55acd2e6073cca6");
+  meta("command", cmdline);
+  meta("pid", std::to_string(getpid()));
+  meta("created_unix", std::to_string((long long)std::time(nullptr)));
+  meta("clock", "steady_clock ns");
+  meta("status", "recording");
+  exec("COMMIT");
+  rule_seen_n_ = std::max<uint32_t>(rule_count() + 1024, 4096);
+  rule_seen_.reset(new std::atomic<uint8_t>[rule_seen_n_]);
+  for (uint32_t i = 0; i < rule_seen_n_; i++) rule_seen_[i].store(0);
+  thread_ = std::thread([this] { writer_loop(); });
+}
+
+TraceWriter::~TraceWriter() {
+  finish();
+}
+
+void TraceWriter::exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string m = err ? err : "?";
+    sqlite3_free(err);
+    throw Error("trace file '" + path_ + "': " + m);
+  }
+}
+sqlite3_stmt* TraceWriter::prep(const char* sql) {
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(db_, sql, -1, &s, nullptr) != SQLITE_OK) sql_fail("prepare");
+  return s;
+}
+void TraceWriter::sql_fail(const char* what) {
+  throw Error("trace file '" + path_ + "': " + what + ": " + sqlite3_errmsg(db_));
+}
+
+// ***** producer side *****
+
+TraceWriter::ThreadBuf& TraceWriter::tbuf() {
+  thread_local std::shared_ptr<ThreadBuf> buf;
+  thread_local uint32_t buf_gen = 0;
+  if (!buf || buf_gen != gen_) {
+    buf = std::make_shared<ThreadBuf>();
+    buf_gen = gen_;
+    std::lock_guard<std::mutex> lk(bufs_mu_);
+    bufs_.push_back(buf);
+  }
+  return *buf;
+}
+
+void TraceWriter::handover(ThreadBuf& tb) {
+  if (tb.batch.events.empty()) return;
+  Batch b;
+  std::swap(b, tb.batch);
+  tb.batch.events.reserve(1024);
+  {
+    std::lock_guard<std::mutex> lk(q_mu_);
+    queue_.push_back(std::move(b));
+  }
+  q_cv_.notify_one();
+}
+
+void TraceWriter::push(ThreadBuf& tb, Event&& e, bool flush_now) {
+  tb.batch.events.push_back(std::move(e));
+  if (flush_now || tb.batch.events.size() >= 8192) handover(tb);
+}
+
+uint32_t TraceWriter::ensure_uop(ThreadBuf& tb, const UOp& root) {
+  auto id_of = [&](const UOp& u) -> uint32_t {
+    uint64_t t = u.node()->trace_id.load(std::memory_order_acquire);
+    return (uint32_t)(t >> 32) == gen_ ? (uint32_t)t : 0;
+  };
+  if (uint32_t id = id_of(root)) return id;
+  auto order = root.toposort([&](const UOp& u) { return id_of(u) == 0; });
+  for (const UOp& u : order) {
+    ContentKey k{u.op(), u.dtype(), u.arg(), u.tag(), {}, 0};
+    size_t h = (size_t)u.op() * 31 + (size_t)u.dtype().data() + u.arg().hash() * 7 + u.tag().hash();
+    for (const UOp& s : u.src()) {
+      uint32_t sid = id_of(s);
+      k.src.push_back(sid);
+      h = h * 1000003 ^ sid;
+    }
+    k.hash = h;
+    Shard& sh = shards_[h % kShards];
+    uint32_t id;
+    bool fresh = false;
+    {
+      std::lock_guard<std::mutex> lk(sh.mu);
+      auto it = sh.map.find(k);
+      if (it != sh.map.end()) id = it->second;
+      else {
+        id = next_uop_.fetch_add(1);
+        sh.map.emplace(std::move(k), id);
+        fresh = true;
+      }
+    }
+    u.node()->trace_id.store(((uint64_t)gen_ << 32) | id, std::memory_order_release);
+    if (fresh) {
+      Event e{Ev::Uop};
+      e.a = id;
+      e.u = u;
+      push(tb, std::move(e));
+    }
+  }
+  return id_of(root);
+}
+
+void TraceWriter::ensure_rule(ThreadBuf& tb, uint32_t rule) {
+  if (rule >= rule_seen_n_) {
+    // rules created after the writer started (dynamic matchers): written every time, INSERT OR IGNORE dedupes
+    Event e{Ev::Rule};
+    e.a = rule;
+    push(tb, std::move(e));
+    return;
+  }
+  uint8_t expected = 0;
+  if (rule_seen_[rule].load(std::memory_order_relaxed) || !rule_seen_[rule].compare_exchange_strong(expected, 1)) return;
+  Event e{Ev::Rule};
+  e.a = rule;
+  push(tb, std::move(e));
+}
+
+uint64_t TraceWriter::context_begin(const std::string& name, int64_t t_ns) {
+  ThreadBuf& tb = tbuf();
+  std::lock_guard<std::mutex> lk(tb.mu);
+  uint64_t id = next_ctx_.fetch_add(1);
+  Event e{Ev::CtxBegin};
+  e.a = id;
+  e.b = std::hash<std::thread::id>()(std::this_thread::get_id()) & 0xffffff;
+  e.t = t_ns;
+  e.s = name;
+  push(tb, std::move(e));
+  return id;
+}
+void TraceWriter::context_rename(uint64_t ctx, const std::string& name) {
+  ThreadBuf& tb = tbuf();
+  std::lock_guard<std::mutex> lk(tb.mu);
+  Event e{Ev::CtxRename};
+  e.a = ctx;
+  e.s = name;
+  push(tb, std::move(e));
+}
+void TraceWriter::context_end(uint64_t ctx, int64_t t_ns) {
+  ThreadBuf& tb = tbuf();
+  std::lock_guard<std::mutex> lk(tb.mu);
+  Event e{Ev::CtxEnd};
+  e.a = ctx;
+  e.t = t_ns;
+  push(tb, std::move(e), true);
+}
+uint64_t TraceWriter::step_begin(const StepInfo& step, const UOp& input_root) {
+  ThreadBuf& tb = tbuf();
+  std::lock_guard<std::mutex> lk(tb.mu);
+  uint64_t id = next_step_.fetch_add(1);
+  uint32_t in = ensure_uop(tb, input_root);
+  Event e{Ev::StepBegin};
+  e.a = id, e.b = step.context, e.c = step.parent, e.d = (uint64_t)step.depth, e.e = in;
+  e.f = (step.bottom_up ? 1 : 0) | (step.walk ? 2 : 0) | (step.enter_calls ? 4 : 0);
+  e.g = (uint64_t)step.line;
+  e.t = step.t_start_ns;
+  e.s = step.name;
+  e.s2 = step.file;
+  push(tb, std::move(e));
+  tb.open_steps.push_back(id);
+  return id;
+}
+void TraceWriter::step_end(uint64_t step, const UOp* output_root, int64_t t_end_ns, const std::vector<RuleStat>& stats,
+                           const std::string& error) {
+  ThreadBuf& tb = tbuf();
+  std::lock_guard<std::mutex> lk(tb.mu);
+  uint64_t n_matches = 0;
+  for (const RuleStat& s : stats) {
+    ensure_rule(tb, s.rule);
+    Event e{Ev::Stat};
+    e.a = step, e.b = s.rule, e.c = s.candidates, e.d = s.early_rejects, e.e = s.attempts, e.f = s.matches;
+    e.g = (uint64_t)s.excl_ns;
+    e.t = s.incl_ns;
+    n_matches += s.matches;
+    push(tb, std::move(e));
+  }
+  Event e{Ev::StepEnd};
+  e.a = step;
+  e.b = output_root ? ensure_uop(tb, *output_root) : 0;
+  e.c = n_matches;
+  e.t = t_end_ns;
+  e.s = error;
+  if (!tb.open_steps.empty()) tb.open_steps.pop_back();
+  push(tb, std::move(e), tb.open_steps.empty());  // a finished top-level step is handed to the writer
+}
+void TraceWriter::match(uint64_t step, uint32_t ordinal, const UOp& before, const UOp& after, uint32_t rule,
+                        int64_t dur_ns) {
+  ThreadBuf& tb = tbuf();
+  std::lock_guard<std::mutex> lk(tb.mu);
+  ensure_rule(tb, rule);
+  Event e{Ev::Match};
+  e.a = step, e.b = ordinal, e.c = ensure_uop(tb, before), e.d = ensure_uop(tb, after), e.e = rule;
+  e.t = dur_ns;
+  push(tb, std::move(e));
+}
+void TraceWriter::rule_error(uint64_t step, uint32_t ordinal, const UOp& before, const UOp& error_node, uint32_t rule,
+                             const std::string& message) {
+  ThreadBuf& tb = tbuf();
+  std::lock_guard<std::mutex> lk(tb.mu);
+  ensure_rule(tb, rule);
+  Event e{Ev::Error};
+  e.a = step, e.b = ordinal, e.c = ensure_uop(tb, before), e.d = ensure_uop(tb, error_node), e.e = rule;
+  e.s = message;
+  push(tb, std::move(e));
+}
+void TraceWriter::note_uop(const UOp& u) {
+  ThreadBuf& tb = tbuf();
+  std::lock_guard<std::mutex> lk(tb.mu);
+  if (tb.open_steps.empty()) return;
+  Event e{Ev::Note};
+  e.a = tb.open_steps.back();
+  e.b = ensure_uop(tb, u);
+  push(tb, std::move(e));
+}
+
+// ***** writer thread *****
+
+int64_t TraceWriter::intern(const std::string& s) {
+  auto it = strings_.find(s);
+  if (it != strings_.end()) return it->second;
+  int64_t id = (int64_t)strings_.size() + 1;
+  strings_.emplace(s, id);
+  sqlite3_bind_int64(st_str_, 1, id);
+  sqlite3_bind_text(st_str_, 2, s.data(), (int)s.size(), SQLITE_STATIC);
+  if (sqlite3_step(st_str_) != SQLITE_DONE) sql_fail("insert string");
+  sqlite3_reset(st_str_);
+  return id;
+}
+
+static void run(sqlite3_stmt* s, sqlite3* db, const std::string& path) {
+  if (sqlite3_step(s) != SQLITE_DONE) throw Error("trace file '" + path + "': " + sqlite3_errmsg(db));
+  sqlite3_reset(s);
+}
+
+void TraceWriter::write_batch(Batch& b) {
+  for (Event& e : b.events) {
+    switch (e.kind) {
+      case Ev::Uop: {
+        const UOp& u = e.u;
+        std::string src;
+        for (const UOp& s : u.src()) {
+          uint64_t sid = (uint32_t)s.node()->trace_id.load(std::memory_order_acquire);
+          int64_t delta = (int64_t)e.a - (int64_t)sid;
+          put_varint(src, (uint64_t)((delta << 1) ^ (delta >> 63)));
+        }
+        sqlite3_bind_int64(st_uop_, 1, (int64_t)e.a);
+        sqlite3_bind_int(st_uop_, 2, (int)u.op());
+        sqlite3_bind_int64(st_uop_, 3, intern(u.dtype().repr().substr(7)));
+        sqlite3_bind_int64(st_uop_, 4, intern(encode_arg(u.arg())));
+        sqlite3_bind_int64(st_uop_, 5, intern(display_arg(u)));
+        sqlite3_bind_int64(st_uop_, 6, intern(u.tag().is_none() ? std::string() : u.tag().str()));
+        if (src.empty()) sqlite3_bind_null(st_uop_, 7);
+        else sqlite3_bind_blob(st_uop_, 7, src.data(), (int)src.size(), SQLITE_TRANSIENT);
+        run(st_uop_, db_, path_);
+        e.u = UOp();
+        stats_.uops++;
+        break;
+      }
+      case Ev::Rule: {
+        const RuleData* r = rule_by_id((uint32_t)e.a);
+        if (!r) break;
+        sqlite3_bind_int64(st_rule_, 1, (int64_t)e.a);
+        sqlite3_bind_int64(st_rule_, 2, intern(r->matcher));
+        sqlite3_bind_int64(st_rule_, 3, intern(r->file));
+        sqlite3_bind_int(st_rule_, 4, r->src.line);
+        sqlite3_bind_int64(st_rule_, 5, intern(r->text));
+        run(st_rule_, db_, path_);
+        break;
+      }
+      case Ev::CtxBegin:
+        sqlite3_bind_int64(st_ctx_, 1, (int64_t)e.a);
+        sqlite3_bind_int64(st_ctx_, 2, intern(e.s));
+        sqlite3_bind_int64(st_ctx_, 3, (int64_t)e.b);
+        sqlite3_bind_int64(st_ctx_, 4, e.t);
+        run(st_ctx_, db_, path_);
+        stats_.contexts++;
+        break;
+      case Ev::CtxRename:
+        sqlite3_bind_int64(st_ctx_name_, 1, intern(e.s));
+        sqlite3_bind_int64(st_ctx_name_, 2, (int64_t)e.a);
+        run(st_ctx_name_, db_, path_);
+        break;
+      case Ev::CtxEnd:
+        sqlite3_bind_int64(st_ctx_end_, 1, e.t);
+        sqlite3_bind_int64(st_ctx_end_, 2, (int64_t)e.a);
+        run(st_ctx_end_, db_, path_);
+        break;
+      case Ev::StepBegin:
+        sqlite3_bind_int64(st_step_, 1, (int64_t)e.a);
+        sqlite3_bind_int64(st_step_, 2, (int64_t)e.b);
+        sqlite3_bind_int64(st_step_, 3, (int64_t)e.c);
+        sqlite3_bind_int64(st_step_, 4, (int64_t)e.d);
+        sqlite3_bind_int64(st_step_, 5, intern(e.s));
+        sqlite3_bind_int64(st_step_, 6, intern(e.s2));
+        sqlite3_bind_int64(st_step_, 7, (int64_t)e.g);
+        sqlite3_bind_int64(st_step_, 8, (int64_t)e.f);
+        sqlite3_bind_int64(st_step_, 9, (int64_t)e.e);
+        sqlite3_bind_int64(st_step_, 10, e.t);
+        run(st_step_, db_, path_);
+        stats_.steps++;
+        break;
+      case Ev::StepEnd:
+        if (e.b) sqlite3_bind_int64(st_step_end_, 1, (int64_t)e.b);
+        else sqlite3_bind_null(st_step_end_, 1);
+        sqlite3_bind_int64(st_step_end_, 2, e.t);
+        sqlite3_bind_int64(st_step_end_, 3, (int64_t)e.c);
+        if (e.s.empty()) sqlite3_bind_null(st_step_end_, 4);
+        else sqlite3_bind_int64(st_step_end_, 4, intern(e.s));
+        sqlite3_bind_int64(st_step_end_, 5, (int64_t)e.a);
+        run(st_step_end_, db_, path_);
+        break;
+      case Ev::Match:
+        sqlite3_bind_int64(st_match_, 1, (int64_t)e.a);
+        sqlite3_bind_int64(st_match_, 2, (int64_t)e.b);
+        sqlite3_bind_int64(st_match_, 3, (int64_t)e.c);
+        sqlite3_bind_int64(st_match_, 4, (int64_t)e.d);
+        sqlite3_bind_int64(st_match_, 5, (int64_t)e.e);
+        sqlite3_bind_int64(st_match_, 6, e.t);
+        run(st_match_, db_, path_);
+        stats_.matches++;
+        break;
+      case Ev::Stat:
+        sqlite3_bind_int64(st_stat_, 1, (int64_t)e.a);
+        sqlite3_bind_int64(st_stat_, 2, (int64_t)e.b);
+        sqlite3_bind_int64(st_stat_, 3, (int64_t)e.c);
+        sqlite3_bind_int64(st_stat_, 4, (int64_t)e.d);
+        sqlite3_bind_int64(st_stat_, 5, (int64_t)e.e);
+        sqlite3_bind_int64(st_stat_, 6, (int64_t)e.f);
+        sqlite3_bind_int64(st_stat_, 7, (int64_t)e.g);
+        sqlite3_bind_int64(st_stat_, 8, e.t);
+        run(st_stat_, db_, path_);
+        break;
+      case Ev::Error:
+        sqlite3_bind_int64(st_err_, 1, (int64_t)e.a);
+        sqlite3_bind_int64(st_err_, 2, (int64_t)e.b);
+        sqlite3_bind_int64(st_err_, 3, (int64_t)e.c);
+        sqlite3_bind_int64(st_err_, 4, (int64_t)e.d);
+        sqlite3_bind_int64(st_err_, 5, (int64_t)e.e);
+        sqlite3_bind_int64(st_err_, 6, intern(e.s));
+        run(st_err_, db_, path_);
+        break;
+      case Ev::Note:
+        sqlite3_bind_int64(st_note_, 1, (int64_t)e.a);
+        sqlite3_bind_int64(st_note_, 2, (int64_t)e.b);
+        run(st_note_, db_, path_);
+        break;
+    }
+  }
+}
+
+void TraceWriter::writer_loop() {
+  std::unique_lock<std::mutex> lk(q_mu_);
+  for (;;) {
+    q_cv_.wait_for(lk, std::chrono::milliseconds(50), [&] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) {
+      if (stop_) return;
+      continue;
+    }
+    std::deque<Batch> work;
+    std::swap(work, queue_);
+    lk.unlock();
+    try {
+      exec("BEGIN");
+      for (Batch& b : work) write_batch(b);
+      exec("COMMIT");
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tinygrad: trace writer: %s\n", e.what());
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+    work.clear();  // releases the UOps the batch held, outside the queue lock
+    lk.lock();
+    stats_.batches += 0;
+    stats_.transactions++;
+  }
+}
+
+void TraceWriter::finish() {
+  {
+    std::lock_guard<std::mutex> lk(q_mu_);
+    if (finished_) return;
+    finished_ = true;
+  }
+  // hand over every thread's partial buffer
+  {
+    std::lock_guard<std::mutex> lk(bufs_mu_);
+    for (auto& b : bufs_) {
+      std::lock_guard<std::mutex> lk2(b->mu);
+      handover(*b);
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lk(q_mu_);
+    stop_ = true;
+  }
+  q_cv_.notify_one();
+  if (thread_.joinable()) thread_.join();
+  try {
+    exec(TRACE_INDEX_SQL);
+    exec("UPDATE meta SET value='complete' WHERE key='status'");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tinygrad: trace writer: %s\n", e.what());
+  }
+  for (sqlite3_stmt* s : {st_str_, st_uop_, st_rule_, st_ctx_, st_ctx_name_, st_ctx_end_, st_step_, st_step_end_,
+                          st_match_, st_stat_, st_err_, st_note_})
+    sqlite3_finalize(s);
+  sqlite3_exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
+  sqlite3_close(db_);
+  db_ = nullptr;
+}
+
+// ***** factory *****
+
+std::unique_ptr<Recorder> open_trace_writer(const std::string& path) { return std::make_unique<TraceWriter>(path); }
+
+WriterStats writer_stats(const Recorder* r) {
+  auto* w = dynamic_cast<const TraceWriter*>(r);
+  return w ? w->stats() : WriterStats{};
+}
+
+std::string default_trace_path() {
+  std::string p = getenv_str("VIZ_PATH", "");
+  if (!p.empty()) return p;
+  std::string prog = "program";
+  {
+    std::ifstream f("/proc/self/comm");
+    std::getline(f, prog);
+  }
+  char date[32];
+  std::time_t t = std::time(nullptr);
+  std::strftime(date, sizeof(date), "%Y%m%d-%H%M%S", std::localtime(&t));
+  std::string tmp = getenv_str("TMPDIR", "/tmp");
+  return tmp + "/tinygrad-" + prog + "-" + date + "-" + std::to_string(getpid()) + ".trace.db";
+}
+
+void install_trace_writer_factory() {
+  set_recorder_factory([]() -> Recorder* {
+    std::string path = default_trace_path();
+    try {
+      return open_trace_writer(path).release();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tinygrad: not recording a trace: %s\n", e.what());
+      return nullptr;
+    }
+  });
+}
+
+}  // namespace tg::viz
