@@ -239,45 +239,50 @@ bool tracked_rewrite(const std::vector<const RuleData*>& bucket, const UOp& u, C
   static const bool registered = (ensure_atexit(), true);  // the table prints at exit
   (void)registered;
   ThreadState& t = ts();
-  bool rec = TRACK_MATCH_STATS.value() >= 2 && t.untracked == 0 && t.depth > 0;
-  StepFrame* fr = rec ? &t.frames[t.depth - 1] : nullptr;
-  uint32_t nrules = rule_count();
+  // nested rewrites (inside a rule) grow t.frames and t.totals: hold indices, never pointers, across try_rule
+  const int depth = (TRACK_MATCH_STATS.value() >= 2 && t.untracked == 0) ? t.depth : 0;
+  const uint32_t nrules = rule_count();
   if (t.totals.size() < nrules) {
     std::lock_guard<std::mutex> lk(t.mu);
     t.totals.resize(nrules);
   }
-  if (fr && fr->stats.size() < nrules) fr->stats.resize(nrules);
+  if (depth > 0 && t.frames[depth - 1].stats.size() < nrules) t.frames[depth - 1].stats.resize(nrules);
+  auto frame = [&]() -> StepFrame* { return depth > 0 ? &t.frames[depth - 1] : nullptr; };
   OpSet ler = u.src_ops();
   for (const RuleData* r : bucket) {
-    Counters& c = t.totals[r->id];
-    Counters* sc = nullptr;
-    if (fr) {
-      sc = &fr->stats[r->id];
-      if (sc->cand == 0 && sc->er == 0 && sc->att == 0) fr->touched.push_back(r->id);
-      sc->cand++;
+    const uint32_t id = r->id;
+    if (StepFrame* fr = frame()) {
+      Counters& sc = fr->stats[id];
+      if (sc.cand == 0) fr->touched.push_back(id);
+      sc.cand++;
     }
-    c.cand++;
+    t.totals[id].cand++;
     int64_t st = now_ns();
     if (!r->early_reject.subset_of(ler)) {
       int64_t dt = now_ns() - st;
+      Counters& c = t.totals[id];
       c.er++, c.fail_ns += dt, c.excl_ns += dt;
-      if (sc) sc->er++, sc->fail_ns += dt, sc->excl_ns += dt;
+      if (StepFrame* fr = frame()) {
+        Counters& sc = fr->stats[id];
+        sc.er++, sc.fail_ns += dt, sc.excl_ns += dt;
+      }
       if (!t.child_ns.empty()) t.child_ns.back() += dt;
       continue;
     }
-    c.att++;
-    if (sc) sc->att++;
+    t.totals[id].att++;
+    if (StepFrame* fr = frame()) fr->stats[id].att++;
     t.child_ns.push_back(0);
     bool hit;
     try {
       hit = detail::try_rule(*r, u, ctx, out, uop_result);
     } catch (const std::exception& e) {
       t.child_ns.pop_back();
+      StepFrame* fr = frame();
       if (fr && recorder()) {
         std::string msg = std::string("Exception\n") + e.what();
         std::vector<UOp> srcs(u.src().begin(), u.src().end());
         UOp err(Ops::REWRITE_ERROR, DType(), srcs, Arg(msg));
-        recorder()->rule_error(fr->id, fr->ordinal++, u, err, r->id, msg);
+        recorder()->rule_error(fr->id, fr->ordinal++, u, err, id, msg);
       }
       throw;
     }
@@ -285,15 +290,17 @@ bool tracked_rewrite(const std::vector<const RuleData*>& bucket, const UOp& u, C
     int64_t child = t.child_ns.back();
     t.child_ns.pop_back();
     if (!t.child_ns.empty()) t.child_ns.back() += dt;
+    Counters& c = t.totals[id];
     c.excl_ns += dt - child;
-    if (sc) sc->excl_ns += dt - child;
+    StepFrame* fr = frame();
+    if (fr) fr->stats[id].excl_ns += dt - child;
     if (hit) {
       c.mat++, c.match_ns += dt;
-      if (sc) {
-        sc->mat++, sc->match_ns += dt;
+      if (fr) {
+        fr->stats[id].mat++, fr->stats[id].match_ns += dt;
         if (uop_result) {
           if (Recorder* rr = recorder()) {
-            rr->match(fr->id, fr->ordinal++, u, *static_cast<UOp*>(out), r->id, dt);
+            rr->match(fr->id, fr->ordinal++, u, *static_cast<UOp*>(out), id, dt);
             g_n_matches++;
           }
         }
@@ -301,7 +308,7 @@ bool tracked_rewrite(const std::vector<const RuleData*>& bucket, const UOp& u, C
       return true;
     }
     c.fail_ns += dt;
-    if (sc) sc->fail_ns += dt;
+    if (fr) fr->stats[id].fail_ns += dt;
   }
   return false;
 }
