@@ -14,6 +14,7 @@ namespace tg {
 // ************************* recorder installation *************************
 
 static std::atomic<Recorder*> g_recorder{nullptr};
+static std::atomic<uint64_t> g_last_context{0};  // the reference attributes ungrouped steps to the last context
 static std::atomic<RecorderFactory> g_factory{nullptr};
 static std::mutex g_install_mu;
 static std::atomic<bool> g_install_tried{false};
@@ -27,6 +28,7 @@ static void ensure_atexit() {
 Recorder* recorder() { return g_recorder.load(std::memory_order_acquire); }
 void set_recorder(Recorder* r) {
   g_recorder.store(r, std::memory_order_release);
+  g_last_context.store(0);
   if (r) ensure_atexit();
 }
 void set_recorder_factory(RecorderFactory f) { g_factory.store(f); }
@@ -111,7 +113,6 @@ static ThreadState& ts() {
   return s;
 }
 
-static std::atomic<uint64_t> g_last_context{0};
 static std::atomic<uint64_t> g_n_contexts{0}, g_n_steps{0}, g_n_matches{0};
 static std::mutex g_name_mu;
 static std::unordered_map<std::string, int>& name_counters() {

@@ -913,6 +913,8 @@ PyConst UOp::const_factor() const {
 
 UOp UOp::divides(pyint v) const {
   if (v == 1) return *this;
+  if (v == 0 && (op() == Ops::CONST || ((op() == Ops::PARAM || op() == Ops::BUFFER) && param_arg() && param_arg()->has_multiple_of)))
+    throw Error("integer modulo by zero");  // python's `val % 0`
   if (op() == Ops::CONST) {
     pyint x = val().as_int();
     return floormod(x, v) == 0 ? const_like(PyConst(::tg::floordiv(x, v))) : UOp();

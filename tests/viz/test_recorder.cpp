@@ -1,0 +1,314 @@
+// The recorder: what is recorded equals what was performed, replay reproduces every step's output, a run killed with
+// SIGKILL leaves a readable trace, and bad files give clear errors.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <regex>
+
+#include "lib/uop/serialize.h"
+#include "lib/uop/symbolic.h"
+#include "lib/uop/track.h"
+#include "viz/reader.h"
+#include "viz/replay.h"
+#include "viz/trace_writer.h"
+
+using namespace tg;
+using namespace tg::viz;
+
+static std::string tmp_path(const std::string& name) {
+  return std::string(::testing::TempDir()) + "tg_" + name + "_" + std::to_string(getpid()) + ".trace.db";
+}
+static UOp c(pyint v) { return UOp::const_(PyConst(v)); }
+
+// records everything done in `fn` into a fresh trace and returns its path
+template <typename F>
+static std::string record(const std::string& name, F fn) {
+  std::string path = tmp_path(name);
+  Context ctx({{"TRACK_MATCH_STATS", 2}});
+  Recorder* r = open_trace_writer(path).release();
+  set_recorder(r);
+  fn();
+  r->finish();
+  set_recorder(nullptr);
+  delete r;
+  return path;
+}
+
+// rebuild a UOp from the trace's exact arg encoding
+static UOp uop_from_trace(const Trace& t, int64_t id) {
+  std::vector<std::string> lines;
+  std::vector<int64_t> order;
+  std::unordered_map<int64_t, size_t> index;
+  std::vector<std::pair<int64_t, bool>> st{{id, false}};
+  while (!st.empty()) {
+    auto [n, done] = st.back();
+    st.pop_back();
+    if (index.count(n)) continue;
+    if (!done) {
+      st.push_back({n, true});
+      for (int64_t s : t.node(n).src) st.push_back({s, false});
+      continue;
+    }
+    const Node& nd = t.node(n);
+    std::string srcs;
+    for (int64_t s : nd.src) srcs += (srcs.empty() ? "" : ",") + std::to_string(index.at(s));
+    index[n] = lines.size();
+    lines.push_back(nd.op_name + " " + t.str(nd.dtype) + " " + t.str(nd.arg) + " " +
+                    (t.str(nd.tag).empty() ? std::string("N") : t.str(nd.tag)) + " " + srcs);
+  }
+  return decode_graph(lines);
+}
+
+TEST(Recorder, RecordedEqualsPerformed) {
+  UOp a = UOp::variable("a", 0, 10), b = UOp::variable("b", 0, 7);
+  std::vector<UOp> inputs = {(a * 4 + b).floordiv(c(4)), ((a + 3) * 2 + a * 5) % c(7), (a.lt(c(4))).where(a * 2, b + 1)};
+  std::vector<UOp> outputs;
+  uint64_t matches_before = track::record_totals().matches;
+  std::string path = record("performed", [&] {
+    track::Group g("test_group");
+    g.rename("My Context");
+    for (size_t i = 0; i < inputs.size(); i++) outputs.push_back(graph_rewrite(inputs[i], sym(), {.name = "simplify test"}));
+  });
+  uint64_t performed = track::record_totals().matches - matches_before;
+  auto t = Trace::open(path);
+  EXPECT_TRUE(t->complete());
+  ASSERT_EQ(t->contexts().size(), 1u);
+  EXPECT_EQ(t->contexts()[0].name, "My Context n1");
+  // every graph_rewrite is a step; nested ones (simplify inside rules) are untracked like the reference
+  std::vector<const StepRow*> top;
+  for (const auto& s : t->steps())
+    if (s.depth == 0) top.push_back(&s);
+  ASSERT_EQ(top.size(), inputs.size());
+  EXPECT_EQ(t->match_count(), performed);
+  for (size_t i = 0; i < inputs.size(); i++) {
+    const StepRow& s = *top[i];
+    EXPECT_EQ(s.name, "simplify test");
+    EXPECT_EQ(s.file, "tests/viz/test_recorder.cpp");
+    EXPECT_FALSE(s.bottom_up);
+    EXPECT_GT(s.t_end, s.t_start);
+    // the recorded roots are exactly the performed rewrite's input and output
+    EXPECT_EQ(uop_from_trace(*t, s.input_root), inputs[i]);
+    EXPECT_EQ(uop_from_trace(*t, s.output_root), outputs[i]);
+    // per-step statistics agree with the match rows
+    uint64_t stat_matches = 0;
+    for (const auto& r : t->rule_stats(s.id)) {
+      stat_matches += r.matches;
+      EXPECT_LE(r.matches, r.attempts);
+    }
+    EXPECT_EQ(stat_matches, (uint64_t)t->matches(s.id).size());
+    // every match names a rule with its full source text
+    for (const auto& m : t->matches(s.id)) {
+      auto r = t->rule(m.rule);
+      ASSERT_TRUE(r.has_value());
+      EXPECT_NE(r->source.find("UPat"), std::string::npos) << r->source;
+      EXPECT_FALSE(r->file.empty());
+      EXPECT_GT(r->line, 0);
+    }
+    StepReplay rp(*t, s.id);
+    EXPECT_TRUE(rp.reproduces_output()) << "step " << s.id;
+  }
+}
+
+TEST(Recorder, BottomUpWalkAndNestedStepsReplay) {
+  UOp a = UOp::variable("a", 0, 10), b = UOp::variable("b", 0, 10);
+  std::string path = record("modes", [&] {
+    track::Group g("modes");
+    UOp x = ((a + 0) * 1 + (b * 2 + b * 3)) + (a + 4) * 3;
+    x.substitute({{a, b + 1}}, "bottom-up substitute");
+    x.substitute({{a, b + 1}, {b, a}}, "walk substitute", true);
+    graph_rewrite(x, symbolic(), {.bottom_up = true, .name = "bottom-up symbolic"});
+    graph_rewrite(x, symbolic(), {.name = "top-down symbolic"});
+    // like the reference, a bottom-up symbolic over an unsimplified floordiv divides by a zero const factor
+    UOp y = ((a + 4) * 3 + (a + 4) * 5).floordiv(c(2));
+    EXPECT_THROW(graph_rewrite(y, symbolic(), {.bottom_up = true, .name = "raises"}), Error);
+  });
+  auto t = Trace::open(path);
+  ASSERT_EQ(t->steps().size(), 5u);
+  EXPECT_TRUE(t->steps()[0].bottom_up);
+  EXPECT_TRUE(t->steps()[1].walk);
+  for (const auto& s : t->steps()) {
+    if (s.name == "raises") {
+      EXPECT_EQ(s.output_root, 0);
+      continue;
+    }
+    StepReplay r(*t, s.id);
+    EXPECT_TRUE(r.reproduces_output()) << s.name;
+    // frames chain: each delta's removed nodes were in the previous frame
+    for (size_t k = 1; k < r.num_frames(); k++) {
+      auto d = r.delta(k);
+      auto prev = r.nodes(k - 1);
+      for (int64_t x : d.removed) EXPECT_NE(std::find(prev.begin(), prev.end(), x), prev.end());
+    }
+  }
+}
+
+TEST(Recorder, RuleErrorIsRecorded) {
+  PatternMatcher boom("boom", {TG_RULE(UPat(Ops::ADD).named("x"), [](UOp x) -> UOp { throw Error("rule exploded"); })});
+  std::string path = record("error", [&] {
+    track::Group g("errors");
+    EXPECT_THROW(graph_rewrite(c(1) + UOp::variable("a", 0, 3), boom, {.name = "failing"}), Error);
+  });
+  auto t = Trace::open(path);
+  ASSERT_EQ(t->steps().size(), 1u);
+  EXPECT_EQ(t->steps()[0].output_root, 0);
+  EXPECT_FALSE(t->steps()[0].error.empty());
+  auto m = t->matches(t->steps()[0].id);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_TRUE(m[0].is_error);
+  EXPECT_NE(m[0].error.find("rule exploded"), std::string::npos);
+  EXPECT_EQ(t->node(m[0].after).op_name, "REWRITE_ERROR");
+}
+
+TEST(Recorder, DemoTraceReplaysEveryStep) {
+  std::string path = tmp_path("demo");
+  std::string cmd = std::string("VIZ=-1 PRINT_MATCH_STATS=0 VIZ_PATH='") + path + "' '" + TG_DEMO_BIN + "' > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  auto t = Trace::open(path);
+  EXPECT_TRUE(t->complete());
+  EXPECT_GE(t->contexts().size(), 4u);
+  EXPECT_GE(t->match_count(), 500u);
+  size_t checked = 0;
+  for (const auto& s : t->steps()) {
+    StepReplay r(*t, s.id);
+    EXPECT_TRUE(r.reproduces_output()) << "step " << s.id << " " << s.name;
+    checked++;
+  }
+  EXPECT_EQ(checked, t->steps().size());
+  // the statistics table lists every rule that matched, with file:line
+  auto stats = t->rule_stats();
+  uint64_t total = 0;
+  for (const auto& r : stats) total += r.matches;
+  EXPECT_EQ(total, t->match_count());
+}
+
+TEST(Recorder, SigkillLeavesReadableTrace) {
+  std::string path = tmp_path("killed");
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    Context ctx({{"TRACK_MATCH_STATS", 2}});
+    Recorder* r = open_trace_writer(path).release();
+    set_recorder(r);
+    UOp a = UOp::variable("a", 0, 100);
+    for (int i = 0;; i++) {
+      track::Group g("loop");
+      graph_rewrite((a * (i % 7 + 1) + 3).floordiv(c(i % 5 + 1)) % c(9), sym(), {.name = "spin"});
+    }
+    _exit(0);
+  }
+  usleep(600 * 1000);
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  auto t = Trace::open(path);
+  EXPECT_FALSE(t->complete());
+  EXPECT_GT(t->contexts().size(), 0u);
+  EXPECT_GT(t->match_count(), 0u);
+  // every finished step of the killed run still replays
+  size_t finished = 0;
+  for (const auto& s : t->steps()) {
+    if (!s.output_root) continue;
+    StepReplay r(*t, s.id);
+    EXPECT_TRUE(r.reproduces_output());
+    if (++finished > 50) break;
+  }
+  EXPECT_GT(finished, 0u);
+}
+
+static void expect_open_error(const std::string& path, const std::string& what) {
+  try {
+    Trace::open(path);
+    FAIL() << "opened " << path;
+  } catch (const TraceError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find(path), std::string::npos) << m;
+    EXPECT_NE(m.find(what), std::string::npos) << m;
+  }
+}
+
+TEST(Recorder, BadFilesGiveClearErrors) {
+  std::string good = record("good", [] {
+    track::Group g("g");
+    graph_rewrite(UOp::variable("a", 0, 5) + 0, symbolic());
+  });
+  expect_open_error(tmp_path("missing"), "no such file");
+  std::string empty = tmp_path("empty");
+  std::ofstream(empty).close();
+  expect_open_error(empty, "empty or truncated");
+  std::string junk = tmp_path("junk");
+  {
+    std::ofstream f(junk);
+    for (int i = 0; i < 100; i++) f << "this is not a database ";
+  }
+  expect_open_error(junk, "not an SQLite database");
+  // truncated: the first pages of a real trace
+  std::string trunc = tmp_path("trunc");
+  {
+    std::ifstream in(good, std::ios::binary);
+    std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream out(trunc, std::ios::binary);
+    out.write(data.data(), std::min<size_t>(data.size(), 4096 + 2048));
+  }
+  try {
+    auto t = Trace::open(trunc);
+    for (const auto& s : t->steps()) StepReplay(*t, s.id).reproduces_output();
+    ADD_FAILURE() << "a truncated trace opened and replayed";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find(trunc), std::string::npos) << e.what();
+  }
+  // a foreign sqlite database and a newer schema
+  std::string foreign = tmp_path("foreign"), newer = tmp_path("newer");
+  {
+    sqlite3* db;
+    sqlite3_open(foreign.c_str(), &db);
+    sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(1);", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+    std::ifstream in(good, std::ios::binary);
+    std::ofstream out(newer, std::ios::binary);
+    out << in.rdbuf();
+    out.close();
+    sqlite3_open(newer.c_str(), &db);
+    sqlite3_exec(db, "PRAGMA user_version=99;", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+  }
+  expect_open_error(foreign, "not a tinygrad trace");
+  expect_open_error(newer, "newer tinygrad-cpp (schema 99");
+}
+
+TEST(MatchStats, TableHasTheReferenceFormat) {
+  Context ctx({{"TRACK_MATCH_STATS", 1}});
+  track::reset_match_stats();
+  UOp a = UOp::variable("a", 0, 10);
+  graph_rewrite((a + 0) * 1 + (a * 2 + a * 3), symbolic());
+  std::string table = track::format_match_stats();
+  std::regex row(R"(^ *\d+ / +\d+ -- +\d+\.\d\d / +\d+\.\d\d ms -- \S+:\d+ +.*$)");
+  std::istringstream in(table);
+  std::string line;
+  int rows = 0;
+  bool total = false, summary = false;
+  while (std::getline(in, line)) {
+    if (line.find("TOTAL") != std::string::npos) total = true;
+    else if (std::regex_match(line, std::regex(R"(^\d+ rules, \d+ matched once$)"))) summary = true;
+    else {
+      EXPECT_TRUE(std::regex_match(line, row)) << line;
+      rows++;
+    }
+  }
+  EXPECT_GT(rows, 3);
+  EXPECT_TRUE(total);
+  EXPECT_TRUE(summary);
+  // the counters include early rejects and exclusive/inclusive time
+  uint64_t matched = 0;
+  for (auto& [id, v] : track::match_stats()) {
+    EXPECT_EQ(v.candidates, v.early_rejects + v.attempts);
+    EXPECT_LE(v.matches, v.attempts);
+    matched += v.matches;
+  }
+  EXPECT_GT(matched, 3u);
+}
