@@ -5,6 +5,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "lib/uop/nodemap.h"
 #include "lib/uop/track.h"
 
 namespace tg {
@@ -39,15 +40,14 @@ struct RewriteContext {
   const PatternMatcher* bpm;
   CtxRef ctx;
   bool enter_calls;
-  UOpMap<UOp> replace;
-  UOpMap<UOp> bpm_cache;  // null value = no match
+  NodeMap<UOp> replace{16};
+  NodeMap<UOp> bpm_cache{16};  // null value = no match
 
   UOp pm_rewrite(const UOp& x) { return pm->rewrite(x, ctx); }
   UOp cached_bpm_rewrite(const UOp& x) {
-    auto it = bpm_cache.find(x);
-    if (it != bpm_cache.end()) return it->second;
+    if (UOp* c = bpm_cache.find(x)) return *c;
     UOp r = bpm->rewrite(x, ctx);
-    bpm_cache.emplace(x, r);
+    bpm_cache[x] = r;
     return r;
   }
 
@@ -56,35 +56,35 @@ struct RewriteContext {
     while (!stack.empty()) {
       auto [n, processed] = std::move(stack.back());
       stack.pop_back();
-      if (replace.count(n)) continue;
+      if (replace.contains(n)) continue;
       if (!processed) {
         if (bpm) {
           if (UOp r = cached_bpm_rewrite(n)) {
-            replace.emplace(n, r);
+            replace[n] = r;
             continue;
           }
         }
         stack.push_back({n, true});
-        if (!enter_calls && is_opaque_call(n)) replace.emplace(n.src(0), n.src(0));
+        if (!enter_calls && is_opaque_call(n)) replace.emplace(n.src(0)).first[0] = n.src(0);
         for (size_t i = n.nsrc(); i > 0; i--)
-          if (!replace.count(n.src(i - 1))) stack.push_back({n.src(i - 1), false});
+          if (!replace.contains(n.src(i - 1))) stack.push_back({n.src(i - 1), false});
       } else {
         std::vector<UOp> new_src;
         bool changed = false;
         for (const UOp& x : n.src()) {
-          auto it = replace.find(x);
-          new_src.push_back(it == replace.end() ? x : it->second);
+          UOp* r = replace.find(x);
+          new_src.push_back(r ? *r : x);
           changed |= !(new_src.back() == x);
         }
         UOp new_n = changed ? rebuild(n, new_src) : n;
         if (pm) {
           if (UOp r = pm_rewrite(new_n)) new_n = r;
         }
-        replace.emplace(n, new_n);
+        replace.emplace(n).first[0] = new_n;
       }
     }
-    auto it = replace.find(root);
-    return it == replace.end() ? root : it->second;
+    UOp* r = replace.find(root);
+    return r ? *r : root;
   }
 
   struct Entry {
@@ -95,45 +95,46 @@ struct RewriteContext {
 
   UOp unified_rewrite(const UOp& root) {
     std::vector<Entry> stack{{root, 0, root}};
-    UOpSet on_stack{root};
-    UOpMap<std::vector<Entry>> waitlist;
+    NodeSet on_stack(16);
+    on_stack.insert(root);
+    NodeMap<std::vector<Entry>> waitlist(8);
     const size_t limit = (size_t)REWRITE_STACK_LIMIT.value();
     auto release = [&](const UOp& n) {
-      auto it = waitlist.find(n);
-      if (it == waitlist.end()) return;
-      for (Entry& e : it->second) stack.push_back(std::move(e));
-      waitlist.erase(it);
+      std::vector<Entry>* w = waitlist.find(n);
+      if (!w || w->empty()) return;
+      for (Entry& e : *w) stack.push_back(std::move(e));
+      w->clear();
     };
     while (!stack.empty()) {
       if (stack.size() > limit) throw RewriteError("infinite loop in graph_rewrite (stack too big)");
       Entry e = std::move(stack.back());
       stack.pop_back();
       const UOp& n = e.n;
-      if (replace.count(n)) continue;
+      if (replace.contains(n)) continue;
       if (e.stage == 0) {
         UOp new_n = n;
         if (bpm) {
           // apply the bottom-up rules to a fixed point on the node itself
           UOp test_n = n;
-          UOpSet seen;
+          NodeSet seen(8);
           try {
             while (test_n) {
-              if (!seen.insert(test_n).second) throw RewriteError("infinite loop in fixed_point_rewrite");
+              if (!seen.insert(test_n)) throw RewriteError("infinite loop in fixed_point_rewrite");
               new_n = test_n;
               test_n = cached_bpm_rewrite(test_n);
             }
           } catch (const BottomUpGate&) {
             // the gate stops the descent: the node being tested is final
-            replace.emplace(n, test_n);
+            replace.emplace(n).first[0] = test_n;
             release(n);
             continue;
           }
         }
         stack.push_back({n, 1, new_n});
-        if (!enter_calls && is_opaque_call(new_n)) replace.emplace(new_n.src(0), new_n.src(0));
+        if (!enter_calls && is_opaque_call(new_n)) replace.emplace(new_n.src(0)).first[0] = new_n.src(0);
         for (size_t i = new_n.nsrc(); i > 0; i--) {
           const UOp& x = new_n.src(i - 1);
-          if (!on_stack.insert(x).second) continue;
+          if (!on_stack.insert(x)) continue;
           stack.push_back({x, 0, x});
         }
       } else if (e.stage == 1) {
@@ -141,13 +142,13 @@ struct RewriteContext {
         tmp.reserve(e.new_n.nsrc());
         bool waiting = false;
         for (const UOp& x : e.new_n.src()) {
-          auto it = replace.find(x);
-          if (it == replace.end()) {
+          UOp* r = replace.find(x);
+          if (!r) {
             waitlist[x].push_back({n, 1, e.new_n});
             waiting = true;
             break;
           }
-          tmp.push_back(it->second);
+          tmp.push_back(*r);
         }
         if (waiting) continue;
         bool same = true;
@@ -155,7 +156,7 @@ struct RewriteContext {
         UOp new_src_n;
         if (same) {
           if (!pm || !(new_src_n = pm_rewrite(e.new_n))) {
-            replace.emplace(n, e.new_n);
+            replace.emplace(n).first[0] = e.new_n;
             release(n);
             continue;
           }
@@ -166,27 +167,26 @@ struct RewriteContext {
         stack.push_back({n, 2, new_src_n});
         stack.push_back({new_src_n, 0, new_src_n});
       } else {
-        auto it = replace.find(e.new_n);
-        if (it == replace.end()) {
+        UOp* r = replace.find(e.new_n);
+        if (!r) {
           waitlist[e.new_n].push_back({n, 2, e.new_n});
         } else {
-          UOp r = it->second;
-          replace.emplace(n, r);
+          UOp rr = *r;
+          replace.emplace(n).first[0] = rr;
           release(n);
         }
       }
     }
-    auto it = replace.find(root);
-    if (it == replace.end())
-      throw RewriteError("graph_rewrite did not finish: the root waits on itself (a replacement contains its own key?)");
-    return it->second;
+    UOp* r = replace.find(root);
+    if (!r) throw RewriteError("graph_rewrite did not finish: the root waits on itself (a replacement contains its own key?)");
+    return *r;
   }
 };
 
 UOp run(const UOp& sink, const PatternMatcher* pm, const PatternMatcher* bpm, const RewriteOpts& opts,
         const std::source_location& loc) {
   track::Step step(opts.name, loc, sink, opts.bottom_up, opts.walk, opts.enter_calls);
-  RewriteContext rc{pm, bpm, opts.ctx, opts.enter_calls, {}, {}};
+  RewriteContext rc{pm, bpm, opts.ctx, opts.enter_calls};
   UOp out = opts.walk ? rc.walk_rewrite(sink) : rc.unified_rewrite(sink);
   step.done(out);
   return out;

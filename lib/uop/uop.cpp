@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "lib/helpers.h"
+#include "lib/uop/nodemap.h"
 
 namespace tg {
 
@@ -27,9 +28,14 @@ struct UOpCache {
 
 namespace {
 constexpr int kShards = 64;
+// a slot keeps the node's hash next to the pointer: a probe rejects other nodes without touching them
+struct Slot {
+  size_t hash;
+  UOpNode* node;
+};
 struct Shard {
   std::mutex mu;
-  std::vector<UOpNode*> slots = std::vector<UOpNode*>(64, nullptr);
+  std::vector<Slot> slots = std::vector<Slot>(64, Slot{0, nullptr});
   size_t count = 0;
 };
 Shard g_shards[kShards];
@@ -41,6 +47,15 @@ inline size_t mix(size_t h, size_t v) {
   h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
   return h * 0xbf58476d1ce4e5b9ull;
 }
+// murmur3's finalizer: every input bit reaches the low bits (slot) and the high bits (shard)
+inline size_t fmix(size_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return h;
+}
 
 bool try_inc(UOpNode* n) {
   uint32_t c = n->rc.load(std::memory_order_relaxed);
@@ -50,33 +65,33 @@ bool try_inc(UOpNode* n) {
 }
 
 void grow(Shard& s) {
-  std::vector<UOpNode*> old = std::move(s.slots);
-  s.slots.assign(old.size() * 2, nullptr);
+  std::vector<Slot> old = std::move(s.slots);
+  s.slots.assign(old.size() * 2, Slot{0, nullptr});
   size_t mask = s.slots.size() - 1;
-  for (UOpNode* n : old) {
-    if (!n) continue;
-    size_t i = n->hash & mask;
-    while (s.slots[i]) i = (i + 1) & mask;
-    s.slots[i] = n;
+  for (const Slot& o : old) {
+    if (!o.node) continue;
+    size_t i = o.hash & mask;
+    while (s.slots[i].node) i = (i + 1) & mask;
+    s.slots[i] = o;
   }
 }
 
 // backward-shift deletion for linear probing
 void erase_at(Shard& s, size_t i) {
   size_t mask = s.slots.size() - 1;
-  s.slots[i] = nullptr;
+  s.slots[i] = Slot{0, nullptr};
   s.count--;
   size_t j = i;
   for (;;) {
     j = (j + 1) & mask;
-    UOpNode* n = s.slots[j];
-    if (!n) break;
-    size_t home = n->hash & mask;
-    // move n back to i if its home is not in (i, j]
+    Slot sl = s.slots[j];
+    if (!sl.node) break;
+    size_t home = sl.hash & mask;
+    // move the entry back to i if its home is not in (i, j]
     bool between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
     if (!between) {
-      s.slots[i] = n;
-      s.slots[j] = nullptr;
+      s.slots[i] = sl;
+      s.slots[j] = Slot{0, nullptr};
       i = j;
     }
   }
@@ -105,8 +120,8 @@ void release_node(UOpNode* first) {
     {
       std::lock_guard<std::mutex> lk(s.mu);
       size_t mask = s.slots.size() - 1;
-      for (size_t i = n->hash & mask; s.slots[i]; i = (i + 1) & mask) {
-        if (s.slots[i] == n) {
+      for (size_t i = n->hash & mask; s.slots[i].node; i = (i + 1) & mask) {
+        if (s.slots[i].node == n) {
           erase_at(s, i);
           break;
         }
@@ -131,13 +146,15 @@ void release_node(UOpNode* first) {
 static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg, Arg&& tag) {
   size_t h = mix(mix(mix((size_t)op, (size_t)dtype.data()), arg.hash()), tag.hash() + 0x7f);
   for (const UOp& s : src) h = mix(h, s.ptr_hash());
+  h = fmix(h);
   Shard& sh = shard_of(h);
   std::lock_guard<std::mutex> lk(sh.mu);
   size_t mask = sh.slots.size() - 1;
   size_t i = h & mask;
-  for (; sh.slots[i]; i = (i + 1) & mask) {
-    UOpNode* n = sh.slots[i];
-    if (n->hash != h || n->op != op || n->dtype != dtype || n->nsrc != src.size()) continue;
+  for (; sh.slots[i].node; i = (i + 1) & mask) {
+    if (sh.slots[i].hash != h) continue;
+    UOpNode* n = sh.slots[i].node;
+    if (n->op != op || n->dtype != dtype || n->nsrc != src.size()) continue;
     bool eq = true;
     for (size_t k = 0; k < src.size() && eq; k++) eq = n->srcs[k] == src[k].node();
     if (!eq || !n->arg.same(arg) || !n->tag.same(tag)) continue;
@@ -163,10 +180,10 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
   new (&n->cache) std::atomic<UOpCache*>(nullptr);
   new (&n->trace_id) std::atomic<uint64_t>(0);
   g_live.fetch_add(1, std::memory_order_relaxed);
-  if (sh.slots[i] != nullptr) {
-    sh.slots[i] = n;  // replaced a dying node in place
+  if (sh.slots[i].node != nullptr) {
+    sh.slots[i] = Slot{h, n};  // replaced a dying node in place
   } else {
-    sh.slots[i] = n;
+    sh.slots[i] = Slot{h, n};
     if (++sh.count * 2 > sh.slots.size()) grow(sh);
   }
   return n;
@@ -290,13 +307,13 @@ const PyConst UOp::val() const {
 
 std::vector<UOp> UOp::toposort(const std::function<bool(const UOp&)>& gate, bool enter_calls) const {
   std::vector<UOp> out;
-  UOpSet seen;
+  RawNodeSet seen(16);  // borrowed: every node is reachable from *this
   std::vector<std::pair<detail::UOpNode*, bool>> stack{{n_, false}};
   while (!stack.empty()) {
     auto [node, visited] = stack.back();
     stack.pop_back();
-    UOp u = UOp::from_node(node);
-    if (seen.count(u)) continue;
+    if (seen.contains(node)) continue;
+    const UOp& u = *reinterpret_cast<const UOp*>(&node);
     if (!visited) {
       if (!gate || gate(u)) {
         stack.push_back({node, true});
@@ -304,8 +321,8 @@ std::vector<UOp> UOp::toposort(const std::function<bool(const UOp&)>& gate, bool
         for (uint32_t i = node->nsrc; i > start; i--) stack.push_back({node->srcs[i - 1], false});
       }
     } else {
-      seen.insert(u);
-      out.push_back(std::move(u));
+      seen.insert(node);
+      out.push_back(u);
     }
   }
   return out;
@@ -319,13 +336,13 @@ std::vector<UOp> UOp::backward_slice() const {
 
 bool UOp::in_backward_slice_with_self(const UOp& x) const {
   if (*this == x) return true;
-  UOpSet seen;
+  RawNodeSet seen(16);
   std::vector<detail::UOpNode*> st{n_};
   while (!st.empty()) {
     auto* n = st.back();
     st.pop_back();
     if (n == x.n_) return true;
-    if (!seen.insert(UOp::from_node(n)).second) continue;
+    if (!seen.insert(n)) continue;
     for (uint32_t i = 0; i < n->nsrc; i++) st.push_back(n->srcs[i]);
   }
   return false;
@@ -333,13 +350,13 @@ bool UOp::in_backward_slice_with_self(const UOp& x) const {
 
 bool UOp::op_in_backward_slice_with_self(OpSet ops) const {
   if (ops.has(op())) return true;
-  UOpSet seen;
+  RawNodeSet seen(16);
   std::vector<detail::UOpNode*> st{n_};
   while (!st.empty()) {
     auto* n = st.back();
     st.pop_back();
     if (ops.has(n->op)) return true;
-    if (!seen.insert(UOp::from_node(n)).second) continue;
+    if (!seen.insert(n)) continue;
     for (uint32_t i = 0; i < n->nsrc; i++) st.push_back(n->srcs[i]);
   }
   return false;

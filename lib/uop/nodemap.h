@@ -1,0 +1,127 @@
+// Flat open-addressing maps and sets keyed by UOp identity, for the rewrite drivers and graph walks (the hot path:
+// no allocation per entry, pointer hashing). Entries hold references, like the reference's dicts of UOps.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "lib/uop/uop.h"
+
+namespace tg {
+
+template <typename V>
+class NodeMap {
+ public:
+  explicit NodeMap(size_t cap = 64) { reset(cap); }
+  size_t size() const { return size_; }
+  V* find(const UOp& k) { return find(k.node()); }
+  V* find(detail::UOpNode* k) {
+    size_t i = slot(k);
+    while (keys_[i].node()) {
+      if (keys_[i].node() == k) return &vals_[i];
+      i = (i + 1) & mask_;
+    }
+    return nullptr;
+  }
+  bool contains(const UOp& k) { return find(k) != nullptr; }
+  // inserts k (default value) if absent; returns the value and whether it was inserted
+  std::pair<V*, bool> emplace(const UOp& k) {
+    if ((size_ + 1) * 2 > keys_.size()) grow();
+    size_t i = slot(k.node());
+    while (keys_[i].node()) {
+      if (keys_[i].node() == k.node()) return {&vals_[i], false};
+      i = (i + 1) & mask_;
+    }
+    keys_[i] = k;
+    size_++;
+    return {&vals_[i], true};
+  }
+  V& operator[](const UOp& k) { return *emplace(k).first; }
+
+ private:
+  size_t slot(detail::UOpNode* k) const {
+    uint64_t h = (uint64_t)(uintptr_t)k;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return (size_t)(h ^ (h >> 32)) & mask_;
+  }
+  void reset(size_t cap) {
+    size_t n = 16;
+    while (n < cap * 2) n <<= 1;
+    keys_.assign(n, UOp());
+    vals_.assign(n, V());
+    mask_ = n - 1;
+    size_ = 0;
+  }
+  void grow() {
+    std::vector<UOp> ok = std::move(keys_);
+    std::vector<V> ov = std::move(vals_);
+    reset(ok.size());
+    for (size_t i = 0; i < ok.size(); i++)
+      if (ok[i].node()) *emplace(ok[i]).first = std::move(ov[i]);
+  }
+  std::vector<UOp> keys_;
+  std::vector<V> vals_;
+  size_t mask_ = 0, size_ = 0;
+};
+
+struct Unit {};
+
+// a set of borrowed nodes (no references held): for walks where every node stays alive through the root
+class RawNodeSet {
+ public:
+  explicit RawNodeSet(size_t cap = 64) {
+    size_t n = 16;
+    while (n < cap * 2) n <<= 1;
+    keys_.assign(n, nullptr);
+    mask_ = n - 1;
+  }
+  bool insert(detail::UOpNode* k) {
+    if ((size_ + 1) * 2 > keys_.size()) grow();
+    size_t i = slot(k);
+    while (keys_[i]) {
+      if (keys_[i] == k) return false;
+      i = (i + 1) & mask_;
+    }
+    keys_[i] = k;
+    size_++;
+    return true;
+  }
+  bool contains(detail::UOpNode* k) const {
+    size_t i = slot(k);
+    while (keys_[i]) {
+      if (keys_[i] == k) return true;
+      i = (i + 1) & mask_;
+    }
+    return false;
+  }
+
+ private:
+  size_t slot(detail::UOpNode* k) const {
+    uint64_t h = (uint64_t)(uintptr_t)k;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return (size_t)(h ^ (h >> 32)) & mask_;
+  }
+  void grow() {
+    std::vector<detail::UOpNode*> old = std::move(keys_);
+    keys_.assign(old.size() * 2, nullptr);
+    mask_ = keys_.size() - 1;
+    size_ = 0;
+    for (auto* k : old)
+      if (k) insert(k);
+  }
+  std::vector<detail::UOpNode*> keys_;
+  size_t mask_ = 0, size_ = 0;
+};
+class NodeSet {
+ public:
+  explicit NodeSet(size_t cap = 64) : m_(cap) {}
+  bool insert(const UOp& k) { return m_.emplace(k).second; }  // true if newly inserted
+  bool contains(const UOp& k) { return m_.find(k) != nullptr; }
+  size_t size() const { return m_.size(); }
+
+ private:
+  NodeMap<Unit> m_;
+};
+
+}  // namespace tg
