@@ -67,13 +67,14 @@ struct StepFrame {
 };
 struct ThreadState;
 static std::mutex g_threads_mu;
+// process-lifetime (never destroyed): the exit handler reads them after static destructors may have run
 static std::vector<ThreadState*>& live_threads() {
-  static std::vector<ThreadState*> v;
-  return v;
+  static auto* v = new std::vector<ThreadState*>();
+  return *v;
 }
 static std::vector<Counters>& retired_totals() {
-  static std::vector<Counters> v;
-  return v;
+  static auto* v = new std::vector<Counters>();
+  return *v;
 }
 static void add_into(std::vector<Counters>& dst, const std::vector<Counters>& src) {
   if (dst.size() < src.size()) dst.resize(src.size());
@@ -116,8 +117,8 @@ static ThreadState& ts() {
 static std::atomic<uint64_t> g_n_contexts{0}, g_n_steps{0}, g_n_matches{0};
 static std::mutex g_name_mu;
 static std::unordered_map<std::string, int>& name_counters() {
-  static std::unordered_map<std::string, int> m;
-  return m;
+  static auto* m = new std::unordered_map<std::string, int>();
+  return *m;
 }
 
 bool recording() {

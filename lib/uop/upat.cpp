@@ -71,8 +71,8 @@ struct UPatData {
 
 static std::mutex g_names_mu;
 static std::map<std::string, int>& names_map() {
-  static std::map<std::string, int> m;
-  return m;
+  static auto* m = new std::map<std::string, int>();
+  return *m;
 }
 int name_id(const std::string& name) {
   if (name == "ctx") return -1;
@@ -498,12 +498,14 @@ std::vector<std::string> parse_lambda_params(const char* text) {
 }
 
 static std::mutex g_rules_mu;
-static std::vector<RuleData*>& rule_registry() {
-  static std::vector<RuleData*> v;
-  return v;
+// owns every rule for the life of the process (never destroyed: statistics print at exit, after static matchers die)
+static std::vector<Rule>& rule_registry() {
+  static auto* v = new std::vector<Rule>();
+  return *v;
 }
 
-void finish_rule(RuleData& r, const std::vector<std::string>& params) {
+void finish_rule(const Rule& rule, const std::vector<std::string>& params) {
+  RuleData& r = *rule;
   if (r.pat.data()->any_op || r.pat.data()->is_any)
     throw Error(std::string("rule at ") + r.src.file + ":" + std::to_string(r.src.line) +
                 ": the top pattern of a rule needs an op");
@@ -517,13 +519,13 @@ void finish_rule(RuleData& r, const std::vector<std::string>& params) {
   r.ops = r.pat.data()->op_list;
   std::lock_guard<std::mutex> lk(g_rules_mu);
   r.id = (uint32_t)rule_registry().size();
-  rule_registry().push_back(&r);
+  rule_registry().push_back(rule);
 }
 }  // namespace detail
 
 const RuleData* rule_by_id(uint32_t id) {
   std::lock_guard<std::mutex> lk(detail::g_rules_mu);
-  return id < detail::rule_registry().size() ? detail::rule_registry()[id] : nullptr;
+  return id < detail::rule_registry().size() ? detail::rule_registry()[id].get() : nullptr;
 }
 uint32_t rule_count() {
   std::lock_guard<std::mutex> lk(detail::g_rules_mu);

@@ -213,7 +213,7 @@ uint32_t rule_count();
 namespace detail {
 std::vector<std::string> parse_lambda_params(const char* text);
 bool try_rule(const RuleData& r, const UOp& u, CtxRef ctx, void* out, bool uop_result);
-void finish_rule(RuleData& r, const std::vector<std::string>& params);
+void finish_rule(const Rule& r, const std::vector<std::string>& params);
 
 template <typename T>
 struct fn_traits : fn_traits<decltype(&T::operator())> {};
@@ -315,7 +315,7 @@ class BasicPatternMatcher : public PatternMatcherBase {
       r->fn = std::make_shared<F>(std::move(rf.fn));
       r->invoke = &detail::invoke_rule<R, F>;
       r->src = rf.src;
-      detail::finish_rule(*r, detail::parse_lambda_params(rf.src.text));
+      detail::finish_rule(r, detail::parse_lambda_params(rf.src.text));
       if (r->param_ids.size() != detail::fn_traits<F>::arity)
         throw Error(std::string("rule at ") + rf.src.file + ":" + std::to_string(rf.src.line) +
                     ": could not read the lambda's parameter names");

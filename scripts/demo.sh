@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# make demo: run the rewrite demo with recording on, then show where the trace is and what it holds.
+set -euo pipefail
+BUILD=${1:-build}
+TRACE="$(pwd)/$BUILD/demo.trace.db"
+echo "== rewrite_demo: index expressions through the reference's symbolic passes, recorded with VIZ=-1"
+VIZ=-1 VIZ_PATH="$TRACE" "$BUILD/examples/rewrite_demo"
+echo
+echo "== the trace: $TRACE"
+"$BUILD/viz/tinyviz-cli" info "$TRACE"
+echo
+echo "== contexts"
+"$BUILD/viz/tinyviz-cli" contexts "$TRACE"
+echo
+echo "== pattern statistics from the trace (top 15 rules by time; --step/--context to scope, --unmatched for dead rules)"
+"$BUILD/viz/tinyviz-cli" stats "$TRACE" --top 15
+echo
+"$BUILD/viz/tinyviz-cli" verify "$TRACE"
+echo
+echo "Explore it:  $BUILD/viz/tinyviz-cli steps $TRACE | less"
+echo "             $BUILD/viz/tinyviz-cli frame $TRACE <step> <match>"
+echo "             sqlite3 $TRACE 'SELECT * FROM steps LIMIT 5'"
