@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "lib/helpers.h"
+#include "lib/pyfmt.h"
 
 namespace tg {
 
@@ -26,41 +27,6 @@ std::string pyint_str(pyint v) {
   std::string s = neg ? "-" : "";
   while (n > 0) s += buf[--n];
   return s;
-}
-
-// python repr() of a float: shortest round trip, exponent form when decpt <= -4 or > 16
-std::string py_float_repr(double x) {
-  if (std::isnan(x)) return "nan";
-  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  if (x == 0) return std::signbit(x) ? "-0.0" : "0.0";
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::scientific);
-  std::string s(buf, res.ptr);
-  bool neg = s[0] == '-';
-  if (neg) s = s.substr(1);
-  size_t e = s.find('e');
-  std::string mant = s.substr(0, e);
-  int exp10 = std::stoi(s.substr(e + 1));
-  std::string digits;
-  for (char c : mant)
-    if (c != '.') digits += c;
-  int decpt = exp10 + 1;
-  std::string out;
-  if (decpt <= -4 || decpt > 16) {
-    out = digits.substr(0, 1);
-    if (digits.size() > 1) out += "." + digits.substr(1);
-    int ee = decpt - 1;
-    char eb[16];
-    std::snprintf(eb, sizeof(eb), "e%c%02d", ee < 0 ? '-' : '+', std::abs(ee));
-    out += eb;
-  } else if (decpt <= 0) {
-    out = "0." + std::string(-decpt, '0') + digits;
-  } else if ((size_t)decpt >= digits.size()) {
-    out = digits + std::string(decpt - digits.size(), '0') + ".0";
-  } else {
-    out = digits.substr(0, decpt) + "." + digits.substr(decpt);
-  }
-  return neg ? "-" + out : out;
 }
 
 // ***** PyConst *****

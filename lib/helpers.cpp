@@ -1,6 +1,11 @@
 #include "lib/helpers.h"
 
 #include <chrono>
+#include <thread>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define TG_HAS_RDTSC 1
+#endif
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -87,6 +92,33 @@ std::string strip_parens(const std::string& s) {
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+}  // namespace tg
+
+namespace tg {
+
+int64_t fast_ticks() {
+#ifdef TG_HAS_RDTSC
+  return (int64_t)__rdtsc();
+#else
+  return now_ns();
+#endif
+}
+
+double ns_per_tick() {
+#ifdef TG_HAS_RDTSC
+  // calibrated once against the steady clock (invariant TSC on every x86-64 this runs on)
+  static const double f = [] {
+    int64_t t0 = now_ns(), c0 = (int64_t)__rdtsc();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    int64_t t1 = now_ns(), c1 = (int64_t)__rdtsc();
+    return c1 > c0 ? (double)(t1 - t0) / (double)(c1 - c0) : 1.0;
+  }();
+  return f;
+#else
+  return 1.0;
+#endif
 }
 
 }  // namespace tg

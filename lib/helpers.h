@@ -64,4 +64,9 @@ std::string strip_parens(const std::string& s);
 // monotonic nanoseconds (steady clock)
 int64_t now_ns();
 
+// a cheap cycle counter for short durations (rule attempts); ticks_to_ns converts a difference
+int64_t fast_ticks();
+double ns_per_tick();
+inline int64_t ticks_to_ns(int64_t ticks) { return (int64_t)((double)ticks * ns_per_tick()); }
+
 }  // namespace tg

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "viz/argfmt.h"
 #include "viz/schema.h"
 
 namespace tg::viz {
@@ -91,8 +92,16 @@ Trace::~Trace() {
 
 void Trace::load() {
   {
-    Stmt q(db_, "SELECT name FROM sqlite_master WHERE type='index' AND name='matches_step'", path_);
+    Stmt q(db_, "SELECT name FROM sqlite_master WHERE type='index' AND name='steps_context'", path_);
     has_index_ = q.step();
+  }
+  {
+    Stmt q(db_, "SELECT id, name FROM dtypes ORDER BY id", path_);
+    while (q.step()) {
+      size_t id = (size_t)q.i(0);
+      if (dtype_names_.size() <= id) dtype_names_.resize(id + 1, "?");
+      dtype_names_[id] = q.t(1);
+    }
   }
   {
     Stmt q(db_, "SELECT id, name, thread, t_start, t_end FROM contexts ORDER BY id", path_);
@@ -129,7 +138,7 @@ void Trace::load() {
     }
   }
   if (!has_index_) {
-    // a trace from a killed run has no indexes: count matches per step in one scan
+    // a trace from a killed run: steps still open have no match count, count them in one scan
     Stmt q(db_, "SELECT step, COUNT(*) FROM matches GROUP BY step", path_);
     while (q.step()) {
       auto it = step_index_.find(q.i(0));
@@ -225,22 +234,40 @@ std::vector<RuleRow> Trace::rules() const {
 }
 
 std::vector<RuleStatRow> Trace::rule_stats(int64_t step_id, int64_t context_id) const {
+  std::vector<RuleStatRow> out;
+  auto read = [&](Stmt& q, bool with_candidates) {
+    while (q.step()) {
+      RuleStatRow r;
+      r.rule = q.i(0);
+      int c = 1;
+      if (with_candidates) r.candidates = (uint64_t)q.i(c++);
+      r.early_rejects = (uint64_t)q.i(c++), r.attempts = (uint64_t)q.i(c++), r.matches = (uint64_t)q.i(c++);
+      r.excl_ns = q.i(c++), r.incl_ns = q.i(c++);
+      if (!with_candidates) r.candidates = r.early_rejects + r.attempts;
+      out.push_back(r);
+    }
+  };
+  if (step_id > 0) {
+    // the rules the step attempted
+    Stmt q(db_, "SELECT rule, early_rejects, attempts, matches, excl_ns, incl_ns FROM rule_stats WHERE step=? ORDER BY rule",
+           path_);
+    sqlite3_bind_int64(q.s, 1, step_id);
+    read(q, false);
+    return out;
+  }
+  // every candidate rule, from the per-context table; a context still open when the run was killed has no rows
+  // there, its steps' rows are summed instead
   std::string sql =
-      "SELECT rule, SUM(candidates), SUM(early_rejects), SUM(attempts), SUM(matches), SUM(excl_ns), SUM(incl_ns) "
-      "FROM rule_stats";
-  if (step_id > 0) sql += " WHERE step=?";
-  else if (context_id > 0) sql += " WHERE step IN (SELECT id FROM steps WHERE context=?)";
+      "SELECT rule, SUM(candidates), SUM(early_rejects), SUM(attempts), SUM(matches), SUM(excl_ns), SUM(incl_ns) FROM ("
+      " SELECT rule, candidates, early_rejects, attempts, matches, excl_ns, incl_ns, context FROM context_rule_stats"
+      " UNION ALL SELECT s.rule, s.early_rejects + s.attempts, s.early_rejects, s.attempts, s.matches, s.excl_ns,"
+      " s.incl_ns, st.context FROM rule_stats s JOIN steps st ON st.id = s.step"
+      " WHERE st.context NOT IN (SELECT DISTINCT context FROM context_rule_stats))";
+  if (context_id > 0) sql += " WHERE context=?";
   sql += " GROUP BY rule ORDER BY rule";
   Stmt q(db_, sql.c_str(), path_);
-  if (step_id > 0) sqlite3_bind_int64(q.s, 1, step_id);
-  else if (context_id > 0) sqlite3_bind_int64(q.s, 1, context_id);
-  std::vector<RuleStatRow> out;
-  while (q.step()) {
-    RuleStatRow r;
-    r.rule = q.i(0), r.candidates = q.i(1), r.early_rejects = q.i(2), r.attempts = q.i(3), r.matches = q.i(4);
-    r.excl_ns = q.i(5), r.incl_ns = q.i(6);
-    out.push_back(r);
-  }
+  if (context_id > 0) sqlite3_bind_int64(q.s, 1, context_id);
+  read(q, true);
   return out;
 }
 
@@ -265,7 +292,7 @@ const Node& Trace::node(int64_t id) const {
   auto it = nodes_.find(id);
   if (it != nodes_.end()) return it->second;
   // load the node and, iteratively, its srcs
-  Stmt q(db_, "SELECT op, dtype, arg, argstr, tag, src FROM uops WHERE id=?", path_);
+  Stmt q(db_, "SELECT op, dtype, arg, tag, src FROM uops WHERE id=?", path_);
   std::vector<int64_t> todo{id};
   while (!todo.empty()) {
     int64_t cur = todo.back();
@@ -278,9 +305,9 @@ const Node& Trace::node(int64_t id) const {
     n.id = cur;
     n.op = (int)q.i(0);
     n.op_name = n.op > 0 && n.op <= kNumOps ? kOpNames[n.op] : "?";
-    n.dtype = q.i(1), n.arg = q.i(2), n.argstr = q.i(3), n.tag = q.i(4);
-    const unsigned char* b = (const unsigned char*)sqlite3_column_blob(q.s, 5);
-    int len = sqlite3_column_bytes(q.s, 5);
+    n.dtype = (int)q.i(1), n.arg = q.i(2), n.tag = q.null(3) ? 0 : q.i(3);
+    const unsigned char* b = (const unsigned char*)sqlite3_column_blob(q.s, 4);
+    int len = sqlite3_column_bytes(q.s, 4);
     for (int p = 0; p < len;) {
       uint64_t v = 0;
       int shift = 0;
@@ -306,8 +333,7 @@ const Node& Trace::node(int64_t id) const {
   return nodes_.at(id);
 }
 
-int64_t Trace::intern_node(int op, int64_t dtype, int64_t arg, int64_t argstr, int64_t tag,
-                           const std::vector<int64_t>& src) {
+int64_t Trace::intern_node(int op, int dtype, int64_t arg, int64_t tag, const std::vector<int64_t>& src) {
   std::vector<int64_t> key{op, dtype, arg, tag};
   key.insert(key.end(), src.begin(), src.end());
   auto it = content_.find(key);
@@ -316,7 +342,7 @@ int64_t Trace::intern_node(int op, int64_t dtype, int64_t arg, int64_t argstr, i
   n.id = next_synth_--;
   n.op = op;
   n.op_name = op > 0 && op <= kNumOps ? kOpNames[op] : "?";
-  n.dtype = dtype, n.arg = arg, n.argstr = argstr, n.tag = tag, n.src = src;
+  n.dtype = dtype, n.arg = arg, n.tag = tag, n.src = src;
   content_.emplace(std::move(key), n.id);
   int64_t id = n.id;
   nodes_.emplace(id, std::move(n));
@@ -330,14 +356,21 @@ int64_t Trace::find_any_dtype(int op, int64_t arg, int64_t tag, const std::vecto
   return it == content_any_.end() ? 0 : it->second;
 }
 
+const std::string& Trace::dtype_name(int dtype) const {
+  static const std::string unknown = "?";
+  return dtype >= 0 && (size_t)dtype < dtype_names_.size() ? dtype_names_[dtype] : unknown;
+}
+
+std::string Trace::arg_text(int64_t id) const { return arg_display(str(node(id).arg)); }
+
 std::string Trace::label(int64_t id) const {
   const Node& n = node(id);
   std::string l = n.op_name;
-  const std::string& dt = str(n.dtype);
+  const std::string& dt = dtype_name(n.dtype);
   if (dt != "void") l += "\ndtypes." + dt;
-  const std::string& a = str(n.argstr);
+  std::string a = arg_text(id);
   if (a != "None") l += "\n" + a;
-  if (!str(n.tag).empty()) l += "\ntag=" + str(n.tag);
+  if (n.tag) l += "\ntag=" + arg_display(str(n.tag));
   return l;
 }
 

@@ -65,7 +65,8 @@ struct Node {
   int64_t id = 0;
   int op = 0;
   std::string op_name;
-  int64_t dtype = 0, arg = 0, argstr = 0, tag = 0;  // string ids
+  int dtype = 0;             // dtype id (Trace::dtype_name)
+  int64_t arg = 0, tag = 0;  // string ids of the exact encodings (tag 0: None)
   std::vector<int64_t> src;
 };
 
@@ -96,12 +97,14 @@ class Trace {
 
   const Node& node(int64_t id) const;  // throws TraceError for an unknown id
   const std::string& str(int64_t id) const;
-  std::string label(int64_t node) const;  // "ADD\ndtypes.weakint\narg"
+  const std::string& dtype_name(int dtype) const;  // "float", "weakint"
+  std::string arg_text(int64_t node) const;        // python repr of the node's arg
+  std::string label(int64_t node) const;           // "ADD\ndtypes.weakint\narg"
   uint64_t uop_count() const;
   uint64_t match_count() const;
 
   // nodes synthesized by replay live here too
-  int64_t intern_node(int op, int64_t dtype, int64_t arg, int64_t argstr, int64_t tag, const std::vector<int64_t>& src);
+  int64_t intern_node(int op, int dtype, int64_t arg, int64_t tag, const std::vector<int64_t>& src);
   // a loaded node with this content and any dtype (0 if none): a rebuild whose srcs changed dtype re-derives its own
   int64_t find_any_dtype(int op, int64_t arg, int64_t tag, const std::vector<int64_t>& src) const;
 
@@ -124,6 +127,8 @@ class Trace {
   };
   std::unordered_map<std::vector<int64_t>, int64_t, KeyHash> content_;  // (op,dtype,arg,tag,srcs...) -> id
   std::unordered_map<std::vector<int64_t>, int64_t, KeyHash> content_any_;  // (op,arg,tag,srcs...) -> id
+  std::vector<std::string> dtype_names_;
+  bool has_context_stats_ = true;
   int64_t next_synth_ = -1;
   bool has_index_ = false;
 };

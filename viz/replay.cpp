@@ -27,7 +27,7 @@ int64_t StepReplay::rebuild(int64_t nid, const std::vector<int64_t>& new_src) {
     dtype_changed |= t_.node(n.src[i]).dtype != t_.node(new_src[i]).dtype;
   if (dtype_changed)
     if (int64_t found = t_.find_any_dtype(n.op, n.arg, n.tag, new_src)) return found;
-  return t_.intern_node(n.op, n.dtype, n.arg, n.argstr, n.tag, new_src);
+  return t_.intern_node(n.op, n.dtype, n.arg, n.tag, new_src);
 }
 
 static bool is_opaque_call(Trace& t, const Node& n) {

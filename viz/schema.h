@@ -8,14 +8,19 @@ namespace tg::viz {
 constexpr int32_t TRACE_APPLICATION_ID = 0x54477472;  // "TGtr"
 constexpr int32_t TRACE_SCHEMA_VERSION = 1;
 
-// uops.src: the node's srcs as zigzag varints of (node id - src id), so recent srcs take one byte.
-// steps.flags: bit 0 bottom_up, bit 1 walk, bit 2 enter_calls.
-// All times are steady-clock nanoseconds of the recording process.
+// uops.op is the Ops value (names in table ops), uops.dtype an id into table dtypes, uops.arg/tag the exact arg
+//   encoding of lib/uop/serialize.h (a strings id; tag NULL = None), uops.src the srcs as zigzag varints of
+//   (node id - src id), so recent srcs take one byte.
+// steps.flags: bit 0 bottom_up, bit 1 walk, bit 2 enter_calls. Times are steady-clock ns of the recording process.
+// rule_stats: per step, the rules the step attempted; context_rule_stats: per context, every candidate rule
+//   (including those only early-rejected), summed over its steps.
 inline constexpr const char* TRACE_SCHEMA_SQL = R"SQL(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS strings(id INTEGER PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS uops(id INTEGER PRIMARY KEY, op INTEGER NOT NULL, dtype INTEGER NOT NULL, arg INTEGER NOT NULL,
-  argstr INTEGER NOT NULL, tag INTEGER NOT NULL, src BLOB);
+CREATE TABLE IF NOT EXISTS ops(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS dtypes(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS uops(id INTEGER PRIMARY KEY, op INTEGER NOT NULL, dtype INTEGER NOT NULL,
+  arg INTEGER NOT NULL, tag INTEGER, src BLOB);
 CREATE TABLE IF NOT EXISTS rules(id INTEGER PRIMARY KEY, matcher INTEGER NOT NULL, file INTEGER NOT NULL,
   line INTEGER NOT NULL, source INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS contexts(id INTEGER PRIMARY KEY, name INTEGER NOT NULL, thread INTEGER NOT NULL,
@@ -25,22 +30,34 @@ CREATE TABLE IF NOT EXISTS steps(id INTEGER PRIMARY KEY, context INTEGER NOT NUL
   input_root INTEGER NOT NULL, output_root INTEGER, t_start INTEGER NOT NULL, t_end INTEGER, n_matches INTEGER,
   error INTEGER);
 CREATE TABLE IF NOT EXISTS matches(step INTEGER NOT NULL, ordinal INTEGER NOT NULL, before INTEGER NOT NULL,
-  after INTEGER NOT NULL, rule INTEGER NOT NULL, dur INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS rule_stats(step INTEGER NOT NULL, rule INTEGER NOT NULL, candidates INTEGER NOT NULL,
-  early_rejects INTEGER NOT NULL, attempts INTEGER NOT NULL, matches INTEGER NOT NULL, excl_ns INTEGER NOT NULL,
-  incl_ns INTEGER NOT NULL);
+  after INTEGER NOT NULL, rule INTEGER NOT NULL, dur INTEGER NOT NULL, PRIMARY KEY(step, ordinal)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rule_stats(step INTEGER NOT NULL, rule INTEGER NOT NULL, early_rejects INTEGER NOT NULL,
+  attempts INTEGER NOT NULL, matches INTEGER NOT NULL, excl_ns INTEGER NOT NULL, incl_ns INTEGER NOT NULL,
+  PRIMARY KEY(step, rule)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS context_rule_stats(context INTEGER NOT NULL, rule INTEGER NOT NULL,
+  candidates INTEGER NOT NULL, early_rejects INTEGER NOT NULL, attempts INTEGER NOT NULL, matches INTEGER NOT NULL,
+  excl_ns INTEGER NOT NULL, incl_ns INTEGER NOT NULL, PRIMARY KEY(context, rule)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS rule_errors(step INTEGER NOT NULL, ordinal INTEGER NOT NULL, before INTEGER NOT NULL,
   error_uop INTEGER NOT NULL, rule INTEGER NOT NULL, message INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS step_uops(step INTEGER NOT NULL, uop INTEGER NOT NULL);
+CREATE VIEW IF NOT EXISTS uops_view AS SELECT u.id, o.name AS op, d.name AS dtype, a.value AS arg, t.value AS tag,
+  length(u.src) AS src_bytes FROM uops u JOIN ops o ON o.id=u.op JOIN dtypes d ON d.id=u.dtype
+  JOIN strings a ON a.id=u.arg LEFT JOIN strings t ON t.id=u.tag;
+CREATE VIEW IF NOT EXISTS steps_view AS SELECT s.id, c.value AS context, s.depth, n.value AS name,
+  f.value || ':' || s.line AS site, s.input_root, s.output_root, s.n_matches, (s.t_end - s.t_start) AS ns
+  FROM steps s JOIN (SELECT contexts.id, strings.value FROM contexts JOIN strings ON strings.id=contexts.name) c
+  ON c.id=s.context JOIN strings n ON n.id=s.name JOIN strings f ON f.id=s.file;
+CREATE VIEW IF NOT EXISTS matches_view AS SELECT m.step, m.ordinal, m.before, m.after, m.dur,
+  f.value || ':' || r.line AS rule_site, src.value AS rule_source FROM matches m JOIN rules r ON r.id=m.rule
+  JOIN strings f ON f.id=r.file JOIN strings src ON src.id=r.source;
+CREATE VIEW IF NOT EXISTS rule_stats_view AS SELECT s.step, f.value || ':' || r.line AS rule_site, s.attempts,
+  s.matches, s.early_rejects, s.excl_ns, s.incl_ns, src.value AS rule_source FROM rule_stats s
+  JOIN rules r ON r.id=s.rule JOIN strings f ON f.id=r.file JOIN strings src ON src.id=r.source;
 )SQL";
 
 // built when the trace is finished (a killed run has none; the reader copes)
 inline constexpr const char* TRACE_INDEX_SQL = R"SQL(
-CREATE INDEX IF NOT EXISTS matches_step ON matches(step, ordinal);
-CREATE INDEX IF NOT EXISTS matches_rule ON matches(rule);
 CREATE INDEX IF NOT EXISTS steps_context ON steps(context);
-CREATE INDEX IF NOT EXISTS rule_stats_step ON rule_stats(step);
-CREATE INDEX IF NOT EXISTS rule_stats_rule ON rule_stats(rule);
 CREATE INDEX IF NOT EXISTS rule_errors_step ON rule_errors(step);
 CREATE INDEX IF NOT EXISTS step_uops_step ON step_uops(step);
 )SQL";

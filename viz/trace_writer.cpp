@@ -26,32 +26,30 @@ namespace {
 
 std::atomic<uint32_t> g_generation{0};
 
-// ***** events a producer thread buffers *****
-enum class Ev : uint8_t { Uop, Rule, CtxBegin, CtxRename, CtxEnd, StepBegin, StepEnd, Match, Stat, Error, Note };
+// ***** what a producer thread buffers (no strings on the per-match path) *****
+struct UopEv {
+  uint32_t id;
+  UOp u;  // kept alive until written
+};
+struct MatchEv {
+  uint64_t step;
+  uint32_t ordinal, before, after, rule;
+  int64_t dur;
+};
+enum class Ev : uint8_t { Rule, CtxBegin, CtxRename, CtxEnd, StepBegin, StepEnd, Error, Note };
 struct Event {
   Ev kind;
   uint64_t a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, g = 0;
   int64_t t = 0;
-  UOp u;             // Uop: the node (kept alive until written)
-  std::string s, s2; // names, files, messages
+  std::string s, s2;
+  std::vector<RuleStat> stats;
 };
-
 struct Batch {
-  std::vector<Event> events;
-};
-
-struct ContentKey {
-  Ops op;
-  DType dtype;
-  Arg arg, tag;
-  std::vector<uint32_t> src;
-  size_t hash;
-  bool operator==(const ContentKey& o) const {
-    return hash == o.hash && op == o.op && dtype == o.dtype && src == o.src && arg.same(o.arg) && tag.same(o.tag);
-  }
-};
-struct ContentHash {
-  size_t operator()(const ContentKey& k) const { return k.hash; }
+  std::vector<Event> other;  // in order: contexts, steps, rules, errors
+  std::vector<UopEv> uops;
+  std::vector<MatchEv> matches;
+  size_t size() const { return other.size() + uops.size() + matches.size(); }
+  bool empty() const { return size() == 0; }
 };
 
 void put_varint(std::string& out, uint64_t v) {
@@ -62,23 +60,75 @@ void put_varint(std::string& out, uint64_t v) {
   out.push_back((char)v);
 }
 
-std::string display_arg(const UOp& u) {
-  const Arg& a = u.arg();
-  if (u.op() == Ops::REDUCE && a.is_tuple()) {
-    std::string r = "(";
-    for (size_t i = 0; i < a.size(); i++) r += (i ? ", " : "") + a[i].str();
-    return r + ")";
+// content-addressed ids: (op, dtype, arg, tag, src ids) -> id, open addressing over a key store
+class ContentIndex {
+ public:
+  // returns the id of this content, inserting `fresh` (and setting *inserted) when unseen
+  uint32_t find_or_add(const UOp& u, const uint32_t* src, uint32_t nsrc, std::atomic<uint32_t>& next, bool* inserted) {
+    uint64_t h = ((uint64_t)u.op() << 56) ^ ((uint64_t)u.dtype().id() << 48) ^ u.arg().hash() * 0x9E3779B97F4A7C15ull ^
+                 (u.tag().hash() + 0x7f) * 0xC2B2AE3D27D4EB4Full;
+    for (uint32_t i = 0; i < nsrc; i++) h = (h ^ src[i]) * 0x100000001B3ull;
+    h ^= h >> 31;
+    std::lock_guard<std::mutex> lk(mu_);
+    if ((count_ + 1) * 2 > slots_.size()) grow();
+    size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      uint32_t k = slots_[i];
+      if (k == 0) {
+        Key key{h, next.fetch_add(1), (uint32_t)pool_.size(), nsrc, u.op(), u.dtype(), u.arg(), u.tag()};
+        pool_.insert(pool_.end(), src, src + nsrc);
+        keys_.push_back(std::move(key));
+        slots_[i] = (uint32_t)keys_.size();
+        count_++;
+        *inserted = true;
+        return keys_.back().id;
+      }
+      const Key& key = keys_[k - 1];
+      if (key.hash == h && key.op == u.op() && key.dtype == u.dtype() && key.nsrc == nsrc &&
+          std::memcmp(&pool_[key.src_off], src, nsrc * sizeof(uint32_t)) == 0 && key.arg.same(u.arg()) &&
+          key.tag.same(u.tag())) {
+        *inserted = false;
+        return key.id;
+      }
+    }
   }
-  if (a.is_str()) return a.repr();
-  return a.repr();
-}
+
+ private:
+  struct Key {
+    uint64_t hash;
+    uint32_t id, src_off, nsrc;
+    Ops op;
+    DType dtype;
+    Arg arg, tag;
+  };
+  void grow() {
+    std::vector<uint32_t> n(std::max<size_t>(1024, slots_.size() * 2), 0);
+    size_t mask = n.size() - 1;
+    for (size_t k = 0; k < keys_.size(); k++) {
+      size_t i = keys_[k].hash & mask;
+      while (n[i]) i = (i + 1) & mask;
+      n[i] = (uint32_t)k + 1;
+    }
+    slots_ = std::move(n);
+  }
+  std::mutex mu_;
+  std::vector<uint32_t> slots_;
+  std::vector<Key> keys_;
+  std::vector<uint32_t> pool_;
+  size_t count_ = 0;
+};
+
+struct Agg {
+  uint64_t cand = 0, er = 0, att = 0, mat = 0;
+  int64_t excl = 0, incl = 0;
+};
 
 }  // namespace
 
 class TraceWriter final : public Recorder {
  public:
   explicit TraceWriter(const std::string& path);
-  ~TraceWriter() override;
+  ~TraceWriter() override { finish(); }
 
   uint64_t context_begin(const std::string& name, int64_t t_ns) override;
   void context_rename(uint64_t ctx, const std::string& name) override;
@@ -102,40 +152,43 @@ class TraceWriter final : public Recorder {
   struct ThreadBuf {
     std::mutex mu;
     Batch batch;
-    std::vector<uint64_t> open_steps;  // steps this thread has begun and not ended (for step_uops)
+    std::vector<uint64_t> open_steps;  // steps this thread has begun and not ended
+    std::vector<std::pair<detail::UOpNode*, bool>> walk;  // ensure_uop's reusable stack
+    std::vector<uint32_t> srcids;
   };
   ThreadBuf& tbuf();
-  void push(ThreadBuf& tb, Event&& e, bool flush_now = false);
+  void maybe_handover(ThreadBuf& tb, bool now = false) {
+    if (now || tb.batch.size() >= 16384) handover(tb);
+  }
   void handover(ThreadBuf& tb);
+  uint32_t id_of(const UOp& u) const {
+    uint64_t t = u.node()->trace_id.load(std::memory_order_acquire);
+    return (uint32_t)(t >> 32) == gen_ ? (uint32_t)t : 0;
+  }
   uint32_t ensure_uop(ThreadBuf& tb, const UOp& u);
   void ensure_rule(ThreadBuf& tb, uint32_t rule);
   void writer_loop();
   void write_batch(Batch& b);
+  void flush_context_stats(uint64_t ctx);
   int64_t intern(const std::string& s);
   void exec(const char* sql);
   sqlite3_stmt* prep(const char* sql);
   [[noreturn]] void sql_fail(const char* what);
+  void run(sqlite3_stmt* s);
 
   std::string path_;
   sqlite3* db_ = nullptr;
   uint32_t gen_;
   std::atomic<uint32_t> next_uop_{1};
   std::atomic<uint64_t> next_step_{1}, next_ctx_{1};
-  // content -> id, sharded
   static constexpr int kShards = 16;
-  struct Shard {
-    std::mutex mu;
-    std::unordered_map<ContentKey, uint32_t, ContentHash> map;
-  } shards_[kShards];
+  ContentIndex index_[kShards];
   std::unique_ptr<std::atomic<uint8_t>[]> rule_seen_;
   uint32_t rule_seen_n_ = 0;
-  std::mutex rule_grow_mu_;
 
-  // thread buffers
   std::mutex bufs_mu_;
   std::vector<std::shared_ptr<ThreadBuf>> bufs_;
 
-  // queue to the writer thread
   mutable std::mutex q_mu_;
   std::condition_variable q_cv_;
   std::deque<Batch> queue_;
@@ -145,9 +198,11 @@ class TraceWriter final : public Recorder {
 
   // writer-thread state
   std::unordered_map<std::string, int64_t> strings_;
+  std::unordered_map<uint64_t, uint64_t> step_ctx_;
+  std::unordered_map<uint64_t, std::unordered_map<uint32_t, Agg>> ctx_stats_;
   sqlite3_stmt *st_str_ = nullptr, *st_uop_ = nullptr, *st_rule_ = nullptr, *st_ctx_ = nullptr, *st_ctx_name_ = nullptr,
                *st_ctx_end_ = nullptr, *st_step_ = nullptr, *st_step_end_ = nullptr, *st_match_ = nullptr,
-               *st_stat_ = nullptr, *st_err_ = nullptr, *st_note_ = nullptr;
+               *st_stat_ = nullptr, *st_cstat_ = nullptr, *st_err_ = nullptr, *st_note_ = nullptr;
 };
 
 TraceWriter::TraceWriter(const std::string& path) : path_(path), gen_(++g_generation) {
@@ -168,7 +223,7 @@ TraceWriter::TraceWriter(const std::string& path) : path_(path), gen_(++g_genera
   exec(("PRAGMA user_version=" + std::to_string(TRACE_SCHEMA_VERSION)).c_str());
   exec(TRACE_SCHEMA_SQL);
   st_str_ = prep("INSERT INTO strings(id, value) VALUES(?, ?)");
-  st_uop_ = prep("INSERT INTO uops(id, op, dtype, arg, argstr, tag, src) VALUES(?,?,?,?,?,?,?)");
+  st_uop_ = prep("INSERT INTO uops(id, op, dtype, arg, tag, src) VALUES(?,?,?,?,?,?)");
   st_rule_ = prep("INSERT OR IGNORE INTO rules(id, matcher, file, line, source) VALUES(?,?,?,?,?)");
   st_ctx_ = prep("INSERT INTO contexts(id, name, thread, t_start) VALUES(?,?,?,?)");
   st_ctx_name_ = prep("UPDATE contexts SET name=? WHERE id=?");
@@ -179,42 +234,55 @@ TraceWriter::TraceWriter(const std::string& path) : path_(path), gen_(++g_genera
   st_step_end_ = prep("UPDATE steps SET output_root=?, t_end=?, n_matches=?, error=? WHERE id=?");
   st_match_ = prep("INSERT INTO matches(step, ordinal, before, after, rule, dur) VALUES(?,?,?,?,?,?)");
   st_stat_ = prep(
-      "INSERT INTO rule_stats(step, rule, candidates, early_rejects, attempts, matches, excl_ns, incl_ns) "
-      "VALUES(?,?,?,?,?,?,?,?)");
+      "INSERT OR REPLACE INTO rule_stats(step, rule, early_rejects, attempts, matches, excl_ns, incl_ns) "
+      "VALUES(?,?,?,?,?,?,?)");
+  st_cstat_ = prep(
+      "INSERT OR REPLACE INTO context_rule_stats(context, rule, candidates, early_rejects, attempts, matches, excl_ns, "
+      "incl_ns) VALUES(?,?,?,?,?,?,?,?)");
   st_err_ = prep("INSERT INTO rule_errors(step, ordinal, before, error_uop, rule, message) VALUES(?,?,?,?,?,?)");
   st_note_ = prep("INSERT INTO step_uops(step, uop) VALUES(?,?)");
-  // meta
   exec("BEGIN");
-  auto meta = [&](const std::string& k, const std::string& v) {
-    sqlite3_stmt* s = prep("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)");
-    sqlite3_bind_text(s, 1, k.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(s, 2, v.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_step(s);
-    sqlite3_finalize(s);
-  };
-  std::string cmdline;
   {
+    sqlite3_stmt* s = prep("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)");
+    auto meta = [&](const std::string& k, const std::string& v) {
+      sqlite3_bind_text(s, 1, k.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_text(s, 2, v.c_str(), -1, SQLITE_TRANSIENT);
+      run(s);
+    };
+    std::string cmdline;
     std::ifstream f("/proc/self/cmdline", std::ios::binary);
     std::string arg;
     while (std::getline(f, arg, '\0')) cmdline += (cmdline.empty() ? "" : " ") + arg;
+    meta("schema_version", std::to_string(TRACE_SCHEMA_VERSION));
+    meta("producer", "tinygrad-cpp");
+    meta("reference", "tinygrad a9069c177a9da9cca18593edf55acd2e6073cca6");
+    meta("command", cmdline);
+    meta("pid", std::to_string(getpid()));
+    meta("created_unix", std::to_string((long long)std::time(nullptr)));
+    meta("clock", "steady_clock ns");
+    meta("status", "recording");
+    sqlite3_finalize(s);
+    sqlite3_stmt* o = prep("INSERT INTO ops(id, name) VALUES(?, ?)");
+    for (int i = 1; i <= NUM_OPS; i++) {
+      sqlite3_bind_int(o, 1, i);
+      sqlite3_bind_text(o, 2, op_name((Ops)i), -1, SQLITE_STATIC);
+      run(o);
+    }
+    sqlite3_finalize(o);
+    sqlite3_stmt* d = prep("INSERT INTO dtypes(id, name) VALUES(?, ?)");
+    for (DType dt : dtypes::every()) {
+      std::string n = dt.repr().substr(7);
+      sqlite3_bind_int(d, 1, dt.id());
+      sqlite3_bind_text(d, 2, n.c_str(), -1, SQLITE_TRANSIENT);
+      run(d);
+    }
+    sqlite3_finalize(d);
   }
-  meta("schema_version", std::to_string(TRACE_SCHEMA_VERSION));
-  meta("producer", "tinygrad-cpp");
-  meta("reference", "tinygrad a9069c177a9da9cca18593edf55acd2e6073cca6");
-  meta("command", cmdline);
-  meta("pid", std::to_string(getpid()));
-  meta("created_unix", std::to_string((long long)std::time(nullptr)));
-  meta("clock", "steady_clock ns");
-  meta("status", "recording");
   exec("COMMIT");
-  rule_seen_n_ = std::max<uint32_t>(rule_count() + 1024, 4096);
+  rule_seen_n_ = std::max<uint32_t>(rule_count() + 4096, 8192);
   rule_seen_.reset(new std::atomic<uint8_t>[rule_seen_n_]);
   for (uint32_t i = 0; i < rule_seen_n_; i++) rule_seen_[i].store(0);
   thread_ = std::thread([this] { writer_loop(); });
-}
-
-TraceWriter::~TraceWriter() {
-  finish();
 }
 
 void TraceWriter::exec(const char* sql) {
@@ -233,6 +301,10 @@ sqlite3_stmt* TraceWriter::prep(const char* sql) {
 void TraceWriter::sql_fail(const char* what) {
   throw Error("trace file '" + path_ + "': " + what + ": " + sqlite3_errmsg(db_));
 }
+void TraceWriter::run(sqlite3_stmt* s) {
+  if (sqlite3_step(s) != SQLITE_DONE) sql_fail("write");
+  sqlite3_reset(s);
+}
 
 // ***** producer side *****
 
@@ -249,10 +321,9 @@ TraceWriter::ThreadBuf& TraceWriter::tbuf() {
 }
 
 void TraceWriter::handover(ThreadBuf& tb) {
-  if (tb.batch.events.empty()) return;
+  if (tb.batch.empty()) return;
   Batch b;
   std::swap(b, tb.batch);
-  tb.batch.events.reserve(1024);
   {
     std::lock_guard<std::mutex> lk(q_mu_);
     queue_.push_back(std::move(b));
@@ -260,64 +331,45 @@ void TraceWriter::handover(ThreadBuf& tb) {
   q_cv_.notify_one();
 }
 
-void TraceWriter::push(ThreadBuf& tb, Event&& e, bool flush_now) {
-  tb.batch.events.push_back(std::move(e));
-  if (flush_now || tb.batch.events.size() >= 8192) handover(tb);
-}
-
+// gives every not-yet-recorded node under root an id (srcs first), queueing the new ones for the writer
 uint32_t TraceWriter::ensure_uop(ThreadBuf& tb, const UOp& root) {
-  auto id_of = [&](const UOp& u) -> uint32_t {
-    uint64_t t = u.node()->trace_id.load(std::memory_order_acquire);
-    return (uint32_t)(t >> 32) == gen_ ? (uint32_t)t : 0;
-  };
   if (uint32_t id = id_of(root)) return id;
-  auto order = root.toposort([&](const UOp& u) { return id_of(u) == 0; });
-  for (const UOp& u : order) {
-    ContentKey k{u.op(), u.dtype(), u.arg(), u.tag(), {}, 0};
-    size_t h = (size_t)u.op() * 31 + (size_t)u.dtype().data() + u.arg().hash() * 7 + u.tag().hash();
-    for (const UOp& s : u.src()) {
-      uint32_t sid = id_of(s);
-      k.src.push_back(sid);
-      h = h * 1000003 ^ sid;
+  auto& st = tb.walk;
+  st.clear();
+  st.push_back({root.node(), false});
+  while (!st.empty()) {
+    auto [n, expanded] = st.back();
+    const UOp& u = *reinterpret_cast<const UOp*>(&n);
+    if (id_of(u)) {
+      st.pop_back();
+      continue;
     }
-    k.hash = h;
-    Shard& sh = shards_[h % kShards];
-    uint32_t id;
-    bool fresh = false;
-    {
-      std::lock_guard<std::mutex> lk(sh.mu);
-      auto it = sh.map.find(k);
-      if (it != sh.map.end()) id = it->second;
-      else {
-        id = next_uop_.fetch_add(1);
-        sh.map.emplace(std::move(k), id);
-        fresh = true;
-      }
+    if (!expanded) {
+      st.back().second = true;
+      for (uint32_t i = n->nsrc; i > 0; i--)
+        if (!id_of(*reinterpret_cast<const UOp*>(&n->srcs[i - 1]))) st.push_back({n->srcs[i - 1], false});
+      continue;
     }
-    u.node()->trace_id.store(((uint64_t)gen_ << 32) | id, std::memory_order_release);
-    if (fresh) {
-      Event e{Ev::Uop};
-      e.a = id;
-      e.u = u;
-      push(tb, std::move(e));
-    }
+    st.pop_back();
+    tb.srcids.clear();
+    for (uint32_t i = 0; i < n->nsrc; i++) tb.srcids.push_back(id_of(*reinterpret_cast<const UOp*>(&n->srcs[i])));
+    bool inserted = false;
+    uint32_t id = index_[(size_t)u.op() % kShards].find_or_add(u, tb.srcids.data(), n->nsrc, next_uop_, &inserted);
+    n->trace_id.store(((uint64_t)gen_ << 32) | id, std::memory_order_release);
+    if (inserted) tb.batch.uops.push_back(UopEv{id, u});
   }
   return id_of(root);
 }
 
 void TraceWriter::ensure_rule(ThreadBuf& tb, uint32_t rule) {
-  if (rule >= rule_seen_n_) {
-    // rules created after the writer started (dynamic matchers): written every time, INSERT OR IGNORE dedupes
-    Event e{Ev::Rule};
-    e.a = rule;
-    push(tb, std::move(e));
-    return;
+  if (rule < rule_seen_n_) {
+    if (rule_seen_[rule].load(std::memory_order_relaxed)) return;
+    uint8_t expected = 0;
+    if (!rule_seen_[rule].compare_exchange_strong(expected, 1)) return;
   }
-  uint8_t expected = 0;
-  if (rule_seen_[rule].load(std::memory_order_relaxed) || !rule_seen_[rule].compare_exchange_strong(expected, 1)) return;
   Event e{Ev::Rule};
   e.a = rule;
-  push(tb, std::move(e));
+  tb.batch.other.push_back(std::move(e));
 }
 
 uint64_t TraceWriter::context_begin(const std::string& name, int64_t t_ns) {
@@ -329,7 +381,7 @@ uint64_t TraceWriter::context_begin(const std::string& name, int64_t t_ns) {
   e.b = std::hash<std::thread::id>()(std::this_thread::get_id()) & 0xffffff;
   e.t = t_ns;
   e.s = name;
-  push(tb, std::move(e));
+  tb.batch.other.push_back(std::move(e));
   return id;
 }
 void TraceWriter::context_rename(uint64_t ctx, const std::string& name) {
@@ -338,7 +390,7 @@ void TraceWriter::context_rename(uint64_t ctx, const std::string& name) {
   Event e{Ev::CtxRename};
   e.a = ctx;
   e.s = name;
-  push(tb, std::move(e));
+  tb.batch.other.push_back(std::move(e));
 }
 void TraceWriter::context_end(uint64_t ctx, int64_t t_ns) {
   ThreadBuf& tb = tbuf();
@@ -346,7 +398,8 @@ void TraceWriter::context_end(uint64_t ctx, int64_t t_ns) {
   Event e{Ev::CtxEnd};
   e.a = ctx;
   e.t = t_ns;
-  push(tb, std::move(e), true);
+  tb.batch.other.push_back(std::move(e));
+  maybe_handover(tb, true);
 }
 uint64_t TraceWriter::step_begin(const StepInfo& step, const UOp& input_root) {
   ThreadBuf& tb = tbuf();
@@ -360,7 +413,7 @@ uint64_t TraceWriter::step_begin(const StepInfo& step, const UOp& input_root) {
   e.t = step.t_start_ns;
   e.s = step.name;
   e.s2 = step.file;
-  push(tb, std::move(e));
+  tb.batch.other.push_back(std::move(e));
   tb.open_steps.push_back(id);
   return id;
 }
@@ -370,13 +423,8 @@ void TraceWriter::step_end(uint64_t step, const UOp* output_root, int64_t t_end_
   std::lock_guard<std::mutex> lk(tb.mu);
   uint64_t n_matches = 0;
   for (const RuleStat& s : stats) {
-    ensure_rule(tb, s.rule);
-    Event e{Ev::Stat};
-    e.a = step, e.b = s.rule, e.c = s.candidates, e.d = s.early_rejects, e.e = s.attempts, e.f = s.matches;
-    e.g = (uint64_t)s.excl_ns;
-    e.t = s.incl_ns;
+    if (s.attempts) ensure_rule(tb, s.rule);
     n_matches += s.matches;
-    push(tb, std::move(e));
   }
   Event e{Ev::StepEnd};
   e.a = step;
@@ -384,18 +432,19 @@ void TraceWriter::step_end(uint64_t step, const UOp* output_root, int64_t t_end_
   e.c = n_matches;
   e.t = t_end_ns;
   e.s = error;
+  e.stats = stats;
   if (!tb.open_steps.empty()) tb.open_steps.pop_back();
-  push(tb, std::move(e), tb.open_steps.empty());  // a finished top-level step is handed to the writer
+  tb.batch.other.push_back(std::move(e));
+  maybe_handover(tb, tb.open_steps.empty());  // a finished top-level step goes to the writer
 }
 void TraceWriter::match(uint64_t step, uint32_t ordinal, const UOp& before, const UOp& after, uint32_t rule,
                         int64_t dur_ns) {
   ThreadBuf& tb = tbuf();
   std::lock_guard<std::mutex> lk(tb.mu);
   ensure_rule(tb, rule);
-  Event e{Ev::Match};
-  e.a = step, e.b = ordinal, e.c = ensure_uop(tb, before), e.d = ensure_uop(tb, after), e.e = rule;
-  e.t = dur_ns;
-  push(tb, std::move(e));
+  uint32_t b = ensure_uop(tb, before), a = ensure_uop(tb, after);
+  tb.batch.matches.push_back(MatchEv{step, ordinal, b, a, rule, dur_ns});
+  maybe_handover(tb);
 }
 void TraceWriter::rule_error(uint64_t step, uint32_t ordinal, const UOp& before, const UOp& error_node, uint32_t rule,
                              const std::string& message) {
@@ -405,7 +454,7 @@ void TraceWriter::rule_error(uint64_t step, uint32_t ordinal, const UOp& before,
   Event e{Ev::Error};
   e.a = step, e.b = ordinal, e.c = ensure_uop(tb, before), e.d = ensure_uop(tb, error_node), e.e = rule;
   e.s = message;
-  push(tb, std::move(e));
+  tb.batch.other.push_back(std::move(e));
 }
 void TraceWriter::note_uop(const UOp& u) {
   ThreadBuf& tb = tbuf();
@@ -414,7 +463,7 @@ void TraceWriter::note_uop(const UOp& u) {
   Event e{Ev::Note};
   e.a = tb.open_steps.back();
   e.b = ensure_uop(tb, u);
-  push(tb, std::move(e));
+  tb.batch.other.push_back(std::move(e));
 }
 
 // ***** writer thread *****
@@ -426,40 +475,30 @@ int64_t TraceWriter::intern(const std::string& s) {
   strings_.emplace(s, id);
   sqlite3_bind_int64(st_str_, 1, id);
   sqlite3_bind_text(st_str_, 2, s.data(), (int)s.size(), SQLITE_STATIC);
-  if (sqlite3_step(st_str_) != SQLITE_DONE) sql_fail("insert string");
-  sqlite3_reset(st_str_);
+  run(st_str_);
   return id;
 }
 
-static void run(sqlite3_stmt* s, sqlite3* db, const std::string& path) {
-  if (sqlite3_step(s) != SQLITE_DONE) throw Error("trace file '" + path + "': " + sqlite3_errmsg(db));
-  sqlite3_reset(s);
+void TraceWriter::flush_context_stats(uint64_t ctx) {
+  auto it = ctx_stats_.find(ctx);
+  if (it == ctx_stats_.end()) return;
+  for (const auto& [rule, a] : it->second) {
+    sqlite3_bind_int64(st_cstat_, 1, (int64_t)ctx);
+    sqlite3_bind_int64(st_cstat_, 2, rule);
+    sqlite3_bind_int64(st_cstat_, 3, (int64_t)a.cand);
+    sqlite3_bind_int64(st_cstat_, 4, (int64_t)a.er);
+    sqlite3_bind_int64(st_cstat_, 5, (int64_t)a.att);
+    sqlite3_bind_int64(st_cstat_, 6, (int64_t)a.mat);
+    sqlite3_bind_int64(st_cstat_, 7, a.excl);
+    sqlite3_bind_int64(st_cstat_, 8, a.incl);
+    run(st_cstat_);
+  }
+  ctx_stats_.erase(it);
 }
 
 void TraceWriter::write_batch(Batch& b) {
-  for (Event& e : b.events) {
+  for (Event& e : b.other) {
     switch (e.kind) {
-      case Ev::Uop: {
-        const UOp& u = e.u;
-        std::string src;
-        for (const UOp& s : u.src()) {
-          uint64_t sid = (uint32_t)s.node()->trace_id.load(std::memory_order_acquire);
-          int64_t delta = (int64_t)e.a - (int64_t)sid;
-          put_varint(src, (uint64_t)((delta << 1) ^ (delta >> 63)));
-        }
-        sqlite3_bind_int64(st_uop_, 1, (int64_t)e.a);
-        sqlite3_bind_int(st_uop_, 2, (int)u.op());
-        sqlite3_bind_int64(st_uop_, 3, intern(u.dtype().repr().substr(7)));
-        sqlite3_bind_int64(st_uop_, 4, intern(encode_arg(u.arg())));
-        sqlite3_bind_int64(st_uop_, 5, intern(display_arg(u)));
-        sqlite3_bind_int64(st_uop_, 6, intern(u.tag().is_none() ? std::string() : u.tag().str()));
-        if (src.empty()) sqlite3_bind_null(st_uop_, 7);
-        else sqlite3_bind_blob(st_uop_, 7, src.data(), (int)src.size(), SQLITE_TRANSIENT);
-        run(st_uop_, db_, path_);
-        e.u = UOp();
-        stats_.uops++;
-        break;
-      }
       case Ev::Rule: {
         const RuleData* r = rule_by_id((uint32_t)e.a);
         if (!r) break;
@@ -468,7 +507,7 @@ void TraceWriter::write_batch(Batch& b) {
         sqlite3_bind_int64(st_rule_, 3, intern(r->file));
         sqlite3_bind_int(st_rule_, 4, r->src.line);
         sqlite3_bind_int64(st_rule_, 5, intern(r->text));
-        run(st_rule_, db_, path_);
+        run(st_rule_);
         break;
       }
       case Ev::CtxBegin:
@@ -476,18 +515,19 @@ void TraceWriter::write_batch(Batch& b) {
         sqlite3_bind_int64(st_ctx_, 2, intern(e.s));
         sqlite3_bind_int64(st_ctx_, 3, (int64_t)e.b);
         sqlite3_bind_int64(st_ctx_, 4, e.t);
-        run(st_ctx_, db_, path_);
+        run(st_ctx_);
         stats_.contexts++;
         break;
       case Ev::CtxRename:
         sqlite3_bind_int64(st_ctx_name_, 1, intern(e.s));
         sqlite3_bind_int64(st_ctx_name_, 2, (int64_t)e.a);
-        run(st_ctx_name_, db_, path_);
+        run(st_ctx_name_);
         break;
       case Ev::CtxEnd:
         sqlite3_bind_int64(st_ctx_end_, 1, e.t);
         sqlite3_bind_int64(st_ctx_end_, 2, (int64_t)e.a);
-        run(st_ctx_end_, db_, path_);
+        run(st_ctx_end_);
+        flush_context_stats(e.a);
         break;
       case Ev::StepBegin:
         sqlite3_bind_int64(st_step_, 1, (int64_t)e.a);
@@ -500,10 +540,11 @@ void TraceWriter::write_batch(Batch& b) {
         sqlite3_bind_int64(st_step_, 8, (int64_t)e.f);
         sqlite3_bind_int64(st_step_, 9, (int64_t)e.e);
         sqlite3_bind_int64(st_step_, 10, e.t);
-        run(st_step_, db_, path_);
+        run(st_step_);
+        step_ctx_[e.a] = e.b;
         stats_.steps++;
         break;
-      case Ev::StepEnd:
+      case Ev::StepEnd: {
         if (e.b) sqlite3_bind_int64(st_step_end_, 1, (int64_t)e.b);
         else sqlite3_bind_null(st_step_end_, 1);
         sqlite3_bind_int64(st_step_end_, 2, e.t);
@@ -511,29 +552,26 @@ void TraceWriter::write_batch(Batch& b) {
         if (e.s.empty()) sqlite3_bind_null(st_step_end_, 4);
         else sqlite3_bind_int64(st_step_end_, 4, intern(e.s));
         sqlite3_bind_int64(st_step_end_, 5, (int64_t)e.a);
-        run(st_step_end_, db_, path_);
+        run(st_step_end_);
+        auto ctx = step_ctx_.find(e.a);
+        auto& agg = ctx_stats_[ctx == step_ctx_.end() ? 0 : ctx->second];
+        if (ctx != step_ctx_.end()) step_ctx_.erase(ctx);
+        for (const RuleStat& s : e.stats) {
+          Agg& a = agg[s.rule];
+          a.cand += s.candidates, a.er += s.early_rejects, a.att += s.attempts, a.mat += s.matches;
+          a.excl += s.excl_ns, a.incl += s.incl_ns;
+          if (!s.attempts) continue;
+          sqlite3_bind_int64(st_stat_, 1, (int64_t)e.a);
+          sqlite3_bind_int64(st_stat_, 2, s.rule);
+          sqlite3_bind_int64(st_stat_, 3, (int64_t)s.early_rejects);
+          sqlite3_bind_int64(st_stat_, 4, (int64_t)s.attempts);
+          sqlite3_bind_int64(st_stat_, 5, (int64_t)s.matches);
+          sqlite3_bind_int64(st_stat_, 6, s.excl_ns);
+          sqlite3_bind_int64(st_stat_, 7, s.incl_ns);
+          run(st_stat_);
+        }
         break;
-      case Ev::Match:
-        sqlite3_bind_int64(st_match_, 1, (int64_t)e.a);
-        sqlite3_bind_int64(st_match_, 2, (int64_t)e.b);
-        sqlite3_bind_int64(st_match_, 3, (int64_t)e.c);
-        sqlite3_bind_int64(st_match_, 4, (int64_t)e.d);
-        sqlite3_bind_int64(st_match_, 5, (int64_t)e.e);
-        sqlite3_bind_int64(st_match_, 6, e.t);
-        run(st_match_, db_, path_);
-        stats_.matches++;
-        break;
-      case Ev::Stat:
-        sqlite3_bind_int64(st_stat_, 1, (int64_t)e.a);
-        sqlite3_bind_int64(st_stat_, 2, (int64_t)e.b);
-        sqlite3_bind_int64(st_stat_, 3, (int64_t)e.c);
-        sqlite3_bind_int64(st_stat_, 4, (int64_t)e.d);
-        sqlite3_bind_int64(st_stat_, 5, (int64_t)e.e);
-        sqlite3_bind_int64(st_stat_, 6, (int64_t)e.f);
-        sqlite3_bind_int64(st_stat_, 7, (int64_t)e.g);
-        sqlite3_bind_int64(st_stat_, 8, e.t);
-        run(st_stat_, db_, path_);
-        break;
+      }
       case Ev::Error:
         sqlite3_bind_int64(st_err_, 1, (int64_t)e.a);
         sqlite3_bind_int64(st_err_, 2, (int64_t)e.b);
@@ -541,14 +579,43 @@ void TraceWriter::write_batch(Batch& b) {
         sqlite3_bind_int64(st_err_, 4, (int64_t)e.d);
         sqlite3_bind_int64(st_err_, 5, (int64_t)e.e);
         sqlite3_bind_int64(st_err_, 6, intern(e.s));
-        run(st_err_, db_, path_);
+        run(st_err_);
         break;
       case Ev::Note:
         sqlite3_bind_int64(st_note_, 1, (int64_t)e.a);
         sqlite3_bind_int64(st_note_, 2, (int64_t)e.b);
-        run(st_note_, db_, path_);
+        run(st_note_);
         break;
     }
+  }
+  std::string src;
+  for (UopEv& ev : b.uops) {
+    const UOp& u = ev.u;
+    src.clear();
+    for (const UOp& s : u.src()) {
+      int64_t delta = (int64_t)ev.id - (int64_t)(uint32_t)s.node()->trace_id.load(std::memory_order_acquire);
+      put_varint(src, (uint64_t)((delta << 1) ^ (delta >> 63)));
+    }
+    sqlite3_bind_int64(st_uop_, 1, ev.id);
+    sqlite3_bind_int(st_uop_, 2, (int)u.op());
+    sqlite3_bind_int(st_uop_, 3, u.dtype().id());
+    sqlite3_bind_int64(st_uop_, 4, intern(encode_arg(u.arg())));
+    if (u.tag().is_none()) sqlite3_bind_null(st_uop_, 5);
+    else sqlite3_bind_int64(st_uop_, 5, intern(encode_arg(u.tag())));
+    if (src.empty()) sqlite3_bind_null(st_uop_, 6);
+    else sqlite3_bind_blob(st_uop_, 6, src.data(), (int)src.size(), SQLITE_STATIC);
+    run(st_uop_);
+    stats_.uops++;
+  }
+  for (const MatchEv& m : b.matches) {
+    sqlite3_bind_int64(st_match_, 1, (int64_t)m.step);
+    sqlite3_bind_int64(st_match_, 2, m.ordinal);
+    sqlite3_bind_int64(st_match_, 3, m.before);
+    sqlite3_bind_int64(st_match_, 4, m.after);
+    sqlite3_bind_int64(st_match_, 5, m.rule);
+    sqlite3_bind_int64(st_match_, 6, m.dur);
+    run(st_match_);
+    stats_.matches++;
   }
 }
 
@@ -571,9 +638,10 @@ void TraceWriter::writer_loop() {
       std::fprintf(stderr, "tinygrad: trace writer: %s\n", e.what());
       sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     }
-    work.clear();  // releases the UOps the batch held, outside the queue lock
+    size_t n = work.size();
+    work.clear();  // releases the UOps the batches held, outside the queue lock
     lk.lock();
-    stats_.batches += 0;
+    stats_.batches += n;
     stats_.transactions++;
   }
 }
@@ -584,7 +652,6 @@ void TraceWriter::finish() {
     if (finished_) return;
     finished_ = true;
   }
-  // hand over every thread's partial buffer
   {
     std::lock_guard<std::mutex> lk(bufs_mu_);
     for (auto& b : bufs_) {
@@ -599,13 +666,16 @@ void TraceWriter::finish() {
   q_cv_.notify_one();
   if (thread_.joinable()) thread_.join();
   try {
+    exec("BEGIN");
+    while (!ctx_stats_.empty()) flush_context_stats(ctx_stats_.begin()->first);  // contexts still open at exit
     exec(TRACE_INDEX_SQL);
     exec("UPDATE meta SET value='complete' WHERE key='status'");
+    exec("COMMIT");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tinygrad: trace writer: %s\n", e.what());
   }
   for (sqlite3_stmt* s : {st_str_, st_uop_, st_rule_, st_ctx_, st_ctx_name_, st_ctx_end_, st_step_, st_step_end_,
-                          st_match_, st_stat_, st_err_, st_note_})
+                          st_match_, st_stat_, st_cstat_, st_err_, st_note_})
     sqlite3_finalize(s);
   sqlite3_exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
   sqlite3_close(db_);

@@ -3,10 +3,10 @@
 #include <cstring>
 
 #include "lib/helpers.h"
+#include "lib/pyfmt.h"
 
 namespace tg {
 
-std::string py_float_repr(double x);  // dtype.cpp
 
 namespace {
 struct ArgStr final : ArgObj {
@@ -73,24 +73,6 @@ int ArgObj::py_cmp(const ArgObj& o) const {
   int c = std::strcmp(type_name(), o.type_name());
   if (c != 0) return c < 0 ? -1 : 1;
   return repr() < o.repr() ? -1 : repr() > o.repr() ? 1 : 0;
-}
-
-std::string py_str_repr(std::string_view s) {
-  bool has_sq = s.find('\'') != std::string_view::npos, has_dq = s.find('"') != std::string_view::npos;
-  char q = (has_sq && !has_dq) ? '"' : '\'';
-  std::string r(1, q);
-  for (unsigned char c : s) {
-    if (c == (unsigned char)q || c == '\\') r += '\\', r += (char)c;
-    else if (c == '\n') r += "\\n";
-    else if (c == '\t') r += "\\t";
-    else if (c == '\r') r += "\\r";
-    else if (c < 0x20 || c == 0x7f) {
-      char b[8];
-      std::snprintf(b, sizeof(b), "\\x%02x", c);
-      r += b;
-    } else r += (char)c;
-  }
-  return r + q;
 }
 
 Arg::Arg(const PyConst& c) : i_(0) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lib/dtype.h"
+#include "lib/pyfmt.h"
 #include "lib/uop/ops.h"
 
 namespace tg {
@@ -144,6 +145,5 @@ struct ParamArg final : ArgObj {
         volatile_(o.volatile_) {}
 };
 
-std::string py_str_repr(std::string_view s);  // python repr of a str: 'abc'
 
 }  // namespace tg

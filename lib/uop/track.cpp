@@ -55,6 +55,7 @@ static Recorder* active_recorder() {
 
 // ************************* per-thread state *************************
 
+// times are in fast_ticks units until they leave this file
 struct Counters {
   uint64_t cand = 0, er = 0, att = 0, mat = 0;
   int64_t fail_ns = 0, match_ns = 0, excl_ns = 0;
@@ -212,7 +213,7 @@ static std::vector<RuleStat> pop_frame_stats(ThreadState& t) {
     Counters& c = fr.stats[id];
     RuleStat s;
     s.rule = id, s.candidates = c.cand, s.early_rejects = c.er, s.attempts = c.att, s.matches = c.mat;
-    s.excl_ns = c.excl_ns, s.incl_ns = c.fail_ns + c.match_ns;
+    s.excl_ns = ticks_to_ns(c.excl_ns), s.incl_ns = ticks_to_ns(c.fail_ns + c.match_ns);
     out.push_back(s);
     c = Counters{};
   }
@@ -259,9 +260,9 @@ bool tracked_rewrite(const std::vector<const RuleData*>& bucket, const UOp& u, C
       sc.cand++;
     }
     t.totals[id].cand++;
-    int64_t st = now_ns();
+    int64_t st = fast_ticks();
     if (!r->early_reject.subset_of(ler)) {
-      int64_t dt = now_ns() - st;
+      int64_t dt = fast_ticks() - st;
       Counters& c = t.totals[id];
       c.er++, c.fail_ns += dt, c.excl_ns += dt;
       if (StepFrame* fr = frame()) {
@@ -288,7 +289,7 @@ bool tracked_rewrite(const std::vector<const RuleData*>& bucket, const UOp& u, C
       }
       throw;
     }
-    int64_t dt = now_ns() - st;
+    int64_t dt = fast_ticks() - st;
     int64_t child = t.child_ns.back();
     t.child_ns.pop_back();
     if (!t.child_ns.empty()) t.child_ns.back() += dt;
@@ -302,7 +303,7 @@ bool tracked_rewrite(const std::vector<const RuleData*>& bucket, const UOp& u, C
         fr->stats[id].mat++, fr->stats[id].match_ns += dt;
         if (uop_result) {
           if (Recorder* rr = recorder()) {
-            rr->match(fr->id, fr->ordinal++, u, *static_cast<UOp*>(out), id, dt);
+            rr->match(fr->id, fr->ordinal++, u, *static_cast<UOp*>(out), id, ticks_to_ns(dt));
             g_n_matches++;
           }
         }
@@ -333,7 +334,7 @@ std::vector<std::pair<uint32_t, RuleTotals>> match_stats() {
     if (c.cand == 0) continue;
     RuleTotals r;
     r.candidates = c.cand, r.early_rejects = c.er, r.attempts = c.att, r.matches = c.mat;
-    r.fail_ns = c.fail_ns, r.match_ns = c.match_ns, r.excl_ns = c.excl_ns;
+    r.fail_ns = ticks_to_ns(c.fail_ns), r.match_ns = ticks_to_ns(c.match_ns), r.excl_ns = ticks_to_ns(c.excl_ns);
     out.push_back({i, r});
   }
   return out;

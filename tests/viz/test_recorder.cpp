@@ -58,8 +58,8 @@ static UOp uop_from_trace(const Trace& t, int64_t id) {
     std::string srcs;
     for (int64_t s : nd.src) srcs += (srcs.empty() ? "" : ",") + std::to_string(index.at(s));
     index[n] = lines.size();
-    lines.push_back(nd.op_name + " " + t.str(nd.dtype) + " " + t.str(nd.arg) + " " +
-                    (t.str(nd.tag).empty() ? std::string("N") : t.str(nd.tag)) + " " + srcs);
+    lines.push_back(nd.op_name + " " + t.dtype_name(nd.dtype) + " " + t.str(nd.arg) + " " +
+                    (nd.tag ? t.str(nd.tag) : std::string("N")) + " " + srcs);
   }
   return decode_graph(lines);
 }
@@ -188,9 +188,12 @@ TEST(Recorder, DemoTraceReplaysEveryStep) {
 
 TEST(Recorder, SigkillLeavesReadableTrace) {
   std::string path = tmp_path("killed");
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
+    close(ready[0]);
     Context ctx({{"TRACK_MATCH_STATS", 2}});
     Recorder* r = open_trace_writer(path).release();
     set_recorder(r);
@@ -198,11 +201,19 @@ TEST(Recorder, SigkillLeavesReadableTrace) {
     for (int i = 0;; i++) {
       track::Group g("loop");
       graph_rewrite((a * (i % 7 + 1) + 3).floordiv(c(i % 5 + 1)) % c(9), sym(), {.name = "spin"});
+      if (i == 2000) {
+        char x = 1;
+        (void)!write(ready[1], &x, 1);  // well into the run: batches have been committed
+      }
     }
     _exit(0);
   }
-  usleep(600 * 1000);
+  close(ready[1]);
+  char x;
+  ASSERT_EQ(read(ready[0], &x, 1), 1);
+  usleep(200 * 1000);  // more than the writer's 50 ms commit period
   kill(pid, SIGKILL);
+  close(ready[0]);
   int status = 0;
   waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFSIGNALED(status));
