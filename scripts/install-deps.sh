@@ -6,6 +6,7 @@ PACKAGES=(
   cmake ninja-build pkg-config g++ make ccache git
   libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev sqlite3 zlib1g-dev
+  qt6-base-dev qt6-base-dev-tools libgl-dev fonts-dejavu-core libgraphviz-dev graphviz xvfb xauth
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
