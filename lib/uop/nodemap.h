@@ -32,10 +32,17 @@ class NodeMap {
       i = (i + 1) & mask_;
     }
     keys_[i] = k;
+    used_.push_back(i);
     size_++;
     return {&vals_[i], true};
   }
   V& operator[](const UOp& k) { return *emplace(k).first; }
+  // empties the map keeping its storage (only the used slots are touched)
+  void clear() {
+    for (size_t i : used_) keys_[i] = UOp(), vals_[i] = V();
+    used_.clear();
+    size_ = 0;
+  }
 
  private:
   size_t slot(detail::UOpNode* k) const {
@@ -51,6 +58,7 @@ class NodeMap {
     vals_.assign(n, V());
     mask_ = n - 1;
     size_ = 0;
+    used_.clear();
   }
   void grow() {
     std::vector<UOp> ok = std::move(keys_);
@@ -61,6 +69,7 @@ class NodeMap {
   }
   std::vector<UOp> keys_;
   std::vector<V> vals_;
+  std::vector<size_t> used_;
   size_t mask_ = 0, size_ = 0;
 };
 
@@ -119,6 +128,7 @@ class NodeSet {
   bool insert(const UOp& k) { return m_.emplace(k).second; }  // true if newly inserted
   bool contains(const UOp& k) { return m_.find(k) != nullptr; }
   size_t size() const { return m_.size(); }
+  void clear() { m_.clear(); }
 
  private:
   NodeMap<Unit> m_;

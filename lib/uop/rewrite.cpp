@@ -36,12 +36,27 @@ UOp rebuild(const UOp& n, const std::vector<UOp>& new_src) {
 }
 
 struct RewriteContext {
-  const PatternMatcher* pm;
-  const PatternMatcher* bpm;
+  const PatternMatcher* pm = nullptr;
+  const PatternMatcher* bpm = nullptr;
   CtxRef ctx;
-  bool enter_calls;
+  bool enter_calls = false;
   NodeMap<UOp> replace{16};
   NodeMap<UOp> bpm_cache{16};  // null value = no match
+  struct Entry {
+    UOp n;
+    int stage;
+    UOp new_n;
+  };
+  std::vector<Entry> stack;
+  NodeSet on_stack{16};
+  NodeMap<std::vector<Entry>> waitlist{8};
+  void reset() {
+    replace.clear();
+    bpm_cache.clear();
+    stack.clear();
+    on_stack.clear();
+    waitlist.clear();
+  }
 
   UOp pm_rewrite(const UOp& x) { return pm->rewrite(x, ctx); }
   UOp cached_bpm_rewrite(const UOp& x) {
@@ -87,17 +102,9 @@ struct RewriteContext {
     return r ? *r : root;
   }
 
-  struct Entry {
-    UOp n;
-    int stage;
-    UOp new_n;
-  };
-
   UOp unified_rewrite(const UOp& root) {
-    std::vector<Entry> stack{{root, 0, root}};
-    NodeSet on_stack(16);
+    stack.push_back({root, 0, root});
     on_stack.insert(root);
-    NodeMap<std::vector<Entry>> waitlist(8);
     const size_t limit = (size_t)REWRITE_STACK_LIMIT.value();
     auto release = [&](const UOp& n) {
       std::vector<Entry>* w = waitlist.find(n);
@@ -183,11 +190,32 @@ struct RewriteContext {
   }
 };
 
+// RewriteContexts are reused per thread and nesting depth (rules run nested rewrites), keeping their tables' storage
+struct ContextPool {
+  std::vector<std::unique_ptr<RewriteContext>> free;
+};
+
 UOp run(const UOp& sink, const PatternMatcher* pm, const PatternMatcher* bpm, const RewriteOpts& opts,
         const std::source_location& loc) {
+  thread_local ContextPool pool;
   track::Step step(opts.name, loc, sink, opts.bottom_up, opts.walk, opts.enter_calls);
-  RewriteContext rc{pm, bpm, opts.ctx, opts.enter_calls};
-  UOp out = opts.walk ? rc.walk_rewrite(sink) : rc.unified_rewrite(sink);
+  std::unique_ptr<RewriteContext> rc;
+  if (!pool.free.empty()) {
+    rc = std::move(pool.free.back());
+    pool.free.pop_back();
+  } else {
+    rc = std::make_unique<RewriteContext>();
+  }
+  rc->pm = pm, rc->bpm = bpm, rc->ctx = opts.ctx, rc->enter_calls = opts.enter_calls;
+  struct Return {
+    ContextPool& pool;
+    std::unique_ptr<RewriteContext>& rc;
+    ~Return() {
+      rc->reset();
+      if (pool.free.size() < 16) pool.free.push_back(std::move(rc));
+    }
+  } ret{pool, rc};
+  UOp out = opts.walk ? rc->walk_rewrite(sink) : rc->unified_rewrite(sink);
   step.done(out);
   return out;
 }

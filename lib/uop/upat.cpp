@@ -25,6 +25,9 @@ struct UPatData {
   enum class Src : uint8_t { None, Tuple, List, Repeat } src_kind = Src::None;
   std::vector<UPat> in_src;                 // as given
   std::vector<std::vector<UPat>> orders;    // Tuple: 1, List: permutations
+  // the matcher's view: raw child pointers per ordering, and per child the ops it accepts (any_op/is_any: all)
+  std::vector<std::vector<const UPatData*>> raw_orders;
+  std::vector<std::vector<OpSet>> order_ops;
   bool allow_any_len = false;
   bool strict_length = false;
   size_t required_len = 0;
@@ -51,9 +54,30 @@ struct UPatData {
         } while (std::next_permutation(idx.begin(), idx.end()));
       }
     }
+    raw_orders.clear();
+    order_ops.clear();
+    for (const auto& o : orders) {
+      std::vector<const UPatData*> r;
+      std::vector<OpSet> ops;
+      for (const UPat& c : o) {
+        r.push_back(c.data());
+        ops.push_back(c.data()->accepted_ops());
+      }
+      raw_orders.push_back(std::move(r));
+      order_ops.push_back(std::move(ops));
+    }
     strict_length = !(allow_any_len || src_kind == Src::Repeat || src_kind == Src::None);
     required_len = (src_kind == Src::Repeat || src_kind == Src::None) ? 0 : in_src.size();
     name_id = name.empty() ? -2 : tg::name_id(name);
+  }
+  // ops a node can have to match this pattern (a necessary condition, used to reject orderings early)
+  OpSet accepted_ops() const {
+    if (is_any) {
+      OpSet r;
+      for (const UPat& a : in_src) r = r | a.data()->accepted_ops();
+      return r;
+    }
+    return any_op ? GroupOp::all() : ops;
   }
   OpSet early_reject() const {
     if (has_custom_early_reject) return custom_early_reject;
@@ -360,11 +384,12 @@ class Cont {
 bool match(const UPatData* p, detail::UOpNode* u, Bindings& b, Cont k);
 
 // match srcs[i:] of u against pats[i:] (or the repeated pattern), then continue with k
-bool match_seq(const std::vector<UPat>& pats, bool repeat, detail::UOpNode* u, size_t i, Bindings& b, Cont k) {
-  size_t n = repeat ? u->nsrc : std::min<size_t>(pats.size(), u->nsrc);
+bool match_seq(const UPatData* const* pats, size_t npats, bool repeat, detail::UOpNode* u, size_t i, Bindings& b,
+               Cont k) {
+  size_t n = repeat ? u->nsrc : std::min<size_t>(npats, u->nsrc);
   if (i >= n) return k();
-  const UPatData* p = repeat ? pats[0].data() : pats[i].data();
-  auto next = [&]() { return match_seq(pats, repeat, u, i + 1, b, k); };
+  const UPatData* p = repeat ? pats[0] : pats[i];
+  auto next = [&]() { return match_seq(pats, npats, repeat, u, i + 1, b, k); };
   return match(p, u->srcs[i], b, Cont(next));
 }
 
@@ -378,6 +403,8 @@ bool match(const UPatData* p, detail::UOpNode* u, Bindings& b, Cont k) {
     return false;
   }
   if (!p->any_op && !p->ops.has(u->op)) return false;
+  if (u->nsrc < p->required_len || (p->strict_length && u->nsrc != p->required_len)) return false;
+  if (p->has_dtype && !((p->dtype_mask >> u->dtype.id()) & 1)) return false;
   int save = b.n;
   if (p->name_id != -2) {
     detail::UOpNode* bound = b.get(p->name_id);
@@ -389,8 +416,7 @@ bool match(const UPatData* p, detail::UOpNode* u, Bindings& b, Cont k) {
       return false;
     }
   }
-  bool ok = (!p->has_dtype || ((p->dtype_mask >> u->dtype.id()) & 1)) && (!p->has_arg || p->arg.py_eq(u->arg)) &&
-            u->nsrc >= p->required_len && (!p->strict_length || u->nsrc == p->required_len);
+  bool ok = !p->has_arg || p->arg.py_eq(u->arg);
   if (ok && p->has_tag) {
     ok = false;
     for (const Arg& t : p->tags) ok |= t.py_eq(u->tag);
@@ -405,13 +431,21 @@ bool match(const UPatData* p, detail::UOpNode* u, Bindings& b, Cont k) {
     return r;
   }
   if (p->src_kind == UPatData::Src::Repeat) {
-    bool r = match_seq(p->in_src, true, u, 0, b, k);
+    const UPatData* rep = p->in_src[0].data();
+    bool r = match_seq(&rep, 1, true, u, 0, b, k);
     b.n = save;
     return r;
   }
   int after_self = b.n;  // each ordering starts from the store holding this node's own binding
-  for (const auto& order : p->orders) {
-    if (match_seq(order, false, u, 0, b, k)) return true;
+  for (size_t o = 0; o < p->raw_orders.size(); o++) {
+    const auto& order = p->raw_orders[o];
+    // cheap necessary condition before recursing: every src's op is accepted by its child pattern
+    const auto& ops = p->order_ops[o];
+    size_t n = std::min<size_t>(order.size(), u->nsrc);
+    bool possible = true;
+    for (size_t c = 0; c < n && possible; c++) possible = ops[c].has(u->srcs[c]->op);
+    if (!possible) continue;
+    if (match_seq(order.data(), order.size(), false, u, 0, b, k)) return true;
     b.n = after_self;
   }
   b.n = save;
