@@ -39,7 +39,7 @@ class Recorder {
   virtual void context_rename(uint64_t ctx, const std::string& name) = 0;
   virtual void context_end(uint64_t ctx, int64_t t_ns) = 0;
   virtual uint64_t step_begin(const StepInfo& step, const UOp& input_root) = 0;
-  virtual void step_end(uint64_t step, const UOp* output_root, int64_t t_end_ns, const std::vector<RuleStat>& stats,
+  virtual void step_end(uint64_t step, const UOp* output_root, int64_t t_end_ns, std::vector<RuleStat>&& stats,
                         const std::string& error) = 0;
   virtual void match(uint64_t step, uint32_t ordinal, const UOp& before, const UOp& after, uint32_t rule,
                      int64_t dur_ns) = 0;

@@ -248,11 +248,30 @@ std::vector<RuleStatRow> Trace::rule_stats(int64_t step_id, int64_t context_id) 
     }
   };
   if (step_id > 0) {
-    // the rules the step attempted
-    Stmt q(db_, "SELECT rule, early_rejects, attempts, matches, excl_ns, incl_ns FROM rule_stats WHERE step=? ORDER BY rule",
-           path_);
+    // the rules the step attempted: steps.stats is [[rule, early_rejects, attempts, matches, excl_ns, incl_ns], ...]
+    Stmt q(db_, "SELECT stats FROM steps WHERE id=?", path_);
     sqlite3_bind_int64(q.s, 1, step_id);
-    read(q, false);
+    if (!q.step() || q.null(0)) return out;
+    std::string j = q.t(0);
+    std::vector<int64_t> nums;
+    for (size_t i = 0; i < j.size();) {
+      if (isdigit((unsigned char)j[i]) || j[i] == '-') {
+        size_t e = i + 1;
+        while (e < j.size() && isdigit((unsigned char)j[e])) e++;
+        nums.push_back(std::stoll(j.substr(i, e - i)));
+        i = e;
+      } else {
+        i++;
+      }
+    }
+    for (size_t k = 0; k + 6 <= nums.size(); k += 6) {
+      RuleStatRow r;
+      r.rule = nums[k], r.early_rejects = (uint64_t)nums[k + 1], r.attempts = (uint64_t)nums[k + 2];
+      r.matches = (uint64_t)nums[k + 3], r.excl_ns = nums[k + 4], r.incl_ns = nums[k + 5];
+      r.candidates = r.early_rejects + r.attempts;
+      out.push_back(r);
+    }
+    std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.rule < b.rule; });
     return out;
   }
   // every candidate rule, from the per-context table; a context still open when the run was killed has no rows

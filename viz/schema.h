@@ -12,8 +12,9 @@ constexpr int32_t TRACE_SCHEMA_VERSION = 1;
 //   encoding of lib/uop/serialize.h (a strings id; tag NULL = None), uops.src the srcs as zigzag varints of
 //   (node id - src id), so recent srcs take one byte.
 // steps.flags: bit 0 bottom_up, bit 1 walk, bit 2 enter_calls. Times are steady-clock ns of the recording process.
-// rule_stats: per step, the rules the step attempted; context_rule_stats: per context, every candidate rule
-//   (including those only early-rejected), summed over its steps.
+// steps.stats: per step, the rules the step attempted, as JSON [[rule, early_rejects, attempts, matches, excl_ns,
+//   incl_ns], ...] (one row per step; the view rule_stats expands it with json_each);
+// context_rule_stats: per context, every candidate rule (including those only early-rejected), summed over its steps.
 inline constexpr const char* TRACE_SCHEMA_SQL = R"SQL(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS strings(id INTEGER PRIMARY KEY, value TEXT NOT NULL);
@@ -28,12 +29,9 @@ CREATE TABLE IF NOT EXISTS contexts(id INTEGER PRIMARY KEY, name INTEGER NOT NUL
 CREATE TABLE IF NOT EXISTS steps(id INTEGER PRIMARY KEY, context INTEGER NOT NULL, parent INTEGER NOT NULL,
   depth INTEGER NOT NULL, name INTEGER NOT NULL, file INTEGER NOT NULL, line INTEGER NOT NULL, flags INTEGER NOT NULL,
   input_root INTEGER NOT NULL, output_root INTEGER, t_start INTEGER NOT NULL, t_end INTEGER, n_matches INTEGER,
-  error INTEGER);
+  error INTEGER, stats TEXT);
 CREATE TABLE IF NOT EXISTS matches(step INTEGER NOT NULL, ordinal INTEGER NOT NULL, before INTEGER NOT NULL,
   after INTEGER NOT NULL, rule INTEGER NOT NULL, dur INTEGER NOT NULL, PRIMARY KEY(step, ordinal)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS rule_stats(step INTEGER NOT NULL, rule INTEGER NOT NULL, early_rejects INTEGER NOT NULL,
-  attempts INTEGER NOT NULL, matches INTEGER NOT NULL, excl_ns INTEGER NOT NULL, incl_ns INTEGER NOT NULL,
-  PRIMARY KEY(step, rule)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS context_rule_stats(context INTEGER NOT NULL, rule INTEGER NOT NULL,
   candidates INTEGER NOT NULL, early_rejects INTEGER NOT NULL, attempts INTEGER NOT NULL, matches INTEGER NOT NULL,
   excl_ns INTEGER NOT NULL, incl_ns INTEGER NOT NULL, PRIMARY KEY(context, rule)) WITHOUT ROWID;
@@ -50,6 +48,10 @@ CREATE VIEW IF NOT EXISTS steps_view AS SELECT s.id, c.value AS context, s.depth
 CREATE VIEW IF NOT EXISTS matches_view AS SELECT m.step, m.ordinal, m.before, m.after, m.dur,
   f.value || ':' || r.line AS rule_site, src.value AS rule_source FROM matches m JOIN rules r ON r.id=m.rule
   JOIN strings f ON f.id=r.file JOIN strings src ON src.id=r.source;
+CREATE VIEW IF NOT EXISTS rule_stats AS SELECT s.id AS step, json_extract(j.value, '$[0]') AS rule,
+  json_extract(j.value, '$[1]') AS early_rejects, json_extract(j.value, '$[2]') AS attempts,
+  json_extract(j.value, '$[3]') AS matches, json_extract(j.value, '$[4]') AS excl_ns,
+  json_extract(j.value, '$[5]') AS incl_ns FROM steps s, json_each(s.stats) j;
 CREATE VIEW IF NOT EXISTS rule_stats_view AS SELECT s.step, f.value || ':' || r.line AS rule_site, s.attempts,
   s.matches, s.early_rejects, s.excl_ns, s.incl_ns, src.value AS rule_source FROM rule_stats s
   JOIN rules r ON r.id=s.rule JOIN strings f ON f.id=r.file JOIN strings src ON src.id=r.source;

@@ -134,7 +134,7 @@ class TraceWriter final : public Recorder {
   void context_rename(uint64_t ctx, const std::string& name) override;
   void context_end(uint64_t ctx, int64_t t_ns) override;
   uint64_t step_begin(const StepInfo& step, const UOp& input_root) override;
-  void step_end(uint64_t step, const UOp* output_root, int64_t t_end_ns, const std::vector<RuleStat>& stats,
+  void step_end(uint64_t step, const UOp* output_root, int64_t t_end_ns, std::vector<RuleStat>&& stats,
                 const std::string& error) override;
   void match(uint64_t step, uint32_t ordinal, const UOp& before, const UOp& after, uint32_t rule,
              int64_t dur_ns) override;
@@ -202,7 +202,7 @@ class TraceWriter final : public Recorder {
   std::unordered_map<uint64_t, std::unordered_map<uint32_t, Agg>> ctx_stats_;
   sqlite3_stmt *st_str_ = nullptr, *st_uop_ = nullptr, *st_rule_ = nullptr, *st_ctx_ = nullptr, *st_ctx_name_ = nullptr,
                *st_ctx_end_ = nullptr, *st_step_ = nullptr, *st_step_end_ = nullptr, *st_match_ = nullptr,
-               *st_stat_ = nullptr, *st_cstat_ = nullptr, *st_err_ = nullptr, *st_note_ = nullptr;
+               *st_cstat_ = nullptr, *st_err_ = nullptr, *st_note_ = nullptr;
 };
 
 TraceWriter::TraceWriter(const std::string& path) : path_(path), gen_(++g_generation) {
@@ -231,11 +231,8 @@ TraceWriter::TraceWriter(const std::string& path) : path_(path), gen_(++g_genera
   st_step_ = prep(
       "INSERT INTO steps(id, context, parent, depth, name, file, line, flags, input_root, t_start) "
       "VALUES(?,?,?,?,?,?,?,?,?,?)");
-  st_step_end_ = prep("UPDATE steps SET output_root=?, t_end=?, n_matches=?, error=? WHERE id=?");
+  st_step_end_ = prep("UPDATE steps SET output_root=?, t_end=?, n_matches=?, error=?, stats=? WHERE id=?");
   st_match_ = prep("INSERT INTO matches(step, ordinal, before, after, rule, dur) VALUES(?,?,?,?,?,?)");
-  st_stat_ = prep(
-      "INSERT OR REPLACE INTO rule_stats(step, rule, early_rejects, attempts, matches, excl_ns, incl_ns) "
-      "VALUES(?,?,?,?,?,?,?)");
   st_cstat_ = prep(
       "INSERT OR REPLACE INTO context_rule_stats(context, rule, candidates, early_rejects, attempts, matches, excl_ns, "
       "incl_ns) VALUES(?,?,?,?,?,?,?,?)");
@@ -417,7 +414,7 @@ uint64_t TraceWriter::step_begin(const StepInfo& step, const UOp& input_root) {
   tb.open_steps.push_back(id);
   return id;
 }
-void TraceWriter::step_end(uint64_t step, const UOp* output_root, int64_t t_end_ns, const std::vector<RuleStat>& stats,
+void TraceWriter::step_end(uint64_t step, const UOp* output_root, int64_t t_end_ns, std::vector<RuleStat>&& stats,
                            const std::string& error) {
   ThreadBuf& tb = tbuf();
   std::lock_guard<std::mutex> lk(tb.mu);
@@ -432,7 +429,7 @@ void TraceWriter::step_end(uint64_t step, const UOp* output_root, int64_t t_end_
   e.c = n_matches;
   e.t = t_end_ns;
   e.s = error;
-  e.stats = stats;
+  e.stats = std::move(stats);
   if (!tb.open_steps.empty()) tb.open_steps.pop_back();
   tb.batch.other.push_back(std::move(e));
   maybe_handover(tb, tb.open_steps.empty());  // a finished top-level step goes to the writer
@@ -497,6 +494,7 @@ void TraceWriter::flush_context_stats(uint64_t ctx) {
 }
 
 void TraceWriter::write_batch(Batch& b) {
+  std::string json;
   for (Event& e : b.other) {
     switch (e.kind) {
       case Ev::Rule: {
@@ -551,25 +549,28 @@ void TraceWriter::write_batch(Batch& b) {
         sqlite3_bind_int64(st_step_end_, 3, (int64_t)e.c);
         if (e.s.empty()) sqlite3_bind_null(st_step_end_, 4);
         else sqlite3_bind_int64(st_step_end_, 4, intern(e.s));
-        sqlite3_bind_int64(st_step_end_, 5, (int64_t)e.a);
-        run(st_step_end_);
         auto ctx = step_ctx_.find(e.a);
         auto& agg = ctx_stats_[ctx == step_ctx_.end() ? 0 : ctx->second];
         if (ctx != step_ctx_.end()) step_ctx_.erase(ctx);
-        for (const RuleStat& s : e.stats) {
-          Agg& a = agg[s.rule];
-          a.cand += s.candidates, a.er += s.early_rejects, a.att += s.attempts, a.mat += s.matches;
-          a.excl += s.excl_ns, a.incl += s.incl_ns;
-          if (!s.attempts) continue;
-          sqlite3_bind_int64(st_stat_, 1, (int64_t)e.a);
-          sqlite3_bind_int64(st_stat_, 2, s.rule);
-          sqlite3_bind_int64(st_stat_, 3, (int64_t)s.early_rejects);
-          sqlite3_bind_int64(st_stat_, 4, (int64_t)s.attempts);
-          sqlite3_bind_int64(st_stat_, 5, (int64_t)s.matches);
-          sqlite3_bind_int64(st_stat_, 6, s.excl_ns);
-          sqlite3_bind_int64(st_stat_, 7, s.incl_ns);
-          run(st_stat_);
+        json.clear();
+        for (const RuleStat& st : e.stats) {
+          Agg& a = agg[st.rule];
+          a.cand += st.candidates, a.er += st.early_rejects, a.att += st.attempts, a.mat += st.matches;
+          a.excl += st.excl_ns, a.incl += st.incl_ns;
+          if (!st.attempts) continue;
+          char buf[128];
+          int n = std::snprintf(buf, sizeof(buf), "%s[%u,%llu,%llu,%llu,%lld,%lld]", json.empty() ? "[" : ",", st.rule,
+                                (unsigned long long)st.early_rejects, (unsigned long long)st.attempts,
+                                (unsigned long long)st.matches, (long long)st.excl_ns, (long long)st.incl_ns);
+          json.append(buf, n);
         }
+        if (json.empty()) sqlite3_bind_null(st_step_end_, 5);
+        else {
+          json += "]";
+          sqlite3_bind_text(st_step_end_, 5, json.data(), (int)json.size(), SQLITE_STATIC);
+        }
+        sqlite3_bind_int64(st_step_end_, 6, (int64_t)e.a);
+        run(st_step_end_);
         break;
       }
       case Ev::Error:
@@ -675,7 +676,7 @@ void TraceWriter::finish() {
     std::fprintf(stderr, "tinygrad: trace writer: %s\n", e.what());
   }
   for (sqlite3_stmt* s : {st_str_, st_uop_, st_rule_, st_ctx_, st_ctx_name_, st_ctx_end_, st_step_, st_step_end_,
-                          st_match_, st_stat_, st_cstat_, st_err_, st_note_})
+                          st_match_, st_cstat_, st_err_, st_note_})
     sqlite3_finalize(s);
   sqlite3_exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
   sqlite3_close(db_);
