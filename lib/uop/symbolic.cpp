@@ -438,7 +438,7 @@ const PatternMatcher& symbolic() {
       // ALU/variable min==max -> CONST
       TG_RULE(UPat(ops(Ops::CMPLT, Ops::CMPNE, Ops::FLOORDIV, Ops::FLOORMOD, Ops::PARAM, Ops::AFTER, Ops::SPECIAL)).named("x"),
               [](UOp x) { return x.vmin() == x.vmax() ? x.const_like(x.vmin()) : UOp(); }),
-      TG_RULE(UPat(Ops::RANGE).src(UPat(Ops::CONST)).named("x"),
+      TG_RULE(UPat(Ops::RANGE).src_all(UPat(Ops::CONST)).named("x"),
               [](UOp x) { return x.vmin() == x.vmax() ? x.const_like(x.vmin()) : UOp(); }),
       // max folding
       TG_RULE((UPat::cvar("a") < UPat::var("b")).where(UPat::var("b"), UPat::cvar("c")),

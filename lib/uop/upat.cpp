@@ -366,6 +366,48 @@ std::string UPat::repr() const {
   return r + ")";
 }
 
+std::string encode_arg(const Arg& a);  // serialize.cpp
+
+std::string UPat::canon() const {
+  const UPatData& d = *d_;
+  if (d.is_any) {
+    std::string r = "any(";
+    for (size_t i = 0; i < d.in_src.size(); i++) r += (i ? "," : "") + d.in_src[i].canon();
+    return r + ")";
+  }
+  std::vector<std::string> ops;
+  for (Ops o : d.op_list) ops.push_back(op_name(o));
+  std::sort(ops.begin(), ops.end());
+  std::string r = "P[";
+  if (d.any_op) r += "*";
+  for (size_t i = 0; i < ops.size(); i++) r += (i ? "|" : "") + ops[i];
+  r += ";";
+  if (!d.has_dtype) r += "*";
+  else {
+    std::vector<std::string> dts;
+    for (DType dt : d.dtypes) dts.push_back(dt.repr().substr(7));
+    std::sort(dts.begin(), dts.end());
+    for (size_t i = 0; i < dts.size(); i++) r += (i ? "|" : "") + dts[i];
+  }
+  r += ";" + (d.has_arg ? encode_arg(d.arg) : std::string("*")) + ";" + d.name + ";";
+  if (!d.has_tag) r += "*";
+  else
+    for (size_t i = 0; i < d.tags.size(); i++) r += (i ? "|" : "") + d.tags[i].str();
+  r += std::string(";") + (d.strict_length ? "strict" : "any") + ";";
+  auto kids = [&](const char* k) {
+    std::string x = std::string(k) + "(";
+    for (size_t i = 0; i < d.in_src.size(); i++) x += (i ? "," : "") + d.in_src[i].canon();
+    return x + ")";
+  };
+  switch (d.src_kind) {
+    case UPatData::Src::None: r += "-"; break;
+    case UPatData::Src::Repeat: r += kids("R"); break;
+    case UPatData::Src::List: r += kids("L"); break;
+    case UPatData::Src::Tuple: r += kids("T"); break;
+  }
+  return r + "]";
+}
+
 // ************************* matching *************************
 
 namespace {

@@ -130,6 +130,9 @@ class UPat {
 
   const UPatData* data() const { return d_.get(); }
   std::string repr() const;
+  // a canonical structural description (sorted op and dtype sets, exact arg encoding), compared against the
+  // reference's patterns by tests/parity/test_patterns.cpp
+  std::string canon() const;
 
  private:
   UPat dtype_of(const UPat& other) const;
