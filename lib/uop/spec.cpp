@@ -202,6 +202,19 @@ const SpecMatcher& spec_full() {
   return pm;
 }
 
+// SPEC>=2: every UOp is checked against spec_full as it is created (uop.cpp calls this for new nodes)
+void spec_check_created(const UOp& u) {
+  thread_local int depth = 0;
+  if (depth > 0) return;  // nodes the check itself creates (shapes, simplify) are not re-checked
+  struct Guard {
+    Guard() { depth++; }
+    ~Guard() { depth--; }
+  } g;
+  track::Untracked untracked;
+  auto ret = spec_full().rewrite(u);
+  if (!ret || !*ret) throw SpecError("SPEC ISSUE " + std::string(!ret ? "None" : "False") + ": " + u.repr());
+}
+
 void type_verify(const UOp& ast, const SpecMatcher& check_spec, bool enter_calls) {
   track::Untracked untracked;
   auto lst = ast.toposort(nullptr, enter_calls);

@@ -143,7 +143,7 @@ void release_node(UOpNode* first) {
   tl_release_stack = nullptr;
 }
 
-static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg, Arg&& tag) {
+static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg, Arg&& tag, bool* created) {
   size_t h = mix(mix(mix((size_t)op, (size_t)dtype.data()), arg.hash()), tag.hash() + 0x7f);
   for (const UOp& s : src) h = mix(h, s.ptr_hash());
   h = fmix(h);
@@ -158,7 +158,10 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
     bool eq = true;
     for (size_t k = 0; k < src.size() && eq; k++) eq = n->srcs[k] == src[k].node();
     if (!eq || !n->arg.same(arg) || !n->tag.same(tag)) continue;
-    if (try_inc(n)) return n;
+    if (try_inc(n)) {
+      *created = false;
+      return n;
+    }
     // a dying node with the same key: a new node takes its slot, the dying one finds itself gone
     break;
   }
@@ -180,6 +183,7 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
   new (&n->cache) std::atomic<UOpCache*>(nullptr);
   new (&n->trace_id) std::atomic<uint64_t>(0);
   g_live.fetch_add(1, std::memory_order_relaxed);
+  *created = true;
   if (sh.slots[i].node != nullptr) {
     sh.slots[i] = Slot{h, n};  // replaced a dying node in place
   } else {
@@ -271,12 +275,28 @@ DType dtype_from_uop(Ops op, std::span<const UOp> src, const Arg& arg) {
   throw Error(std::string("no dtype for ") + op_repr(op) + " with arg " + arg.repr());
 }
 
+void spec_check_created(const UOp& u);  // spec.cpp: SPEC>=2 verifies every new node
+
 UOp::UOp(Ops op, DType dtype, std::span<const UOp> src, Arg arg, Arg tag) {
   if (!dtype) {
     dtype = dtype_from_uop(op, src, arg);
     if (!dtype) dtype = dtypes::void_;
+  } else if (SPEC.value() == 2 && op != Ops::CONST) [[unlikely]] {
+    // an explicit dtype must agree with the derived one
+    DType expected = dtype_from_uop(op, src, arg);
+    if (expected && expected != dtype)
+      throw Error("bad dtype " + dtype.repr() + ", expected " + expected.repr() + " on " + op_repr(op));
   }
-  n_ = detail::intern(op, dtype, src, std::move(arg), std::move(tag));
+  bool created = false;
+  n_ = detail::intern(op, dtype, src, std::move(arg), std::move(tag), &created);
+  if (created && SPEC.value() > 1) [[unlikely]] {
+    try {
+      spec_check_created(*this);
+    } catch (...) {
+      dec();  // a constructor that throws never runs the destructor
+      throw;
+    }
+  }
 }
 
 UOp UOp::replace(std::optional<Ops> op, std::optional<DType> dtype, std::optional<std::vector<UOp>> src,

@@ -1,1 +1,133 @@
+// The UOp core itself: hash-consing, lifetime, thread-safe interning, printing, python value semantics, SPEC=2.
 #include <gtest/gtest.h>
+
+#include <thread>
+
+#include "lib/uop/rewrite.h"
+#include "lib/uop/spec.h"
+#include "lib/uop/symbolic.h"
+
+using namespace tg;
+
+static UOp ci(pyint v) { return UOp::const_(PyConst(v)); }
+
+TEST(UOpCore, HashConsingGivesTheSameNode) {
+  UOp a = UOp::variable("a", 0, 10);
+  EXPECT_EQ(a + 4, a + 4);
+  EXPECT_FALSE((a + 4) == (a + 5));
+  // derived and explicit dtype are the same node
+  EXPECT_EQ(UOp(Ops::ADD, DType(), {a, ci(1)}), UOp(Ops::ADD, dtypes::weakint, {a, ci(1)}));
+  // float consts are bit exact: 0.0 and -0.0 differ, nans are one node
+  EXPECT_FALSE(UOp::const_(PyConst(0.0)) == UOp::const_(PyConst(-0.0)));
+  EXPECT_EQ(UOp::const_(PyConst(std::nan(""))), UOp::const_(PyConst(-std::nan(""))));
+  // the tag is part of the identity
+  EXPECT_FALSE((a + 1).rtag(Arg(1)) == (a + 1));
+  EXPECT_EQ((a + 1).rtag(Arg(1)).rtag(Arg()), a + 1);
+}
+
+TEST(UOpCore, NodesDieWithTheirLastReference) {
+  size_t before = live_uop_count();
+  {
+    UOp a = UOp::variable("lifetime_var", 0, 1000);
+    UOp x = a;
+    for (int i = 0; i < 1000; i++) x = x * 3 + i;
+    EXPECT_GE(live_uop_count(), before + 1000);
+  }
+  EXPECT_EQ(live_uop_count(), before);
+}
+
+TEST(UOpCore, DeepChainsBuildWalkAndDieWithoutRecursion) {
+  size_t before = live_uop_count();
+  {
+    UOp x = UOp::variable("deep", 0, 1);
+    for (int i = 0; i < 200000; i++) x = x + 1;
+    EXPECT_EQ(x.toposort().size(), 200000u + 3);  // the ADDs, one shared const, the variable and its shape arg
+    EXPECT_EQ(x.vmax(), PyConst(200001));
+    EXPECT_TRUE(x.op_in_backward_slice_with_self(Ops::BUFFER));
+  }
+  EXPECT_EQ(live_uop_count(), before);
+}
+
+TEST(UOpCore, InterningIsThreadSafe) {
+  // every thread builds the same expressions: all must end up as the same nodes
+  std::vector<UOp> results(4);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; t++)
+    ts.emplace_back([&results, t] {
+      UOp a = UOp::variable("shared", 0, 100);
+      UOp acc = a;
+      for (int i = 0; i < 20000; i++) {
+        acc = (acc + (i % 7)) * 2;
+        if (i % 100 == 0) acc = a + i;  // drop references so nodes die and are re-created concurrently
+      }
+      results[t] = acc;
+    });
+  for (auto& th : ts) th.join();
+  for (int t = 1; t < 4; t++) EXPECT_EQ(results[t], results[0]);
+}
+
+TEST(UOpCore, ReprIsThePrettyPrintFormat) {
+  UOp a = UOp::variable("a", 0, 8);
+  UOp x = a + a;
+  std::string r = x.repr();
+  EXPECT_EQ(r.rfind("UOp(Ops.ADD, dtypes.weakint, arg=None, src=(\n  x0:=UOp(Ops.BUFFER", 0), 0u) << r;
+  EXPECT_NE(r.find("\n  x0,))"), std::string::npos) << r;
+  EXPECT_EQ(UOp::const_(PyConst(1.5)).repr(), "UOp(Ops.CONST, dtypes.weakfloat, arg=ConstFloat(1.5), src=())");
+}
+
+TEST(UOpCore, ArgsCompareLikePython) {
+  EXPECT_TRUE(Arg(1).py_eq(Arg(1.0)));
+  EXPECT_TRUE(Arg(1).py_eq(Arg(true)));
+  EXPECT_FALSE(Arg(1).same(Arg(1.0)));
+  EXPECT_TRUE(Arg::tup(1, 2).py_eq(Arg::tup(1.0, true) ) == false);
+  EXPECT_TRUE(Arg::tup(1, 1).py_eq(Arg::tup(1.0, true)));
+  EXPECT_EQ(Arg::tup(0, AxisType::LOOP).repr(), "(0, AxisType.LOOP)");
+  EXPECT_EQ(Arg(std::string("it's")).repr(), "\"it's\"");
+  EXPECT_EQ(Arg(1e-5).repr(), "1e-05");
+  EXPECT_EQ(Arg(0.1f * 1.0).repr().substr(0, 6), "0.1000");
+}
+
+TEST(UOpCore, PythonIntegerSemantics) {
+  // floor division and modulo like python, truncating cdiv/cmod like C
+  EXPECT_EQ(floordiv(-7, 2), -4);
+  EXPECT_EQ(floormod(-7, 2), 1);
+  EXPECT_EQ(cdiv(-7, 2), -3);
+  EXPECT_EQ(cmod(-7, 2), -1);
+  // int64 products do not overflow silently: bounds are python ints (saturating far beyond int64)
+  UOp big = UOp::variable("big", 0, PyConst((pyint)INT64_MAX)) * UOp::variable("big2", 0, PyConst((pyint)INT64_MAX));
+  EXPECT_EQ(big.vmax().as_int(), (pyint)INT64_MAX * (pyint)INT64_MAX);
+  // exec_alu truncates to the dtype like the reference
+  std::vector<PyConst> ops{PyConst(200), PyConst(100)};
+  EXPECT_EQ(exec_alu(Ops::ADD, dtypes::uint8, ops), PyConst(44));
+  EXPECT_EQ(exec_alu(Ops::ADD, dtypes::int8, ops), PyConst(44));
+  std::vector<PyConst> f{PyConst(1.0), PyConst(3.0)};
+  EXPECT_EQ(exec_alu(Ops::FLOORDIV, dtypes::float32, f), PyConst(0.0));
+}
+
+TEST(UOpCore, Spec2ChecksEveryNewNode) {
+  UOp a = UOp::variable("spec_a", 0, 10, dtypes::int32);
+  {
+    Context c({{"SPEC", 2}});
+    // an explicit dtype that disagrees with the derived one
+    EXPECT_THROW(UOp(Ops::ADD, dtypes::float32, {a, a}), Error);
+    // a node the spec rejects: an ALU whose srcs do not have its dtype
+    UOp f = UOp::variable("spec_f", 0, 10, dtypes::float32);
+    EXPECT_THROW(UOp(Ops::MUL, dtypes::int32, {a, f}, Arg(), Arg(7)), Error);
+    // ordinary building is fine
+    EXPECT_NO_THROW(graph_rewrite(((a + 3) * 2).floordiv(UOp::const_(PyConst(2), dtypes::int32)), sym()));
+  }
+  // with SPEC off nothing is checked
+  EXPECT_NO_THROW(UOp(Ops::MUL, dtypes::int32, {a, UOp::variable("spec_f", 0, 10, dtypes::float32)}, Arg(), Arg(8)));
+}
+
+TEST(UOpCore, TypeVerifyNamesTheFailingNode) {
+  UOp a = UOp::variable("tv", 0, 10, dtypes::int32);
+  UOp bad(Ops::MUL, dtypes::int32, {a, UOp::variable("tvf", 0, 1, dtypes::float32)});
+  try {
+    type_verify(UOp::sink({bad}), spec_tensor());
+    FAIL() << "expected SpecError";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("UOp verification failed at"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("Ops.MUL"), std::string::npos);
+  }
+}
