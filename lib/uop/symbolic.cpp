@@ -115,7 +115,26 @@ static UOp quotient_base(const UOp& q0, const UOp& base0, pyint div) {
   return k ? base0 - (PyConst(k) * pc(PyConst(div))) : base0;
 }
 
+// does the ADD chain have a term (x%c) or (x%c)*k? (no allocation: most ADDs have none)
+static bool has_const_mod_term(const UOp& x) {
+  detail::UOpNode* st[64];
+  int n = 0;
+  st[n++] = x.node();
+  while (n) {
+    detail::UOpNode* u = st[--n];
+    if (u->op == Ops::ADD) {
+      if (n + 2 > 64) return true;  // very long chains: take the general path
+      st[n++] = u->srcs[1], st[n++] = u->srcs[0];
+      continue;
+    }
+    if (u->op == Ops::MUL && u->srcs[1]->op == Ops::CONST) u = u->srcs[0];
+    if (u->op == Ops::FLOORMOD && u->srcs[1]->op == Ops::CONST) return true;
+  }
+  return false;
+}
+
 static UOp fold_add_divmod_recombine(const UOp& x) {
+  if (!has_const_mod_term(x)) return UOp();
   std::vector<UOp> terms = x.split_uop(Ops::ADD);
   for (size_t i = 0; i < terms.size(); i++) {
     auto [mod, mul_] = terms[i].pop_const(Ops::MUL);
