@@ -57,4 +57,8 @@ void set_recorder(Recorder* r);
 using RecorderFactory = Recorder* (*)();
 void set_recorder_factory(RecorderFactory f);
 
+// VIZ=1: at exit, after the trace is saved, the launcher opens it in the workbench (registered by tg::viz)
+using VizLauncher = void (*)(const std::string& trace_path);
+void set_viz_launcher(VizLauncher f);
+
 }  // namespace tg

@@ -32,6 +32,8 @@ void set_recorder(Recorder* r) {
   if (r) ensure_atexit();
 }
 void set_recorder_factory(RecorderFactory f) { g_factory.store(f); }
+static std::atomic<VizLauncher> g_launcher{nullptr};
+void set_viz_launcher(VizLauncher f) { g_launcher.store(f); }
 
 namespace track {
 
@@ -393,6 +395,11 @@ void finalize() {
   }
   if (TRACK_MATCH_STATS.value() >= 1 && getenv_int("PRINT_MATCH_STATS", 1)) std::fputs(format_match_stats().c_str(), stdout);
   std::fflush(stdout);
+  if (r && VIZ.value() > 0) {
+    if (VizLauncher launch = g_launcher.load()) launch(r->path());
+    else std::printf("open the trace with: tinyviz %s\n", r->path().c_str());
+    std::fflush(stdout);
+  }
 }
 
 }  // namespace track
