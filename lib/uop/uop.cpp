@@ -1114,6 +1114,55 @@ std::pair<UOp, pyint> UOp::unbind() const {
   return {src(0), src(1).src(1).val().as_int()};
 }
 
+std::vector<UOp> UOp::variables() const {
+  std::vector<UOp> out;
+  for (const UOp& x : toposort()) {
+    UOp v;
+    if (x.op() == Ops::RANGE && x.arg().is_tuple() && x.arg().items().back().kind() == Arg::Kind::Axis &&
+        x.arg().items().back().as_axis() == AxisType::DEVICE)
+      v = UOp::variable("_device_num", PyConst(0), x.vmax(), x.dtype(), 1, true);
+    else if ((x.op() == Ops::PARAM && x.param_arg() && x.param_arg()->has_addrspace &&
+              x.param_arg()->addrspace == AddrSpace::ALU) ||
+             x.is_variable())
+      v = x;
+    else continue;
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const UOp& a, const UOp& b) { return a.expr() < b.expr(); });
+  return out;
+}
+
+PyConst UOp::sym_infer(const std::unordered_map<std::string, pyint>& var_vals) const {
+  UOp s = simplify();
+  UOpMap<PyConst> val;
+  for (const UOp& u : s.toposort()) {
+    PyConst r;
+    std::vector<PyConst> in;
+    for (const UOp& x : u.src()) in.push_back(val.at(x));
+    switch (u.op()) {
+      case Ops::CONST: r = u.val(); break;
+      case Ops::PARAM: case Ops::BUFFER: {
+        auto it = var_vals.find(u.expr());
+        if (it == var_vals.end()) throw Error("sym_infer: no value for variable '" + u.expr() + "'");
+        r = PyConst(it->second);
+        break;
+      }
+      case Ops::STACK: case Ops::AFTER: r = in.empty() ? PyConst(0) : in[0]; break;
+      case Ops::CAST:  // float()/bool()/int() like the reference's renderer_infer
+        r = dtypes::is_float(u.dtype()) ? PyConst(in[0].as_float())
+            : u.dtype() == dtypes::bool_ ? PyConst(in[0].truthy())
+                                         : PyConst(in[0].as_int());
+        break;
+      case Ops::BITCAST: r = ::tg::bitcast(in[0], u.src(0).dtype(), u.dtype()); break;
+      default:
+        if (!GroupOp::ALU.has(u.op())) throw Error(std::string("sym_infer: cannot evaluate ") + op_repr(u.op()));
+        r = exec_alu(u.op(), u.dtype(), in, false);
+    }
+    val.emplace(u, r);
+  }
+  return val.at(s);
+}
+
 // ************************* builders *************************
 
 UOp UOp::const_(PyConst b, DType dtype) {

@@ -156,6 +156,10 @@ class UOp {
   UOp bind(pyint val) const;
   std::pair<UOp, pyint> unbind() const;
   const ParamArg* param_arg() const { return arg().as<ParamArg>(); }
+  // the Variables (and DEVICE ranges as _device_num params) this graph depends on, sorted by name
+  std::vector<UOp> variables() const;
+  // evaluate with python semantics (no width truncation) given variable values by name
+  PyConst sym_infer(const std::unordered_map<std::string, pyint>& var_vals) const;
 
   // ***** builders (the UOp side of the mixins) *****
   static UOp const_(PyConst b, DType dtype = DType());
