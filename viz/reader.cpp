@@ -298,6 +298,18 @@ std::vector<int64_t> Trace::step_notes(int64_t step_id) const {
   return out;
 }
 
+std::vector<int64_t> Trace::steps_with_rules(const std::vector<int64_t>& rules) const {
+  std::vector<int64_t> out;
+  if (rules.empty()) return out;
+  std::string sql = "SELECT DISTINCT step FROM matches WHERE rule IN (";
+  for (size_t i = 0; i < rules.size(); i++) sql += i ? ",?" : "?";
+  sql += ") ORDER BY step";
+  Stmt q(db_, sql.c_str(), path_);
+  for (size_t i = 0; i < rules.size(); i++) sqlite3_bind_int64(q.s, (int)i + 1, rules[i]);
+  while (q.step()) out.push_back(q.i(0));
+  return out;
+}
+
 const std::string& Trace::str(int64_t id) const {
   auto it = strings_.find(id);
   if (it != strings_.end()) return it->second;

@@ -94,6 +94,8 @@ class Trace {
   // per-rule statistics: of one step (step>0), of a context (context>0), or of the whole trace
   std::vector<RuleStatRow> rule_stats(int64_t step = 0, int64_t context = 0) const;
   std::vector<int64_t> step_notes(int64_t step) const;
+  // the steps holding at least one match of any of these rules, ascending (tinyviz's search by rule)
+  std::vector<int64_t> steps_with_rules(const std::vector<int64_t>& rules) const;
 
   const Node& node(int64_t id) const;  // throws TraceError for an unknown id
   const std::string& str(int64_t id) const;

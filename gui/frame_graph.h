@@ -1,0 +1,71 @@
+// One frame of a rewrite step as the graph view draws it: the visible nodes (consts folded into their users' labels,
+// widely shared leaves drawn once per use), the edges with their source ports, the rewrite-diff marks, and the text
+// the side panel shows. Plain data, built on a worker thread by frame_builder and never changed afterwards.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gui/layout.h"
+#include "viz/reader.h"
+
+namespace tv {
+
+enum class Mark : uint8_t { none, added, changed };
+
+struct GNode {
+  NodeKey key;
+  std::string op;
+  std::vector<std::string> lines;  // lines[0] is the op; then dtype, arg, and one line per folded source
+  int folded_from = -1;            // index of the first folded-source line (-1: none)
+  Mark mark = Mark::none;
+  bool in_match = false;  // part of the subgraph the match put in (boxed)
+  bool is_root = false;
+  double w = 0, h = 0;    // size in scene pixels (label metrics)
+};
+
+struct GEdge {
+  int src = 0, dst = 0;  // indices into FrameGraph::nodes
+  int port = 0;          // index in the consumer's sources
+  int slot = 0, nslots = 1;  // position among the consumer's visible in-edges (for drawing the port)
+};
+
+// what the side panel shows for any node of the frame (including folded consts)
+struct NodeInfo {
+  std::string label;  // Trace::label
+  std::string expr;   // infix text of its sub-expression (bounded)
+  std::vector<int64_t> src, users;
+};
+
+struct FrameGraph {
+  int64_t step = 0;
+  size_t frame = 0, num_frames = 1;
+  int64_t root = 0;
+  std::vector<GNode> nodes;
+  std::vector<GEdge> edges;
+  std::vector<GNode> ghosts;  // removed since the previous frame (placed where that frame had them)
+  std::unordered_map<int64_t, NodeInfo> info;
+  size_t n_uops = 0;  // nodes of the frame, before folding
+  // the match that produced this frame (frame > 0)
+  std::optional<tg::viz::MatchRow> match;
+  std::optional<tg::viz::RuleRow> rule;
+  std::string before_text, after_text;  // labels and expression listings of the matched node and its replacement
+  size_t n_added = 0, n_removed = 0, n_changed = 0;
+  std::vector<int64_t> added, removed;  // StepReplay::delta ids (all, not only visible)
+  std::vector<std::pair<int64_t, int64_t>> changed;
+  std::string error;                    // replay problem (rule error, cycle), shown in the window
+
+  LayoutGraph layout_graph() const;
+};
+
+struct FrameOptions {
+  bool fold_consts = true;    // draw CONST sources inside their users' labels
+  bool split_leaves = true;   // draw leaves with >= 3 users once per use
+};
+
+using FrameGraphPtr = std::shared_ptr<const FrameGraph>;
+
+}  // namespace tv

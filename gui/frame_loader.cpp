@@ -1,0 +1,346 @@
+#include "gui/frame_loader.h"
+
+#include <QCoreApplication>
+#include <QPointer>
+#include <QThreadPool>
+#include <chrono>
+#include <list>
+#include <map>
+#include <mutex>
+#include <unordered_set>
+
+#include "gui/async.h"
+#include "gui/frame_builder.h"
+
+namespace tv {
+
+namespace {
+// process-wide worker threads: one for frames (replay is serial per trace anyway), one for Graphviz (not
+// thread-safe). Never destroyed: a Graphviz run cannot be interrupted, so quitting must not wait for it.
+QThreadPool* pool(int which) {
+  static QThreadPool* pools[2] = {nullptr, nullptr};
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (auto& p : pools) {
+      p = new QThreadPool();
+      p->setMaxThreadCount(1);
+      p->setExpiryTimeout(-1);
+    }
+  });
+  return pools[which];
+}
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+constexpr size_t kMaxChain = 64;            // derive a frame from a cached one at most this many frames away
+constexpr size_t kCacheNodes = 600'000;     // cached frames, counted in drawn nodes
+}  // namespace
+
+struct FrameLoader::Shared {
+  std::atomic<uint64_t> gen{0};
+  std::atomic<int64_t> next_family{1};
+  std::mutex m;
+  using Key = std::pair<int64_t, size_t>;
+  std::map<Key, std::pair<FrameResultPtr, std::list<Key>::iterator>> cache;
+  std::list<Key> lru;  // most recent first
+  size_t nodes = 0;
+  std::unordered_set<int64_t> slow_steps;  // Graphviz went over budget here: lay this step out simply
+
+  FrameResultPtr get(int64_t step, size_t k) {
+    std::lock_guard<std::mutex> l(m);
+    auto it = cache.find({step, k});
+    if (it == cache.end()) return nullptr;
+    lru.splice(lru.begin(), lru, it->second.second);
+    return it->second.first;
+  }
+  void put(int64_t step, size_t k, FrameResultPtr r) {
+    std::lock_guard<std::mutex> l(m);
+    Key key{step, k};
+    if (auto it = cache.find(key); it != cache.end()) {
+      nodes -= it->second.first->graph->nodes.size();
+      lru.erase(it->second.second);
+      cache.erase(it);
+    }
+    lru.push_front(key);
+    nodes += r->graph->nodes.size();
+    cache[key] = {std::move(r), lru.begin()};
+    while (nodes > kCacheNodes && lru.size() > 1) {
+      auto old = cache.find(lru.back());
+      nodes -= old->second.first->graph->nodes.size();
+      cache.erase(old);
+      lru.pop_back();
+    }
+  }
+  void drop(int64_t step, size_t k) {
+    std::lock_guard<std::mutex> l(m);
+    if (auto it = cache.find({step, k}); it != cache.end()) {
+      nodes -= it->second.first->graph->nodes.size();
+      lru.erase(it->second.second);
+      cache.erase(it);
+    }
+  }
+  // the cached frame of this step closest to k (within kMaxChain), preferring earlier frames
+  std::optional<std::pair<size_t, FrameResultPtr>> nearest(int64_t step, size_t k) {
+    std::lock_guard<std::mutex> l(m);
+    for (size_t d = 1; d <= kMaxChain; d++) {
+      if (k >= d)
+        if (auto it = cache.find({step, k - d}); it != cache.end()) return std::make_pair(k - d, it->second.first);
+      if (auto it = cache.find({step, k + d}); it != cache.end()) return std::make_pair(k + d, it->second.first);
+    }
+    return std::nullopt;
+  }
+  bool slow(int64_t step) {
+    std::lock_guard<std::mutex> l(m);
+    return slow_steps.count(step);
+  }
+  void set_slow(int64_t step) {
+    std::lock_guard<std::mutex> l(m);
+    slow_steps.insert(step);
+  }
+  void clear() {
+    std::lock_guard<std::mutex> l(m);
+    cache.clear(), lru.clear(), slow_steps.clear();
+    nodes = 0;
+  }
+
+  // ghosts of frame k stand where frame k-1 (same coordinates) had them
+  void attach_ghosts(FrameResult& r) {
+    const FrameGraph& g = *r.graph;
+    r.ghost_pos.assign(g.ghosts.size(), {});
+    r.ghost_shown.assign(g.ghosts.size(), 0);
+    if (g.frame == 0 || g.ghosts.empty()) return;
+    FrameResultPtr prev = get(g.step, g.frame - 1);
+    if (!prev || prev->family != r.family) return;
+    std::unordered_map<NodeKey, size_t, NodeKeyHash> where;
+    for (size_t i = 0; i < prev->graph->nodes.size(); i++) where[prev->graph->nodes[i].key] = i;
+    for (size_t i = 0; i < g.ghosts.size(); i++)
+      if (auto it = where.find(g.ghosts[i].key); it != where.end()) {
+        r.ghost_pos[i] = prev->layout->pos[it->second];
+        r.ghost_shown[i] = 1;
+      }
+  }
+};
+
+FrameLoader::FrameLoader(QObject* parent) : QObject(parent), sh_(std::make_shared<Shared>()) {
+  qRegisterMetaType<tv::FrameResultPtr>();
+  frame_pool_ = pool(0);
+  dot_pool_ = pool(1);
+  budget_timer_.setSingleShot(true);
+  connect(&budget_timer_, &QTimer::timeout, this, &FrameLoader::on_budget);
+  if (const char* b = std::getenv("TINYVIZ_LAYOUT_BUDGET_MS")) budget_ms_ = std::max(50, std::atoi(b));
+}
+
+FrameLoader::~FrameLoader() { sh_->gen++; }  // running jobs see they are stale and deliver nothing
+
+void FrameLoader::set_session(SessionPtr s) {
+  session_ = std::move(s);
+  sh_->gen++;
+  sh_->clear();
+  busy_ = false;
+  budget_timer_.stop();
+  emit progress(QString());
+}
+
+void FrameLoader::set_options(const FrameOptions& o) {
+  opt_ = o;
+  sh_->clear();
+}
+
+bool FrameLoader::workers_idle() {
+  return pool(0)->activeThreadCount() == 0 && pool(1)->activeThreadCount() == 0 &&
+         query_pool()->activeThreadCount() == 0;
+}
+
+FrameResultPtr FrameLoader::cached(int64_t step, size_t frame) const { return sh_->get(step, frame); }
+
+void FrameLoader::request(int64_t step, size_t frame) {
+  step_ = step, frame_ = frame;
+  gen_ = ++sh_->gen;
+  fallback_started_ = false;
+  if (!session_) return;
+  if (FrameResultPtr r = sh_->get(step, frame)) {
+    budget_timer_.stop();
+    busy_ = false;
+    emit progress(QString());
+    emit frame_ready(r);
+    return;
+  }
+  budget_timer_.stop();
+  start_job(false, false, false);
+}
+
+void FrameLoader::relayout() {
+  if (!session_) return;
+  sh_->drop(step_, frame_);
+  gen_ = ++sh_->gen;
+  fallback_started_ = false;
+  budget_timer_.stop();
+  start_job(false, true, true);
+  budget_timer_.stop();  // asked for Graphviz explicitly: wait for it (Esc still cancels)
+}
+
+void FrameLoader::cancel_layout() {
+  if (busy_ && !fallback_started_) on_budget();
+}
+
+void FrameLoader::on_budget() {
+  if (!busy_ || fallback_started_) return;
+  fallback_started_ = true;
+  sh_->set_slow(step_);
+  emit progress(tr("Graphviz is taking too long: drawing a simple layout…"));
+  start_job(true, false, true);
+}
+
+namespace {
+// frame k laid out from a cached frame of the same step (at most kMaxChain frames away, through every frame in
+// between): nodes that survive keep their place. Null when nothing is cached nearby, the graphs differ too much, or
+// the request went stale.
+FrameResultPtr derive(TraceSession::Frames& fr, FrameLoader::Shared& sh, int64_t step, size_t k,
+                      const FrameOptions& opt, uint64_t gen) {
+  auto nb = sh.nearest(step, k);
+  if (!nb) return nullptr;
+  auto [j, base] = *nb;
+  int dir = k > j ? 1 : -1;
+  for (size_t i = j + dir;; i += dir) {
+    if (sh.gen != gen) return nullptr;
+    if (FrameResultPtr c = sh.get(step, i)) {
+      base = c;
+    } else {
+      auto t0 = std::chrono::steady_clock::now();
+      FrameGraphPtr g = build_frame(fr, step, i, opt);
+      double build_ms = ms_since(t0);
+      std::unordered_map<int64_t, int64_t> inherit;
+      std::vector<Box> obstacles;
+      if (dir > 0) {
+        // forward: a rebuilt node takes its predecessor's place; what the match removed stays as a ghost
+        for (auto& [o, n] : g->changed) inherit[n] = o;
+        std::unordered_map<NodeKey, size_t, NodeKeyHash> where;
+        for (size_t q = 0; q < base->graph->nodes.size(); q++) where[base->graph->nodes[q].key] = q;
+        for (const GNode& gh : g->ghosts)
+          if (auto it = where.find(gh.key); it != where.end())
+            obstacles.push_back({base->layout->pos[it->second], gh.w, gh.h});
+      } else {
+        for (auto& [o, n] : base->graph->changed) inherit[o] = n;
+      }
+      Layout L = layout_incremental(g->layout_graph(), base->graph->layout_graph(), *base->layout, inherit, obstacles);
+      if (L.engine.empty()) return nullptr;  // too different: lay out from scratch
+      auto r = std::make_shared<FrameResult>();
+      r->graph = g;
+      r->layout = std::make_shared<Layout>(std::move(L));
+      r->family = base->family;
+      r->build_ms = build_ms;
+      sh.attach_ghosts(*r);
+      sh.put(step, i, r);
+      base = r;
+    }
+    if (i == k) return base;
+  }
+}
+}  // namespace
+
+// force_fallback: the simple layout now (budget spent or cancelled). force_full: a fresh Graphviz layout of this very
+// frame. exact: lay out this frame itself, not its predecessor. Without those, a frame with no cached neighbour is
+// derived from a fresh layout of frame k-1, so even a jump shows what the match removed, with the same coordinates.
+void FrameLoader::start_job(bool force_fallback, bool force_full, bool exact) {
+  busy_ = true;
+  if (!force_fallback && !budget_timer_.isActive()) budget_timer_.start(budget_ms_);
+  emit progress(tr("Building frame %1…").arg(frame_));
+  QPointer<FrameLoader> self(this);
+  auto sh = sh_;
+  SessionPtr session = session_;
+  FrameOptions opt = opt_;
+  uint64_t gen = gen_;
+  int64_t step = step_;
+  size_t k = frame_;
+  int budget = budget_ms_;
+  QThreadPool* dot_pool = dot_pool_;
+  // runs fn on the UI thread if the loader still exists
+  auto post = [self](auto fn) {
+    QMetaObject::invokeMethod(qApp, [self, fn] { if (self) fn(self.data()); }, Qt::QueuedConnection);
+  };
+  auto deliver = [post, gen](FrameResultPtr r) { post([gen, r](FrameLoader* l) { l->deliver(gen, r); }); };
+  frame_pool_->start([=] {
+    if (sh->gen != gen) return;
+    try {
+      session->with_frames([&](TraceSession::Frames& fr) {
+        if (!force_full)
+          if (FrameResultPtr r = sh->get(step, k)) return deliver(r);
+        if (!force_full && !force_fallback)
+          if (FrameResultPtr r = derive(fr, *sh, step, k, opt, gen)) return deliver(r);
+        if (sh->gen != gen) return;
+        size_t base = force_full || force_fallback || exact || k == 0 ? k : k - 1;
+        auto t0 = std::chrono::steady_clock::now();
+        FrameGraphPtr g = build_frame(fr, step, base, opt);
+        double build_ms = ms_since(t0);
+        size_t n = g->nodes.size();
+        auto r = std::make_shared<FrameResult>();
+        r->graph = g;
+        r->build_ms = build_ms;
+        r->family = sh->next_family++;
+        if (!force_fallback && n <= kMaxDotNodes && (force_full || !sh->slow(step))) {
+          post([n](FrameLoader* l) { emit l->progress(tr("Laying out %1 nodes with Graphviz dot…").arg(n)); });
+          dot_pool->start([=] {
+            if (sh->gen != gen) return;  // the user moved on before it started
+            LayoutGraph lg = g->layout_graph();
+            try {
+              r->layout = std::make_shared<Layout>(layout_dot(lg));
+            } catch (const std::exception& e) {
+              r->layout = std::make_shared<Layout>(layout_layered(lg));
+              r->note = QString::fromStdString(e.what());
+            }
+            post([gen, r, k](FrameLoader* l) {
+              if (l->gen_ != gen || l->fallback_started_) return;  // too late: the simple layout is up
+              l->sh_->attach_ghosts(*r);
+              l->sh_->put(r->graph->step, r->graph->frame, r);
+              if (r->graph->frame != k) l->start_job(false, false, true);  // now derive the frame asked for
+              else l->deliver(gen, r);
+            });
+          });
+          return;
+        }
+        r->layout = std::make_shared<Layout>(layout_layered(g->layout_graph()));
+        if (force_fallback)
+          r->note = tr("Stopped waiting for Graphviz (budget %1 ms, or cancelled): simple layered layout. "
+                       "R: wait for Graphviz").arg(budget);
+        else if (n > kMaxDotNodes)
+          r->note = tr("%1 nodes is over the Graphviz limit (%2): simple layered layout").arg(n).arg(kMaxDotNodes);
+        sh->attach_ghosts(*r);
+        sh->put(step, base, r);
+        if (base == k) return deliver(r);
+        FrameResultPtr d = derive(fr, *sh, step, k, opt, gen);
+        if (!d) {  // too different from its predecessor: lay out k itself
+          auto g2 = build_frame(fr, step, k, opt);
+          auto r2 = std::make_shared<FrameResult>();
+          r2->graph = g2;
+          r2->layout = std::make_shared<Layout>(layout_layered(g2->layout_graph()));
+          r2->family = sh->next_family++;
+          r2->note = r->note;
+          sh->put(step, k, r2);
+          d = r2;
+        }
+        deliver(d);
+      });
+    } catch (const std::exception& e) {
+      QString msg = QString::fromStdString(e.what());
+      post([gen, msg](FrameLoader* l) { l->fail(gen, msg); });
+    }
+  });
+}
+
+void FrameLoader::deliver(uint64_t gen, FrameResultPtr r) {
+  if (gen != gen_) return;
+  budget_timer_.stop();
+  busy_ = false;
+  emit progress(QString());
+  emit frame_ready(r);
+}
+
+void FrameLoader::fail(uint64_t gen, QString msg) {
+  if (gen != gen_) return;
+  budget_timer_.stop();
+  busy_ = false;
+  emit progress(QString());
+  emit frame_failed(step_, frame_, msg);
+}
+
+}  // namespace tv

@@ -1,0 +1,124 @@
+#include "gui/graph_items.h"
+
+#include <QPainter>
+#include <QStyleOptionGraphicsItem>
+#include <cmath>
+
+#include "gui/op_style.h"
+
+namespace tv {
+
+namespace {
+constexpr double kOutline = 4;  // room outside the box for marks and highlights
+}
+
+NodeItem::NodeItem(const GNode& n, int index, bool ghost) : n_(n), index_(index), ghost_(ghost) {
+  fill_ = op_color(n.op);
+  text_ = fill_.lightnessF() < 0.5 ? QColor(0xf0, 0xf0, 0xf0) : QColor(0x14, 0x15, 0x1c);
+  setZValue(ghost ? -1 : 1);
+  setAcceptHoverEvents(false);
+  setCacheMode(QGraphicsItem::DeviceCoordinateCache);
+}
+
+QRectF NodeItem::boundingRect() const {
+  return QRectF(-n_.w / 2 - kOutline, -n_.h / 2 - kOutline, n_.w + 2 * kOutline, n_.h + 2 * kOutline);
+}
+
+void NodeItem::set_hi(Hi h) {
+  if (h == hi_) return;
+  hi_ = h;
+  update();
+}
+
+void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget*) {
+  QRectF r(-n_.w / 2, -n_.h / 2, n_.w, n_.h);
+  double lod = opt->levelOfDetailFromTransform(p->worldTransform());
+  if (hi_ == Hi::dim) p->setOpacity(0.28);
+  if (ghost_) {
+    p->setOpacity(0.55);
+    QColor f = fill_;
+    f.setAlpha(70);
+    p->setBrush(f);
+    QPen pen(mark::removed, 2, Qt::DashLine);
+    p->setPen(pen);
+    p->drawRoundedRect(r, 4, 4);
+  } else {
+    p->setBrush(fill_);
+    QPen pen(fill_.darker(170), 1);
+    if (n_.mark == Mark::added) pen = QPen(mark::added, 3);
+    if (n_.mark == Mark::changed) pen = QPen(mark::changed, 3);
+    p->setPen(pen);
+    p->drawRoundedRect(r, 4, 4);
+    if (n_.is_root) {  // the frame's root: a second thin line inside
+      p->setPen(QPen(fill_.darker(220), 1));
+      p->setBrush(Qt::NoBrush);
+      p->drawRoundedRect(r.adjusted(2.5, 2.5, -2.5, -2.5), 3, 3);
+    }
+  }
+  if (hi_ == Hi::selected || hi_ == Hi::source || hi_ == Hi::user) {
+    QColor c = hi_ == Hi::selected ? QColor(Qt::white) : hi_ == Hi::source ? mark::sources : mark::users;
+    p->setPen(QPen(c, hi_ == Hi::selected ? 2.5 : 2));
+    p->setBrush(Qt::NoBrush);
+    p->drawRoundedRect(r.adjusted(-3, -3, 3, 3), 6, 6);
+  }
+  if (lod < 0.35) return;  // too small to read: boxes only
+  static const QFont font = graph_font(false), bold = graph_font(true);
+  static const double lh = QFontMetricsF(font).height();
+  double y = r.top() + kNodePadY;
+  for (size_t i = 0; i < n_.lines.size(); i++) {
+    p->setFont(i == 0 ? bold : font);
+    QColor c = text_;
+    if (n_.folded_from >= 0 && (int)i >= n_.folded_from) c = text_.lightnessF() > 0.5 ? c.darker(130) : QColor(0x50, 0x58, 0x78);
+    p->setPen(c);
+    p->drawText(QRectF(r.left(), y, r.width(), lh), Qt::AlignHCenter | Qt::AlignVCenter,
+                QString::fromStdString(n_.lines[i]));
+    y += lh;
+  }
+}
+
+EdgeItem::EdgeItem(const QPainterPath& path, int port, bool show_port) : path_(path), port_(port), show_port_(show_port) {
+  setZValue(0);
+  // arrowhead along the last segment
+  QPointF tip = path.pointAtPercent(1.0), before = path.pointAtPercent(std::max(0.0, 1.0 - 8.0 / std::max(8.0, path.length())));
+  QPointF d = tip - before;
+  double len = std::hypot(d.x(), d.y());
+  if (len < 1e-6) d = QPointF(0, -1), len = 1;
+  d /= len;
+  QPointF n(-d.y(), d.x());
+  const double L = 7, W = 3.2;
+  arrow_ << tip << tip - d * L + n * W << tip - d * L - n * W;
+  label_pos_ = tip - d * 14 + n * 7;
+  bounds_ = path.boundingRect().united(arrow_.boundingRect()).adjusted(-10, -10, 10, 10);
+}
+
+void EdgeItem::set_hi(Hi h) {
+  if (h == hi_) return;
+  hi_ = h;
+  update();
+}
+
+void EdgeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget*) {
+  QColor c = mark::edge;
+  double w = 1.1;
+  if (hi_ == Hi::source) c = mark::sources, w = 2.2;
+  if (hi_ == Hi::user) c = mark::users, w = 2.2;
+  if (hi_ == Hi::dim) c.setAlpha(45);
+  p->setPen(QPen(c, w));
+  p->setBrush(Qt::NoBrush);
+  p->drawPath(path_);
+  p->setPen(Qt::NoPen);
+  p->setBrush(c);
+  p->drawPolygon(arrow_);
+  if (show_port_ && opt->levelOfDetailFromTransform(p->worldTransform()) > 0.5) {
+    static QFont f = [] {
+      QFont x = graph_font(false);
+      x.setPointSizeF(7);
+      return x;
+    }();
+    p->setFont(f);
+    p->setPen(hi_ == Hi::dim ? c : QColor(0xc8, 0xcc, 0xe0));
+    p->drawText(QRectF(label_pos_.x() - 8, label_pos_.y() - 7, 16, 14), Qt::AlignCenter, QString::number(port_));
+  }
+}
+
+}  // namespace tv

@@ -1,0 +1,52 @@
+// The items the graph view's scene is made of: a node box (label, op colour, rewrite-diff mark, highlight) and an edge
+// (path from a source to its user, arrowhead, source-port number).
+#pragma once
+#include <QGraphicsItem>
+#include <QPainterPath>
+
+#include "gui/frame_graph.h"
+
+namespace tv {
+
+enum class Hi : uint8_t { none, selected, source, user, dim };
+
+class NodeItem : public QGraphicsItem {
+ public:
+  NodeItem(const GNode& n, int index, bool ghost);
+  enum { Type = UserType + 1 };
+  int type() const override { return Type; }
+  QRectF boundingRect() const override;
+  void paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget* w) override;
+  void set_hi(Hi h);
+  int index() const { return index_; }  // in FrameGraph::nodes (or ::ghosts for a ghost)
+  bool ghost() const { return ghost_; }
+  const GNode& node() const { return n_; }
+
+ private:
+  const GNode& n_;  // owned by the FrameGraph the view keeps alive
+  int index_;
+  bool ghost_;
+  Hi hi_ = Hi::none;
+  QColor fill_, text_;
+};
+
+class EdgeItem : public QGraphicsItem {
+ public:
+  EdgeItem(const QPainterPath& path, int port, bool show_port);
+  enum { Type = UserType + 2 };
+  int type() const override { return Type; }
+  QRectF boundingRect() const override { return bounds_; }
+  void paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget* w) override;
+  void set_hi(Hi h);
+
+ private:
+  QPainterPath path_;
+  QPolygonF arrow_;
+  QPointF label_pos_;
+  QRectF bounds_;
+  int port_;
+  bool show_port_;
+  Hi hi_ = Hi::none;
+};
+
+}  // namespace tv

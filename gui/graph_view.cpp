@@ -1,0 +1,354 @@
+#include "gui/graph_view.h"
+
+#include <QHBoxLayout>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QPainter>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollBar>
+#include <QTimer>
+#include <QWheelEvent>
+#include <cmath>
+#include <unordered_set>
+
+#include "gui/graph_items.h"
+#include "gui/op_style.h"
+
+namespace tv {
+
+namespace {
+QPainterPath to_path(const EdgePath& e) {
+  QPainterPath p;
+  if (e.pts.empty()) return p;
+  p.moveTo(e.pts[0].x, e.pts[0].y);
+  if (e.bezier)
+    for (size_t i = 1; i + 2 < e.pts.size(); i += 3)
+      p.cubicTo(e.pts[i].x, e.pts[i].y, e.pts[i + 1].x, e.pts[i + 1].y, e.pts[i + 2].x, e.pts[i + 2].y);
+  else
+    for (size_t i = 1; i < e.pts.size(); i++) p.lineTo(e.pts[i].x, e.pts[i].y);
+  return p;
+}
+constexpr double kMaxFitScale = 1.25, kMinScale = 0.01, kMaxScale = 8;
+}  // namespace
+
+GraphView::GraphView(QWidget* parent) : QGraphicsView(parent) {
+  setScene(new QGraphicsScene(this));
+  setBackgroundBrush(mark::canvas);
+  setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+  setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
+  setViewportUpdateMode(QGraphicsView::SmartViewportUpdate);
+  setDragMode(QGraphicsView::NoDrag);
+  setFocusPolicy(Qt::StrongFocus);
+  setFrameShape(QFrame::NoFrame);
+
+  overlay_ = new QWidget(viewport());
+  overlay_->setAutoFillBackground(true);
+  overlay_->setStyleSheet("background:#2a2c3c; color:#dde; border-radius:4px;");
+  auto* lay = new QHBoxLayout(overlay_);
+  lay->setContentsMargins(10, 6, 10, 6);
+  auto* bar = new QProgressBar(overlay_);
+  bar->setRange(0, 0);
+  bar->setFixedWidth(90);
+  bar->setFixedHeight(10);
+  bar->setTextVisible(false);
+  overlay_label_ = new QLabel(overlay_);
+  auto* cancel = new QPushButton(tr("Cancel (Esc)"), overlay_);
+  cancel->setToolTip(tr("Stop waiting for Graphviz and show a simple layered layout"));
+  connect(cancel, &QPushButton::clicked, this, &GraphView::cancel_requested);
+  lay->addWidget(bar);
+  lay->addWidget(overlay_label_);
+  lay->addWidget(cancel);
+  overlay_->hide();
+  overlay_delay_ = new QTimer(this);
+  overlay_delay_->setSingleShot(true);
+  connect(overlay_delay_, &QTimer::timeout, this, [this] {
+    overlay_->show();
+    place_overlay();
+  });
+}
+
+void GraphView::set_progress(const QString& text) {
+  if (text.isEmpty()) {
+    overlay_delay_->stop();
+    overlay_->hide();
+    return;
+  }
+  overlay_label_->setText(text);
+  overlay_->adjustSize();
+  place_overlay();
+  if (!overlay_->isVisible() && !overlay_delay_->isActive()) overlay_delay_->start(120);
+}
+
+void GraphView::place_overlay() {
+  overlay_->adjustSize();
+  overlay_->move((viewport()->width() - overlay_->width()) / 2, 12);
+}
+
+void GraphView::resizeEvent(QResizeEvent* e) {
+  QGraphicsView::resizeEvent(e);
+  place_overlay();
+}
+
+void GraphView::show_message(const QString& text) {
+  frame_.reset();
+  scene()->clear();
+  nodes_.clear(), ghosts_.clear(), edges_.clear(), by_id_.clear();
+  selected_ = 0;
+  message_ = text;
+  viewport()->update();
+}
+
+double GraphView::zoom() const { return transform().m11(); }
+
+void GraphView::show_frame(FrameResultPtr r) {
+  FrameResultPtr prev = frame_;
+  QPointF centre = mapToScene(viewport()->rect().center());
+  double scale = zoom();
+  bool same_coords = prev && prev->graph->step == r->graph->step && prev->family == r->family;
+  bool same_step = prev && prev->graph->step == r->graph->step;
+
+  setUpdatesEnabled(false);
+  scene()->clear();
+  nodes_.clear(), ghosts_.clear(), edges_.clear(), by_id_.clear();
+  found_.clear();
+  message_.clear();
+  frame_ = r;
+  const FrameGraph& g = *r->graph;
+  const Layout& L = *r->layout;
+
+  QRectF match_box;
+  for (size_t i = 0; i < g.nodes.size(); i++) {
+    auto* it = new NodeItem(g.nodes[i], (int)i, false);
+    it->setPos(L.pos[i].x, L.pos[i].y);
+    scene()->addItem(it);
+    nodes_.push_back(it);
+    by_id_.emplace(g.nodes[i].key.id, (int)i);
+    if (g.nodes[i].in_match) match_box = match_box.united(it->mapRectToScene(it->boundingRect()));
+  }
+  for (size_t i = 0; i < g.ghosts.size(); i++) {
+    if (i >= r->ghost_shown.size() || !r->ghost_shown[i]) continue;
+    auto* it = new NodeItem(g.ghosts[i], (int)i, true);
+    it->setPos(r->ghost_pos[i].x, r->ghost_pos[i].y);
+    scene()->addItem(it);
+    ghosts_.push_back(it);
+  }
+  for (size_t i = 0; i < g.edges.size() && i < L.edges.size(); i++) {
+    const GEdge& e = g.edges[i];
+    auto* it = new EdgeItem(to_path(L.edges[i]), e.port, e.nslots > 1);
+    scene()->addItem(it);
+    edges_.push_back(it);
+  }
+  if (!match_box.isNull()) {
+    auto* box = scene()->addRect(match_box.adjusted(-8, -8, 8, 8), QPen(mark::match_box, 1.5, Qt::DashLine),
+                                 QColor(0x7a, 0xa2, 0xf7, 38));
+    box->setZValue(-2);
+  }
+  QRectF bounds = scene()->itemsBoundingRect();
+  scene()->setSceneRect(bounds.adjusted(-2000, -2000, 2000, 2000));
+
+  if (selected_ && !by_id_.count(selected_)) selected_ = 0;
+  apply_highlight();
+  if (same_coords) {
+    centerOn(centre);
+  } else if (same_step) {
+    // a fresh layout of the same step: keep the zoom, look at what the match touched
+    QPointF c = !match_box.isNull() ? match_box.center() : bounds.center();
+    centerOn(c);
+    (void)scale;
+  } else {
+    fit();
+  }
+  setUpdatesEnabled(true);
+  viewport()->update();
+}
+
+void GraphView::fit() {
+  if (!frame_) return;
+  QRectF b = scene()->itemsBoundingRect().adjusted(-20, -20, 20, 20);
+  if (b.isEmpty()) return;
+  fitInView(b, Qt::KeepAspectRatio);
+  if (zoom() > kMaxFitScale) {
+    setTransform(QTransform::fromScale(kMaxFitScale, kMaxFitScale));
+    centerOn(b.center());
+  }
+}
+
+void GraphView::zoom_by(double f) {
+  double z = zoom();
+  f = std::clamp(z * f, kMinScale, kMaxScale) / z;
+  scale(f, f);
+}
+
+void GraphView::select_node(int64_t id) {
+  selected_ = id;
+  apply_highlight();
+}
+
+void GraphView::apply_highlight() {
+  if (!frame_) return;
+  const FrameGraph& g = *frame_->graph;
+  std::unordered_set<int> found(found_.begin(), found_.end());
+  if (!selected_) {
+    for (NodeItem* n : nodes_) n->set_hi(found.empty() || found.count(n->index()) ? Hi::none : Hi::dim);
+    for (EdgeItem* e : edges_) e->set_hi(found.empty() ? Hi::none : Hi::dim);
+    return;
+  }
+  std::unordered_set<int64_t> srcs, users;
+  if (auto it = g.info.find(selected_); it != g.info.end()) {
+    srcs.insert(it->second.src.begin(), it->second.src.end());
+    users.insert(it->second.users.begin(), it->second.users.end());
+  }
+  for (NodeItem* n : nodes_) {
+    int64_t id = n->node().key.id;
+    n->set_hi(id == selected_ ? Hi::selected : srcs.count(id) ? Hi::source : users.count(id) ? Hi::user : Hi::dim);
+  }
+  for (size_t i = 0; i < edges_.size(); i++) {
+    const GEdge& e = g.edges[i];
+    int64_t s = g.nodes[e.src].key.id, d = g.nodes[e.dst].key.id;
+    edges_[i]->set_hi(d == selected_ ? Hi::source : s == selected_ ? Hi::user : Hi::dim);
+  }
+}
+
+int GraphView::find_nodes(const QString& text) {
+  found_.clear();
+  if (frame_ && !text.isEmpty()) {
+    std::string needle = text.toLower().toStdString();
+    const FrameGraph& g = *frame_->graph;
+    for (size_t i = 0; i < g.nodes.size(); i++) {
+      std::string hay;
+      for (const auto& l : g.nodes[i].lines) hay += l + "\n";
+      for (char& c : hay) c = (char)std::tolower((unsigned char)c);
+      if (hay.find(needle) != std::string::npos || std::to_string(g.nodes[i].key.id) == needle) found_.push_back((int)i);
+    }
+  }
+  selected_ = 0;
+  apply_highlight();
+  if (!found_.empty()) {
+    found_next_ %= found_.size();
+    centerOn(nodes_[found_[found_next_++]]);
+  }
+  return (int)found_.size();
+}
+
+QPoint GraphView::node_viewport_pos(int index) const { return mapFromScene(nodes_.at(index)->pos()); }
+
+void GraphView::wheelEvent(QWheelEvent* e) {
+  double steps = e->angleDelta().y() / 120.0;
+  if (e->modifiers() & Qt::ShiftModifier) {  // shift+wheel pans sideways
+    horizontalScrollBar()->setValue(horizontalScrollBar()->value() - (int)(steps * 60));
+    return;
+  }
+  zoom_by(std::pow(1.2, steps));
+}
+
+void GraphView::mousePressEvent(QMouseEvent* e) {
+  if (e->button() == Qt::LeftButton || e->button() == Qt::MiddleButton) {
+    press_pos_ = e->pos();
+    pressed_ = true;
+    panning_ = false;
+    e->accept();
+    return;
+  }
+  QGraphicsView::mousePressEvent(e);
+}
+
+void GraphView::mouseMoveEvent(QMouseEvent* e) {
+  if (pressed_) {
+    QPoint d = e->pos() - press_pos_;
+    if (!panning_ && d.manhattanLength() > 4) {
+      panning_ = true;
+      viewport()->setCursor(Qt::ClosedHandCursor);
+    }
+    if (panning_) {
+      horizontalScrollBar()->setValue(horizontalScrollBar()->value() - d.x());
+      verticalScrollBar()->setValue(verticalScrollBar()->value() - d.y());
+      press_pos_ = e->pos();
+    }
+    return;
+  }
+  QGraphicsView::mouseMoveEvent(e);
+}
+
+void GraphView::mouseReleaseEvent(QMouseEvent* e) {
+  if (!pressed_) return QGraphicsView::mouseReleaseEvent(e);
+  pressed_ = false;
+  viewport()->unsetCursor();
+  if (panning_) return;
+  NodeItem* hit = nullptr;
+  for (QGraphicsItem* it : items(e->pos()))
+    if (it->type() == NodeItem::Type) {
+      auto* n = static_cast<NodeItem*>(it);
+      if (!hit || (hit->ghost() && !n->ghost())) hit = n;
+    }
+  int64_t id = hit ? hit->node().key.id : 0;
+  found_.clear();
+  select_node(id);
+  emit node_clicked(id);
+}
+
+void GraphView::keyPressEvent(QKeyEvent* e) {
+  switch (e->key()) {
+    case Qt::Key_Up:
+    case Qt::Key_Down:
+    case Qt::Key_Left:
+    case Qt::Key_Right:
+      if (e->modifiers() & Qt::AltModifier) break;
+      emit nav_key(e->key());
+      return;
+    case Qt::Key_Plus:
+    case Qt::Key_Equal: zoom_by(1.25); return;
+    case Qt::Key_Minus: zoom_by(0.8); return;
+    case Qt::Key_0: setTransform(QTransform()); return;
+    default: break;
+  }
+  QGraphicsView::keyPressEvent(e);
+}
+
+void GraphView::drawForeground(QPainter* p, const QRectF&) {
+  p->save();
+  p->resetTransform();
+  QFont f = graph_font(false);
+  p->setFont(f);
+  QFontMetrics fm(f);
+  QRect vr = viewport()->rect();
+  if (!message_.isEmpty()) {
+    p->setPen(QColor(0xc0, 0xc4, 0xd8));
+    p->drawText(vr.adjusted(40, 40, -40, -40), Qt::AlignCenter | Qt::TextWordWrap, message_);
+  }
+  if (frame_) {
+    // legend, bottom left
+    struct Item {
+      QColor c;
+      QString t;
+      bool dashed;
+    } items[] = {{mark::added, tr("added"), false},
+                 {mark::changed, tr("rebuilt"), false},
+                 {mark::removed, tr("removed"), true},
+                 {mark::match_box, tr("match"), true}};
+    int x = 10, y = vr.bottom() - 22;
+    for (auto& it : items) {
+      p->setPen(QPen(it.c, 2.5, it.dashed ? Qt::DashLine : Qt::SolidLine));
+      p->setBrush(Qt::NoBrush);
+      p->drawRoundedRect(QRect(x, y + 2, 16, 12), 3, 3);
+      p->setPen(QColor(0xb0, 0xb4, 0xc8));
+      p->drawText(x + 22, y + 12, it.t);
+      x += 30 + fm.horizontalAdvance(it.t);
+    }
+    QString info = QString("%1 nodes · %2 drawn · %3 %4 ms")
+                       .arg(frame_->graph->n_uops)
+                       .arg(frame_->graph->nodes.size())
+                       .arg(QString::fromStdString(frame_->layout->engine))
+                       .arg(frame_->layout->ms, 0, 'f', 1);
+    p->setPen(QColor(0x80, 0x84, 0x98));
+    p->drawText(vr.right() - fm.horizontalAdvance(info) - 10, vr.bottom() - 10, info);
+    if (!frame_->note.isEmpty()) {
+      QRect nr(10, 10, vr.width() - 20, fm.height() + 8);
+      p->setPen(QColor(0xf0, 0xc0, 0x60));
+      p->drawText(nr, Qt::AlignLeft | Qt::AlignVCenter, frame_->note);
+    }
+  }
+  p->restore();
+}
+
+}  // namespace tv

@@ -1,0 +1,72 @@
+// The centre of tinyviz: one frame of a rewrite step drawn from its laid-out FrameGraph. Wheel zooms around the
+// cursor, dragging pans, F fits, a click on a node highlights its sources (blue) and users (orange) and reports it.
+// Between frames of one step the view keeps its zoom and centre, so nodes that kept their place do not move.
+#pragma once
+#include <QGraphicsView>
+#include <unordered_map>
+#include <vector>
+
+#include "gui/frame_loader.h"
+
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QTimer;
+
+namespace tv {
+
+class NodeItem;
+class EdgeItem;
+
+class GraphView : public QGraphicsView {
+  Q_OBJECT
+ public:
+  explicit GraphView(QWidget* parent = nullptr);
+  void show_frame(FrameResultPtr r);
+  void show_message(const QString& text);  // replaces the graph (errors, empty selections)
+  void set_progress(const QString& text);  // overlay with a busy bar and a cancel button; empty hides it
+  void fit();
+  void zoom_by(double f);
+  void select_node(int64_t id);            // 0 clears
+  int find_nodes(const QString& text);     // highlight nodes whose label contains text, centre on the next one
+  FrameResultPtr frame() const { return frame_; }
+  int64_t selected_node() const { return selected_; }
+  double zoom() const;
+  // for the tests: drawn nodes (index into frame()->graph->nodes) and ghosts
+  const std::vector<NodeItem*>& node_items() const { return nodes_; }
+  const std::vector<NodeItem*>& ghost_items() const { return ghosts_; }
+  QPoint node_viewport_pos(int index) const;
+
+ signals:
+  void node_clicked(qint64 id);  // 0: the background
+  void nav_key(int key);         // arrow keys: the main window steps through steps and matches
+  void cancel_requested();
+
+ protected:
+  void wheelEvent(QWheelEvent* e) override;
+  void mousePressEvent(QMouseEvent* e) override;
+  void mouseMoveEvent(QMouseEvent* e) override;
+  void mouseReleaseEvent(QMouseEvent* e) override;
+  void keyPressEvent(QKeyEvent* e) override;
+  void drawForeground(QPainter* p, const QRectF& rect) override;
+  void resizeEvent(QResizeEvent* e) override;
+
+ private:
+  void apply_highlight();
+  void place_overlay();
+  FrameResultPtr frame_;
+  std::vector<NodeItem*> nodes_, ghosts_;
+  std::vector<EdgeItem*> edges_;
+  std::unordered_multimap<int64_t, int> by_id_;  // uop id -> node indices (a leaf drawn per use has several)
+  int64_t selected_ = 0;
+  std::vector<int> found_;
+  size_t found_next_ = 0;
+  QString message_;
+  QPoint press_pos_;
+  bool panning_ = false, pressed_ = false;
+  QWidget* overlay_;
+  QLabel* overlay_label_;
+  QTimer* overlay_delay_;
+};
+
+}  // namespace tv

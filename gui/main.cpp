@@ -1,0 +1,58 @@
+// tinyviz: opens a tinygrad-cpp trace and shows what the engine did. See screenshot.h for the command line.
+#include <QApplication>
+#include <QDir>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gui/frame_loader.h"
+#include "gui/main_window.h"
+#include "gui/screenshot.h"
+
+int main(int argc, char** argv) {
+  auto launch = std::chrono::steady_clock::now();
+  QStringList args;
+  for (int i = 1; i < argc; i++) args << QString::fromLocal8Bit(argv[i]);
+  tv::Options o = tv::parse_options(args);
+  if (o.help) {
+    std::fputs(tv::kUsage, stdout);
+    return 0;
+  }
+  if (!o.error.isEmpty()) {
+    std::fprintf(stderr, "tinyviz: %s\n%s", qPrintable(o.error), tv::kUsage);
+    return 2;
+  }
+  // headless screenshots need no display; Qt warns without a runtime dir (root, CI)
+  if (!o.screenshot.isEmpty() && !std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  if (!std::getenv("XDG_RUNTIME_DIR")) {
+    std::string dir = "/tmp/tinyviz-runtime-" + std::to_string(getuid());
+    mkdir(dir.c_str(), 0700);
+    chmod(dir.c_str(), 0700);
+    setenv("XDG_RUNTIME_DIR", dir.c_str(), 1);
+  }
+  int rc;
+  {
+    QApplication app(argc, argv);
+    QApplication::setApplicationName("tinyviz");
+    QApplication::setOrganizationName("tinygrad-cpp");
+    tv::apply_theme(app);
+    tv::MainWindow w;
+    w.set_first_frame_clock(launch);
+    if (!o.screenshot.isEmpty()) {
+      rc = tv::take_screenshot(w, o);
+    } else {
+      w.show();
+      if (!o.trace.isEmpty() && w.open_trace(o.trace)) tv::apply_options(w, o);
+      rc = app.exec();
+    }
+    if (!tv::FrameLoader::workers_idle()) {
+      // a Graphviz run cannot be interrupted: do not wait for it
+      std::fflush(stdout);
+      std::fflush(stderr);
+      std::_Exit(rc);
+    }
+  }
+  return rc;
+}

@@ -1,0 +1,572 @@
+#include "gui/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCheckBox>
+#include <QCloseEvent>
+#include <QDragEnterEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPalette>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QStyleFactory>
+#include <QTabWidget>
+#include <QTimer>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "gui/async.h"
+#include "gui/code_view.h"
+#include "gui/graph_view.h"
+#include "gui/message_bar.h"
+#include "gui/rule_panel.h"
+#include "gui/stats_view.h"
+#include "gui/timeline_view.h"
+#include "gui/trace_tree.h"
+
+namespace tv {
+
+using namespace tg::viz;
+
+void apply_theme(QApplication& app) {
+  app.setStyle(QStyleFactory::create("Fusion"));
+  QPalette p;
+  QColor bg(0x20, 0x22, 0x2e), base(0x17, 0x18, 0x22), text(0xdc, 0xde, 0xea), hi(0x3d, 0x5a, 0x9e);
+  p.setColor(QPalette::Window, bg);
+  p.setColor(QPalette::WindowText, text);
+  p.setColor(QPalette::Base, base);
+  p.setColor(QPalette::AlternateBase, bg);
+  p.setColor(QPalette::ToolTipBase, QColor(0x2a, 0x2c, 0x3c));
+  p.setColor(QPalette::ToolTipText, text);
+  p.setColor(QPalette::Text, text);
+  p.setColor(QPalette::Button, QColor(0x2a, 0x2c, 0x3a));
+  p.setColor(QPalette::ButtonText, text);
+  p.setColor(QPalette::BrightText, Qt::white);
+  p.setColor(QPalette::Highlight, hi);
+  p.setColor(QPalette::HighlightedText, Qt::white);
+  p.setColor(QPalette::PlaceholderText, QColor(0x80, 0x84, 0x98));
+  p.setColor(QPalette::Disabled, QPalette::Text, QColor(0x70, 0x74, 0x88));
+  p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(0x70, 0x74, 0x88));
+  p.setColor(QPalette::Link, QColor(0x7a, 0xa2, 0xf7));
+  app.setPalette(p);
+  QFont f(QStringLiteral("DejaVu Sans"));
+  f.setPointSizeF(9);
+  app.setFont(f);
+}
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setWindowTitle(tr("tinyviz"));
+  setAcceptDrops(true);
+  resize(1500, 900);
+  loader_ = new FrameLoader(this);
+
+  // left: search + tree
+  auto* left = new QWidget(this);
+  auto* ll = new QVBoxLayout(left);
+  ll->setContentsMargins(4, 4, 0, 4);
+  search_ = new QLineEdit(left);
+  search_->setPlaceholderText(tr("Search contexts, steps, rules (file:line)…"));
+  search_->setClearButtonEnabled(true);
+  model_ = new TraceModel(this);
+  filter_ = new TraceFilter(this);
+  filter_->setSourceModel(model_);
+  tree_ = new TraceTree(left);
+  tree_->setModel(filter_);
+  tree_->header()->resizeSection(0, 250);
+  tree_->header()->resizeSection(1, 60);
+  tree_->header()->resizeSection(2, 60);
+  ll->addWidget(search_);
+  ll->addWidget(tree_, 1);
+  search_timer_ = new QTimer(this);
+  search_timer_->setSingleShot(true);
+  search_timer_->setInterval(200);
+  connect(search_, &QLineEdit::textChanged, this, [this] { search_timer_->start(); });
+  connect(search_timer_, &QTimer::timeout, this, [this] { on_search(search_->text()); });
+
+  // centre: tabs
+  tabs_ = new QTabWidget(this);
+  tabs_->setDocumentMode(true);
+  tabs_->addTab(build_graph_tab(), tr("Graph"));
+  stats_ = new StatsView(this);
+  tabs_->addTab(stats_, tr("Stats"));
+  timeline_ = new TimelineView(this);
+  tabs_->addTab(timeline_, tr("Timeline"));
+  code_ = new CodeView(this);
+  tabs_->addTab(code_, tr("Code"));
+
+  // right: rule panel
+  panel_ = new RulePanel(this);
+
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  split->addWidget(left);
+  split->addWidget(tabs_);
+  split->addWidget(panel_);
+  split->setStretchFactor(0, 0);
+  split->setStretchFactor(1, 1);
+  split->setStretchFactor(2, 0);
+  split->setSizes({390, 760, 380});
+
+  auto* central = new QWidget(this);
+  auto* cl = new QVBoxLayout(central);
+  cl->setContentsMargins(0, 0, 0, 0);
+  cl->setSpacing(0);
+  msg_ = new MessageBar(central);
+  cl->addWidget(msg_);
+  cl->addWidget(split, 1);
+  setCentralWidget(central);
+
+  status_trace_ = new QLabel(this);
+  status_frame_ = new QLabel(this);
+  statusBar()->addWidget(status_trace_, 1);
+  statusBar()->addPermanentWidget(status_frame_);
+
+  build_menus();
+
+  connect(tree_->selectionModel(), &QItemSelectionModel::currentChanged, this,
+          [this](const QModelIndex& cur) { on_tree_current(cur); });
+  connect(tree_, &TraceTree::nav_key, this, &MainWindow::navigate);
+  connect(graph_, &GraphView::nav_key, this, &MainWindow::navigate);
+  connect(graph_, &GraphView::cancel_requested, loader_, &FrameLoader::cancel_layout);
+  connect(graph_, &GraphView::node_clicked, this, [this](qint64 id) { panel_->show_node(graph_->frame(), id); });
+  connect(loader_, &FrameLoader::frame_ready, this, &MainWindow::on_frame);
+  connect(loader_, &FrameLoader::progress, graph_, &GraphView::set_progress);
+  connect(loader_, &FrameLoader::frame_failed, this, [this](qint64 step, qulonglong frame, QString msg) {
+    graph_->show_message(tr("Frame %1 of step %2 cannot be built:\n%3").arg(frame).arg(step).arg(msg));
+    msg_->show_error(tr("Frame %1 of step %2 cannot be built: %3").arg(frame).arg(step).arg(msg));
+    emit frame_shown();
+  });
+  connect(stats_, &StatsView::jump, this, [this](Selection s) {
+    select(s);
+    show_tab(GraphTab);
+  });
+  connect(timeline_, &TimelineView::selected, this, [this](Selection s) { select(s); });
+  graph_->show_message(tr("Open a trace: File › Open (Ctrl+O), drop a file here, or run  tinyviz TRACE"));
+}
+
+MainWindow::~MainWindow() = default;
+
+QWidget* MainWindow::build_graph_tab() {
+  auto* w = new QWidget(this);
+  auto* lay = new QVBoxLayout(w);
+  lay->setContentsMargins(0, 0, 0, 0);
+  lay->setSpacing(0);
+  auto* bar = new QWidget(w);
+  auto* bl = new QHBoxLayout(bar);
+  bl->setContentsMargins(6, 3, 6, 3);
+  auto button = [&](const QString& text, const QString& tip, auto fn) {
+    auto* b = new QToolButton(bar);
+    b->setText(text);
+    b->setToolTip(tip);
+    b->setAutoRaise(true);
+    connect(b, &QToolButton::clicked, this, fn);
+    bl->addWidget(b);
+    return b;
+  };
+  button("◀", tr("Previous match (Left)"), [this] { navigate(Qt::Key_Left); });
+  frame_label_ = new QLabel(bar);
+  frame_label_->setMinimumWidth(150);
+  frame_label_->setAlignment(Qt::AlignCenter);
+  bl->addWidget(frame_label_);
+  button("▶", tr("Next match (Right)"), [this] { navigate(Qt::Key_Right); });
+  bl->addSpacing(12);
+  button(tr("Fit"), tr("Fit the graph in the view (F)"), [this] { graph_->fit(); });
+  button(tr("Relayout"), tr("Lay this frame out from scratch with Graphviz, waiting as long as it takes (R)"),
+         [this] { loader_->relayout(); });
+  bl->addSpacing(12);
+  fold_box_ = new QCheckBox(tr("Fold consts"), bar);
+  fold_box_->setChecked(true);
+  fold_box_->setToolTip(tr("Draw CONST sources inside their users' labels instead of as shared nodes"));
+  split_box_ = new QCheckBox(tr("Split shared leaves"), bar);
+  split_box_->setChecked(true);
+  split_box_->setToolTip(tr("Draw leaves with 3 or more users once per user instead of with long edges"));
+  for (QCheckBox* c : {fold_box_, split_box_}) {
+    bl->addWidget(c);
+    connect(c, &QCheckBox::toggled, this, [this] {
+      loader_->set_options({fold_box_->isChecked(), split_box_->isChecked()});
+      if (sel_.step || sel_.context) {
+        Selection s = sel_;
+        sel_ = {};
+        select(s, false);
+      }
+    });
+  }
+  bl->addStretch(1);
+  graph_find_ = new QLineEdit(bar);
+  graph_find_->setPlaceholderText(tr("Find node: op, dtype, arg, id"));
+  graph_find_->setClearButtonEnabled(true);
+  graph_find_->setMaximumWidth(240);
+  connect(graph_find_, &QLineEdit::textChanged, this, [this](const QString& t) {
+    int n = graph_->find_nodes(t);
+    status_frame_->setText(t.isEmpty() ? QString() : tr("%1 nodes match “%2” (Enter: next)").arg(n).arg(t));
+  });
+  connect(graph_find_, &QLineEdit::returnPressed, this, [this] { graph_->find_nodes(graph_find_->text()); });
+  bl->addWidget(graph_find_);
+  graph_ = new GraphView(w);
+  lay->addWidget(bar);
+  lay->addWidget(graph_, 1);
+  return w;
+}
+
+void MainWindow::build_menus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&Open…"), QKeySequence::Open, this, [this] {
+    QString p = QFileDialog::getOpenFileName(this, tr("Open a trace"), QString(),
+                                             tr("Traces (*.db *.trace *.sqlite);;All files (*)"));
+    if (!p.isEmpty()) open_trace(p);
+  });
+  recent_menu_ = file->addMenu(tr("Open &Recent"));
+  rebuild_recent_menu();
+  file->addAction(tr("&Reload"), QKeySequence(Qt::Key_F5), this, &MainWindow::reload);
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  view->addAction(tr("&Fit graph"), QKeySequence(Qt::Key_F), this, [this] { graph_->fit(); });
+  view->addAction(tr("Zoom &in"), QKeySequence::ZoomIn, this, [this] { graph_->zoom_by(1.25); });
+  view->addAction(tr("Zoom &out"), QKeySequence::ZoomOut, this, [this] { graph_->zoom_by(0.8); });
+  view->addAction(tr("&Relayout with Graphviz"), QKeySequence(Qt::Key_R), this, [this] { loader_->relayout(); });
+  view->addAction(tr("&Cancel layout"), QKeySequence(Qt::Key_Escape), this, [this] { loader_->cancel_layout(); });
+  view->addSeparator();
+  view->addAction(tr("&Search the tree"), QKeySequence::Find, this, [this] {
+    search_->setFocus();
+    search_->selectAll();
+  });
+  view->addAction(tr("Find &node in graph"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F), this, [this] {
+    show_tab(GraphTab);
+    graph_find_->setFocus();
+    graph_find_->selectAll();
+  });
+  view->addSeparator();
+  const char* tabs[] = {"&Graph", "&Stats", "&Timeline", "&Code"};
+  for (int i = 0; i < 4; i++)
+    view->addAction(tr(tabs[i]), QKeySequence(Qt::CTRL | (Qt::Key_1 + i)), this, [this, i] { show_tab((Tab)i); });
+
+  QMenu* go = menuBar()->addMenu(tr("&Go"));
+  go->addAction(tr("&Back"), QKeySequence(Qt::ALT | Qt::Key_Left), this, &MainWindow::back);
+  go->addAction(tr("&Forward"), QKeySequence(Qt::ALT | Qt::Key_Right), this, &MainWindow::forward);
+  go->addSeparator();
+  go->addAction(tr("Next step\tDown"), this, [this] { navigate(Qt::Key_Down); });
+  go->addAction(tr("Previous step\tUp"), this, [this] { navigate(Qt::Key_Up); });
+  go->addAction(tr("Next match\tRight"), this, [this] { navigate(Qt::Key_Right); });
+  go->addAction(tr("Previous match\tLeft"), this, [this] { navigate(Qt::Key_Left); });
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&Keys"), this, [this] {
+    QMessageBox::information(
+        this, tr("tinyviz keys"),
+        tr("Up / Down\tprevious / next step\nLeft / Right\tprevious / next match (frame)\nEnter\texpand / collapse\n"
+           "F\tfit the graph\nWheel, + / -\tzoom\nDrag\tpan\nClick a node\tits sources (blue) and users (orange)\n"
+           "R\trelayout with Graphviz\nEsc\tstop waiting for Graphviz\nAlt+Left / Right\tback / forward\n"
+           "Ctrl+F\tsearch the tree\nCtrl+Shift+F\tfind a node in the graph\nF5\treload the trace\n"
+           "Ctrl+1..4\tGraph, Stats, Timeline, Code"));
+  });
+}
+
+void MainWindow::show_tab(Tab t) { tabs_->setCurrentIndex((int)t); }
+
+bool MainWindow::open_trace(const QString& path) {
+  SessionPtr s;
+  try {
+    s = TraceSession::open(path.toStdString());
+  } catch (const std::exception& e) {
+    msg_->show_error(QString::fromStdString(e.what()));
+    if (!session_) graph_->show_message(tr("No trace open.\n%1").arg(QString::fromStdString(e.what())));
+    emit frame_shown();
+    return false;
+  }
+  msg_->hide();
+  set_session(s);
+  add_recent(QFileInfo(path).absoluteFilePath());
+  // start on the first step, so there is a graph at once
+  const auto& order = model_->step_order();
+  if (!order.empty()) select({session_->ui().step(order.front()).context, order.front(), 0});
+  else if (!session_->ui().contexts().empty()) select({session_->ui().contexts().front().id, 0, 0});
+  else graph_->show_message(tr("The trace has no rewrite steps yet."));
+  return true;
+}
+
+void MainWindow::reload() {
+  if (!session_) return;
+  QString path = QString::fromStdString(session_->path());
+  Selection keep = sel_;
+  SessionPtr s;
+  try {
+    s = TraceSession::open(path.toStdString());
+  } catch (const std::exception& e) {
+    msg_->show_error(tr("Reload failed: %1").arg(QString::fromStdString(e.what())));
+    return;
+  }
+  set_session(s);
+  msg_->show_info(tr("Reloaded %1: %2 contexts, %3 steps%4")
+                      .arg(path)
+                      .arg(s->ui().contexts().size())
+                      .arg(s->ui().steps().size())
+                      .arg(s->ui().complete() ? QString() : tr(" (still being written)")));
+  sel_ = {};
+  select(keep.step || keep.context ? keep : Selection{}, false);
+  if (!sel_.step && !model_->step_order().empty())
+    select({s->ui().step(model_->step_order().front()).context, model_->step_order().front(), 0}, false);
+}
+
+void MainWindow::set_session(SessionPtr s) {
+  session_ = std::move(s);
+  sel_ = {};
+  history_.clear();
+  history_pos_ = 0;
+  loader_->set_session(session_);
+  model_->set_session(session_);
+  search_->clear();
+  filter_->set_text(QString());
+  step_pos_.clear();
+  for (size_t i = 0; i < model_->step_order().size(); i++) step_pos_[model_->step_order()[i]] = i;
+  panel_->set_session(session_);
+  stats_->set_session(session_);
+  timeline_->set_session(session_);
+  code_->set_session(session_);
+  Trace& t = session_->ui();
+  int64_t matches = 0;
+  for (const auto& st : t.steps()) matches += st.n_matches;
+  setWindowTitle(tr("tinyviz — %1").arg(QString::fromStdString(session_->path())));
+  status_trace_->setText(tr("%1   ·   %2 contexts, %3 steps, %4 matches%5")
+                             .arg(QString::fromStdString(session_->path()))
+                             .arg(t.contexts().size())
+                             .arg(t.steps().size())
+                             .arg(matches)
+                             .arg(t.complete() ? QString() : tr("   ·   incomplete (F5 reloads)")));
+  if (model_->rowCount() <= 8) tree_->expandToDepth(0);
+}
+
+void MainWindow::select(const Selection& in, bool record_history) {
+  if (!session_) return;
+  Trace& t = session_->ui();
+  Selection s = in;
+  try {
+    if (s.step) {
+      s.context = t.step(s.step).context;
+      size_t frames = model_->frames_of(s.step);
+      if (s.frame >= frames) s.frame = frames - 1;
+    } else if (s.context) {
+      t.context(s.context);
+      s.frame = 0;
+    } else {
+      return;
+    }
+  } catch (const std::exception& e) {
+    msg_->show_error(QString::fromStdString(e.what()));
+    return;
+  }
+  if (s == sel_) return;
+  if (record_history) {
+    history_.resize(std::min(history_.size(), history_pos_ + 1));
+    history_.push_back(s);
+    if (history_.size() > 500) history_.erase(history_.begin());
+    history_pos_ = history_.size() - 1;
+  }
+  sel_ = s;
+
+  // the tree follows (without coming back here)
+  QModelIndex src = model_->index_of(s);
+  QModelIndex pi = src.isValid() ? filter_->mapFromSource(src) : QModelIndex();
+  if (pi.isValid()) {
+    syncing_tree_ = true;
+    tree_->setCurrentIndex(pi);
+    tree_->scrollTo(pi);
+    syncing_tree_ = false;
+  }
+  panel_->show_selection(s, s.step && s.frame ? model_->match(s.step, s.frame) : nullptr);
+  stats_->set_selection(s);
+  timeline_->set_selection(s);
+  code_->set_selection(s);
+  update_frame_bar();
+
+  int64_t step = s.step;
+  if (!step) {  // a context: show its first step's input
+    const ContextRow& c = t.context(s.context);
+    step = c.steps.empty() ? 0 : c.steps.front();
+  }
+  if (!step) {
+    graph_->show_message(tr("Context %1 has no steps.").arg(s.context));
+    emit frame_shown();
+    return;
+  }
+  request_t0_ = std::chrono::steady_clock::now();
+  loader_->request(step, s.step ? s.frame : 0);
+}
+
+void MainWindow::update_frame_bar() {
+  if (!session_ || !sel_.step) {
+    frame_label_->setText(sel_.context ? tr("context %1").arg(sel_.context) : QString());
+    return;
+  }
+  size_t n = model_->frames_of(sel_.step) - 1;
+  frame_label_->setText(sel_.frame == 0 ? tr("input  ·  %1 matches").arg(n) : tr("match %1 / %2").arg(sel_.frame).arg(n));
+}
+
+void MainWindow::on_tree_current(const QModelIndex& cur) {
+  if (syncing_tree_ || !cur.isValid()) return;
+  select(model_->selection_of(filter_->mapToSource(cur)));
+}
+
+void MainWindow::on_frame(FrameResultPtr r) {
+  graph_->show_frame(r);
+  panel_->show_frame(r);
+  if (graph_->selected_node()) panel_->show_node(r, graph_->selected_node());
+  if (!graph_find_->text().isEmpty()) graph_->find_nodes(graph_find_->text());
+  auto now = std::chrono::steady_clock::now();
+  last_frame_ms_ = std::chrono::duration<double, std::milli>(now - request_t0_).count();
+  const FrameGraph& g = *r->graph;
+  status_frame_->setText(tr("step %1 frame %2: %3 nodes  ·  built %4 ms  ·  %5 %6 ms  ·  shown in %7 ms")
+                             .arg(g.step)
+                             .arg(g.frame)
+                             .arg(g.n_uops)
+                             .arg(r->build_ms, 0, 'f', 1)
+                             .arg(QString::fromStdString(r->layout->engine))
+                             .arg(r->layout->ms, 0, 'f', 1)
+                             .arg(last_frame_ms_, 0, 'f', 1));
+  if (!g.error.empty()) msg_->show_error(tr("Step %1: %2").arg(g.step).arg(QString::fromStdString(g.error)));
+  if (!first_frame_done_) {
+    first_frame_done_ = true;
+    double ms = std::chrono::duration<double, std::milli>(now - launch_).count();
+    if (std::getenv("TINYVIZ_TIMING")) std::fprintf(stderr, "tinyviz: first graph drawn %.1f ms after launch\n", ms);
+  }
+  if (std::getenv("TINYVIZ_TIMING"))
+    std::fprintf(stderr, "tinyviz: step %lld frame %zu (%zu nodes, %zu drawn): build %.1f ms, %s %.1f ms, total %.1f ms\n",
+                 (long long)g.step, g.frame, g.n_uops, g.nodes.size(), r->build_ms, r->layout->engine.c_str(),
+                 r->layout->ms, last_frame_ms_);
+  emit frame_shown();
+}
+
+bool MainWindow::step_visible(int64_t step) const {
+  if (filter_->text().isEmpty()) return true;
+  QModelIndex src = model_->index_of({0, step, 0});
+  return src.isValid() && filter_->mapFromSource(src).isValid();
+}
+
+void MainWindow::navigate(int key) {
+  if (!session_) return;
+  const auto& order = model_->step_order();
+  if (order.empty()) return;
+  Trace& t = session_->ui();
+  if (key == Qt::Key_Left || key == Qt::Key_Right) {
+    if (!sel_.step) return;
+    size_t frames = model_->frames_of(sel_.step);
+    size_t f = sel_.frame;
+    if (key == Qt::Key_Right && f + 1 < frames) f++;
+    else if (key == Qt::Key_Left && f > 0) f--;
+    else return;
+    select({sel_.context, sel_.step, f});
+    return;
+  }
+  int dir = key == Qt::Key_Down ? 1 : -1;
+  long pos;
+  if (sel_.step) {
+    pos = (long)step_pos_.at(sel_.step);
+  } else {  // a context: its first step is "next", the step before it "previous"
+    const ContextRow& c = t.context(sel_.context);
+    if (c.steps.empty()) return;
+    pos = (long)step_pos_.at(c.steps.front()) - (dir > 0 ? 1 : 0);
+  }
+  for (long p = pos + dir; p >= 0 && p < (long)order.size(); p += dir)
+    if (step_visible(order[p])) {
+      select({t.step(order[p]).context, order[p], 0});
+      return;
+    }
+}
+
+void MainWindow::back() {
+  if (history_pos_ == 0 || history_.empty()) return;
+  history_pos_--;
+  select(history_[history_pos_], false);
+}
+
+void MainWindow::forward() {
+  if (history_pos_ + 1 >= history_.size()) return;
+  history_pos_++;
+  select(history_[history_pos_], false);
+}
+
+void MainWindow::on_search(const QString& text) {
+  filter_->set_text(text);
+  QString needle = text.trimmed().toLower();
+  if (needle.isEmpty() || !session_) {
+    if (sel_.step || sel_.context) {
+      QModelIndex pi = filter_->mapFromSource(model_->index_of(sel_));
+      if (pi.isValid()) tree_->scrollTo(pi);
+    }
+    return;
+  }
+  // rules the text names (file:line, file name:line, matcher or source): find the steps holding their matches
+  std::vector<int64_t> rules;
+  for (const RuleRow& r : session_->rules()) {
+    QString site = QString::fromStdString(r.file + ":" + std::to_string(r.line)).toLower();
+    QString hay = site + "\n" + QString::fromStdString(r.matcher).toLower() + "\n" +
+                  QString::fromStdString(r.source).toLower();
+    if (hay.contains(needle)) rules.push_back(r.id);
+  }
+  if (!rules.empty()) {
+    SessionPtr s = session_;
+    run_async<std::vector<int64_t>>(
+        this, [s, rules] { return s->with_queries([&](Trace& t) { return t.steps_with_rules(rules); }); },
+        [this, s, text, rules](std::vector<int64_t> steps, QString err) {
+          if (s != session_ || !err.isEmpty()) return;
+          filter_->set_rule_hits(text, std::unordered_set<int64_t>(steps.begin(), steps.end()),
+                                 std::unordered_set<int64_t>(rules.begin(), rules.end()));
+          // open the first few steps so their matching matches show
+          for (size_t i = 0; i < steps.size() && i < 30; i++) {
+            QModelIndex pi = filter_->mapFromSource(model_->index_of({0, steps[i], 0}));
+            if (pi.isValid()) tree_->expand(pi);
+          }
+        });
+  }
+  tree_->expandToDepth(0);
+}
+
+void MainWindow::add_recent(const QString& path) {
+  QSettings st("tinygrad-cpp", "tinyviz");
+  QStringList list = st.value("recent").toStringList();
+  list.removeAll(path);
+  list.prepend(path);
+  while (list.size() > 10) list.removeLast();
+  st.setValue("recent", list);
+  rebuild_recent_menu();
+}
+
+void MainWindow::rebuild_recent_menu() {
+  recent_menu_->clear();
+  QSettings st("tinygrad-cpp", "tinyviz");
+  QStringList list = st.value("recent").toStringList();
+  for (const QString& p : list) recent_menu_->addAction(p, this, [this, p] { open_trace(p); });
+  recent_menu_->setEnabled(!list.isEmpty());
+}
+
+bool MainWindow::idle() const {
+  return !loader_->busy() && !stats_->loading() && !code_->loading();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
+  if (e->mimeData()->hasUrls()) e->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* e) {
+  for (const QUrl& u : e->mimeData()->urls())
+    if (u.isLocalFile()) {
+      open_trace(u.toLocalFile());
+      return;
+    }
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+  loader_->set_session(nullptr);
+  e->accept();
+}
+
+}  // namespace tv

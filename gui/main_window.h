@@ -1,0 +1,119 @@
+// The tinyviz window: the context/step/match tree on the left, the tabs (Graph, Stats, Timeline, Code) in the
+// centre, the rule panel on the right. It owns the one current Selection and keeps every view in step with it, the
+// back/forward history, the keyboard navigation, opening/reloading traces and the error banner.
+#pragma once
+#include <QMainWindow>
+#include <chrono>
+#include <unordered_map>
+
+#include "gui/frame_loader.h"
+#include "gui/trace_model.h"
+
+class QLabel;
+class QLineEdit;
+class QMenu;
+class QTabWidget;
+class QTimer;
+class QToolButton;
+class QCheckBox;
+class QApplication;
+
+namespace tv {
+
+class CodeView;
+class GraphView;
+class MessageBar;
+class RulePanel;
+class StatsView;
+class TimelineView;
+class TraceTree;
+
+void apply_theme(QApplication& app);  // Fusion, dark palette, DejaVu fonts
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  enum Tab { GraphTab, StatsTab, TimelineTab, CodeTab };
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  bool open_trace(const QString& path);  // false: the error is shown in the window, the previous trace stays
+  void reload();
+  void select(const Selection& s, bool record_history = true);
+  const Selection& selection() const { return sel_; }
+  void navigate(int key);  // Qt::Key_Up/Down: steps, Left/Right: matches
+  void back();
+  void forward();
+  void show_tab(Tab t);
+  bool idle() const;  // no frame, statistics or code still loading (screenshots wait for this)
+  void set_first_frame_clock(std::chrono::steady_clock::time_point t0) { launch_ = t0, first_frame_done_ = false; }
+  double last_frame_ms() const { return last_frame_ms_; }  // request -> drawn, of the last frame
+
+  // the parts, for tests and screenshots
+  TraceModel* model() const { return model_; }
+  TraceFilter* filter() const { return filter_; }
+  TraceTree* tree() const { return tree_; }
+  GraphView* graph() const { return graph_; }
+  StatsView* stats() const { return stats_; }
+  TimelineView* timeline() const { return timeline_; }
+  CodeView* code() const { return code_; }
+  RulePanel* panel() const { return panel_; }
+  MessageBar* message_bar() const { return msg_; }
+  FrameLoader* loader() const { return loader_; }
+  QLineEdit* search_box() const { return search_; }
+  const SessionPtr& session() const { return session_; }
+
+ signals:
+  void frame_shown();  // a frame (or a frame error) is on screen
+
+ protected:
+  void dragEnterEvent(QDragEnterEvent* e) override;
+  void dropEvent(QDropEvent* e) override;
+  void closeEvent(QCloseEvent* e) override;
+
+ private:
+  void build_menus();
+  QWidget* build_graph_tab();
+  void set_session(SessionPtr s);
+  void on_tree_current(const QModelIndex& proxy_index);
+  void on_frame(FrameResultPtr r);
+  void on_search(const QString& text);
+  void update_frame_bar();
+  void add_recent(const QString& path);
+  void rebuild_recent_menu();
+  bool step_visible(int64_t step) const;
+
+  SessionPtr session_;
+  Selection sel_;
+  std::vector<Selection> history_;
+  size_t history_pos_ = 0;
+  bool syncing_tree_ = false;
+  std::unordered_map<int64_t, size_t> step_pos_;  // position in the tree's step order
+
+  TraceModel* model_;
+  TraceFilter* filter_;
+  TraceTree* tree_;
+  QLineEdit* search_;
+  QTimer* search_timer_;
+  QTabWidget* tabs_;
+  GraphView* graph_;
+  StatsView* stats_;
+  TimelineView* timeline_;
+  CodeView* code_;
+  RulePanel* panel_;
+  MessageBar* msg_;
+  FrameLoader* loader_;
+  QLabel* frame_label_;
+  QLineEdit* graph_find_;
+  QCheckBox* fold_box_;
+  QCheckBox* split_box_;
+  QLabel* status_trace_;
+  QLabel* status_frame_;
+  QMenu* recent_menu_;
+
+  std::chrono::steady_clock::time_point request_t0_, launch_;
+  bool first_frame_done_ = true;
+  double last_frame_ms_ = 0;
+};
+
+}  // namespace tv

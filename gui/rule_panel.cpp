@@ -1,0 +1,185 @@
+#include "gui/rule_panel.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+#include "gui/text_diff.h"
+
+namespace tv {
+
+using namespace tg::viz;
+
+namespace {
+QString esc(const std::string& s) { return QString::fromStdString(s).toHtmlEscaped(); }
+QString pre(const std::string& s) { return "<pre>" + esc(s) + "</pre>"; }
+QString dur(int64_t ns) {
+  return ns >= 1'000'000 ? QString::number(ns / 1e6, 'f', 2) + " ms" : QString::number(ns / 1e3, 'f', 2) + " µs";
+}
+const char* kCss =
+    "body{color:#d8dae6;} h3{color:#ffffff;margin:6px 0 2px 0;} h4{color:#9fb4ff;margin:10px 0 2px 0;}"
+    "pre{font-family:'DejaVu Sans Mono',monospace;font-size:9pt;margin:2px 0;white-space:pre-wrap;}"
+    "td{padding:0 8px 0 0;} .k{color:#8a90a8;} .add{color:#3aa56d;} .del{color:#d14b4b;} .err{color:#ff7070;}";
+}  // namespace
+
+RulePanel::RulePanel(QWidget* parent) : QWidget(parent) {
+  auto* lay = new QVBoxLayout(this);
+  lay->setContentsMargins(4, 4, 4, 4);
+  auto* row = new QHBoxLayout();
+  site_ = new QLineEdit(this);
+  site_->setReadOnly(true);
+  site_->setPlaceholderText(tr("rule file:line"));
+  site_->setToolTip(tr("Where the rule is written: select and copy, or press Copy"));
+  auto* copy = new QPushButton(tr("Copy"), this);
+  connect(copy, &QPushButton::clicked, this, [this] {
+    if (!site_->text().isEmpty()) QApplication::clipboard()->setText(site_->text());
+  });
+  row->addWidget(site_, 1);
+  row->addWidget(copy);
+  lay->addLayout(row);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  main_ = new QTextBrowser(split);
+  node_ = new QTextBrowser(split);
+  for (QTextBrowser* b : {main_, node_}) {
+    b->document()->setDefaultStyleSheet(kCss);
+    b->setOpenLinks(false);
+  }
+  node_->setHtml("<p class='k'>" + tr("Click a node in the graph to see its full text, sources and users.") + "</p>");
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 1);
+  lay->addWidget(split, 1);
+}
+
+void RulePanel::set_session(SessionPtr s) {
+  session_ = std::move(s);
+  sel_ = {};
+  site_->clear();
+  main_->clear();
+}
+
+QString RulePanel::site() const { return site_->text(); }
+QString RulePanel::text() const { return site_->text() + "\n" + main_->toPlainText() + "\n" + node_->toPlainText(); }
+
+QString RulePanel::step_html(int64_t step) const {
+  Trace& t = session_->ui();
+  const StepRow& s = t.step(step);
+  QStringList flags;
+  if (s.bottom_up) flags << "bottom_up";
+  if (s.walk) flags << "walk";
+  if (s.enter_calls) flags << "enter_calls";
+  QString h = "<h4>" + tr("Step %1: %2").arg(s.id).arg(esc(s.name)) + "</h4><table>";
+  auto row = [&](const QString& k, const QString& v) { h += "<tr><td class='k'>" + k + "</td><td>" + v + "</td></tr>"; };
+  row(tr("called at"), esc(s.file) + ":" + QString::number(s.line));
+  row(tr("flags"), flags.isEmpty() ? tr("top-down") : flags.join(", "));
+  row(tr("depth"), QString::number(s.depth) + (s.parent ? tr(" (inside step %1)").arg(s.parent) : QString()));
+  row(tr("matches"), QString::number(s.n_matches));
+  row(tr("time"), s.t_end ? dur(s.t_end - s.t_start) : tr("did not finish"));
+  row(tr("input root"), QString::number(s.input_root));
+  row(tr("output root"), s.output_root ? QString::number(s.output_root) : tr("none (unfinished)"));
+  const ContextRow& c = t.context(s.context);
+  row(tr("context"), QString("%1 (%2)").arg(esc(c.name)).arg(c.id));
+  h += "</table>";
+  if (!s.error.empty()) h += "<p class='err'>" + esc(s.error) + "</p>";
+  return h;
+}
+
+void RulePanel::show_selection(const Selection& s, const MatchRow* m) {
+  sel_ = s;
+  site_->clear();
+  if (!session_) return;
+  Trace& t = session_->ui();
+  QString h;
+  if (!s.step) {
+    if (s.context) {
+      const ContextRow& c = t.context(s.context);
+      int64_t matches = 0;
+      for (int64_t st : c.steps) matches += t.step(st).n_matches;
+      h = "<h3>" + esc(c.name) + "</h3><table>" + "<tr><td class='k'>" + tr("context") + "</td><td>" +
+          QString::number(c.id) + "</td></tr><tr><td class='k'>" + tr("steps") + "</td><td>" +
+          QString::number(c.steps.size()) + "</td></tr><tr><td class='k'>" + tr("matches") + "</td><td>" +
+          QString::number(matches) + "</td></tr><tr><td class='k'>" + tr("time") + "</td><td>" +
+          (c.t_end ? dur(c.t_end - c.t_start) : tr("did not finish")) + "</td></tr></table>";
+    }
+    head_html_ = h;
+    main_->setHtml(h);
+    return;
+  }
+  const StepRow& st = t.step(s.step);
+  if (s.frame == 0 || !m) {
+    h = "<h3>" + tr("Input of %1").arg(esc(st.name)) + "</h3><p class='k'>" +
+        tr("Frame 0: the graph the step started from. Right arrow steps through its %1 matches.").arg(st.n_matches) +
+        "</p>";
+  } else {
+    const RuleRow* r = session_->rule(m->rule);
+    h = "<h3>" + tr("Match %1 of %2").arg(s.frame).arg(st.n_matches) + "</h3>";
+    if (m->is_error) h += "<p class='err'>" + tr("The rule raised: ") + esc(m->error) + "</p>";
+    if (r) {
+      site_->setText(QString::fromStdString(r->file) + ":" + QString::number(r->line));
+      h += "<table><tr><td class='k'>" + tr("rule") + "</td><td><b>" + esc(r->file) + ":" + QString::number(r->line) +
+           "</b></td></tr><tr><td class='k'>" + tr("matcher") + "</td><td>" + esc(r->matcher) + "</td></tr>" +
+           "<tr><td class='k'>" + tr("duration") + "</td><td>" + dur(m->dur_ns) + "</td></tr></table>" + pre(r->source);
+    }
+  }
+  h += step_html(s.step);
+  head_html_ = h;
+  main_->setHtml(h);
+}
+
+void RulePanel::show_frame(const FrameResultPtr& r) {
+  if (!r || !session_) return;
+  const FrameGraph& g = *r->graph;
+  if (g.step != sel_.step || g.frame != sel_.frame) return;
+  QString h = head_html_;
+  QString extra;
+  if (g.match) {
+    extra += "<h4>" + tr("Before → after") + "</h4><pre>";
+    for (const DiffLine& d : line_diff(g.before_text, g.after_text)) {
+      QString line = QString(QChar(d.kind)) + " " + QString::fromStdString(d.text).toHtmlEscaped();
+      extra += d.kind == '+' ? "<span class='add'>" + line + "</span>\n"
+               : d.kind == '-' ? "<span class='del'>" + line + "</span>\n"
+                               : line + "\n";
+    }
+    extra += "</pre><p class='k'>" +
+             tr("%1 nodes added, %2 removed, %3 rebuilt").arg(g.n_added).arg(g.n_removed).arg(g.n_changed) + "</p>";
+  }
+  if (!g.error.empty()) extra += "<p class='err'>" + tr("Replay stopped: ") + esc(g.error) + "</p>";
+  // the diff goes right under the rule, before the step table
+  int at = h.indexOf("<h4>" + tr("Step %1").arg(g.step));
+  if (at < 0) at = h.size();
+  h.insert(at, extra);
+  main_->setHtml(h);
+}
+
+void RulePanel::show_node(const FrameResultPtr& r, int64_t id) {
+  if (!r || !id) {
+    node_->setHtml("<p class='k'>" + tr("Click a node in the graph to see its full text, sources and users.") + "</p>");
+    return;
+  }
+  const FrameGraph& g = *r->graph;
+  auto it = g.info.find(id);
+  if (it == g.info.end()) return;
+  const NodeInfo& inf = it->second;
+  auto first_line = [&](int64_t n) {
+    auto f = g.info.find(n);
+    if (f == g.info.end()) return QString::number(n);
+    std::string l = f->second.label;
+    for (char& c : l)
+      if (c == '\n') c = ' ';
+    return QString::number(n) + "  " + esc(l);
+  };
+  QString h = "<h4>" + tr("Node %1").arg(id) + "</h4>" + pre(inf.label) + "<p class='k'>" + tr("expression") + "</p>" +
+              pre(inf.expr) + "<p class='k'>" + tr("sources") + "</p><pre>";
+  for (size_t i = 0; i < inf.src.size(); i++) h += QString("[%1] ").arg(i) + first_line(inf.src[i]) + "\n";
+  h += "</pre><p class='k'>" + tr("users") + "</p><pre>";
+  for (int64_t u : inf.users) h += first_line(u) + "\n";
+  h += "</pre>";
+  node_->setHtml(h);
+}
+
+}  // namespace tv

@@ -1,0 +1,124 @@
+#include "gui/screenshot.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QPixmap>
+#include <QThread>
+#include <cstdio>
+
+#include "gui/graph_view.h"
+#include "gui/main_window.h"
+#include "gui/stats_view.h"
+#include "gui/timeline_view.h"
+
+namespace tv {
+
+const char* const kUsage =
+    "usage: tinyviz [TRACE] [--select CONTEXT[/STEP[/MATCH]]] [--tab graph|stats|timeline|code]\n"
+    "       tinyviz --screenshot OUT.png [--select ...] [--tab ...] [--size WxH] TRACE\n"
+    "Opens a tinygrad-cpp trace (record one with VIZ=-1 VIZ_PATH=FILE ./program).\n"
+    "  --select C/S/M   context C, step S, match M (1-based; 0 = the step's input graph)\n"
+    "  --tab T          the tab to show\n"
+    "  --screenshot F   render headless (offscreen) to the PNG F once the view is drawn, then exit\n"
+    "  --size WxH       window size for --screenshot (default 1600x1000)\n";
+
+Options parse_options(const QStringList& args) {
+  Options o;
+  for (int i = 0; i < args.size(); i++) {
+    const QString& a = args[i];
+    auto value = [&](const char* what) -> QString {
+      if (i + 1 >= args.size()) {
+        o.error = QString("%1 needs a value").arg(what);
+        return {};
+      }
+      return args[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      o.help = true;
+    } else if (a == "--screenshot") {
+      o.screenshot = value("--screenshot");
+    } else if (a == "--tab") {
+      o.tab = value("--tab").toLower();
+      if (!QStringList{"graph", "stats", "timeline", "code"}.contains(o.tab))
+        o.error = QString("--tab %1: expected graph, stats, timeline or code").arg(o.tab);
+    } else if (a == "--size") {
+      QStringList wh = value("--size").split('x');
+      bool ok1 = false, ok2 = false;
+      if (wh.size() == 2) o.size = QSize(wh[0].toInt(&ok1), wh[1].toInt(&ok2));
+      if (!ok1 || !ok2 || o.size.width() < 200 || o.size.height() < 150) o.error = "--size: expected WxH, e.g. 1600x1000";
+    } else if (a == "--select") {
+      QStringList parts = value("--select").split('/');
+      bool ok = parts.size() <= 3;
+      long long v[3] = {0, 0, 0};
+      for (int k = 0; k < parts.size() && k < 3; k++) {
+        bool good = false;
+        v[k] = parts[k].toLongLong(&good);
+        ok &= good && v[k] >= 0;
+      }
+      if (!ok) o.error = "--select: expected CONTEXT[/STEP[/MATCH]] ids, e.g. 1/5/3";
+      o.has_select = true;
+      o.context = v[0], o.step = v[1], o.match = v[2];
+    } else if (a.startsWith("-") && a != "-") {
+      o.error = QString("unknown option %1").arg(a);
+    } else if (o.trace.isEmpty()) {
+      o.trace = a;
+    } else {
+      o.error = QString("one trace at a time (got %1 and %2)").arg(o.trace, a);
+    }
+    if (!o.error.isEmpty()) return o;
+  }
+  if (!o.screenshot.isEmpty() && o.trace.isEmpty()) o.error = "--screenshot needs a TRACE";
+  return o;
+}
+
+void apply_options(MainWindow& w, const Options& o) {
+  if (o.has_select) {
+    Selection s{o.context, o.step, (size_t)o.match};
+    if (s.step && w.session()) {
+      try {
+        int64_t ctx = w.session()->ui().step(s.step).context;
+        if (s.context && ctx != s.context)
+          std::fprintf(stderr, "tinyviz: step %lld is in context %lld, not %lld\n", (long long)s.step, (long long)ctx,
+                       (long long)s.context);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "tinyviz: --select: %s\n", e.what());
+      }
+    }
+    w.select(s);
+  }
+  static const QStringList tabs{"graph", "stats", "timeline", "code"};
+  w.show_tab((MainWindow::Tab)std::max<qsizetype>(0, tabs.indexOf(o.tab)));
+  if (o.tab == "stats" && w.selection().step && w.selection().frame) {
+    if (const auto* m = w.model()->match(w.selection().step, w.selection().frame)) w.stats()->select_rule(m->rule);
+  }
+  if (o.tab == "timeline" && w.selection().step) w.timeline()->reveal(w.selection().step);
+}
+
+int take_screenshot(MainWindow& w, const Options& o, int timeout_ms) {
+  w.resize(o.size);
+  w.show();
+  bool opened = w.open_trace(o.trace);
+  if (opened) apply_options(w, o);
+  QElapsedTimer t;
+  t.start();
+  // wait for the frame (layout runs on a worker), statistics and code to arrive, then for the paint
+  int quiet = 0;
+  while (t.elapsed() < timeout_ms) {
+    QApplication::processEvents(QEventLoop::AllEvents, 20);
+    quiet = w.idle() ? quiet + 1 : 0;
+    if (quiet >= 5) break;
+    if (!w.idle()) QThread::msleep(5);
+  }
+  bool timed_out = quiet < 5;
+  QApplication::processEvents();
+  QPixmap pm = w.grab();
+  if (pm.isNull() || !pm.save(o.screenshot, "PNG")) {
+    std::fprintf(stderr, "tinyviz: cannot write %s\n", qPrintable(o.screenshot));
+    return 1;
+  }
+  std::printf("tinyviz: wrote %s (%dx%d)%s\n", qPrintable(o.screenshot), pm.width(), pm.height(),
+              timed_out ? " before the view finished loading" : "");
+  return opened ? 0 : 2;
+}
+
+}  // namespace tv

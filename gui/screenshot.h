@@ -1,0 +1,29 @@
+// Command line of tinyviz and the headless screenshot mode:
+//   tinyviz [TRACE] [--select CONTEXT[/STEP[/MATCH]]] [--tab graph|stats|timeline|code]
+//   tinyviz --screenshot OUT.png [--select ...] [--tab ...] [--size WxH] TRACE
+// MATCH counts from 1 (the frame after that match); 0 is the step's input graph.
+#pragma once
+#include <QSize>
+#include <QString>
+#include <QStringList>
+#include <optional>
+
+namespace tv {
+
+class MainWindow;
+
+struct Options {
+  QString trace, screenshot, tab = "graph", error;
+  QSize size{1600, 1000};
+  bool has_select = false;
+  long long context = 0, step = 0, match = 0;
+  bool help = false;
+};
+Options parse_options(const QStringList& args);  // args without the program name; error set when invalid
+extern const char* const kUsage;
+
+void apply_options(MainWindow& w, const Options& o);  // --select, --tab on an opened window
+// renders the window with the trace at o.size into o.screenshot once everything is drawn; returns an exit status
+int take_screenshot(MainWindow& w, const Options& o, int timeout_ms = 60000);
+
+}  // namespace tv

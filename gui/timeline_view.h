@@ -1,0 +1,64 @@
+// The "Timeline" tab: contexts and steps as spans over time (t_start..t_end), one group of lanes per recording
+// thread (contexts, then steps by nesting depth). Wheel zooms around the cursor, dragging pans, hovering shows name
+// and duration, clicking selects. Only what is on screen is drawn, and spans narrower than a pixel are merged per
+// pixel column, so 10^5 spans paint in a few milliseconds.
+#pragma once
+#include <QWidget>
+#include <optional>
+#include <vector>
+
+#include "gui/trace_model.h"
+
+namespace tv {
+
+class TimelineView : public QWidget {
+  Q_OBJECT
+ public:
+  struct Span {
+    int64_t t0, t1;  // ns since the trace's first event
+    int64_t context, step;  // step 0: a context span
+    int name_hash;
+  };
+  explicit TimelineView(QWidget* parent = nullptr);
+  void set_session(SessionPtr s);
+  void set_selection(const Selection& s);
+  std::optional<Span> hit(QPoint p) const;
+  std::optional<QPoint> point_of(int64_t step) const;  // a point inside the step's span, if on screen
+  void show_range(double t0, double t1);              // ns since the first event
+  void show_all();
+  void reveal(int64_t step);                           // zoom in on a step's span
+  double last_paint_ms() const { return paint_ms_; }
+  size_t span_count() const;
+
+ signals:
+  void selected(tv::Selection s);
+
+ protected:
+  void paintEvent(QPaintEvent* e) override;
+  void wheelEvent(QWheelEvent* e) override;
+  void mousePressEvent(QMouseEvent* e) override;
+  void mouseMoveEvent(QMouseEvent* e) override;
+  void mouseReleaseEvent(QMouseEvent* e) override;
+  void resizeEvent(QResizeEvent* e) override;
+
+ private:
+  struct Lane {
+    QString name;
+    std::vector<Span> spans;  // sorted, not overlapping
+  };
+  int plot_left() const { return 150; }
+  int lane_y(size_t lane) const;
+  double x_of(double t) const { return plot_left() + (t - left_) / npp_; }
+  void clamp_view();
+  SessionPtr session_;
+  std::vector<Lane> lanes_;
+  double total_ = 1;           // ns covered by the trace
+  double left_ = 0, npp_ = 1;  // view: ns at the plot's left edge, ns per pixel
+  Selection sel_;
+  std::optional<Span> hover_;
+  QPoint press_;
+  bool pressed_ = false, dragged_ = false;
+  double paint_ms_ = 0;
+};
+
+}  // namespace tv

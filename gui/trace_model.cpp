@@ -1,0 +1,273 @@
+#include "gui/trace_model.h"
+
+#include <QBrush>
+#include <QColor>
+#include <QFileInfo>
+
+namespace tv {
+
+using namespace tg::viz;
+
+namespace {
+QString base_name(const std::string& file) { return QFileInfo(QString::fromStdString(file)).fileName(); }
+QString ms(int64_t ns) { return ns > 0 ? QString::number(ns / 1e6, 'f', ns < 10'000'000 ? 3 : 1) : QString(); }
+}  // namespace
+
+TraceModel::TraceModel(QObject* parent) : QAbstractItemModel(parent) {}
+
+void TraceModel::set_session(SessionPtr s) {
+  beginResetModel();
+  session_ = std::move(s);
+  items_.clear(), roots_.clear(), ctx_item_.clear(), step_item_.clear(), matches_.clear(), ctx_matches_.clear();
+  step_order_.clear();
+  if (session_) {
+    Trace& t = session_->ui();
+    items_.reserve(t.contexts().size() + t.steps().size());
+    for (const ContextRow& c : t.contexts()) {
+      int ci = (int)items_.size();
+      items_.push_back({Context, c.id, -1, (int)roots_.size(), {}});
+      roots_.push_back(ci);
+      ctx_item_[c.id] = ci;
+      int64_t m = 0;
+      for (int64_t sid : c.steps) {
+        const StepRow& st = t.step(sid);
+        m += st.n_matches;
+        auto pit = step_item_.find(st.parent);
+        int parent = st.parent && pit != step_item_.end() ? pit->second : ci;
+        int si = (int)items_.size();
+        items_.push_back({Step, sid, parent, (int)items_[parent].children.size(), {}, st.n_matches == 0 && st.error.empty()});
+        items_[parent].children.push_back(si);
+        step_item_[sid] = si;
+      }
+      ctx_matches_[c.id] = m;
+    }
+    // pre-order of the steps, for up/down
+    std::vector<int> st(roots_.rbegin(), roots_.rend());
+    while (!st.empty()) {
+      int i = st.back();
+      st.pop_back();
+      if (items_[i].kind == Step) step_order_.push_back(items_[i].id);
+      for (size_t k = items_[i].children.size(); k-- > 0;)
+        if (items_[items_[i].children[k]].kind != Match) st.push_back(items_[i].children[k]);
+    }
+  }
+  endResetModel();
+}
+
+const std::vector<MatchRow>& TraceModel::matches_of(int64_t step) {
+  auto it = matches_.find(step);
+  if (it != matches_.end()) return it->second;
+  return matches_[step] = session_->ui().matches(step);
+}
+
+size_t TraceModel::frames_of(int64_t step) { return session_ ? matches_of(step).size() + 1 : 1; }
+
+const MatchRow* TraceModel::match(int64_t step, size_t frame) {
+  const auto& m = matches_of(step);
+  return frame >= 1 && frame <= m.size() ? &m[frame - 1] : nullptr;
+}
+
+void TraceModel::load_matches(int ii) {
+  Item& it = items_[ii];
+  if (it.kind != Step || it.fetched) return;
+  const auto& ms = matches_of(it.id);
+  it.fetched = true;
+  if (ms.empty()) return;
+  QModelIndex parent = createIndex(it.row, 0, (quintptr)ii);
+  int first = (int)items_[ii].children.size();
+  beginInsertRows(parent, first, first + (int)ms.size() - 1);
+  for (size_t k = 0; k < ms.size(); k++) {
+    int mi = (int)items_.size();
+    items_.push_back({Match, (int64_t)k, ii, first + (int)k, {}});
+    items_[ii].children.push_back(mi);
+  }
+  endInsertRows();
+}
+
+QModelIndex TraceModel::index_of(const Selection& s) {
+  if (!session_) return {};
+  if (s.step) {
+    auto it = step_item_.find(s.step);
+    if (it == step_item_.end()) return {};
+    if (s.frame == 0) return createIndex(items_[it->second].row, 0, (quintptr)it->second);
+    load_matches(it->second);
+    const Item& st = items_[it->second];
+    size_t nsteps = 0;
+    for (int c : st.children) nsteps += items_[c].kind == Step;
+    size_t row = nsteps + s.frame - 1;
+    if (row >= st.children.size()) return {};
+    return createIndex((int)row, 0, (quintptr)st.children[row]);
+  }
+  auto it = ctx_item_.find(s.context);
+  return it == ctx_item_.end() ? QModelIndex() : createIndex(items_[it->second].row, 0, (quintptr)it->second);
+}
+
+Selection TraceModel::selection_of(const QModelIndex& i) const {
+  if (!i.isValid() || !session_) return {};
+  const Item& it = item(i);
+  Trace& t = session_->ui();
+  switch (it.kind) {
+    case Context: return {it.id, 0, 0};
+    case Step: return {t.step(it.id).context, it.id, 0};
+    case Match: {
+      const Item& st = items_[it.parent];
+      return {t.step(st.id).context, st.id, (size_t)it.id + 1};
+    }
+  }
+  return {};
+}
+
+QModelIndex TraceModel::index(int row, int column, const QModelIndex& parent) const {
+  if (row < 0 || column < 0 || column >= NumCols) return {};
+  const std::vector<int>& kids = parent.isValid() ? item(parent).children : roots_;
+  if (row >= (int)kids.size()) return {};
+  return createIndex(row, column, (quintptr)kids[row]);
+}
+
+QModelIndex TraceModel::parent(const QModelIndex& child) const {
+  if (!child.isValid()) return {};
+  int p = item(child).parent;
+  if (p < 0) return {};
+  return createIndex(items_[p].row, 0, (quintptr)p);
+}
+
+int TraceModel::rowCount(const QModelIndex& parent) const {
+  if (!parent.isValid()) return (int)roots_.size();
+  if (parent.column() > 0) return 0;
+  return (int)item(parent).children.size();
+}
+
+bool TraceModel::hasChildren(const QModelIndex& parent) const {
+  if (!parent.isValid()) return !roots_.empty();
+  const Item& it = item(parent);
+  return !it.children.empty() || !it.fetched;
+}
+
+bool TraceModel::canFetchMore(const QModelIndex& parent) const {
+  return parent.isValid() && !item(parent).fetched;
+}
+
+void TraceModel::fetchMore(const QModelIndex& parent) {
+  if (parent.isValid()) load_matches((int)parent.internalId());
+}
+
+QVariant TraceModel::headerData(int section, Qt::Orientation o, int role) const {
+  if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  switch (section) {
+    case NameCol: return tr("Context / step / match");
+    case MatchesCol: return tr("Matches");
+    case TimeCol: return tr("ms");
+  }
+  return {};
+}
+
+QVariant TraceModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || !session_) return {};
+  const Item& it = item(index);
+  Trace& t = session_->ui();
+  auto* self = const_cast<TraceModel*>(this);
+  switch (role) {
+    case KindRole: return (int)it.kind;
+    case ContextRole: return (qlonglong)self->selection_of(index).context;
+    case StepRole: return (qlonglong)self->selection_of(index).step;
+    case FrameRole: return (qulonglong)self->selection_of(index).frame;
+    default: break;
+  }
+  if (it.kind == Context) {
+    const ContextRow& c = t.context(it.id);
+    if (role == Qt::DisplayRole) {
+      if (index.column() == NameCol) return QString::fromStdString(c.name);
+      if (index.column() == MatchesCol) return (qlonglong)ctx_matches_.at(c.id);
+      if (index.column() == TimeCol) return c.t_end ? ms(c.t_end - c.t_start) : tr("open");
+    }
+    if (role == SearchRole) return QString::fromStdString(c.name).toLower();
+    if (role == Qt::ToolTipRole)
+      return tr("context %1: %2\n%3 steps, %4 matches").arg(c.id).arg(QString::fromStdString(c.name))
+          .arg(c.steps.size()).arg(ctx_matches_.at(c.id));
+    if (role == Qt::TextAlignmentRole && index.column() > 0) return int(Qt::AlignRight | Qt::AlignVCenter);
+    return {};
+  }
+  if (it.kind == Step) {
+    const StepRow& s = t.step(it.id);
+    if (role == Qt::DisplayRole) {
+      if (index.column() == NameCol) return QString::fromStdString(s.name) + (s.error.empty() ? "" : "  ⚠");
+      if (index.column() == MatchesCol) return (qlonglong)s.n_matches;
+      if (index.column() == TimeCol) return s.t_end ? ms(s.t_end - s.t_start) : tr("open");
+    }
+    if (role == Qt::ForegroundRole) {
+      if (!s.error.empty()) return QBrush(QColor(0xf0, 0x70, 0x70));
+      if (s.n_matches == 0) return QBrush(QColor(0x88, 0x8c, 0xa0));
+    }
+    if (role == SearchRole)
+      return (QString::fromStdString(s.name) + "\n" + QString::fromStdString(s.file) + ":" + QString::number(s.line))
+          .toLower();
+    if (role == Qt::ToolTipRole)
+      return tr("step %1: %2\n%3:%4\n%5 matches%6")
+          .arg(s.id)
+          .arg(QString::fromStdString(s.name))
+          .arg(QString::fromStdString(s.file))
+          .arg(s.line)
+          .arg(s.n_matches)
+          .arg(s.error.empty() ? QString() : "\nerror: " + QString::fromStdString(s.error));
+    if (role == Qt::TextAlignmentRole && index.column() > 0) return int(Qt::AlignRight | Qt::AlignVCenter);
+    return {};
+  }
+  // a match
+  int64_t step = items_[it.parent].id;
+  const MatchRow& m = self->matches_of(step)[it.id];
+  const RuleRow* r = session_->rule(m.rule);
+  if (role == RuleRole) return (qlonglong)m.rule;
+  if (role == Qt::DisplayRole) {
+    if (index.column() == NameCol) {
+      QString site = r ? base_name(r->file) + ":" + QString::number(r->line) : tr("rule %1").arg(m.rule);
+      return QString("#%1  %2%3").arg(it.id + 1).arg(site).arg(m.is_error ? tr("  error") : QString());
+    }
+    if (index.column() == TimeCol) return QString::number(m.dur_ns / 1e6, 'f', 4);
+    return {};
+  }
+  if (role == Qt::ForegroundRole) return QBrush(m.is_error ? QColor(0xf0, 0x70, 0x70) : QColor(0xa8, 0xc8, 0xf0));
+  if (role == SearchRole && r)
+    return (QString::fromStdString(r->file) + ":" + QString::number(r->line) + "\n" + QString::fromStdString(r->matcher) +
+            "\n" + QString::fromStdString(r->source)).toLower();
+  if (role == Qt::ToolTipRole && r)
+    return QString("%1:%2\n%3").arg(QString::fromStdString(r->file)).arg(r->line)
+        .arg(QString::fromStdString(r->source).left(400));
+  if (role == Qt::TextAlignmentRole && index.column() > 0) return int(Qt::AlignRight | Qt::AlignVCenter);
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+TraceFilter::TraceFilter(QObject* parent) : QSortFilterProxyModel(parent) {
+  setRecursiveFilteringEnabled(true);
+  setDynamicSortFilter(false);
+}
+
+void TraceFilter::set_text(const QString& text) {
+  text_ = text.trimmed().toLower();
+  rule_steps_.clear(), rules_.clear();
+  invalidateFilter();
+}
+
+void TraceFilter::set_rule_hits(const QString& text, std::unordered_set<int64_t> steps,
+                                std::unordered_set<int64_t> rules) {
+  if (text.trimmed().toLower() != text_) return;  // an old query
+  rule_steps_ = std::move(steps), rules_ = std::move(rules);
+  invalidateFilter();
+}
+
+bool TraceFilter::filterAcceptsRow(int row, const QModelIndex& parent) const {
+  if (text_.isEmpty()) return true;
+  QModelIndex i = sourceModel()->index(row, 0, parent);
+  int kind = i.data(TraceModel::KindRole).toInt();
+  if (i.data(TraceModel::SearchRole).toString().contains(text_)) return true;
+  if (kind == TraceModel::Step) return rule_steps_.count(i.data(TraceModel::StepRole).toLongLong());
+  if (kind == TraceModel::Match) {
+    // a match is shown under a step whose name matched, and wherever its rule is searched for
+    if (rules_.count(i.data(TraceModel::RuleRole).toLongLong())) return true;
+    return parent.data(TraceModel::SearchRole).toString().contains(text_);
+  }
+  return false;
+}
+
+}  // namespace tv

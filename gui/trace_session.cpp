@@ -1,0 +1,44 @@
+#include "gui/trace_session.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace tv {
+
+using namespace tg::viz;
+
+std::shared_ptr<TraceSession> TraceSession::open(const std::string& path) {
+  std::shared_ptr<TraceSession> s(new TraceSession());
+  s->path_ = path;
+  s->ui_ = Trace::open(path);
+  s->rules_ = s->ui_->rules();
+  for (size_t i = 0; i < s->rules_.size(); i++) s->rule_index_[s->rules_[i].id] = i;
+  int64_t t0 = INT64_MAX;
+  for (const auto& c : s->ui_->contexts()) t0 = std::min(t0, c.t_start);
+  for (const auto& st : s->ui_->steps()) t0 = std::min(t0, st.t_start);
+  s->t0_ = t0 == INT64_MAX ? 0 : t0;
+  return s;
+}
+
+const RuleRow* TraceSession::rule(int64_t id) const {
+  auto it = rule_index_.find(id);
+  return it == rule_index_.end() ? nullptr : &rules_[it->second];
+}
+
+void TraceSession::ensure(std::unique_ptr<Trace>& t) {
+  if (!t) t = Trace::open(path_);
+}
+
+StepReplay& TraceSession::Frames::replay(int64_t step) {
+  auto& list = session.replays_;
+  for (auto it = list.begin(); it != list.end(); ++it)
+    if (it->first == step) {
+      list.splice(list.begin(), list, it);
+      return *list.front().second;
+    }
+  list.emplace_front(step, std::make_unique<StepReplay>(trace, step));
+  while (list.size() > 8) list.pop_back();
+  return *list.front().second;
+}
+
+}  // namespace tv

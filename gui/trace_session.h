@@ -1,0 +1,60 @@
+// One opened trace. The reader's Trace is single-threaded (SQLite connection and caches), so the session keeps one
+// Trace per thread role: the UI thread's (tree, rules, quick lookups), one for frame building (replay, labels) and
+// one for slow queries (statistics over the whole trace, every match of a rule), each behind its own mutex.
+// Reloading a trace makes a new session; jobs still running keep the old one alive through shared_ptr.
+#pragma once
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "viz/reader.h"
+#include "viz/replay.h"
+
+namespace tv {
+
+class TraceSession {
+ public:
+  static std::shared_ptr<TraceSession> open(const std::string& path);  // throws tg::viz::TraceError
+  const std::string& path() const { return path_; }
+  tg::viz::Trace& ui() { return *ui_; }  // UI thread only
+  const tg::viz::RuleRow* rule(int64_t id) const;
+  const std::vector<tg::viz::RuleRow>& rules() const { return rules_; }
+  int64_t time_origin() const { return t0_; }  // earliest t_start of the trace
+
+  // frame building: exclusive use of the frame-side trace and its step replays
+  struct Frames {
+    tg::viz::Trace& trace;
+    TraceSession& session;
+    tg::viz::StepReplay& replay(int64_t step);
+  };
+  template <class F>
+  auto with_frames(F&& f) {
+    std::lock_guard<std::mutex> lock(frames_mutex_);
+    ensure(frames_trace_);
+    Frames fr{*frames_trace_, *this};
+    return f(fr);
+  }
+  template <class F>
+  auto with_queries(F&& f) {
+    std::lock_guard<std::mutex> lock(queries_mutex_);
+    ensure(queries_trace_);
+    return f(*queries_trace_);
+  }
+
+ private:
+  TraceSession() = default;
+  void ensure(std::unique_ptr<tg::viz::Trace>& t);
+  std::string path_;
+  std::unique_ptr<tg::viz::Trace> ui_, frames_trace_, queries_trace_;
+  std::vector<tg::viz::RuleRow> rules_;
+  std::unordered_map<int64_t, size_t> rule_index_;
+  int64_t t0_ = 0;
+  std::mutex frames_mutex_, queries_mutex_;
+  std::list<std::pair<int64_t, std::unique_ptr<tg::viz::StepReplay>>> replays_;  // most recent first
+};
+
+using SessionPtr = std::shared_ptr<TraceSession>;
+
+}  // namespace tv
