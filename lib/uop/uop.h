@@ -303,6 +303,8 @@ inline UOp operator-(PyConst a, const UOp& b) { return b.sub(UOp::const_(a), tru
 
 // helpers
 UOp sint_to_uop(const sint& x, DType dtype = DType());
+// shapes equal element-wise (ints by value, symbolic dims by identity)
+bool shape_eq(const Shape& a, const Shape& b);
 DType dtype_from_uop(Ops op, std::span<const UOp> src, const Arg& arg);  // empty DType when undetermined
 std::string range_str(const UOp& u);
 PyConst identity_element(Ops op, DType dt);

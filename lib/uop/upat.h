@@ -265,7 +265,7 @@ bool store_result(V&& v, void* out) {
 }
 
 template <typename R, typename F, size_t... I>
-bool invoke_rule_impl(const RuleData& r, const Bindings& b, CtxRef ctx, void* out, std::index_sequence<I...>) {
+bool invoke_rule_impl(const RuleData& r, const Bindings& b, [[maybe_unused]] CtxRef ctx, void* out, std::index_sequence<I...>) {
   const F& f = *static_cast<const F*>(r.fn.get());
   using Args = typename fn_traits<F>::args;
   return store_result<R>(f(rule_arg<std::tuple_element_t<I, Args>>(r, b, ctx, r.param_ids[I])...), out);
