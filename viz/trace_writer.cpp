@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -493,6 +494,18 @@ void TraceWriter::flush_context_stats(uint64_t ctx) {
   ctx_stats_.erase(it);
 }
 
+// "[a,b,...]" appended with to_chars (the writer formats one row per attempted rule of every step)
+static void append_json_row(std::string& out, std::initializer_list<int64_t> v) {
+  char buf[24];
+  out += '[';
+  for (const int64_t* p = v.begin(); p != v.end(); ++p) {
+    if (p != v.begin()) out += ',';
+    auto r = std::to_chars(buf, buf + sizeof(buf), *p);
+    out.append(buf, r.ptr);
+  }
+  out += ']';
+}
+
 void TraceWriter::write_batch(Batch& b) {
   std::string json;
   for (Event& e : b.other) {
@@ -558,11 +571,9 @@ void TraceWriter::write_batch(Batch& b) {
           a.cand += st.candidates, a.er += st.early_rejects, a.att += st.attempts, a.mat += st.matches;
           a.excl += st.excl_ns, a.incl += st.incl_ns;
           if (!st.attempts) continue;
-          char buf[128];
-          int n = std::snprintf(buf, sizeof(buf), "%s[%u,%llu,%llu,%llu,%lld,%lld]", json.empty() ? "[" : ",", st.rule,
-                                (unsigned long long)st.early_rejects, (unsigned long long)st.attempts,
-                                (unsigned long long)st.matches, (long long)st.excl_ns, (long long)st.incl_ns);
-          json.append(buf, n);
+          json += json.empty() ? '[' : ',';
+          append_json_row(json, {(int64_t)st.rule, (int64_t)st.early_rejects, (int64_t)st.attempts, (int64_t)st.matches,
+                                st.excl_ns, st.incl_ns});
         }
         if (json.empty()) sqlite3_bind_null(st_step_end_, 5);
         else {
