@@ -277,7 +277,9 @@ void FrameLoader::start_job(bool force_fallback, bool force_full, bool exact) {
         r->graph = g;
         r->build_ms = build_ms;
         r->family = sh->next_family++;
-        if (!force_fallback && n <= kMaxDotNodes && (force_full || !sh->slow(step))) {
+        size_t work = n <= kMaxDotNodes ? dot_work(g->layout_graph()) : SIZE_MAX;
+        bool dot_ok = force_full ? n <= kMaxDotNodes : work <= kMaxDotWork && !sh->slow(step);
+        if (!force_fallback && dot_ok) {
           post([n](FrameLoader* l) { emit l->progress(tr("Laying out %1 nodes with Graphviz dot…").arg(n)); });
           dot_pool->start([=] {
             if (sh->gen != gen) return;  // the user moved on before it started
@@ -302,8 +304,9 @@ void FrameLoader::start_job(bool force_fallback, bool force_full, bool exact) {
         if (force_fallback)
           r->note = tr("Stopped waiting for Graphviz (budget %1 ms, or cancelled): simple layered layout. "
                        "R: wait for Graphviz").arg(budget);
-        else if (n > kMaxDotNodes)
-          r->note = tr("%1 nodes is over the Graphviz limit (%2): simple layered layout").arg(n).arg(kMaxDotNodes);
+        else if (n > kMaxDotNodes || work > kMaxDotWork)
+          r->note = tr("%1 nodes (%2 with the virtual nodes of long edges) is too much for Graphviz in the time a "
+                       "frame has: simple layered layout. R: Graphviz anyway").arg(n).arg(work == SIZE_MAX ? n : work);
         sh->attach_ghosts(*r);
         sh->put(step, base, r);
         if (base == k) return deliver(r);

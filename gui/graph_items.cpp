@@ -34,13 +34,9 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget*)
   QRectF r(-n_.w / 2, -n_.h / 2, n_.w, n_.h);
   double lod = opt->levelOfDetailFromTransform(p->worldTransform());
   if (hi_ == Hi::dim) p->setOpacity(0.28);
-  if (ghost_) {
-    p->setOpacity(0.55);
-    QColor f = fill_;
-    f.setAlpha(70);
-    p->setBrush(f);
-    QPen pen(mark::removed, 2, Qt::DashLine);
-    p->setPen(pen);
+  if (ghost_) {  // removed by the match: dashed red, its label struck through
+    p->setBrush(QColor(0x3a, 0x24, 0x2a));
+    p->setPen(QPen(mark::removed, 2, Qt::DashLine));
     p->drawRoundedRect(r, 4, 4);
   } else {
     p->setBrush(fill_);
@@ -66,10 +62,12 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget*)
   static const double lh = QFontMetricsF(font).height();
   double y = r.top() + kNodePadY;
   for (size_t i = 0; i < n_.lines.size(); i++) {
-    p->setFont(i == 0 ? bold : font);
-    QColor c = text_;
+    QColor c = ghost_ ? QColor(0xe0, 0xa0, 0xa0) : text_;
     if (n_.folded_from >= 0 && (int)i >= n_.folded_from) c = text_.lightnessF() > 0.5 ? c.darker(130) : QColor(0x50, 0x58, 0x78);
     p->setPen(c);
+    QFont lf = i == 0 ? bold : font;
+    lf.setStrikeOut(ghost_ && i == 0);
+    p->setFont(lf);
     p->drawText(QRectF(r.left(), y, r.width(), lh), Qt::AlignHCenter | Qt::AlignVCenter,
                 QString::fromStdString(n_.lines[i]));
     y += lh;

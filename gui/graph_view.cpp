@@ -29,7 +29,7 @@ QPainterPath to_path(const EdgePath& e) {
     for (size_t i = 1; i < e.pts.size(); i++) p.lineTo(e.pts[i].x, e.pts[i].y);
   return p;
 }
-constexpr double kMaxFitScale = 1.25, kMinScale = 0.01, kMaxScale = 8;
+constexpr double kMaxFitScale = 1.25, kMinScale = 0.01, kMaxScale = 8, kMinReadableScale = 0.45;
 }  // namespace
 
 GraphView::GraphView(QWidget* parent) : QGraphicsView(parent) {
@@ -157,10 +157,27 @@ void GraphView::show_frame(FrameResultPtr r) {
     centerOn(c);
     (void)scale;
   } else {
-    fit();
+    initial_view(match_box);
   }
   setUpdatesEnabled(true);
   viewport()->update();
+}
+
+void GraphView::initial_view(const QRectF& focus) {
+  // a graph that only fits with unreadable labels: start readable, at what the match touched or at the root
+  QRectF b = scene()->itemsBoundingRect().adjusted(-20, -20, 20, 20);
+  double fit_scale = std::min(viewport()->width() / std::max(1.0, b.width()), viewport()->height() / std::max(1.0, b.height()));
+  if (fit_scale >= kMinReadableScale) return fit();
+  setTransform(QTransform::fromScale(0.9, 0.9));
+  if (!focus.isNull()) return centerOn(focus.center());
+  for (NodeItem* n : nodes_)
+    if (n->node().is_root) {
+      QRectF r = n->mapRectToScene(n->boundingRect());
+      // the root near the top of the view
+      centerOn(QPointF(r.center().x(), r.top() + viewport()->height() / 2.0 / 0.9 - 40));
+      return;
+    }
+  centerOn(b.center());
 }
 
 void GraphView::fit() {

@@ -53,6 +53,7 @@ class GraphView : public QGraphicsView {
 
  private:
   void apply_highlight();
+  void initial_view(const QRectF& focus);
   void place_overlay();
   FrameResultPtr frame_;
   std::vector<NodeItem*> nodes_, ghosts_;

@@ -61,8 +61,15 @@ struct DotOptions {
 
 // Graphviz dot. Throws std::runtime_error when Graphviz fails (no dot plugin, bad graph).
 Layout layout_dot(const LayoutGraph& g, const DotOptions& opt = {});
-// the tuning layout_dot applies for a graph of n nodes (exposed for the log and the tests)
-std::string dot_tuning(size_t n_nodes);
+// What dot costs is driven by its position phase, network simplex on the graph plus one virtual node per rank an
+// edge crosses (anchors.md §5.1), not by the node count. dot_work estimates that size (nodes + virtual nodes);
+// dot_tuning is the tuning layout_dot applies for it, empty when dot is not worth trying (use layout_layered).
+size_t dot_work(const LayoutGraph& g);
+std::string dot_tuning(size_t work);
+constexpr size_t kMaxDotWork = 8000;  // ~0.3 s; beyond, seconds (1000 synthetic nodes, work 9600: 1.9 s)
+
+// ranks: longest path from the leaves, each node then pulled up under its lowest user (rank 0 at the bottom)
+std::vector<int> layer_ranks(const LayoutGraph& g);
 
 Layout layout_layered(const LayoutGraph& g);
 

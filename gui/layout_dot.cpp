@@ -4,7 +4,9 @@
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <mutex>
 #include <stdexcept>
@@ -55,13 +57,21 @@ std::string num(double v) {
 }
 }  // namespace
 
-std::string dot_tuning(size_t n) {
-  // measured (gui/tests/bench_layout, anchors.md §5.1): network simplex on long edges dominates; cap its iterations
-  // (nslimit/nslimit1 are multiples of the node count) and, once capped, skip spline routing as the Graphviz forum
-  // advises ("dot can thrash about while trying to draw splines if the previous phases are tightly limited")
-  if (n <= 150) return "nslimit=8 nslimit1=8 splines=spline";
-  if (n <= 500) return "nslimit=2 nslimit1=2 mclimit=0.5 splines=spline";
-  return "nslimit=1 nslimit1=1 mclimit=0.2 searchsize=20 splines=false";
+size_t dot_work(const LayoutGraph& g) {
+  std::vector<int> rank = layer_ranks(g);
+  size_t work = g.nodes.size();
+  for (const LEdge& e : g.edges) work += (size_t)std::max(0, std::abs(rank[e.dst] - rank[e.src]) - 1);
+  return work;
+}
+
+std::string dot_tuning(size_t work) {
+  // measured on UOp-shaped graphs (gui/tests/bench_layout, anchors.md §5.1): the position phase's network simplex on
+  // the graph with its virtual nodes dominates; cap its iterations (nslimit/nslimit1 are multiples of the node
+  // count). Beyond kMaxDotWork even capped runs take seconds, and spline routing after capped phases thrashes
+  // (1000 nodes: 3.3 s with splines, 0.6 s without), as the Graphviz forum warns: the layered layout is used there.
+  if (work <= 3000) return "nslimit=8 nslimit1=8 splines=spline";
+  if (work <= kMaxDotWork) return "nslimit=2 nslimit1=2 mclimit=0.5 splines=spline";
+  return "";
 }
 
 Layout layout_dot(const LayoutGraph& lg, const DotOptions& opt) {
@@ -75,7 +85,8 @@ Layout layout_dot(const LayoutGraph& lg, const DotOptions& opt) {
   decl(g, AGRAPH, "rankdir", "BT");
   decl(g, AGRAPH, "nodesep", num(opt.nodesep));
   decl(g, AGRAPH, "ranksep", num(opt.ranksep));
-  std::string tuning = dot_tuning(lg.nodes.size());
+  std::string tuning = dot_tuning(dot_work(lg));
+  if (tuning.empty()) tuning = "nslimit=0.2 nslimit1=0.2 mclimit=0.2 searchsize=20 splines=false";  // asked anyway
   for (size_t p = 0; p < tuning.size();) {
     size_t e = tuning.find(' ', p);
     std::string kv = tuning.substr(p, e == std::string::npos ? std::string::npos : e - p);

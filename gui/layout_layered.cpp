@@ -52,15 +52,8 @@ EdgePath simple_edge(Pt s, double sw, double sh, Pt d, double dw, double dh, int
   return EdgePath{{a, {a.x, a.y - dy}, {b.x, b.y + dy}, b}, true};
 }
 
-Layout layout_layered(const LayoutGraph& g) {
-  auto t0 = std::chrono::steady_clock::now();
+std::vector<int> layer_ranks(const LayoutGraph& g) {
   size_t n = g.nodes.size();
-  Layout L;
-  L.engine = "layered";
-  L.pos.resize(n);
-  L.edges.resize(g.edges.size());
-  if (!n) return L;
-
   std::vector<std::vector<int>> srcs(n), users(n);
   for (const LEdge& e : g.edges) srcs[e.dst].push_back(e.src), users[e.src].push_back(e.dst);
   // topological order, sources first (Kahn); nodes left on a cycle go last
@@ -86,6 +79,21 @@ Layout layout_layered(const LayoutGraph& g) {
     for (int u : users[v]) lo = std::min(lo, rank[u] - 1);
     if (lo != INT32_MAX && lo > rank[v]) rank[v] = lo;
   }
+  return rank;
+}
+
+Layout layout_layered(const LayoutGraph& g) {
+  auto t0 = std::chrono::steady_clock::now();
+  size_t n = g.nodes.size();
+  Layout L;
+  L.engine = "layered";
+  L.pos.resize(n);
+  L.edges.resize(g.edges.size());
+  if (!n) return L;
+
+  std::vector<std::vector<int>> srcs(n), users(n);
+  for (const LEdge& e : g.edges) srcs[e.dst].push_back(e.src), users[e.src].push_back(e.dst);
+  std::vector<int> rank = layer_ranks(g);
   int max_rank = 0;
   for (int r : rank) max_rank = std::max(max_rank, r);
 
@@ -121,8 +129,8 @@ Layout layout_layered(const LayoutGraph& g) {
     std::vector<char> seen(total, 0);
     std::vector<int> st;
     for (size_t v = total; v-- > 0;) st.push_back((int)v);  // anything unreachable from a root, last
-    for (size_t i = order.size(); i-- > 0;)
-      if (users[order[i]].empty()) st.push_back(order[i]);
+    for (size_t v = n; v-- > 0;)
+      if (users[v].empty()) st.push_back((int)v);
     while (!st.empty()) {
       int v = st.back();
       st.pop_back();
@@ -226,11 +234,19 @@ Layout layout_layered(const LayoutGraph& g) {
       std::vector<Pt> via{p.pts.front()};
       for (int v : chain[ei]) via.push_back({x[v] - minx, row_y[vrank[v]]});
       via.push_back(p.pts.back());
+      // a Catmull-Rom curve through the virtual nodes, leaving and entering vertically
+      size_t m = via.size();
+      auto at = [&](long i) -> Pt {
+        if (i < 0) return {via[0].x, via[0].y + (via[0].y - via[1].y)};
+        if (i >= (long)m) return {via[m - 1].x, via[m - 1].y - (via[m - 2].y - via[m - 1].y)};
+        return via[i];
+      };
       EdgePath q{{via[0]}, true};
-      for (size_t i = 1; i < via.size(); i++) {
-        Pt a = via[i - 1], b = via[i];
-        double dy = (a.y - b.y) * 0.5;
-        q.pts.push_back({a.x, a.y - dy}), q.pts.push_back({b.x, b.y + dy}), q.pts.push_back(b);
+      for (long i = 0; i + 1 < (long)m; i++) {
+        Pt p0 = at(i - 1), p1 = at(i), p2 = at(i + 1), p3 = at(i + 2);
+        q.pts.push_back({p1.x + (p2.x - p0.x) / 6, p1.y + (p2.y - p0.y) / 6});
+        q.pts.push_back({p2.x - (p3.x - p1.x) / 6, p2.y - (p3.y - p1.y) / 6});
+        q.pts.push_back(p2);
       }
       p = std::move(q);
     }

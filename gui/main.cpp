@@ -11,6 +11,12 @@
 #include "gui/main_window.h"
 #include "gui/screenshot.h"
 
+// the offscreen platform warns about a window feature it lacks on every top-level window: noise for users
+static void message_handler(QtMsgType type, const QMessageLogContext& ctx, const QString& msg) {
+  if (msg.contains("propagateSizeHints")) return;
+  std::fprintf(stderr, "%s\n", qPrintable(qFormatLogMessage(type, ctx, msg)));
+}
+
 int main(int argc, char** argv) {
   auto launch = std::chrono::steady_clock::now();
   QStringList args;
@@ -34,6 +40,7 @@ int main(int argc, char** argv) {
   }
   int rc;
   {
+    qInstallMessageHandler(message_handler);
     QApplication app(argc, argv);
     QApplication::setApplicationName("tinyviz");
     QApplication::setOrganizationName("tinygrad-cpp");

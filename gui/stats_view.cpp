@@ -198,6 +198,8 @@ StatsView::StatsView(QWidget* parent) : QWidget(parent) {
   table_->verticalHeader()->setDefaultSectionSize(20);
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setWordWrap(false);
+  const int widths[] = {150, 130, 70, 70, 90, 80, 65, 70, 70};
+  for (int c = 0; c < 9; c++) table_->setColumnWidth(c, widths[c]);
 
   matches_ = new RuleMatchesModel(this);
   match_table_ = new QTableView(this);

@@ -67,6 +67,7 @@ class StatsView : public QWidget {
   QSortFilterProxyModel* proxy() const { return proxy_; }
   RuleMatchesModel* rule_matches() const { return matches_; }
   QTableView* table() const { return table_; }
+  QTableView* match_table() const { return match_table_; }
 
  signals:
   void jump(tv::Selection s);

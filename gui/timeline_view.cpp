@@ -26,6 +26,16 @@ QString fmt_ns(double ns) {
   if (ns >= 1e3) return QString::number(ns / 1e3, 'f', 2) + " µs";
   return QString::number(ns, 'f', 0) + " ns";
 }
+// an axis label: as many decimals as the tick step needs
+QString fmt_tick(double ns, double step) {
+  const char* unit = "ns";
+  double div = 1;
+  if (step >= 1e8) unit = "s", div = 1e9;
+  else if (step >= 1e5) unit = "ms", div = 1e6;
+  else if (step >= 1e2) unit = "µs", div = 1e3;
+  int decimals = std::max(0, (int)std::ceil(-std::log10(step / div) - 1e-9));
+  return QString::number(ns / div, 'f', decimals) + " " + unit;
+}
 }  // namespace
 
 TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
@@ -54,6 +64,8 @@ void TimelineView::set_session(SessionPtr s) {
   total_ = std::max<double>(1.0, (double)(tmax - t0));
   // lanes: per thread, contexts then steps by depth; overlapping spans go to extra lanes (first fit)
   std::map<std::pair<int64_t, int>, std::vector<Span>> groups;
+  std::map<int64_t, int> thread_no;  // recording threads, numbered in order of their first context
+  for (const auto& c : t.contexts()) thread_no.emplace(c.thread, (int)thread_no.size() + 1);
   auto end_of = [&](int64_t a, int64_t b) { return b ? b - t0 : tmax - t0; };
   for (const auto& c : t.contexts())
     groups[{c.thread, 0}].push_back(
@@ -71,7 +83,8 @@ void TimelineView::set_session(SessionPtr s) {
     for (const Span& s : spans) {
       auto it = std::find_if(packed.begin(), packed.end(), [&](const Lane& l) { return l.spans.back().t1 <= s.t0; });
       if (it == packed.end()) {
-        QString name = key.second == 0 ? tr("thread %1 contexts").arg(key.first) : tr("steps, depth %1").arg(key.second - 1);
+        QString name = key.second == 0 ? tr("thread %1: contexts").arg(thread_no[key.first])
+                                       : tr("thread %1: depth %2").arg(thread_no[key.first]).arg(key.second - 1);
         if (!packed.empty()) name += QString(" (%1)").arg(packed.size() + 1);
         packed.push_back({name, {}});
         it = packed.end() - 1;
@@ -179,7 +192,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
     p.setPen(QColor(0x30, 0x33, 0x46));
     p.drawLine(x, kAxisH, x, height());
     p.setPen(QColor(0x90, 0x94, 0xa8));
-    p.drawText(x + 3, kAxisH - 8, fmt_ns(t));
+    p.drawText(x + 3, kAxisH - 8, fmt_tick(t, step));
   }
   // lanes
   p.setClipRect(QRect(pl, kAxisH, W - pl, height() - kAxisH));

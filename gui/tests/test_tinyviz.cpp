@@ -1,0 +1,476 @@
+// tinyviz end to end, headless: a trace recorded by the demo at test time is opened in the real window, then selected
+// by model index and by keyboard, its diff marks compared with the replay, its statistics with SQL on the same file,
+// the timeline hit-tested, broken files opened, and the --screenshot mode run as a user would.
+#include <sqlite3.h>
+
+#include <QCheckBox>
+#include <QLineEdit>
+#include <QTableView>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <unordered_set>
+
+#include "gui/code_view.h"
+#include "gui/graph_items.h"
+#include "gui/graph_view.h"
+#include "gui/main_window.h"
+#include "gui/message_bar.h"
+#include "gui/rule_panel.h"
+#include "gui/stats_view.h"
+#include "gui/timeline_view.h"
+#include "gui/trace_tree.h"
+#include "viz/reader.h"
+#include "viz/replay.h"
+
+using namespace tv;
+using namespace tg::viz;
+
+int run_layout_tests(int argc, char** argv);
+
+namespace {
+// one integer from SQL on the trace file
+int64_t sql_int(const QString& path, const std::string& q) {
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(path.toStdString().c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* s = nullptr;
+  int64_t v = -1;
+  if (sqlite3_prepare_v2(db, q.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+    v = sqlite3_column_int64(s, 0);
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return v;
+}
+
+bool wait_idle(MainWindow& w, int ms = 15000) {
+  QElapsedTimer t;
+  t.start();
+  int quiet = 0;
+  while (t.elapsed() < ms) {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+    quiet = w.idle() ? quiet + 1 : 0;
+    if (quiet >= 3) return true;
+    QThread::msleep(2);
+  }
+  return false;
+}
+}  // namespace
+
+class TestTinyviz : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+  QString trace_;
+  std::unique_ptr<Trace> t_;
+  int64_t step_ = 0;  // a step with several matches (the first one)
+
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);  // recent files go to a test location
+    QVERIFY(dir_.isValid());
+    trace_ = dir_.filePath("demo.trace.db");
+    QProcess demo;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("VIZ", "-1");
+    env.insert("VIZ_PATH", trace_);
+    env.insert("PRINT_MATCH_STATS", "0");
+    demo.setProcessEnvironment(env);
+    demo.setStandardOutputFile(QProcess::nullDevice());
+    demo.start(TV_DEMO_BIN, {});
+    QVERIFY(demo.waitForFinished(60000));
+    QCOMPARE(demo.exitCode(), 0);
+    t_ = Trace::open(trace_.toStdString());
+    for (const auto& s : t_->steps())
+      if (s.n_matches >= 5) {
+        step_ = s.id;
+        break;
+      }
+    QVERIFY(step_ > 0);
+  }
+
+  void opens_trace_and_draws_first_graph() {
+    MainWindow w;
+    QVERIFY(w.open_trace(trace_));
+    QCOMPARE(w.model()->rowCount(), (int)t_->contexts().size());
+    QCOMPARE(w.model()->step_order().size(), t_->steps().size());
+    QVERIFY(wait_idle(w));
+    QVERIFY(w.graph()->frame());
+    // frame 0 of the first step: every drawn node is a node of the replayed input graph, every non-const node drawn
+    int64_t first = w.model()->step_order().front();
+    QCOMPARE(w.selection().step, first);
+    StepReplay r(*t_, first);
+    auto nodes = r.nodes(0);
+    std::unordered_set<int64_t> in(nodes.begin(), nodes.end()), drawn;
+    for (NodeItem* n : w.graph()->node_items()) {
+      QVERIFY(in.count(n->node().key.id));
+      drawn.insert(n->node().key.id);
+    }
+    for (int64_t n : nodes)
+      if (t_->node(n).op_name != "CONST") QVERIFY(drawn.count(n));
+    QVERIFY(w.message_bar()->isHidden());
+  }
+
+  void selects_by_model_index() {
+    MainWindow w;
+    QVERIFY(w.open_trace(trace_));
+    QVERIFY(wait_idle(w));
+    // context row -> its first step row -> its third match row, through the tree's (filtered) model
+    int64_t ctx = t_->step(step_).context;
+    QModelIndex step_idx = w.filter()->mapFromSource(w.model()->index_of({ctx, step_, 0}));
+    QVERIFY(step_idx.isValid());
+    QCOMPARE(step_idx.parent().data(TraceModel::ContextRole).toLongLong(), ctx);
+    w.tree()->setCurrentIndex(step_idx);
+    QVERIFY(wait_idle(w));
+    QCOMPARE(w.selection(), (Selection{ctx, step_, 0}));
+    w.tree()->expand(step_idx);
+    QModelIndex m3;
+    for (int r = 0; r < w.filter()->rowCount(step_idx); r++) {
+      QModelIndex c = w.filter()->index(r, 0, step_idx);
+      if (c.data(TraceModel::KindRole).toInt() == TraceModel::Match && c.data(TraceModel::FrameRole).toULongLong() == 3)
+        m3 = c;
+    }
+    QVERIFY(m3.isValid());
+    w.tree()->setCurrentIndex(m3);
+    QVERIFY(wait_idle(w));
+    QCOMPARE(w.selection(), (Selection{ctx, step_, 3}));
+    QCOMPARE(w.graph()->frame()->graph->frame, size_t(3));
+    // the rule panel names the rule that fired, as file:line
+    auto ms = t_->matches(step_);
+    auto rule = t_->rule(ms[2].rule);
+    QVERIFY(rule);
+    QCOMPARE(w.panel()->site(), QString::fromStdString(rule->file + ":" + std::to_string(rule->line)));
+    QVERIFY(w.panel()->text().contains(QString::fromStdString(rule->source.substr(0, 20))));
+  }
+
+  void keyboard_navigation() {
+    MainWindow w;
+    w.show();
+    QVERIFY(w.open_trace(trace_));
+    QVERIFY(wait_idle(w));
+    const auto& order = w.model()->step_order();
+    w.tree()->setFocus();
+    QTest::keyClick(w.tree(), Qt::Key_Down);
+    QVERIFY(wait_idle(w));
+    QCOMPARE(w.selection().step, order[1]);
+    QTest::keyClick(w.tree(), Qt::Key_Up);
+    QVERIFY(wait_idle(w));
+    QCOMPARE(w.selection().step, order[0]);
+    size_t n = w.model()->frames_of(order[0]) - 1;
+    QVERIFY(n >= 2);
+    QTest::keyClick(w.tree(), Qt::Key_Right);
+    QTest::keyClick(w.tree(), Qt::Key_Right);
+    QVERIFY(wait_idle(w));
+    QCOMPARE(w.selection().frame, size_t(2));
+    QCOMPARE(w.graph()->frame()->graph->frame, size_t(2));
+    QTest::keyClick(w.tree(), Qt::Key_Left);
+    QVERIFY(wait_idle(w));
+    QCOMPARE(w.selection().frame, size_t(1));
+    // the graph view takes the same keys
+    w.graph()->setFocus();
+    QTest::keyClick(w.graph(), Qt::Key_Right);
+    QVERIFY(wait_idle(w));
+    QCOMPARE(w.selection().frame, size_t(2));
+    // back / forward through the history of selections
+    w.back();
+    QVERIFY(wait_idle(w));
+    QCOMPARE(w.selection().frame, size_t(1));
+    w.forward();
+    QVERIFY(wait_idle(w));
+    QCOMPARE(w.selection().frame, size_t(2));
+    // Enter expands the current step
+    QModelIndex cur = w.tree()->currentIndex();
+    QVERIFY(cur.isValid());
+    w.select({0, order[3], 0});
+    QVERIFY(wait_idle(w));
+    QModelIndex si = w.tree()->currentIndex();
+    bool was = w.tree()->isExpanded(si);
+    w.tree()->setFocus();
+    QTest::keyClick(w.tree(), Qt::Key_Return);
+    QCOMPARE(w.tree()->isExpanded(si), !was);
+  }
+
+  void diff_marks_match_the_replay() {
+    MainWindow w;
+    QVERIFY(w.open_trace(trace_));
+    QVERIFY(wait_idle(w));
+    for (size_t k : {size_t(1), size_t(3)}) {
+      w.select({0, step_, k});
+      QVERIFY(wait_idle(w));
+      FrameResultPtr r = w.graph()->frame();
+      QVERIFY(r && r->graph->frame == k);
+      StepReplay rep(*t_, step_);
+      FrameDelta d = rep.delta(k);
+      std::unordered_set<int64_t> added(d.added.begin(), d.added.end()), changed, removed(d.removed.begin(), d.removed.end());
+      for (auto& [o, n] : d.changed) changed.insert(n);
+      int marked = 0;
+      for (NodeItem* n : w.graph()->node_items()) {
+        int64_t id = n->node().key.id;
+        Mark want = changed.count(id) ? Mark::changed : added.count(id) ? Mark::added : Mark::none;
+        QCOMPARE((int)n->node().mark, (int)want);
+        marked += want != Mark::none;
+      }
+      QVERIFY(marked > 0);
+      // removed nodes stand as ghosts where the previous frame had them
+      QVERIFY(!w.graph()->ghost_items().empty() || removed.empty());
+      for (NodeItem* g : w.graph()->ghost_items()) QVERIFY(removed.count(g->node().key.id));
+      // the replacement is boxed
+      bool boxed = false;
+      for (NodeItem* n : w.graph()->node_items()) boxed |= n->node().in_match && n->node().key.id == d.after;
+      bool after_drawn = false;
+      for (NodeItem* n : w.graph()->node_items()) after_drawn |= n->node().key.id == d.after;
+      QCOMPARE(boxed, after_drawn);
+    }
+    // stepping on: nodes that survive keep their position
+    FrameResultPtr a = w.graph()->frame();
+    w.navigate(Qt::Key_Right);
+    QVERIFY(wait_idle(w));
+    FrameResultPtr b = w.graph()->frame();
+    QCOMPARE(b->graph->frame, size_t(4));
+    QCOMPARE(a->family, b->family);
+    std::unordered_map<int64_t, Pt> pa;
+    for (size_t i = 0; i < a->graph->nodes.size(); i++)
+      if (!a->graph->nodes[i].key.via) pa[a->graph->nodes[i].key.id] = a->layout->pos[i];
+    int same = 0;
+    for (size_t i = 0; i < b->graph->nodes.size(); i++)
+      if (auto it = pa.find(b->graph->nodes[i].key.id); it != pa.end() && !b->graph->nodes[i].key.via) {
+        QCOMPARE(b->layout->pos[i].x, it->second.x);
+        QCOMPARE(b->layout->pos[i].y, it->second.y);
+        same++;
+      }
+    QVERIFY(same > 0);
+  }
+
+  void clicking_a_node_highlights_and_describes_it() {
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.open_trace(trace_));
+    QVERIFY(wait_idle(w));
+    GraphView* g = w.graph();
+    // a node with sources and users
+    int pick = -1;
+    const FrameGraph& fg = *g->frame()->graph;
+    for (size_t i = 0; i < fg.nodes.size() && pick < 0; i++) {
+      const auto& inf = fg.info.at(fg.nodes[i].key.id);
+      if (!inf.src.empty() && !inf.users.empty() && !fg.nodes[i].key.via) pick = (int)i;
+    }
+    QVERIFY(pick >= 0);
+    g->centerOn(g->node_items()[pick]);
+    QTest::mouseClick(g->viewport(), Qt::LeftButton, {}, g->node_viewport_pos(pick));
+    int64_t id = fg.nodes[pick].key.id;
+    QCOMPARE(g->selected_node(), id);
+    QVERIFY(w.panel()->text().contains(QString("Node %1").arg(id)));
+  }
+
+  void statistics_equal_sql() {
+    MainWindow w;
+    QVERIFY(w.open_trace(trace_));
+    StatsView* sv = w.stats();
+    QVERIFY(wait_idle(w));
+    StatsModel* m = sv->model();
+    QVERIFY(m->rowCount() > 0);
+    int64_t total = 0;
+    for (int r = 0; r < m->rowCount(); r++) {
+      int64_t rule = m->data(m->index(r, 0), StatsModel::RuleIdRole).toLongLong();
+      auto num = [&](int col) { return (int64_t)m->data(m->index(r, col), Qt::DisplayRole).toULongLong(); };
+      std::string where = " WHERE rule=" + std::to_string(rule);
+      QCOMPARE(num(StatsModel::Matches), sql_int(trace_, "SELECT COUNT(*) FROM matches" + where));
+      QCOMPARE(num(StatsModel::Attempts), sql_int(trace_, "SELECT SUM(attempts) FROM context_rule_stats" + where));
+      QCOMPARE(num(StatsModel::EarlyRejects),
+               sql_int(trace_, "SELECT SUM(early_rejects) FROM context_rule_stats" + where));
+      total += num(StatsModel::Matches);
+    }
+    QCOMPARE(total, sql_int(trace_, "SELECT COUNT(*) FROM matches"));
+    // the "attempted, never matched" filter
+    sv->findChild<QCheckBox*>()->setChecked(true);
+    QCOMPARE((int64_t)sv->proxy()->rowCount(),
+             sql_int(trace_, "SELECT COUNT(*) FROM (SELECT rule FROM context_rule_stats GROUP BY rule "
+                             "HAVING SUM(attempts) > 0 AND SUM(matches) = 0)"));
+    sv->findChild<QCheckBox*>()->setChecked(false);
+    // one step's statistics
+    w.select({0, step_, 0});
+    sv->set_scope(StatsView::ThisStep);
+    QVERIFY(wait_idle(w));
+    QCOMPARE((int64_t)m->rowCount(), sql_int(trace_, "SELECT COUNT(*) FROM rule_stats WHERE step=" + std::to_string(step_)));
+    int64_t step_matches = 0;
+    for (int r = 0; r < m->rowCount(); r++) step_matches += m->data(m->index(r, StatsModel::Matches), Qt::DisplayRole).toLongLong();
+    QCOMPARE(step_matches, sql_int(trace_, "SELECT COUNT(*) FROM matches WHERE step=" + std::to_string(step_)));
+    // every match of a rule, and the jump to one
+    int64_t rule = t_->matches(step_)[0].rule;
+    sv->show_rule(rule);
+    QVERIFY(wait_idle(w));
+    QCOMPARE((int64_t)sv->rule_matches()->rowCount(),
+             sql_int(trace_, "SELECT COUNT(*) FROM matches WHERE rule=" + std::to_string(rule)));
+    QSignalSpy jumped(sv, &StatsView::jump);
+    const MatchRow& last = sv->rule_matches()->rows().back();
+    emit sv->match_table()->doubleClicked(sv->rule_matches()->index(sv->rule_matches()->rowCount() - 1, 0));
+    QCOMPARE(jumped.count(), 1);
+    QVERIFY(wait_idle(w));
+    QCOMPARE(w.selection().step, last.step);
+    QCOMPARE(w.selection().frame, (size_t)last.ordinal + 1);
+  }
+
+  void timeline_hit_selects_the_step() {
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.open_trace(trace_));
+    QVERIFY(wait_idle(w));
+    w.show_tab(MainWindow::TimelineTab);
+    TimelineView* tl = w.timeline();
+    QCOMPARE(tl->span_count(), t_->steps().size() + t_->contexts().size());
+    int64_t target = w.model()->step_order()[5];
+    tl->reveal(target);
+    auto p = tl->point_of(target);
+    QVERIFY(p);
+    auto h = tl->hit(*p);
+    QVERIFY(h);
+    QCOMPARE(h->step, target);
+    QVERIFY(!tl->hit(QPoint(5, 5)));  // the axis
+    QTest::mouseClick(tl, Qt::LeftButton, {}, *p);
+    QVERIFY(wait_idle(w));
+    QCOMPARE(w.selection().step, target);
+    // zoomed all the way out, every span still paints fast
+    tl->show_all();
+    tl->repaint();
+    QVERIFY(tl->last_paint_ms() < 200);
+  }
+
+  void search_filters_by_name_and_rule() {
+    MainWindow w;
+    QVERIFY(w.open_trace(trace_));
+    QVERIFY(wait_idle(w));
+    w.search_box()->setText("final symbolic");
+    QTRY_VERIFY(w.filter()->text() == "final symbolic");
+    int shown = 0;
+    for (int c = 0; c < w.filter()->rowCount(); c++) {
+      QModelIndex ci = w.filter()->index(c, 0);
+      for (int s = 0; s < w.filter()->rowCount(ci); s++) {
+        QVERIFY(w.filter()->index(s, 0, ci).data().toString().contains("final symbolic"));
+        shown++;
+      }
+    }
+    QCOMPARE(shown, (int)sql_int(trace_, "SELECT COUNT(*) FROM steps_view WHERE name='final symbolic'"));
+    // by rule file:line: the steps holding a match of that rule
+    auto rule = *t_->rule(t_->matches(step_)[0].rule);
+    QString site = QString::fromStdString(rule.file + ":" + std::to_string(rule.line));
+    w.search_box()->setText(site);
+    QTRY_VERIFY_WITH_TIMEOUT(w.filter()->mapFromSource(w.model()->index_of({0, step_, 0})).isValid(), 5000);
+    // and a step without that rule's matches is filtered out
+    int64_t other = 0;
+    std::vector<int64_t> with = t_->steps_with_rules({rule.id});
+    for (const auto& s : t_->steps())
+      if (!std::count(with.begin(), with.end(), s.id) && s.name.find("symbolic") != std::string::npos) other = s.id;
+    QVERIFY(other);
+    QVERIFY(!w.filter()->mapFromSource(w.model()->index_of({0, other, 0})).isValid());
+  }
+
+  void broken_files_show_errors_and_the_app_keeps_running() {
+    MainWindow w;
+    QString missing = dir_.filePath("nope.db");
+    QVERIFY(!w.open_trace(missing));
+    QVERIFY(w.message_bar()->text().contains("no such file"));
+    QString junk = dir_.filePath("junk.db");
+    {
+      QFile f(junk);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(QByteArray(4096, 'x'));
+    }
+    QVERIFY(!w.open_trace(junk));
+    QVERIFY(w.message_bar()->text().contains("not a tinygrad trace"));
+    // a truncated copy of a real trace
+    QString cut = dir_.filePath("cut.db");
+    {
+      QFile src(trace_);
+      QVERIFY(src.open(QIODevice::ReadOnly));
+      QByteArray head = src.read(3000);
+      QFile f(cut);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(head);
+    }
+    QVERIFY(!w.open_trace(cut));
+    QVERIFY(!w.message_bar()->text().isEmpty());
+    // a newer schema
+    QString newer = dir_.filePath("newer.db");
+    QVERIFY(QFile::copy(trace_, newer));
+    sql_int(newer, "SELECT 1");
+    {
+      sqlite3* db = nullptr;
+      sqlite3_open(newer.toStdString().c_str(), &db);
+      sqlite3_exec(db, "PRAGMA user_version=99", nullptr, nullptr, nullptr);
+      sqlite3_close(db);
+    }
+    QVERIFY(!w.open_trace(newer));
+    QVERIFY(w.message_bar()->text().contains("newer"));
+    // still alive: a good trace opens and draws
+    QVERIFY(w.open_trace(trace_));
+    QVERIFY(wait_idle(w));
+    QVERIFY(w.graph()->frame());
+    QVERIFY(w.message_bar()->isHidden());
+    // a frame that cannot be built is a message, not a crash
+    w.loader()->request(step_, 100000);
+    QVERIFY(wait_idle(w));
+    QVERIFY(!w.message_bar()->isHidden());
+    QVERIFY(w.message_bar()->text().contains("cannot be built"));
+  }
+
+  void reload_keeps_the_selection() {
+    MainWindow w;
+    QVERIFY(w.open_trace(trace_));
+    w.select({0, step_, 2});
+    QVERIFY(wait_idle(w));
+    w.reload();
+    QVERIFY(wait_idle(w));
+    QCOMPARE(w.selection().step, step_);
+    QCOMPARE(w.selection().frame, size_t(2));
+    QCOMPARE(w.graph()->frame()->graph->frame, size_t(2));
+  }
+
+  void code_tab_shows_the_graphs_as_text() {
+    MainWindow w;
+    w.show();
+    QVERIFY(w.open_trace(trace_));
+    w.select({0, step_, 0});
+    w.show_tab(MainWindow::CodeTab);
+    QVERIFY(wait_idle(w));
+    QTRY_VERIFY(w.code()->text().contains("## input"));
+    QVERIFY(w.code()->text().contains("## output"));
+  }
+
+  void screenshot_writes_a_png() {
+    QString out = dir_.filePath("shot.png");
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    p.setProcessEnvironment(env);
+    int64_t ctx = t_->step(step_).context;
+    p.start(TV_APP_BIN, {"--screenshot", out, "--select", QString("%1/%2/3").arg(ctx).arg(step_), "--size", "1200x800",
+                         trace_});
+    QVERIFY(p.waitForFinished(30000));
+    QCOMPARE(p.exitCode(), 0);
+    QImage img(out);
+    QVERIFY(!img.isNull());
+    QCOMPARE(img.size(), QSize(1200, 800));
+    // a drawn graph: many pixels in node colours, not just the dark background
+    int bright = 0;
+    for (int y = 0; y < img.height(); y += 2)
+      for (int x = 0; x < img.width(); x += 2)
+        if (qGray(img.pixel(x, y)) > 180) bright++;
+    QVERIFY2(bright > 2000, qPrintable(QString("only %1 bright pixels").arg(bright)));
+    // bad arguments: a message and a non-zero exit, no window
+    p.start(TV_APP_BIN, {"--select", "x/y", trace_});
+    QVERIFY(p.waitForFinished(10000));
+    QCOMPARE(p.exitCode(), 2);
+  }
+};
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  apply_theme(app);
+  int rc = run_layout_tests(argc, argv);
+  TestTinyviz t;
+  rc |= QTest::qExec(&t, argc, argv);
+  return rc;
+}
+
+#include "test_tinyviz.moc"
