@@ -136,6 +136,14 @@ void FrameLoader::set_session(SessionPtr s) {
   session_ = std::move(s);
   sh_->gen++;
   sh_->clear();
+  // open the frame side's own connection now, while the window builds its models
+  if (session_)
+    frame_pool_->start([s = session_] {
+      try {
+        s->with_frames([](TraceSession::Frames&) {});
+      } catch (const std::exception&) {  // reported by the first frame request
+      }
+    });
   busy_ = false;
   budget_timer_.stop();
   emit progress(QString());

@@ -74,19 +74,30 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget*)
   }
 }
 
-EdgeItem::EdgeItem(const QPainterPath& path, int port, bool show_port) : path_(path), port_(port), show_port_(show_port) {
+EdgeItem::EdgeItem(const EdgePath& e, int port, bool show_port) : port_(port), show_port_(show_port) {
   setZValue(0);
-  // arrowhead along the last segment
-  QPointF tip = path.pointAtPercent(1.0), before = path.pointAtPercent(std::max(0.0, 1.0 - 8.0 / std::max(8.0, path.length())));
-  QPointF d = tip - before;
-  double len = std::hypot(d.x(), d.y());
-  if (len < 1e-6) d = QPointF(0, -1), len = 1;
-  d /= len;
+  const auto& p = e.pts;
+  if (p.empty()) return;
+  path_.moveTo(p[0].x, p[0].y);
+  if (e.bezier)
+    for (size_t i = 1; i + 2 < p.size(); i += 3) path_.cubicTo(p[i].x, p[i].y, p[i + 1].x, p[i + 1].y, p[i + 2].x, p[i + 2].y);
+  else
+    for (size_t i = 1; i < p.size(); i++) path_.lineTo(p[i].x, p[i].y);
+  // arrowhead along the direction the path arrives in: from the last distinct point before the tip
+  QPointF tip(p.back().x, p.back().y), d(0, -1);
+  for (size_t i = p.size() - 1; i-- > 0;) {
+    QPointF q = tip - QPointF(p[i].x, p[i].y);
+    double len = std::hypot(q.x(), q.y());
+    if (len > 0.5) {
+      d = q / len;
+      break;
+    }
+  }
   QPointF n(-d.y(), d.x());
   const double L = 7, W = 3.2;
   arrow_ << tip << tip - d * L + n * W << tip - d * L - n * W;
   label_pos_ = tip - d * 14 + n * 7;
-  bounds_ = path.boundingRect().united(arrow_.boundingRect()).adjusted(-10, -10, 10, 10);
+  bounds_ = path_.controlPointRect().united(arrow_.boundingRect()).adjusted(-10, -10, 10, 10);
 }
 
 void EdgeItem::set_hi(Hi h) {

@@ -5,6 +5,7 @@
 #include <QPainterPath>
 
 #include "gui/frame_graph.h"
+#include "gui/layout.h"
 
 namespace tv {
 
@@ -32,7 +33,7 @@ class NodeItem : public QGraphicsItem {
 
 class EdgeItem : public QGraphicsItem {
  public:
-  EdgeItem(const QPainterPath& path, int port, bool show_port);
+  EdgeItem(const EdgePath& path, int port, bool show_port);
   enum { Type = UserType + 2 };
   int type() const override { return Type; }
   QRectF boundingRect() const override { return bounds_; }

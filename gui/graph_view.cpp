@@ -18,17 +18,6 @@
 namespace tv {
 
 namespace {
-QPainterPath to_path(const EdgePath& e) {
-  QPainterPath p;
-  if (e.pts.empty()) return p;
-  p.moveTo(e.pts[0].x, e.pts[0].y);
-  if (e.bezier)
-    for (size_t i = 1; i + 2 < e.pts.size(); i += 3)
-      p.cubicTo(e.pts[i].x, e.pts[i].y, e.pts[i + 1].x, e.pts[i + 1].y, e.pts[i + 2].x, e.pts[i + 2].y);
-  else
-    for (size_t i = 1; i < e.pts.size(); i++) p.lineTo(e.pts[i].x, e.pts[i].y);
-  return p;
-}
 constexpr double kMaxFitScale = 1.25, kMinScale = 0.01, kMaxScale = 8, kMinReadableScale = 0.45;
 }  // namespace
 
@@ -91,8 +80,8 @@ void GraphView::resizeEvent(QResizeEvent* e) {
 }
 
 void GraphView::show_message(const QString& text) {
+  scene()->clear();  // before the frame its items point into
   frame_.reset();
-  scene()->clear();
   nodes_.clear(), ghosts_.clear(), edges_.clear(), by_id_.clear();
   selected_ = 0;
   message_ = text;
@@ -135,7 +124,7 @@ void GraphView::show_frame(FrameResultPtr r) {
   }
   for (size_t i = 0; i < g.edges.size() && i < L.edges.size(); i++) {
     const GEdge& e = g.edges[i];
-    auto* it = new EdgeItem(to_path(L.edges[i]), e.port, e.nslots > 1);
+    auto* it = new EdgeItem(L.edges[i], e.port, e.nslots > 1);
     scene()->addItem(it);
     edges_.push_back(it);
   }

@@ -31,7 +31,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   // headless screenshots need no display; Qt warns without a runtime dir (root, CI)
-  if (!o.screenshot.isEmpty() && !std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  if ((!o.screenshot.isEmpty() || o.bench_step) && !std::getenv("QT_QPA_PLATFORM"))
+    setenv("QT_QPA_PLATFORM", "offscreen", 1);
   if (!std::getenv("XDG_RUNTIME_DIR")) {
     std::string dir = "/tmp/tinyviz-runtime-" + std::to_string(getuid());
     mkdir(dir.c_str(), 0700);
@@ -47,7 +48,9 @@ int main(int argc, char** argv) {
     tv::apply_theme(app);
     tv::MainWindow w;
     w.set_first_frame_clock(launch);
-    if (!o.screenshot.isEmpty()) {
+    if (o.bench_step) {
+      rc = tv::bench_stepping(w, o);
+    } else if (!o.screenshot.isEmpty()) {
       rc = tv::take_screenshot(w, o);
     } else {
       w.show();

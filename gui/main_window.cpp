@@ -37,6 +37,19 @@ namespace tv {
 
 using namespace tg::viz;
 
+namespace {
+// TINYVIZ_TIMING=1: where opening a trace spends its time, on stderr
+struct Phase {
+  const char* name;
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  ~Phase() {
+    if (std::getenv("TINYVIZ_TIMING"))
+      std::fprintf(stderr, "tinyviz: %s %.1f ms\n", name,
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+};
+}  // namespace
+
 void apply_theme(QApplication& app) {
   app.setStyle(QStyleFactory::create("Fusion"));
   QPalette p;
@@ -276,6 +289,7 @@ void MainWindow::show_tab(Tab t) { tabs_->setCurrentIndex((int)t); }
 bool MainWindow::open_trace(const QString& path) {
   SessionPtr s;
   try {
+    Phase p{"open trace"};
     s = TraceSession::open(path.toStdString());
   } catch (const std::exception& e) {
     msg_->show_error(QString::fromStdString(e.what()));
@@ -317,20 +331,30 @@ void MainWindow::reload() {
     select({s->ui().step(model_->step_order().front()).context, model_->step_order().front(), 0}, false);
 }
 
+
 void MainWindow::set_session(SessionPtr s) {
   session_ = std::move(s);
   sel_ = {};
   history_.clear();
   history_pos_ = 0;
   loader_->set_session(session_);
-  model_->set_session(session_);
-  search_->clear();
-  filter_->set_text(QString());
+  {
+    Phase p{"tree model"};
+    model_->set_session(session_);
+  }
+  {
+    Phase p{"filter"};
+    search_->clear();
+    filter_->set_text(QString());
+  }
   step_pos_.clear();
   for (size_t i = 0; i < model_->step_order().size(); i++) step_pos_[model_->step_order()[i]] = i;
   panel_->set_session(session_);
   stats_->set_session(session_);
-  timeline_->set_session(session_);
+  {
+    Phase p{"timeline"};
+    timeline_->set_session(session_);
+  }
   code_->set_session(session_);
   Trace& t = session_->ui();
   int64_t matches = 0;
@@ -342,6 +366,7 @@ void MainWindow::set_session(SessionPtr s) {
                              .arg(t.steps().size())
                              .arg(matches)
                              .arg(t.complete() ? QString() : tr("   ·   incomplete (F5 reloads)")));
+  Phase p{"expand"};
   if (model_->rowCount() <= 8) tree_->expandToDepth(0);
 }
 
@@ -495,7 +520,10 @@ void MainWindow::forward() {
 }
 
 void MainWindow::on_search(const QString& text) {
-  filter_->set_text(text);
+  {
+    Phase p{"filter the tree"};
+    filter_->set_text(text);
+  }
   QString needle = text.trimmed().toLower();
   if (needle.isEmpty() || !session_) {
     if (sel_.step || sel_.context) {

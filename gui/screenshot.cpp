@@ -4,7 +4,9 @@
 #include <QElapsedTimer>
 #include <QPixmap>
 #include <QThread>
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 
 #include "gui/graph_view.h"
 #include "gui/main_window.h"
@@ -20,7 +22,8 @@ const char* const kUsage =
     "  --select C/S/M   context C, step S, match M (1-based; 0 = the step's input graph)\n"
     "  --tab T          the tab to show\n"
     "  --screenshot F   render headless (offscreen) to the PNG F once the view is drawn, then exit\n"
-    "  --size WxH       window size for --screenshot (default 1600x1000)\n";
+    "  --size WxH       window size for --screenshot (default 1600x1000)\n"
+    "  --bench-step S   time stepping through every match of step S (headless), print the numbers, exit\n";
 
 Options parse_options(const QStringList& args) {
   Options o;
@@ -46,6 +49,10 @@ Options parse_options(const QStringList& args) {
       bool ok1 = false, ok2 = false;
       if (wh.size() == 2) o.size = QSize(wh[0].toInt(&ok1), wh[1].toInt(&ok2));
       if (!ok1 || !ok2 || o.size.width() < 200 || o.size.height() < 150) o.error = "--size: expected WxH, e.g. 1600x1000";
+    } else if (a == "--bench-step") {
+      bool ok = false;
+      o.bench_step = value("--bench-step").toLongLong(&ok);
+      if (!ok || o.bench_step <= 0) o.error = "--bench-step: expected a step id";
     } else if (a == "--select") {
       QStringList parts = value("--select").split('/');
       bool ok = parts.size() <= 3;
@@ -67,7 +74,7 @@ Options parse_options(const QStringList& args) {
     }
     if (!o.error.isEmpty()) return o;
   }
-  if (!o.screenshot.isEmpty() && o.trace.isEmpty()) o.error = "--screenshot needs a TRACE";
+  if ((!o.screenshot.isEmpty() || o.bench_step) && o.trace.isEmpty()) o.error = "--screenshot needs a TRACE";
   return o;
 }
 
@@ -119,6 +126,46 @@ int take_screenshot(MainWindow& w, const Options& o, int timeout_ms) {
   std::printf("tinyviz: wrote %s (%dx%d)%s\n", qPrintable(o.screenshot), pm.width(), pm.height(),
               timed_out ? " before the view finished loading" : "");
   return opened ? 0 : 2;
+}
+
+}  // namespace tv
+
+namespace tv {
+
+int bench_stepping(MainWindow& w, const Options& o) {
+  w.resize(o.size);
+  w.show();
+  if (!w.open_trace(o.trace)) return 2;
+  auto wait = [&] {
+    QElapsedTimer t;
+    t.start();
+    while (!w.idle() && t.elapsed() < 60000) QApplication::processEvents(QEventLoop::AllEvents, 5);
+    QApplication::processEvents();
+  };
+  wait();
+  w.select({0, o.bench_step, 0});
+  wait();
+  size_t frames = w.model()->frames_of(o.bench_step);
+  auto run = [&](int key, const char* what) {
+    std::vector<double> ms;
+    size_t nodes = 0;
+    for (size_t i = 1; i < frames; i++) {
+      QElapsedTimer t;
+      t.start();
+      w.navigate(key);
+      wait();
+      ms.push_back(t.nsecsElapsed() / 1e6);
+      if (w.graph()->frame()) nodes = std::max(nodes, w.graph()->frame()->graph->n_uops);
+    }
+    if (ms.empty()) return;
+    std::vector<double> s = ms;
+    std::sort(s.begin(), s.end());
+    std::printf("step %lld, %zu frames %s (up to %zu nodes): key to drawn frame min %.1f ms, median %.1f ms, "
+                "max %.1f ms\n", o.bench_step, ms.size(), what, nodes, s.front(), s[s.size() / 2], s.back());
+  };
+  run(Qt::Key_Right, "forward");
+  run(Qt::Key_Left, "back (cached)");
+  return 0;
 }
 
 }  // namespace tv

@@ -18,6 +18,7 @@ struct Options {
   bool has_select = false;
   long long context = 0, step = 0, match = 0;
   bool help = false;
+  long long bench_step = 0;  // --bench-step S: time stepping through every match of step S, then exit
 };
 Options parse_options(const QStringList& args);  // args without the program name; error set when invalid
 extern const char* const kUsage;
@@ -25,5 +26,8 @@ extern const char* const kUsage;
 void apply_options(MainWindow& w, const Options& o);  // --select, --tab on an opened window
 // renders the window with the trace at o.size into o.screenshot once everything is drawn; returns an exit status
 int take_screenshot(MainWindow& w, const Options& o, int timeout_ms = 60000);
+// --bench-step: opens the trace, steps through every frame of the step with the Right key as a user would, and
+// prints the time from key to drawn frame (min / median / max), then the same backwards
+int bench_stepping(MainWindow& w, const Options& o);
 
 }  // namespace tv

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include <QApplication>
+#include <QElapsedTimer>
 #include <QPixmap>
 
 #include "gui/graph_view.h"
@@ -16,7 +17,7 @@
 using namespace tv;
 
 // draws a synthetic graph laid out by both engines, to compare them by eye: DIR/layout_<n>_<engine>.png
-static void render(int n, const char* dir) {
+static void render(int n, const char* dir, bool save = true) {
   static const char* ops[] = {"ADD", "MUL", "RANGE", "CMPLT", "WHERE", "LOAD", "INDEX", "AND", "FLOORDIV"};
   LayoutGraph lg = synthetic_graph(n);
   auto fg = std::make_shared<FrameGraph>();
@@ -32,6 +33,7 @@ static void render(int n, const char* dir) {
   }
   for (const LEdge& e : lg.edges) fg->edges.push_back({e.src, e.dst, e.port, 0, 1});
   for (int engine = 0; engine < 2; engine++) {
+    if (engine == 0 && dot_work(lg) > kMaxDotWork) continue;
     auto r = std::make_shared<FrameResult>();
     r->graph = fg;
     r->layout = std::make_shared<Layout>(engine ? layout_layered(lg) : layout_dot(lg));
@@ -39,8 +41,21 @@ static void render(int n, const char* dir) {
     GraphView v;
     v.resize(1600, 1000);
     v.show();
+    QElapsedTimer t;
+    t.start();
     v.show_frame(r);
-    v.fit();
+    double build = t.nsecsElapsed() / 1e6;
+    v.viewport()->grab();
+    double paint = t.nsecsElapsed() / 1e6 - build;
+    // a second frame on the same view, as when stepping (items are rebuilt, the view kept)
+    auto r2 = std::make_shared<FrameResult>(*r);
+    t.restart();
+    v.show_frame(r2);
+    v.viewport()->grab();
+    double step = t.nsecsElapsed() / 1e6;
+    std::printf("%5d nodes (%s): scene %.1f ms, first paint %.1f ms, next frame scene+paint %.1f ms\n", n,
+                engine ? "layered" : "dot", build, paint, step);
+    if (!save) continue;
     QApplication::processEvents();
     QString out = QString("%1/layout_%2_%3.png").arg(dir).arg(n).arg(engine ? "layered" : "dot");
     v.grab().save(out);
@@ -52,6 +67,7 @@ int main(int argc, char** argv) {
   if (argc > 2 && std::string(argv[1]) == "--png") {
     QApplication app(argc, argv);
     for (int n : {60, 250}) render(n, argv[2]);
+    for (int n : {100, 500, 2000}) render(n, argv[2], false);
     return 0;
   }
   int max_n = argc > 1 ? std::atoi(argv[1]) : 2000;
