@@ -520,6 +520,7 @@ void MainWindow::forward() {
 }
 
 void MainWindow::on_search(const QString& text) {
+  expand_queue_.clear();
   {
     Phase p{"filter the tree"};
     filter_->set_text(text);
@@ -546,16 +547,26 @@ void MainWindow::on_search(const QString& text) {
         this, [s, rules] { return s->with_queries([&](Trace& t) { return t.steps_with_rules(rules); }); },
         [this, s, text, rules](std::vector<int64_t> steps, QString err) {
           if (s != session_ || !err.isEmpty()) return;
-          filter_->set_rule_hits(text, std::unordered_set<int64_t>(steps.begin(), steps.end()),
-                                 std::unordered_set<int64_t>(rules.begin(), rules.end()));
-          // open the first few steps so their matching matches show
-          for (size_t i = 0; i < steps.size() && i < 30; i++) {
-            QModelIndex pi = filter_->mapFromSource(model_->index_of({0, steps[i], 0}));
-            if (pi.isValid()) tree_->expand(pi);
+          {
+            Phase p{"rule hits"};
+            filter_->set_rule_hits(text, std::unordered_set<int64_t>(steps.begin(), steps.end()),
+                                   std::unordered_set<int64_t>(rules.begin(), rules.end()));
           }
+          // open the first steps so their matching matches show, one per event-loop turn (each is a tree relayout)
+          expand_queue_.assign(steps.begin(), steps.begin() + std::min<size_t>(8, steps.size()));
+          QTimer::singleShot(0, this, &MainWindow::expand_queued);
         });
   }
+  Phase p{"expand after search"};
   tree_->expandToDepth(0);
+}
+
+void MainWindow::expand_queued() {
+  if (expand_queue_.empty()) return;
+  QModelIndex pi = filter_->mapFromSource(model_->index_of({0, expand_queue_.front(), 0}));
+  expand_queue_.erase(expand_queue_.begin());
+  if (pi.isValid()) tree_->expand(pi);
+  QTimer::singleShot(0, this, &MainWindow::expand_queued);
 }
 
 void MainWindow::add_recent(const QString& path) {

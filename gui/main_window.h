@@ -82,6 +82,7 @@ class MainWindow : public QMainWindow {
   void add_recent(const QString& path);
   void rebuild_recent_menu();
   bool step_visible(int64_t step) const;
+  void expand_queued();
 
   SessionPtr session_;
   Selection sel_;
@@ -89,6 +90,7 @@ class MainWindow : public QMainWindow {
   size_t history_pos_ = 0;
   bool syncing_tree_ = false;
   std::unordered_map<int64_t, size_t> step_pos_;  // position in the tree's step order
+  std::vector<int64_t> expand_queue_;              // steps a rule search opens, one per event-loop turn
 
   TraceModel* model_;
   TraceFilter* filter_;

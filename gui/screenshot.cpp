@@ -2,8 +2,10 @@
 
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QLineEdit>
 #include <QPixmap>
 #include <QThread>
+#include <QTimer>
 #include <algorithm>
 #include <cstdio>
 #include <vector>
@@ -135,7 +137,23 @@ namespace tv {
 int bench_stepping(MainWindow& w, const Options& o) {
   w.resize(o.size);
   w.show();
+  // the longest the event loop went without turning (what a user feels as a freeze)
+  QElapsedTimer tick_clock;
+  tick_clock.start();
+  double worst_stall = 0;
+  qint64 last_tick = 0;
+  const char* doing = "opening";
+  const char* worst_doing = "";
+  QTimer ticker;
+  QObject::connect(&ticker, &QTimer::timeout, [&] {
+    qint64 now = tick_clock.elapsed();
+    if (now - last_tick > worst_stall) worst_stall = (double)(now - last_tick), worst_doing = doing;
+    last_tick = now;
+  });
+  ticker.start(5);
   if (!w.open_trace(o.trace)) return 2;
+  last_tick = tick_clock.elapsed();
+  worst_stall = 0;
   auto wait = [&] {
     QElapsedTimer t;
     t.start();
@@ -163,8 +181,24 @@ int bench_stepping(MainWindow& w, const Options& o) {
     std::printf("step %lld, %zu frames %s (up to %zu nodes): key to drawn frame min %.1f ms, median %.1f ms, "
                 "max %.1f ms\n", o.bench_step, ms.size(), what, nodes, s.front(), s[s.size() / 2], s.back());
   };
+  doing = "stepping";
   run(Qt::Key_Right, "forward");
   run(Qt::Key_Left, "back (cached)");
+  doing = "searching";
+  // the search box on the whole tree (TINYVIZ_TIMING=1 prints the filter time)
+  for (const char* text : {"graph", "symbolic.cpp:4", ""}) {
+    QElapsedTimer t;
+    t.start();
+    w.search_box()->setText(text);
+    while (t.elapsed() < 600) QApplication::processEvents(QEventLoop::AllEvents, 5);
+  }
+  for (int tab = 0; tab < 4; tab++) {  // every tab once, statistics of the whole trace included
+    static const char* names[] = {"graph tab", "stats tab", "timeline tab", "code tab"};
+    doing = names[tab];
+    w.show_tab((MainWindow::Tab)tab);
+    wait();
+  }
+  std::printf("longest event-loop stall after opening: %.0f ms (%s)\n", worst_stall, worst_doing);
   return 0;
 }
 
