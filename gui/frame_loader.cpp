@@ -115,8 +115,13 @@ struct FrameLoader::Shared {
     for (size_t i = 0; i < prev->graph->nodes.size(); i++) where[prev->graph->nodes[i].key] = i;
     for (size_t i = 0; i < g.ghosts.size(); i++)
       if (auto it = where.find(g.ghosts[i].key); it != where.end()) {
-        r.ghost_pos[i] = prev->layout->pos[it->second];
-        r.ghost_shown[i] = 1;
+        Pt p = prev->layout->pos[it->second];
+        // a ghost mostly under a node of this frame (its replacement took the spot) is not drawn
+        bool covered = false;
+        for (size_t n = 0; n < g.nodes.size() && !covered; n++)
+          covered = std::abs(r.layout->pos[n].x - p.x) < g.nodes[n].w / 2 && std::abs(r.layout->pos[n].y - p.y) < g.nodes[n].h / 2;
+        r.ghost_pos[i] = p;
+        r.ghost_shown[i] = !covered;
       }
   }
 };
@@ -218,19 +223,13 @@ FrameResultPtr derive(TraceSession::Frames& fr, FrameLoader::Shared& sh, int64_t
       FrameGraphPtr g = build_frame(fr, step, i, opt);
       double build_ms = ms_since(t0);
       std::unordered_map<int64_t, int64_t> inherit;
-      std::vector<Box> obstacles;
-      if (dir > 0) {
-        // forward: a rebuilt node takes its predecessor's place; what the match removed stays as a ghost
+      // a rebuilt node takes the place of the node it replaced (forward), or the other way round (backward).
+      // Ghosts of removed nodes are no obstacles: new nodes may cover them, keeping the graph compact.
+      if (dir > 0)
         for (auto& [o, n] : g->changed) inherit[n] = o;
-        std::unordered_map<NodeKey, size_t, NodeKeyHash> where;
-        for (size_t q = 0; q < base->graph->nodes.size(); q++) where[base->graph->nodes[q].key] = q;
-        for (const GNode& gh : g->ghosts)
-          if (auto it = where.find(gh.key); it != where.end())
-            obstacles.push_back({base->layout->pos[it->second], gh.w, gh.h});
-      } else {
+      else
         for (auto& [o, n] : base->graph->changed) inherit[o] = n;
-      }
-      Layout L = layout_incremental(g->layout_graph(), base->graph->layout_graph(), *base->layout, inherit, obstacles);
+      Layout L = layout_incremental(g->layout_graph(), base->graph->layout_graph(), *base->layout, inherit, {});
       if (L.engine.empty()) return nullptr;  // too different: lay out from scratch
       auto r = std::make_shared<FrameResult>();
       r->graph = g;

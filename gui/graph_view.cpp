@@ -106,14 +106,19 @@ void GraphView::show_frame(FrameResultPtr r) {
   const FrameGraph& g = *r->graph;
   const Layout& L = *r->layout;
 
-  QRectF match_box;
+  QRectF match_box;  // bounds of the matched subgraph
+  QPainterPath match_area;  // and the area hugging its nodes
   for (size_t i = 0; i < g.nodes.size(); i++) {
     auto* it = new NodeItem(g.nodes[i], (int)i, false);
     it->setPos(L.pos[i].x, L.pos[i].y);
     scene()->addItem(it);
     nodes_.push_back(it);
     by_id_.emplace(g.nodes[i].key.id, (int)i);
-    if (g.nodes[i].in_match) match_box = match_box.united(it->mapRectToScene(it->boundingRect()));
+    if (g.nodes[i].in_match) {
+      QRectF r = it->mapRectToScene(it->boundingRect()).adjusted(-14, -14, 14, 14);
+      match_box = match_box.united(r);
+      match_area.addRoundedRect(r, 8, 8);
+    }
   }
   for (size_t i = 0; i < g.ghosts.size(); i++) {
     if (i >= r->ghost_shown.size() || !r->ghost_shown[i]) continue;
@@ -128,8 +133,8 @@ void GraphView::show_frame(FrameResultPtr r) {
     scene()->addItem(it);
     edges_.push_back(it);
   }
-  if (!match_box.isNull()) {
-    auto* box = scene()->addRect(match_box.adjusted(-8, -8, 8, 8), QPen(mark::match_box, 1.5, Qt::DashLine),
+  if (!match_area.isEmpty()) {
+    auto* box = scene()->addPath(match_area.simplified(), QPen(mark::match_box, 1.5, Qt::DashLine),
                                  QColor(0x7a, 0xa2, 0xf7, 38));
     box->setZValue(-2);
   }

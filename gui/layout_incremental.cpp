@@ -1,6 +1,7 @@
 // Incremental layout: nodes that a previous frame's layout placed keep their centre; a rebuilt node takes the place of
-// the node it replaced; the remaining (new) nodes go above their sources / below their users, at the first free spot
-// near their neighbours' mean x. Edges between nodes that did not move keep their previous route.
+// the node it replaced; the remaining (new) nodes go below their users / above their sources, near their neighbours'
+// mean x: at a free spot close by, or, when there is none, in room made by moving the nodes of that row band apart.
+// Edges between nodes that did not move keep their previous route.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,43 +14,7 @@
 namespace tv {
 
 namespace {
-constexpr double kGapY = 26, kGapX = 14, kCell = 96;
-
-// boxes in a uniform grid, for "is this spot free"
-class Grid {
- public:
-  void add(const Box& b) {
-    boxes_.push_back(b);
-    each_cell(b, [&](int64_t k) { cells_[k].push_back(boxes_.size() - 1); });
-  }
-  bool free(const Box& b) const {
-    bool ok = true;
-    each_cell(b, [&](int64_t k) {
-      if (!ok) return;
-      auto it = cells_.find(k);
-      if (it == cells_.end()) return;
-      for (size_t i : it->second) {
-        const Box& o = boxes_[i];
-        if (std::abs(o.c.x - b.c.x) < (o.w + b.w) / 2 + kGapX && std::abs(o.c.y - b.c.y) < (o.h + b.h) / 2 + kGapY / 2) {
-          ok = false;
-          return;
-        }
-      }
-    });
-    return ok;
-  }
-
- private:
-  template <class F>
-  void each_cell(const Box& b, F f) const {
-    int64_t x0 = (int64_t)std::floor((b.c.x - b.w / 2 - kGapX) / kCell), x1 = (int64_t)std::floor((b.c.x + b.w / 2 + kGapX) / kCell);
-    int64_t y0 = (int64_t)std::floor((b.c.y - b.h / 2 - kGapY) / kCell), y1 = (int64_t)std::floor((b.c.y + b.h / 2 + kGapY) / kCell);
-    for (int64_t y = y0; y <= y1; y++)
-      for (int64_t x = x0; x <= x1; x++) f(y * 1000003 + x);
-  }
-  std::vector<Box> boxes_;
-  std::unordered_map<int64_t, std::vector<size_t>> cells_;
-};
+constexpr double kGapY = 26, kGapX = 14;
 
 struct EdgeKey {
   NodeKey s, d;
@@ -100,10 +65,18 @@ Layout layout_incremental(const LayoutGraph& g, const LayoutGraph& bg, const Lay
   L.kept = n ? (double)kept / n : 1.0;
   if (n && L.kept < min_kept) return Layout{};  // too different: the caller lays out from scratch
 
-  Grid grid;
-  for (const Box& b : obstacles) grid.add(b);
+  std::vector<int> placed_list;
   for (size_t i = 0; i < n; i++)
-    if (placed[i]) grid.add({L.pos[i], g.nodes[i].w, g.nodes[i].h});
+    if (placed[i]) placed_list.push_back((int)i);
+  auto free_at = [&](double x, double y, double w, double h) {
+    for (int i : placed_list)
+      if (std::abs(L.pos[i].x - x) < (g.nodes[i].w + w) / 2 + kGapX &&
+          std::abs(L.pos[i].y - y) < (g.nodes[i].h + h) / 2 + kGapY / 2)
+        return false;
+    for (const Box& o : obstacles)
+      if (std::abs(o.c.x - x) < (o.w + w) / 2 + kGapX && std::abs(o.c.y - y) < (o.h + h) / 2 + kGapY / 2) return false;
+    return true;
+  };
 
   // 2. place the new nodes next to their placed neighbours
   std::vector<std::vector<int>> srcs(n), users(n);
@@ -145,31 +118,48 @@ Layout layout_incremental(const LayoutGraph& g, const LayoutGraph& bg, const Lay
       y = bottom + kGapY + nd.h / 2;
     }
     double want = sx / cnt;
+    auto put = [&](double x) {
+      L.pos[v] = {x, y};
+      placed[v] = 1;
+      placed_list.push_back(v);
+      return true;
+    };
+    // a free spot close by
     double step = std::max(24.0, nd.w / 2);
-    for (int row = 0; row < 6; row++) {
-      double yy = y + (row % 2 ? -1 : 1) * ((row + 1) / 2) * (nd.h + kGapY);
-      for (int k = 0; k < 80; k++) {
-        double dx = (k % 2 ? -1 : 1) * ((k + 1) / 2) * step;
-        Box b{{want + dx, yy}, nd.w, nd.h};
-        if (grid.free(b)) {
-          L.pos[v] = b.c;
-          grid.add(b);
-          placed[v] = 1;
-          return true;
-        }
-      }
+    for (int k = 0; k < 7; k++) {
+      double x = want + (k % 2 ? -1 : 1) * ((k + 1) / 2) * step;
+      if (free_at(x, y, nd.w, nd.h)) return put(x);
     }
-    L.pos[v] = {want, y};  // crowded: overlap rather than fly off
-    grid.add({L.pos[v], nd.w, nd.h});
-    placed[v] = 1;
-    return true;
+    // none: make room in this row band, moving what is right of the spot right and what is left of it left (each
+    // side by one amount, so the nodes there keep their spacing; rows above and below stay where they are)
+    double band_lo = y - nd.h / 2 - kGapY / 2, band_hi = y + nd.h / 2 + kGapY / 2;
+    double need_l = want - nd.w / 2 - kGapX, need_r = want + nd.w / 2 + kGapX, shift_l = 0, shift_r = 0;
+    std::vector<int> band;
+    for (int i : placed_list) {
+      double top = L.pos[i].y - g.nodes[i].h / 2, bottom = L.pos[i].y + g.nodes[i].h / 2;
+      if (bottom < band_lo || top > band_hi) continue;
+      band.push_back(i);
+      if (L.pos[i].x >= want) shift_r = std::max(shift_r, need_r - (L.pos[i].x - g.nodes[i].w / 2));
+      else shift_l = std::max(shift_l, (L.pos[i].x + g.nodes[i].w / 2) - need_l);
+    }
+    for (int i : band) {
+      double d = L.pos[i].x >= want ? shift_r : -shift_l;
+      if (d == 0) continue;
+      L.pos[i].x += d;
+      exact[i] = 0;  // its edges are routed again
+    }
+    return put(want);
+  };
+  // users first: what a match brings in grows down from the replacement, which sits where the matched node was
+  auto has_placed_user = [&](int v) {
+    return std::any_of(users[v].begin(), users[v].end(), [&](int u) { return placed[u]; });
   };
   for (bool progress = true; progress;) {
     progress = false;
+    for (size_t i = order.size(); i-- > 0;)
+      if (!placed[order[i]] && has_placed_user(order[i])) progress |= try_place(order[i]);
     for (int v : order)
       if (!placed[v]) progress |= try_place(v);
-    for (size_t i = order.size(); i-- > 0;)
-      if (!placed[order[i]]) progress |= try_place(order[i]);
   }
   // unconnected to anything placed: a row below everything
   double x = minx;
