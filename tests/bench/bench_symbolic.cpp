@@ -69,7 +69,10 @@ static void BM_corpus_counters_only(benchmark::State& state) {
 
 static void BM_corpus_full_recording(benchmark::State& state) {
   const Corpus& c = corpus();
-  std::string path = std::string(P_tmpdir) + "/tg_bench_" + std::to_string(getpid()) + ".trace.db";
+  // TG_BENCH_TRACE=<path> keeps the recorded trace for inspection (default: a temporary file, removed)
+  const char* keep = std::getenv("TG_BENCH_TRACE");
+  std::string path = keep && *keep ? keep : std::string(P_tmpdir) + "/tg_bench_" + std::to_string(getpid()) + ".trace.db";
+  if (keep && *keep) std::remove(path.c_str());
   // baseline: the same passes without recording, to report the recording overhead per match
   double off_secs;
   {
@@ -104,7 +107,7 @@ static void BM_corpus_full_recording(benchmark::State& state) {
   state.counters["producer_overhead_ns_per_match"] = (producer_secs - off_secs * passes) * 1e9 / (double)recorded;
   state.counters["trace_bytes_per_match"] = (double)st.st_size / (double)recorded;
   delete r;
-  std::remove(path.c_str());
+  if (!(keep && *keep)) std::remove(path.c_str());
 }
 
 BENCHMARK(BM_corpus_recording_off)->Unit(benchmark::kMillisecond)->MinTime(2.0);
