@@ -33,7 +33,11 @@ void run_async(QObject* receiver, std::function<T()> job, std::function<void(T, 
       error = QString::fromStdString(e.what());
     }
     QMetaObject::invokeMethod(
-        qApp, [guard, done, result, error] { if (guard) done(std::move(*result), error); }, Qt::QueuedConnection);
+        qApp,
+        [guard, done, result, error] {
+          if (guard) done(std::move(*result), error);
+        },
+        Qt::QueuedConnection);
   });
 }
 

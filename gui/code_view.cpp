@@ -52,8 +52,8 @@ void CodeView::load() {
     text_->clear();
     return;
   }
-  title_->setText(tr("Step %1: input and output graphs (kernel source appears here once traces record kernels)")
-                      .arg(sel_.step));
+  title_->setText(
+      tr("Step %1: input and output graphs (kernel source appears here once traces record kernels)").arg(sel_.step));
   uint64_t gen = ++gen_;
   loading_ = true;
   SessionPtr s = session_;

@@ -11,9 +11,9 @@ namespace tv {
 namespace {
 const char* infix_op(std::string_view op) {
   static const std::pair<std::string_view, const char*> ops[] = {
-      {"ADD", "+"},  {"SUB", "-"},       {"MUL", "*"},       {"FDIV", "/"},  {"FLOORDIV", "//"}, {"FLOORMOD", "%"},
-      {"CMPLT", "<"}, {"CMPNE", "!="},   {"CMPEQ", "=="},    {"AND", "&"},   {"OR", "|"},        {"XOR", "^"},
-      {"SHL", "<<"}, {"SHR", ">>"}};
+      {"ADD", "+"},      {"SUB", "-"},   {"MUL", "*"},    {"FDIV", "/"},   {"FLOORDIV", "//"},
+      {"FLOORMOD", "%"}, {"CMPLT", "<"}, {"CMPNE", "!="}, {"CMPEQ", "=="}, {"AND", "&"},
+      {"OR", "|"},       {"XOR", "^"},   {"SHL", "<<"},   {"SHR", ">>"}};
   for (auto& [k, v] : ops)
     if (k == op) return v;
   return nullptr;

@@ -34,7 +34,7 @@ std::vector<std::string> split_label(const std::string& label) {
     }
     for (size_t p = 0; p < l.size() && arg_lines < kMaxArgLines; p += kWrap, arg_lines++)
       out.push_back(arg_lines + 1 == kMaxArgLines && p + kWrap < l.size() ? l.substr(p, kWrap - 1) + "…"
-                                                                           : l.substr(p, kWrap));
+                                                                          : l.substr(p, kWrap));
   }
   return out;
 }
@@ -108,8 +108,10 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     }
     if (folded > kMaxFolded) g.lines.push_back("… " + std::to_string(folded - kMaxFolded) + " more consts");
     g.is_root = n == fg->root;
-    if (changed_new.count(n)) g.mark = Mark::changed;
-    else if (added.count(n)) g.mark = Mark::added;
+    if (changed_new.count(n))
+      g.mark = Mark::changed;
+    else if (added.count(n))
+      g.mark = Mark::added;
     size_node(g);
     return g;
   };
@@ -236,10 +238,13 @@ std::string step_graph_text(TraceSession::Frames& fr, int64_t step) {
   };
   std::string out = "# step " + std::to_string(s.id) + ": " + s.name + "  (" + s.file + ":" + std::to_string(s.line) +
                     ")\n# kernels are not in traces yet: this is the step's input and output graph, one node per "
-                    "line, sources first\n\n## input (root " + std::to_string(s.input_root) + ")\n";
+                    "line, sources first\n\n## input (root " +
+                    std::to_string(s.input_root) + ")\n";
   out += dump(s.input_root);
-  if (s.output_root) out += "\n## output (root " + std::to_string(s.output_root) + ")\n" + dump(s.output_root);
-  else out += "\n## output: the step did not finish (the recording stopped inside it)\n";
+  if (s.output_root)
+    out += "\n## output (root " + std::to_string(s.output_root) + ")\n" + dump(s.output_root);
+  else
+    out += "\n## output: the step did not finish (the recording stopped inside it)\n";
   return out;
 }
 

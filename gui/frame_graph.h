@@ -24,12 +24,12 @@ struct GNode {
   Mark mark = Mark::none;
   bool in_match = false;  // part of the subgraph the match put in (boxed)
   bool is_root = false;
-  double w = 0, h = 0;    // size in scene pixels (label metrics)
+  double w = 0, h = 0;  // size in scene pixels (label metrics)
 };
 
 struct GEdge {
-  int src = 0, dst = 0;  // indices into FrameGraph::nodes
-  int port = 0;          // index in the consumer's sources
+  int src = 0, dst = 0;      // indices into FrameGraph::nodes
+  int port = 0;              // index in the consumer's sources
   int slot = 0, nslots = 1;  // position among the consumer's visible in-edges (for drawing the port)
 };
 
@@ -56,14 +56,14 @@ struct FrameGraph {
   size_t n_added = 0, n_removed = 0, n_changed = 0;
   std::vector<int64_t> added, removed;  // StepReplay::delta ids (all, not only visible)
   std::vector<std::pair<int64_t, int64_t>> changed;
-  std::string error;                    // replay problem (rule error, cycle), shown in the window
+  std::string error;  // replay problem (rule error, cycle), shown in the window
 
   LayoutGraph layout_graph() const;
 };
 
 struct FrameOptions {
-  bool fold_consts = true;    // draw CONST sources inside their users' labels
-  bool split_leaves = true;   // draw leaves with >= 3 users once per use
+  bool fold_consts = true;   // draw CONST sources inside their users' labels
+  bool split_leaves = true;  // draw leaves with >= 3 users once per use
 };
 
 using FrameGraphPtr = std::shared_ptr<const FrameGraph>;

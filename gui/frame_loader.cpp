@@ -32,8 +32,8 @@ QThreadPool* pool(int which) {
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
-constexpr size_t kMaxChain = 64;            // derive a frame from a cached one at most this many frames away
-constexpr size_t kCacheNodes = 600'000;     // cached frames, counted in drawn nodes
+constexpr size_t kMaxChain = 64;         // derive a frame from a cached one at most this many frames away
+constexpr size_t kCacheNodes = 600'000;  // cached frames, counted in drawn nodes
 }  // namespace
 
 struct FrameLoader::Shared {
@@ -119,7 +119,8 @@ struct FrameLoader::Shared {
         // a ghost mostly under a node of this frame (its replacement took the spot) is not drawn
         bool covered = false;
         for (size_t n = 0; n < g.nodes.size() && !covered; n++)
-          covered = std::abs(r.layout->pos[n].x - p.x) < g.nodes[n].w / 2 && std::abs(r.layout->pos[n].y - p.y) < g.nodes[n].h / 2;
+          covered = std::abs(r.layout->pos[n].x - p.x) < g.nodes[n].w / 2 &&
+                    std::abs(r.layout->pos[n].y - p.y) < g.nodes[n].h / 2;
         r.ghost_pos[i] = p;
         r.ghost_shown[i] = !covered;
       }
@@ -263,7 +264,12 @@ void FrameLoader::start_job(bool force_fallback, bool force_full, bool exact) {
   QThreadPool* dot_pool = dot_pool_;
   // runs fn on the UI thread if the loader still exists
   auto post = [self](auto fn) {
-    QMetaObject::invokeMethod(qApp, [self, fn] { if (self) fn(self.data()); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        qApp,
+        [self, fn] {
+          if (self) fn(self.data());
+        },
+        Qt::QueuedConnection);
   };
   auto deliver = [post, gen](FrameResultPtr r) { post([gen, r](FrameLoader* l) { l->deliver(gen, r); }); };
   frame_pool_->start([=] {
@@ -301,8 +307,10 @@ void FrameLoader::start_job(bool force_fallback, bool force_full, bool exact) {
               if (l->gen_ != gen || l->fallback_started_) return;  // too late: the simple layout is up
               l->sh_->attach_ghosts(*r);
               l->sh_->put(r->graph->step, r->graph->frame, r);
-              if (r->graph->frame != k) l->start_job(false, false, true);  // now derive the frame asked for
-              else l->deliver(gen, r);
+              if (r->graph->frame != k)
+                l->start_job(false, false, true);  // now derive the frame asked for
+              else
+                l->deliver(gen, r);
             });
           });
           return;
@@ -310,10 +318,13 @@ void FrameLoader::start_job(bool force_fallback, bool force_full, bool exact) {
         r->layout = std::make_shared<Layout>(layout_layered(g->layout_graph()));
         if (force_fallback)
           r->note = tr("Stopped waiting for Graphviz (budget %1 ms, or cancelled): simple layered layout. "
-                       "R: wait for Graphviz").arg(budget);
+                       "R: wait for Graphviz")
+                        .arg(budget);
         else if (n > kMaxDotNodes || work > kMaxDotWork)
           r->note = tr("%1 nodes (%2 with the virtual nodes of long edges) is too much for Graphviz in the time a "
-                       "frame has: simple layered layout. R: Graphviz anyway").arg(n).arg(work == SIZE_MAX ? n : work);
+                       "frame has: simple layered layout. R: Graphviz anyway")
+                        .arg(n)
+                        .arg(work == SIZE_MAX ? n : work);
         sh->attach_ghosts(*r);
         sh->put(step, base, r);
         if (base == k) return deliver(r);

@@ -1,10 +1,11 @@
 // Gets frames to the graph view without ever blocking the UI thread:
 //   request(step, k) -> a frame job on a worker (replay, labels, and an incremental layout derived from a cached
 //   neighbouring frame when most nodes can keep their place) -> or, for a fresh layout, a Graphviz job on the layout
-//   thread (when its estimated work is small enough, layout.h) with a time budget; past the budget (or on cancel)
-//   the simple layered layout is
-//   shown instead and the step keeps using it. Results are cached per (step, frame); stale jobs (the user moved on)
-//   are skipped before they start and their results are not shown.
+//   thread (when its estimated work is small enough, layout.h) under a time budget; past the budget (or on cancel)
+//   the simple layered layout is shown instead and the step keeps using it. A frame jumped to with no cached
+//   neighbour is derived from a fresh layout of the frame before it, so it shows what its match removed.
+// Results are cached per (step, frame); stale jobs (the user moved on) are skipped before they start and their
+// results are not shown.
 #pragma once
 #include <QObject>
 #include <QString>

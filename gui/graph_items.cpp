@@ -63,7 +63,8 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget*)
   double y = r.top() + kNodePadY;
   for (size_t i = 0; i < n_.lines.size(); i++) {
     QColor c = ghost_ ? QColor(0xe0, 0xa0, 0xa0) : text_;
-    if (n_.folded_from >= 0 && (int)i >= n_.folded_from) c = text_.lightnessF() > 0.5 ? c.darker(130) : QColor(0x50, 0x58, 0x78);
+    if (n_.folded_from >= 0 && (int)i >= n_.folded_from)
+      c = text_.lightnessF() > 0.5 ? c.darker(130) : QColor(0x50, 0x58, 0x78);
     p->setPen(c);
     QFont lf = i == 0 ? bold : font;
     lf.setStrikeOut(ghost_ && i == 0);
@@ -80,7 +81,8 @@ EdgeItem::EdgeItem(const EdgePath& e, int port, bool show_port) : port_(port), s
   if (p.empty()) return;
   path_.moveTo(p[0].x, p[0].y);
   if (e.bezier)
-    for (size_t i = 1; i + 2 < p.size(); i += 3) path_.cubicTo(p[i].x, p[i].y, p[i + 1].x, p[i + 1].y, p[i + 2].x, p[i + 2].y);
+    for (size_t i = 1; i + 2 < p.size(); i += 3)
+      path_.cubicTo(p[i].x, p[i].y, p[i + 1].x, p[i + 1].y, p[i + 2].x, p[i + 2].y);
   else
     for (size_t i = 1; i < p.size(); i++) path_.lineTo(p[i].x, p[i].y);
   // arrowhead along the direction the path arrives in: from the last distinct point before the tip

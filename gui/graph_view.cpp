@@ -106,7 +106,7 @@ void GraphView::show_frame(FrameResultPtr r) {
   const FrameGraph& g = *r->graph;
   const Layout& L = *r->layout;
 
-  QRectF match_box;  // bounds of the matched subgraph
+  QRectF match_box;         // bounds of the matched subgraph
   QPainterPath match_area;  // and the area hugging its nodes
   for (size_t i = 0; i < g.nodes.size(); i++) {
     auto* it = new NodeItem(g.nodes[i], (int)i, false);
@@ -160,7 +160,8 @@ void GraphView::show_frame(FrameResultPtr r) {
 void GraphView::initial_view(const QRectF& focus) {
   // a graph that only fits with unreadable labels: start readable, at what the match touched or at the root
   QRectF b = scene()->itemsBoundingRect().adjusted(-20, -20, 20, 20);
-  double fit_scale = std::min(viewport()->width() / std::max(1.0, b.width()), viewport()->height() / std::max(1.0, b.height()));
+  double fit_scale =
+      std::min(viewport()->width() / std::max(1.0, b.width()), viewport()->height() / std::max(1.0, b.height()));
   if (fit_scale >= kMinReadableScale) return fit();
   setTransform(QTransform::fromScale(0.9, 0.9));
   if (!focus.isNull()) return centerOn(focus.center());
@@ -230,7 +231,8 @@ int GraphView::find_nodes(const QString& text) {
       std::string hay;
       for (const auto& l : g.nodes[i].lines) hay += l + "\n";
       for (char& c : hay) c = (char)std::tolower((unsigned char)c);
-      if (hay.find(needle) != std::string::npos || std::to_string(g.nodes[i].key.id) == needle) found_.push_back((int)i);
+      if (hay.find(needle) != std::string::npos || std::to_string(g.nodes[i].key.id) == needle)
+        found_.push_back((int)i);
     }
   }
   selected_ = 0;
@@ -308,10 +310,17 @@ void GraphView::keyPressEvent(QKeyEvent* e) {
       emit nav_key(e->key());
       return;
     case Qt::Key_Plus:
-    case Qt::Key_Equal: zoom_by(1.25); return;
-    case Qt::Key_Minus: zoom_by(0.8); return;
-    case Qt::Key_0: setTransform(QTransform()); return;
-    default: break;
+    case Qt::Key_Equal:
+      zoom_by(1.25);
+      return;
+    case Qt::Key_Minus:
+      zoom_by(0.8);
+      return;
+    case Qt::Key_0:
+      setTransform(QTransform());
+      return;
+    default:
+      break;
   }
   QGraphicsView::keyPressEvent(e);
 }

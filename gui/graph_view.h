@@ -27,8 +27,8 @@ class GraphView : public QGraphicsView {
   void set_progress(const QString& text);  // overlay with a busy bar and a cancel button; empty hides it
   void fit();
   void zoom_by(double f);
-  void select_node(int64_t id);            // 0 clears
-  int find_nodes(const QString& text);     // highlight nodes whose label contains text, centre on the next one
+  void select_node(int64_t id);         // 0 clears
+  int find_nodes(const QString& text);  // highlight nodes whose label contains text, centre on the next one
   FrameResultPtr frame() const { return frame_; }
   int64_t selected_node() const { return selected_; }
   double zoom() const;

@@ -95,7 +95,8 @@ Layout layout_incremental(const LayoutGraph& g, const LayoutGraph& bg, const Lay
   }
   double miny = 1e300, maxy = -1e300, minx = 1e300;
   for (size_t i = 0; i < n; i++)
-    if (placed[i]) miny = std::min(miny, L.pos[i].y), maxy = std::max(maxy, L.pos[i].y), minx = std::min(minx, L.pos[i].x);
+    if (placed[i])
+      miny = std::min(miny, L.pos[i].y), maxy = std::max(maxy, L.pos[i].y), minx = std::min(minx, L.pos[i].x);
   if (miny > maxy) miny = maxy = minx = 0;
 
   auto try_place = [&](int v) -> bool {
@@ -139,8 +140,10 @@ Layout layout_incremental(const LayoutGraph& g, const LayoutGraph& bg, const Lay
       double top = L.pos[i].y - g.nodes[i].h / 2, bottom = L.pos[i].y + g.nodes[i].h / 2;
       if (bottom < band_lo || top > band_hi) continue;
       band.push_back(i);
-      if (L.pos[i].x >= want) shift_r = std::max(shift_r, need_r - (L.pos[i].x - g.nodes[i].w / 2));
-      else shift_l = std::max(shift_l, (L.pos[i].x + g.nodes[i].w / 2) - need_l);
+      if (L.pos[i].x >= want)
+        shift_r = std::max(shift_r, need_r - (L.pos[i].x - g.nodes[i].w / 2));
+      else
+        shift_l = std::max(shift_l, (L.pos[i].x + g.nodes[i].w / 2) - need_l);
     }
     for (int i : band) {
       double d = L.pos[i].x >= want ? shift_r : -shift_l;

@@ -228,8 +228,8 @@ Layout layout_layered(const LayoutGraph& g) {
   }
   for (size_t ei = 0; ei < g.edges.size(); ei++) {
     const LEdge& e = g.edges[ei];
-    EdgePath p = simple_edge(L.pos[e.src], w[e.src], h[e.src], L.pos[e.dst], w[e.dst], h[e.dst], slot[ei],
-                             nports[e.dst]);
+    EdgePath p =
+        simple_edge(L.pos[e.src], w[e.src], h[e.src], L.pos[e.dst], w[e.dst], h[e.dst], slot[ei], nports[e.dst]);
     if (!chain[ei].empty()) {
       std::vector<Pt> via{p.pts.front()};
       for (int v : chain[ei]) via.push_back({x[v] - minx, row_y[vrank[v]]});

@@ -1,11 +1,12 @@
 // tinyviz: opens a tinygrad-cpp trace and shows what the engine did. See screenshot.h for the command line.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <QApplication>
 #include <QDir>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "gui/frame_loader.h"
 #include "gui/main_window.h"

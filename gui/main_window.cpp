@@ -302,9 +302,12 @@ bool MainWindow::open_trace(const QString& path) {
   add_recent(QFileInfo(path).absoluteFilePath());
   // start on the first step, so there is a graph at once
   const auto& order = model_->step_order();
-  if (!order.empty()) select({session_->ui().step(order.front()).context, order.front(), 0});
-  else if (!session_->ui().contexts().empty()) select({session_->ui().contexts().front().id, 0, 0});
-  else graph_->show_message(tr("The trace has no rewrite steps yet."));
+  if (!order.empty())
+    select({session_->ui().step(order.front()).context, order.front(), 0});
+  else if (!session_->ui().contexts().empty())
+    select({session_->ui().contexts().front().id, 0, 0});
+  else
+    graph_->show_message(tr("The trace has no rewrite steps yet."));
   return true;
 }
 
@@ -330,7 +333,6 @@ void MainWindow::reload() {
   if (!sel_.step && !model_->step_order().empty())
     select({s->ui().step(model_->step_order().front()).context, model_->step_order().front(), 0}, false);
 }
-
 
 void MainWindow::set_session(SessionPtr s) {
   session_ = std::move(s);
@@ -433,7 +435,8 @@ void MainWindow::update_frame_bar() {
     return;
   }
   size_t n = model_->frames_of(sel_.step) - 1;
-  frame_label_->setText(sel_.frame == 0 ? tr("input  ·  %1 matches").arg(n) : tr("match %1 / %2").arg(sel_.frame).arg(n));
+  frame_label_->setText(sel_.frame == 0 ? tr("input  ·  %1 matches").arg(n)
+                                        : tr("match %1 / %2").arg(sel_.frame).arg(n));
 }
 
 void MainWindow::on_tree_current(const QModelIndex& cur) {
@@ -464,7 +467,8 @@ void MainWindow::on_frame(FrameResultPtr r) {
     if (std::getenv("TINYVIZ_TIMING")) std::fprintf(stderr, "tinyviz: first graph drawn %.1f ms after launch\n", ms);
   }
   if (std::getenv("TINYVIZ_TIMING"))
-    std::fprintf(stderr, "tinyviz: step %lld frame %zu (%zu nodes, %zu drawn): build %.1f ms, %s %.1f ms, total %.1f ms\n",
+    std::fprintf(stderr,
+                 "tinyviz: step %lld frame %zu (%zu nodes, %zu drawn): build %.1f ms, %s %.1f ms, total %.1f ms\n",
                  (long long)g.step, g.frame, g.n_uops, g.nodes.size(), r->build_ms, r->layout->engine.c_str(),
                  r->layout->ms, last_frame_ms_);
   emit frame_shown();
@@ -485,9 +489,12 @@ void MainWindow::navigate(int key) {
     if (!sel_.step) return;
     size_t frames = model_->frames_of(sel_.step);
     size_t f = sel_.frame;
-    if (key == Qt::Key_Right && f + 1 < frames) f++;
-    else if (key == Qt::Key_Left && f > 0) f--;
-    else return;
+    if (key == Qt::Key_Right && f + 1 < frames)
+      f++;
+    else if (key == Qt::Key_Left && f > 0)
+      f--;
+    else
+      return;
     select({sel_.context, sel_.step, f});
     return;
   }
@@ -537,8 +544,8 @@ void MainWindow::on_search(const QString& text) {
   std::vector<int64_t> rules;
   for (const RuleRow& r : session_->rules()) {
     QString site = QString::fromStdString(r.file + ":" + std::to_string(r.line)).toLower();
-    QString hay = site + "\n" + QString::fromStdString(r.matcher).toLower() + "\n" +
-                  QString::fromStdString(r.source).toLower();
+    QString hay =
+        site + "\n" + QString::fromStdString(r.matcher).toLower() + "\n" + QString::fromStdString(r.source).toLower();
     if (hay.contains(needle)) rules.push_back(r.id);
   }
   if (!rules.empty()) {
@@ -587,9 +594,7 @@ void MainWindow::rebuild_recent_menu() {
   recent_menu_->setEnabled(!list.isEmpty());
 }
 
-bool MainWindow::idle() const {
-  return !loader_->busy() && !stats_->loading() && !code_->loading();
-}
+bool MainWindow::idle() const { return !loader_->busy() && !stats_->loading() && !code_->loading(); }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
   if (e->mimeData()->hasUrls()) e->acceptProposedAction();

@@ -90,7 +90,7 @@ class MainWindow : public QMainWindow {
   size_t history_pos_ = 0;
   bool syncing_tree_ = false;
   std::unordered_map<int64_t, size_t> step_pos_;  // position in the tree's step order
-  std::vector<int64_t> expand_queue_;              // steps a rule search opens, one per event-loop turn
+  std::vector<int64_t> expand_queue_;             // steps a rule search opens, one per event-loop turn
 
   TraceModel* model_;
   TraceFilter* filter_;

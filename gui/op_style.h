@@ -1,13 +1,12 @@
 // How the graph looks: node colours by op (tinygrad's VIZ palette, reference tinygrad-viz.md §3.4), the rewrite-diff
 // mark colours, and the label font and box metrics (usable from worker threads).
 #pragma once
-#include <string>
-#include <string_view>
-#include <vector>
-
 #include <QColor>
 #include <QFont>
 #include <QSizeF>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace tv {
 

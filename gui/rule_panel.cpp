@@ -74,7 +74,9 @@ QString RulePanel::step_html(int64_t step) const {
   if (s.walk) flags << "walk";
   if (s.enter_calls) flags << "enter_calls";
   QString h = "<h4>" + tr("Step %1: %2").arg(s.id).arg(esc(s.name)) + "</h4><table>";
-  auto row = [&](const QString& k, const QString& v) { h += "<tr><td class='k'>" + k + "</td><td>" + v + "</td></tr>"; };
+  auto row = [&](const QString& k, const QString& v) {
+    h += "<tr><td class='k'>" + k + "</td><td>" + v + "</td></tr>";
+  };
   row(tr("called at"), esc(s.file) + ":" + QString::number(s.line));
   row(tr("flags"), flags.isEmpty() ? tr("top-down") : flags.join(", "));
   row(tr("depth"), QString::number(s.depth) + (s.parent ? tr(" (inside step %1)").arg(s.parent) : QString()));
@@ -141,7 +143,7 @@ void RulePanel::show_frame(const FrameResultPtr& r) {
     extra += "<h4>" + tr("Before → after") + "</h4><pre>";
     for (const DiffLine& d : line_diff(g.before_text, g.after_text)) {
       QString line = QString(QChar(d.kind)) + " " + QString::fromStdString(d.text).toHtmlEscaped();
-      extra += d.kind == '+' ? "<span class='add'>" + line + "</span>\n"
+      extra += d.kind == '+'   ? "<span class='add'>" + line + "</span>\n"
                : d.kind == '-' ? "<span class='del'>" + line + "</span>\n"
                                : line + "\n";
     }

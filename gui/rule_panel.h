@@ -18,7 +18,7 @@ class RulePanel : public QWidget {
   explicit RulePanel(QWidget* parent = nullptr);
   void set_session(SessionPtr s);
   void show_selection(const Selection& s, const tg::viz::MatchRow* m);  // at once, from the tree's data
-  void show_frame(const FrameResultPtr& r);                            // adds the diff once the frame is built
+  void show_frame(const FrameResultPtr& r);                             // adds the diff once the frame is built
   void show_node(const FrameResultPtr& r, int64_t id);
   QString site() const;  // the file:line shown (empty: none)
   QString text() const;  // plain text of the panel (tests)

@@ -50,7 +50,8 @@ Options parse_options(const QStringList& args) {
       QStringList wh = value("--size").split('x');
       bool ok1 = false, ok2 = false;
       if (wh.size() == 2) o.size = QSize(wh[0].toInt(&ok1), wh[1].toInt(&ok2));
-      if (!ok1 || !ok2 || o.size.width() < 200 || o.size.height() < 150) o.error = "--size: expected WxH, e.g. 1600x1000";
+      if (!ok1 || !ok2 || o.size.width() < 200 || o.size.height() < 150)
+        o.error = "--size: expected WxH, e.g. 1600x1000";
     } else if (a == "--bench-step") {
       bool ok = false;
       o.bench_step = value("--bench-step").toLongLong(&ok);
@@ -178,8 +179,10 @@ int bench_stepping(MainWindow& w, const Options& o) {
     if (ms.empty()) return;
     std::vector<double> s = ms;
     std::sort(s.begin(), s.end());
-    std::printf("step %lld, %zu frames %s (up to %zu nodes): key to drawn frame min %.1f ms, median %.1f ms, "
-                "max %.1f ms\n", o.bench_step, ms.size(), what, nodes, s.front(), s[s.size() / 2], s.back());
+    std::printf(
+        "step %lld, %zu frames %s (up to %zu nodes): key to drawn frame min %.1f ms, median %.1f ms, "
+        "max %.1f ms\n",
+        o.bench_step, ms.size(), what, nodes, s.front(), s[s.size() / 2], s.back());
   };
   doing = "stepping";
   run(Qt::Key_Right, "forward");
@@ -198,6 +201,16 @@ int bench_stepping(MainWindow& w, const Options& o) {
     w.show_tab((MainWindow::Tab)tab);
     wait();
   }
+  w.show_tab(MainWindow::TimelineTab);
+  w.timeline()->show_all();
+  std::vector<double> paints;
+  for (int i = 0; i < 10; i++) {
+    w.timeline()->repaint();
+    paints.push_back(w.timeline()->last_paint_ms());
+  }
+  std::sort(paints.begin(), paints.end());
+  std::printf("timeline: %zu spans, whole trace on screen: paint %.1f ms (median of 10)\n", w.timeline()->span_count(),
+              paints[5]);
   std::printf("longest event-loop stall after opening: %.0f ms (%s)\n", worst_stall, worst_doing);
   return 0;
 }

@@ -55,8 +55,8 @@ void StatsModel::set_rows(SessionPtr s, std::vector<RuleStatRow> rows) {
 
 QVariant StatsModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal) return {};
-  static const char* names[] = {"Rule",  "Matcher", "Matches", "Attempts", "Early rejects", "Candidates",
-                                "Match %", "Excl ms", "Incl ms", "Source"};
+  static const char* names[] = {"Rule",       "Matcher", "Matches", "Attempts", "Early rejects",
+                                "Candidates", "Match %", "Excl ms", "Incl ms",  "Source"};
   static const char* tips[] = {
       "Where the rule is written (file:line)",
       "The PatternMatcher the rule belongs to",
@@ -81,37 +81,60 @@ QVariant StatsModel::data(const QModelIndex& i, int role) const {
   if (role == RuleIdRole) return (qlonglong)r.rule;
   if (role == SortRole) {
     switch (i.column()) {
-      case Site: return rule ? QString::fromStdString(rule->file) + QString("%1").arg(rule->line, 6, 10, QChar('0')) : "";
-      case Matches: return (qulonglong)r.matches;
-      case Attempts: return (qulonglong)r.attempts;
-      case EarlyRejects: return (qulonglong)r.early_rejects;
-      case Candidates: return (qulonglong)r.candidates;
-      case Rate: return rate;
-      case ExclMs: return (qlonglong)r.excl_ns;
-      case InclMs: return (qlonglong)r.incl_ns;
-      default: return data(i, Qt::DisplayRole);
+      case Site:
+        return rule ? QString::fromStdString(rule->file) + QString("%1").arg(rule->line, 6, 10, QChar('0')) : "";
+      case Matches:
+        return (qulonglong)r.matches;
+      case Attempts:
+        return (qulonglong)r.attempts;
+      case EarlyRejects:
+        return (qulonglong)r.early_rejects;
+      case Candidates:
+        return (qulonglong)r.candidates;
+      case Rate:
+        return rate;
+      case ExclMs:
+        return (qlonglong)r.excl_ns;
+      case InclMs:
+        return (qlonglong)r.incl_ns;
+      default:
+        return data(i, Qt::DisplayRole);
     }
   }
   if (role == Qt::DisplayRole) {
     switch (i.column()) {
-      case Site: return site_of(rule);
-      case Matcher: return rule ? QString::fromStdString(rule->matcher) : QString();
-      case Matches: return (qulonglong)r.matches;
-      case Attempts: return (qulonglong)r.attempts;
-      case EarlyRejects: return (qulonglong)r.early_rejects;
-      case Candidates: return (qulonglong)r.candidates;
-      case Rate: return r.attempts ? QString::number(rate, 'f', 1) : QString("–");
-      case ExclMs: return QString::number(r.excl_ns / 1e6, 'f', 3);
-      case InclMs: return QString::number(r.incl_ns / 1e6, 'f', 3);
-      case Source: return rule ? first_line(rule->source) : QString();
+      case Site:
+        return site_of(rule);
+      case Matcher:
+        return rule ? QString::fromStdString(rule->matcher) : QString();
+      case Matches:
+        return (qulonglong)r.matches;
+      case Attempts:
+        return (qulonglong)r.attempts;
+      case EarlyRejects:
+        return (qulonglong)r.early_rejects;
+      case Candidates:
+        return (qulonglong)r.candidates;
+      case Rate:
+        return r.attempts ? QString::number(rate, 'f', 1) : QString("–");
+      case ExclMs:
+        return QString::number(r.excl_ns / 1e6, 'f', 3);
+      case InclMs:
+        return QString::number(r.incl_ns / 1e6, 'f', 3);
+      case Source:
+        return rule ? first_line(rule->source) : QString();
     }
   }
   if (role == Qt::ToolTipRole && rule) {
     switch (i.column()) {
-      case Site: return QString::fromStdString(rule->file) + ":" + QString::number(rule->line);
-      case Matcher: return QString::fromStdString(rule->matcher);
-      case Source: return QString::fromStdString(rule->source);
-      default: return {};
+      case Site:
+        return QString::fromStdString(rule->file) + ":" + QString::number(rule->line);
+      case Matcher:
+        return QString::fromStdString(rule->matcher);
+      case Source:
+        return QString::fromStdString(rule->source);
+      default:
+        return {};
     }
   }
   if (role == Qt::TextAlignmentRole && i.column() >= Matches && i.column() <= InclMs)
@@ -142,11 +165,16 @@ QVariant RuleMatchesModel::data(const QModelIndex& i, int role) const {
   Trace& t = session_->ui();
   try {
     switch (i.column()) {
-      case Step: return (qlonglong)m.step;
-      case StepName: return QString::fromStdString(t.step(m.step).name);
-      case Context: return QString::fromStdString(t.context(t.step(m.step).context).name);
-      case MatchNo: return (qlonglong)m.ordinal + 1;
-      case Dur: return QString::number(m.dur_ns / 1e3, 'f', 2);
+      case Step:
+        return (qlonglong)m.step;
+      case StepName:
+        return QString::fromStdString(t.step(m.step).name);
+      case Context:
+        return QString::fromStdString(t.context(t.step(m.step).context).name);
+      case MatchNo:
+        return (qlonglong)m.ordinal + 1;
+      case Dur:
+        return QString::number(m.dur_ns / 1e3, 'f', 2);
       case Change: {  // read lazily, only for the rows on screen
         auto one = [&](int64_t n) {
           std::string l = t.label(n);
@@ -209,7 +237,8 @@ StatsView::StatsView(QWidget* parent) : QWidget(parent) {
   match_table_->verticalHeader()->setDefaultSectionSize(20);
   match_table_->horizontalHeader()->setStretchLastSection(true);
   match_table_->setWordWrap(false);
-  rule_label_ = new QLabel(tr("Select a rule to list every match of it; double-click a match to open its frame."), this);
+  rule_label_ =
+      new QLabel(tr("Select a rule to list every match of it; double-click a match to open its frame."), this);
 
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(table_);
@@ -310,8 +339,9 @@ void StatsView::select_rule(int64_t rule) {
 void StatsView::show_rule(int64_t rule) {
   if (!session_) return;
   const RuleRow* r = session_->rule(rule);
-  rule_label_->setText(tr("Matches of %1 (loading…)").arg(r ? QString::fromStdString(r->file) + ":" +
-                                                                  QString::number(r->line) : QString::number(rule)));
+  rule_label_->setText(
+      tr("Matches of %1 (loading…)")
+          .arg(r ? QString::fromStdString(r->file) + ":" + QString::number(r->line) : QString::number(rule)));
   uint64_t gen = ++rule_gen_;
   pending_++;
   SessionPtr s = session_;
@@ -321,9 +351,11 @@ void StatsView::show_rule(int64_t rule) {
         pending_--;
         if (gen != rule_gen_ || s != session_) return;
         QString site = r ? QString::fromStdString(r->file) + ":" + QString::number(r->line) : QString();
-        rule_label_->setText(err.isEmpty() ? tr("%1 matches of %2 across the trace (double-click one to open its frame)")
-                                                 .arg(rows.size()).arg(site)
-                                           : err);
+        rule_label_->setText(err.isEmpty()
+                                 ? tr("%1 matches of %2 across the trace (double-click one to open its frame)")
+                                       .arg(rows.size())
+                                       .arg(site)
+                                 : err);
         matches_->set_rows(s, std::move(rows));
         for (int c : {0, 3, 4}) match_table_->setColumnWidth(c, 70);
         match_table_->setColumnWidth(1, 160);

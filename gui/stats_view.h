@@ -60,8 +60,8 @@ class StatsView : public QWidget {
   void set_session(SessionPtr s);
   void set_selection(const Selection& s);  // the context/step scopes follow the selection
   void set_scope(Scope s);
-  void show_rule(int64_t rule);            // list every match of it
-  void select_rule(int64_t rule);          // select its row (once loaded) and list its matches
+  void show_rule(int64_t rule);    // list every match of it
+  void select_rule(int64_t rule);  // select its row (once loaded) and list its matches
   bool loading() const { return pending_ > 0; }
   StatsModel* model() const { return model_; }
   QSortFilterProxyModel* proxy() const { return proxy_; }

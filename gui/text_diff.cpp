@@ -26,9 +26,12 @@ std::vector<DiffLine> line_diff(const std::string& a, const std::string& b) {
   std::vector<DiffLine> out;
   size_t i = 0, j = 0;
   while (i < n && j < m) {
-    if (x[i] == y[j]) out.push_back({' ', x[i]}), i++, j++;
-    else if (L[i + 1][j] >= L[i][j + 1]) out.push_back({'-', x[i++]});
-    else out.push_back({'+', y[j++]});
+    if (x[i] == y[j])
+      out.push_back({' ', x[i]}), i++, j++;
+    else if (L[i + 1][j] >= L[i][j + 1])
+      out.push_back({'-', x[i++]});
+    else
+      out.push_back({'+', y[j++]});
   }
   while (i < n) out.push_back({'-', x[i++]});
   while (j < m) out.push_back({'+', y[j++]});

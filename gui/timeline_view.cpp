@@ -30,9 +30,12 @@ QString fmt_ns(double ns) {
 QString fmt_tick(double ns, double step) {
   const char* unit = "ns";
   double div = 1;
-  if (step >= 1e8) unit = "s", div = 1e9;
-  else if (step >= 1e5) unit = "ms", div = 1e6;
-  else if (step >= 1e2) unit = "µs", div = 1e3;
+  if (step >= 1e8)
+    unit = "s", div = 1e9;
+  else if (step >= 1e5)
+    unit = "ms", div = 1e6;
+  else if (step >= 1e2)
+    unit = "µs", div = 1e3;
   int decimals = std::max(0, (int)std::ceil(-std::log10(step / div) - 1e-9));
   return QString::number(ns / div, 'f', decimals) + " " + unit;
 }
@@ -249,8 +252,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
     p.drawText(QRect(6, lane_y(li), pl - 10, kLaneH), Qt::AlignVCenter | Qt::AlignLeft,
                fm.elidedText(lanes_[li].name, Qt::ElideRight, pl - 12));
   p.setPen(QColor(0x80, 0x84, 0x98));
-  p.drawText(QRect(6, 0, pl - 10, kAxisH), Qt::AlignVCenter,
-             tr("%1 spans").arg(span_count()));
+  p.drawText(QRect(6, 0, pl - 10, kAxisH), Qt::AlignVCenter, tr("%1 spans").arg(span_count()));
   paint_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start).count();
 }
 
@@ -302,7 +304,9 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
                 .arg(QString::fromStdString(s.file))
                 .arg(s.line);
     } else {
-      tip = tr("%1\ncontext %2\n%3").arg(QString::fromStdString(t.context(h->context).name)).arg(h->context)
+      tip = tr("%1\ncontext %2\n%3")
+                .arg(QString::fromStdString(t.context(h->context).name))
+                .arg(h->context)
                 .arg(fmt_ns(h->t1 - h->t0));
     }
     QToolTip::showText(e->globalPosition().toPoint(), tip, this);

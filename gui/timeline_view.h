@@ -15,7 +15,7 @@ class TimelineView : public QWidget {
   Q_OBJECT
  public:
   struct Span {
-    int64_t t0, t1;  // ns since the trace's first event
+    int64_t t0, t1;         // ns since the trace's first event
     int64_t context, step;  // step 0: a context span
     int name_hash;
   };
@@ -24,9 +24,9 @@ class TimelineView : public QWidget {
   void set_selection(const Selection& s);
   std::optional<Span> hit(QPoint p) const;
   std::optional<QPoint> point_of(int64_t step) const;  // a point inside the step's span, if on screen
-  void show_range(double t0, double t1);              // ns since the first event
+  void show_range(double t0, double t1);               // ns since the first event
   void show_all();
-  void reveal(int64_t step);                           // zoom in on a step's span
+  void reveal(int64_t step);  // zoom in on a step's span
   double last_paint_ms() const { return paint_ms_; }
   size_t span_count() const;
 

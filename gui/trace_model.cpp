@@ -35,7 +35,8 @@ void TraceModel::set_session(SessionPtr s) {
         auto pit = step_item_.find(st.parent);
         int parent = st.parent && pit != step_item_.end() ? pit->second : ci;
         int si = (int)items_.size();
-        items_.push_back({Step, sid, parent, (int)items_[parent].children.size(), {}, st.n_matches == 0 && st.error.empty()});
+        items_.push_back(
+            {Step, sid, parent, (int)items_[parent].children.size(), {}, st.n_matches == 0 && st.error.empty()});
         items_[parent].children.push_back(si);
         step_item_[sid] = si;
       }
@@ -107,8 +108,10 @@ Selection TraceModel::selection_of(const QModelIndex& i) const {
   const Item& it = item(i);
   Trace& t = session_->ui();
   switch (it.kind) {
-    case Context: return {it.id, 0, 0};
-    case Step: return {t.step(it.id).context, it.id, 0};
+    case Context:
+      return {it.id, 0, 0};
+    case Step:
+      return {t.step(it.id).context, it.id, 0};
     case Match: {
       const Item& st = items_[it.parent];
       return {t.step(st.id).context, st.id, (size_t)it.id + 1};
@@ -143,9 +146,7 @@ bool TraceModel::hasChildren(const QModelIndex& parent) const {
   return !it.children.empty() || !it.fetched;
 }
 
-bool TraceModel::canFetchMore(const QModelIndex& parent) const {
-  return parent.isValid() && !item(parent).fetched;
-}
+bool TraceModel::canFetchMore(const QModelIndex& parent) const { return parent.isValid() && !item(parent).fetched; }
 
 void TraceModel::fetchMore(const QModelIndex& parent) {
   if (parent.isValid()) load_matches((int)parent.internalId());
@@ -154,9 +155,12 @@ void TraceModel::fetchMore(const QModelIndex& parent) {
 QVariant TraceModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
   switch (section) {
-    case NameCol: return tr("Context / step / match");
-    case MatchesCol: return tr("Matches");
-    case TimeCol: return tr("ms");
+    case NameCol:
+      return tr("Context / step / match");
+    case MatchesCol:
+      return tr("Matches");
+    case TimeCol:
+      return tr("ms");
   }
   return {};
 }
@@ -167,11 +171,16 @@ QVariant TraceModel::data(const QModelIndex& index, int role) const {
   Trace& t = session_->ui();
   auto* self = const_cast<TraceModel*>(this);
   switch (role) {
-    case KindRole: return (int)it.kind;
-    case ContextRole: return (qlonglong)self->selection_of(index).context;
-    case StepRole: return (qlonglong)self->selection_of(index).step;
-    case FrameRole: return (qulonglong)self->selection_of(index).frame;
-    default: break;
+    case KindRole:
+      return (int)it.kind;
+    case ContextRole:
+      return (qlonglong)self->selection_of(index).context;
+    case StepRole:
+      return (qlonglong)self->selection_of(index).step;
+    case FrameRole:
+      return (qulonglong)self->selection_of(index).frame;
+    default:
+      break;
   }
   if (it.kind == Context) {
     const ContextRow& c = t.context(it.id);
@@ -182,8 +191,11 @@ QVariant TraceModel::data(const QModelIndex& index, int role) const {
     }
     if (role == SearchRole) return QString::fromStdString(c.name).toLower();
     if (role == Qt::ToolTipRole)
-      return tr("context %1: %2\n%3 steps, %4 matches").arg(c.id).arg(QString::fromStdString(c.name))
-          .arg(c.steps.size()).arg(ctx_matches_.at(c.id));
+      return tr("context %1: %2\n%3 steps, %4 matches")
+          .arg(c.id)
+          .arg(QString::fromStdString(c.name))
+          .arg(c.steps.size())
+          .arg(ctx_matches_.at(c.id));
     if (role == Qt::TextAlignmentRole && index.column() > 0) return int(Qt::AlignRight | Qt::AlignVCenter);
     return {};
   }
@@ -227,10 +239,13 @@ QVariant TraceModel::data(const QModelIndex& index, int role) const {
   }
   if (role == Qt::ForegroundRole) return QBrush(m.is_error ? QColor(0xf0, 0x70, 0x70) : QColor(0xa8, 0xc8, 0xf0));
   if (role == SearchRole && r)
-    return (QString::fromStdString(r->file) + ":" + QString::number(r->line) + "\n" + QString::fromStdString(r->matcher) +
-            "\n" + QString::fromStdString(r->source)).toLower();
+    return (QString::fromStdString(r->file) + ":" + QString::number(r->line) + "\n" +
+            QString::fromStdString(r->matcher) + "\n" + QString::fromStdString(r->source))
+        .toLower();
   if (role == Qt::ToolTipRole && r)
-    return QString("%1:%2\n%3").arg(QString::fromStdString(r->file)).arg(r->line)
+    return QString("%1:%2\n%3")
+        .arg(QString::fromStdString(r->file))
+        .arg(r->line)
         .arg(QString::fromStdString(r->source).left(400));
   if (role == Qt::TextAlignmentRole && index.column() > 0) return int(Qt::AlignRight | Qt::AlignVCenter);
   return {};

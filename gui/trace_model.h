@@ -33,8 +33,8 @@ class TraceModel : public QAbstractItemModel {
   QModelIndex index_of(const Selection& s);  // loads the step's matches when needed; invalid if unknown
   Selection selection_of(const QModelIndex& i) const;
   const std::vector<int64_t>& step_order() const { return step_order_; }  // tree pre-order
-  size_t frames_of(int64_t step);  // 1 + matches (and rule errors)
-  const tg::viz::MatchRow* match(int64_t step, size_t frame);  // frame >= 1
+  size_t frames_of(int64_t step);                                         // 1 + matches (and rule errors)
+  const tg::viz::MatchRow* match(int64_t step, size_t frame);             // frame >= 1
 
   QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
   QModelIndex parent(const QModelIndex& child) const override;
@@ -49,8 +49,8 @@ class TraceModel : public QAbstractItemModel {
  private:
   struct Item {
     Kind kind;
-    int64_t id;        // context id, step id, or (Match) index into matches_[step]
-    int parent;        // item index, -1 for contexts
+    int64_t id;  // context id, step id, or (Match) index into matches_[step]
+    int parent;  // item index, -1 for contexts
     int row;
     std::vector<int> children;
     bool fetched = true;

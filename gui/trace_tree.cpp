@@ -32,7 +32,8 @@ void TraceTree::keyPressEvent(QKeyEvent* e) {
         setExpanded(i, !isExpanded(i));
       }
       return;
-    default: QTreeView::keyPressEvent(e);
+    default:
+      QTreeView::keyPressEvent(e);
   }
 }
 

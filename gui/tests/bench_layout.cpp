@@ -1,13 +1,12 @@
 // Layout timings on synthetic UOp-shaped graphs: Graphviz dot (with tinyviz's tuning), the layered fallback, and
 // an incremental step (one node replaced). Usage: tinyviz_bench_layout [MAX_NODES]
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QPixmap>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <unordered_map>
-
-#include <QApplication>
-#include <QElapsedTimer>
-#include <QPixmap>
 
 #include "gui/graph_view.h"
 #include "gui/layout.h"

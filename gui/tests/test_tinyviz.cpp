@@ -5,9 +5,9 @@
 
 #include <QCheckBox>
 #include <QLineEdit>
-#include <QTableView>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <unordered_set>
@@ -200,7 +200,8 @@ class TestTinyviz : public QObject {
       QVERIFY(r && r->graph->frame == k);
       StepReplay rep(*t_, step_);
       FrameDelta d = rep.delta(k);
-      std::unordered_set<int64_t> added(d.added.begin(), d.added.end()), changed, removed(d.removed.begin(), d.removed.end());
+      std::unordered_set<int64_t> added(d.added.begin(), d.added.end()), changed,
+          removed(d.removed.begin(), d.removed.end());
       for (auto& [o, n] : d.changed) changed.insert(n);
       int marked = 0;
       for (NodeItem* n : w.graph()->node_items()) {
@@ -284,16 +285,19 @@ class TestTinyviz : public QObject {
     // the "attempted, never matched" filter
     sv->findChild<QCheckBox*>()->setChecked(true);
     QCOMPARE((int64_t)sv->proxy()->rowCount(),
-             sql_int(trace_, "SELECT COUNT(*) FROM (SELECT rule FROM context_rule_stats GROUP BY rule "
-                             "HAVING SUM(attempts) > 0 AND SUM(matches) = 0)"));
+             sql_int(trace_,
+                     "SELECT COUNT(*) FROM (SELECT rule FROM context_rule_stats GROUP BY rule "
+                     "HAVING SUM(attempts) > 0 AND SUM(matches) = 0)"));
     sv->findChild<QCheckBox*>()->setChecked(false);
     // one step's statistics
     w.select({0, step_, 0});
     sv->set_scope(StatsView::ThisStep);
     QVERIFY(wait_idle(w));
-    QCOMPARE((int64_t)m->rowCount(), sql_int(trace_, "SELECT COUNT(*) FROM rule_stats WHERE step=" + std::to_string(step_)));
+    QCOMPARE((int64_t)m->rowCount(),
+             sql_int(trace_, "SELECT COUNT(*) FROM rule_stats WHERE step=" + std::to_string(step_)));
     int64_t step_matches = 0;
-    for (int r = 0; r < m->rowCount(); r++) step_matches += m->data(m->index(r, StatsModel::Matches), Qt::DisplayRole).toLongLong();
+    for (int r = 0; r < m->rowCount(); r++)
+      step_matches += m->data(m->index(r, StatsModel::Matches), Qt::DisplayRole).toLongLong();
     QCOMPARE(step_matches, sql_int(trace_, "SELECT COUNT(*) FROM matches WHERE step=" + std::to_string(step_)));
     // every match of a rule, and the jump to one
     int64_t rule = t_->matches(step_)[0].rule;
@@ -444,8 +448,8 @@ class TestTinyviz : public QObject {
     env.insert("QT_QPA_PLATFORM", "offscreen");
     p.setProcessEnvironment(env);
     int64_t ctx = t_->step(step_).context;
-    p.start(TV_APP_BIN, {"--screenshot", out, "--select", QString("%1/%2/3").arg(ctx).arg(step_), "--size", "1200x800",
-                         trace_});
+    p.start(TV_APP_BIN,
+            {"--screenshot", out, "--select", QString("%1/%2/3").arg(ctx).arg(step_), "--size", "1200x800", trace_});
     QVERIFY(p.waitForFinished(30000));
     QCOMPARE(p.exitCode(), 0);
     QImage img(out);
