@@ -61,7 +61,12 @@ const std::vector<MatchRow>& TraceModel::matches_of(int64_t step) {
   return matches_[step] = session_->ui().matches(step);
 }
 
-size_t TraceModel::frames_of(int64_t step) { return session_ ? matches_of(step).size() + 1 : 1; }
+size_t TraceModel::frames_of(int64_t step) {
+  if (!session_) return 1;
+  if (auto it = matches_.find(step); it != matches_.end()) return it->second.size() + 1;
+  const StepRow& s = session_->ui().step(step);
+  return s.error.empty() ? (size_t)s.n_matches + 1 : matches_of(step).size() + 1;  // rule errors are frames too
+}
 
 const MatchRow* TraceModel::match(int64_t step, size_t frame) {
   const auto& m = matches_of(step);

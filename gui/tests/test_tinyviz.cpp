@@ -170,13 +170,21 @@ class TestTinyviz : public QObject {
     QTest::keyClick(w.graph(), Qt::Key_Right);
     QVERIFY(wait_idle(w));
     QCOMPARE(w.selection().frame, size_t(2));
-    // back / forward through the history of selections
-    w.back();
+    // back / forward through the history of selections: Alt+Left / Alt+Right
+    w.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&w));
+    w.tree()->setFocus();
+    QTest::keyClick(w.tree(), Qt::Key_Left, Qt::AltModifier);
     QVERIFY(wait_idle(w));
     QCOMPARE(w.selection().frame, size_t(1));
-    w.forward();
+    QTest::keyClick(w.tree(), Qt::Key_Right, Qt::AltModifier);
     QVERIFY(wait_idle(w));
     QCOMPARE(w.selection().frame, size_t(2));
+    // F fits the graph wherever the focus is
+    w.graph()->zoom_by(4);
+    double zoomed = w.graph()->zoom();
+    QTest::keyClick(w.tree(), Qt::Key_F);
+    QVERIFY(w.graph()->zoom() < zoomed);
     // Enter expands the current step
     QModelIndex cur = w.tree()->currentIndex();
     QVERIFY(cur.isValid());
