@@ -12,6 +12,7 @@
 
 #include "gui/graph_view.h"
 #include "gui/main_window.h"
+#include "gui/message_bar.h"
 #include "gui/stats_view.h"
 #include "gui/timeline_view.h"
 
@@ -81,20 +82,30 @@ Options parse_options(const QStringList& args) {
   return o;
 }
 
-void apply_options(MainWindow& w, const Options& o) {
-  if (o.has_select) {
+bool apply_options(MainWindow& w, const Options& o) {
+  bool ok = true;
+  if (o.has_select && w.session()) {
     Selection s{o.context, o.step, (size_t)o.match};
-    if (s.step && w.session()) {
-      try {
+    try {
+      if (s.step) {
         int64_t ctx = w.session()->ui().step(s.step).context;
         if (s.context && ctx != s.context)
           std::fprintf(stderr, "tinyviz: step %lld is in context %lld, not %lld\n", (long long)s.step, (long long)ctx,
                        (long long)s.context);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "tinyviz: --select: %s\n", e.what());
+        size_t frames = w.model()->frames_of(s.step);
+        if (s.frame >= frames) {
+          std::fprintf(stderr, "tinyviz: step %lld has %zu matches, not %zu\n", (long long)s.step, frames - 1, s.frame);
+          ok = false;
+        }
+      } else {
+        w.session()->ui().context(s.context);
       }
+      w.select(s);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tinyviz: --select: %s\n", e.what());
+      w.message_bar()->show_error(QString("--select: %1").arg(e.what()));
+      ok = false;
     }
-    w.select(s);
   }
   static const QStringList tabs{"graph", "stats", "timeline", "code"};
   w.show_tab((MainWindow::Tab)std::max<qsizetype>(0, tabs.indexOf(o.tab)));
@@ -102,13 +113,13 @@ void apply_options(MainWindow& w, const Options& o) {
     if (const auto* m = w.model()->match(w.selection().step, w.selection().frame)) w.stats()->select_rule(m->rule);
   }
   if (o.tab == "timeline" && w.selection().step) w.timeline()->reveal(w.selection().step);
+  return ok;
 }
 
 int take_screenshot(MainWindow& w, const Options& o, int timeout_ms) {
   w.resize(o.size);
   w.show();
-  bool opened = w.open_trace(o.trace);
-  if (opened) apply_options(w, o);
+  bool opened = w.open_trace(o.trace), selected = opened && apply_options(w, o);
   QElapsedTimer t;
   t.start();
   // wait for the frame (layout runs on a worker), statistics and code to arrive, then for the paint
@@ -128,7 +139,7 @@ int take_screenshot(MainWindow& w, const Options& o, int timeout_ms) {
   }
   std::printf("tinyviz: wrote %s (%dx%d)%s\n", qPrintable(o.screenshot), pm.width(), pm.height(),
               timed_out ? " before the view finished loading" : "");
-  return opened ? 0 : 2;
+  return selected ? 0 : 2;
 }
 
 }  // namespace tv

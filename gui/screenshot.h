@@ -23,7 +23,7 @@ struct Options {
 Options parse_options(const QStringList& args);  // args without the program name; error set when invalid
 extern const char* const kUsage;
 
-void apply_options(MainWindow& w, const Options& o);  // --select, --tab on an opened window
+bool apply_options(MainWindow& w, const Options& o);  // --select, --tab on an opened window; false: bad --select
 // renders the window with the trace at o.size into o.screenshot once everything is drawn; returns an exit status
 int take_screenshot(MainWindow& w, const Options& o, int timeout_ms = 60000);
 // --bench-step: opens the trace, steps through every frame of the step with the Right key as a user would, and

@@ -43,6 +43,11 @@ int64_t sql_int(const QString& path, const std::string& q) {
   return v;
 }
 
+// TV_TEST_SHOTS=DIR: keep a picture of what a test checked, to look at
+void shot(QWidget& w, const char* name) {
+  if (const char* dir = std::getenv("TV_TEST_SHOTS")) w.grab().save(QString("%1/%2.png").arg(dir, name));
+}
+
 bool wait_idle(MainWindow& w, int ms = 15000) {
   QElapsedTimer t;
   t.start();
@@ -269,6 +274,7 @@ class TestTinyviz : public QObject {
     int64_t id = fg.nodes[pick].key.id;
     QCOMPARE(g->selected_node(), id);
     QVERIFY(w.panel()->text().contains(QString("Node %1").arg(id)));
+    shot(w, "clicked_node");
   }
 
   void statistics_equal_sql() {
