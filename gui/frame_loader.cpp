@@ -316,7 +316,7 @@ void FrameLoader::start_job(bool force_fallback, bool force_full, bool exact) {
           return;
         }
         r->layout = std::make_shared<Layout>(layout_layered(g->layout_graph()));
-        if (force_fallback)
+        if (force_fallback || sh->slow(step))  // cancelled, or over budget here or earlier in this step
           r->note = tr("Stopped waiting for Graphviz (budget %1 ms, or cancelled): simple layered layout. "
                        "R: wait for Graphviz")
                         .arg(budget);
@@ -349,7 +349,8 @@ void FrameLoader::start_job(bool force_fallback, bool force_full, bool exact) {
 }
 
 void FrameLoader::deliver(uint64_t gen, FrameResultPtr r) {
-  if (gen != gen_) return;
+  if (gen != gen_ || gen == delivered_) return;  // stale, or already shown (a fallback racing the normal job)
+  delivered_ = gen;
   budget_timer_.stop();
   busy_ = false;
   emit progress(QString());

@@ -74,7 +74,7 @@ class FrameLoader : public QObject {
   bool busy_ = false, fallback_started_ = false;
   int64_t step_ = 0;
   size_t frame_ = 0;
-  uint64_t gen_ = 0;
+  uint64_t gen_ = 0, delivered_ = 0;
 };
 
 }  // namespace tv

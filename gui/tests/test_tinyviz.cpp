@@ -432,6 +432,25 @@ class TestTinyviz : public QObject {
     QVERIFY(w.message_bar()->text().contains("cannot be built"));
   }
 
+  void cancelling_graphviz_shows_the_simple_layout() {
+    MainWindow w;
+    QVERIFY(w.open_trace(trace_));
+    QVERIFY(wait_idle(w));
+    int64_t other = w.model()->step_order()[2];
+    w.select({0, other, 0});
+    w.loader()->cancel_layout();  // Esc before Graphviz could answer
+    QVERIFY(wait_idle(w));
+    FrameResultPtr r = w.graph()->frame();
+    QVERIFY(r);
+    QCOMPARE(r->graph->step, other);
+    QCOMPARE(r->layout->engine, std::string("layered"));
+    QVERIFY(!r->note.isEmpty());
+    // R asks for Graphviz again and waits for it
+    w.loader()->relayout();
+    QVERIFY(wait_idle(w));
+    QCOMPARE(w.graph()->frame()->layout->engine, std::string("dot"));
+  }
+
   void reload_keeps_the_selection() {
     MainWindow w;
     QVERIFY(w.open_trace(trace_));
