@@ -68,7 +68,7 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     }
   }
 
-  std::unordered_set<int64_t> added, changed_new, removed_set;
+  std::unordered_set<int64_t> added, changed_new;
   if (k > 0) {
     FrameDelta d = r.delta(k);
     fg->match = r.matches()[k - 1];
@@ -76,7 +76,6 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     for (auto& [o, nw] : d.changed) changed_new.insert(nw);
     fg->n_added = d.added.size(), fg->n_removed = d.removed.size(), fg->n_changed = d.changed.size();
     fg->added = d.added, fg->removed = d.removed, fg->changed = d.changed;
-    removed_set.insert(d.removed.begin(), d.removed.end());
   }
   fg->error = r.error();
 

@@ -190,7 +190,6 @@ void FrameLoader::relayout() {
   fallback_started_ = false;
   budget_timer_.stop();
   start_job(false, true, true);
-  budget_timer_.stop();  // asked for Graphviz explicitly: wait for it (Esc still cancels)
 }
 
 void FrameLoader::cancel_layout() {
@@ -251,7 +250,8 @@ FrameResultPtr derive(TraceSession::Frames& fr, FrameLoader::Shared& sh, int64_t
 // derived from a fresh layout of frame k-1, so even a jump shows what the match removed, with the same coordinates.
 void FrameLoader::start_job(bool force_fallback, bool force_full, bool exact) {
   busy_ = true;
-  if (!force_fallback && !budget_timer_.isActive()) budget_timer_.start(budget_ms_);
+  // asked for Graphviz explicitly (force_full): wait as long as it takes, Esc still cancels
+  if (!force_fallback && !force_full && !budget_timer_.isActive()) budget_timer_.start(budget_ms_);
   emit progress(tr("Building frame %1…").arg(frame_));
   QPointer<FrameLoader> self(this);
   auto sh = sh_;
