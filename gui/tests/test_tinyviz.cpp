@@ -275,6 +275,23 @@ class TestTinyviz : public QObject {
     QCOMPARE(g->selected_node(), id);
     QVERIFY(w.panel()->text().contains(QString("Node %1").arg(id)));
     shot(w, "clicked_node");
+    // a click on the background clears it
+    QTest::mouseClick(g->viewport(), Qt::LeftButton, {}, QPoint(3, 3));
+    QCOMPARE(g->selected_node(), int64_t(0));
+    // the wheel zooms, dragging pans
+    double z = g->zoom();
+    QPoint c = g->viewport()->rect().center();
+    QWheelEvent wheel(c, g->viewport()->mapToGlobal(c), QPoint(), QPoint(0, 240), Qt::NoButton, Qt::NoModifier,
+                      Qt::NoScrollPhase, false);
+    QApplication::sendEvent(g->viewport(), &wheel);
+    QVERIFY(g->zoom() > z * 1.3);
+    QPointF before = g->mapToScene(c);
+    QTest::mousePress(g->viewport(), Qt::LeftButton, {}, c);
+    for (int i = 1; i <= 5; i++) QTest::mouseMove(g->viewport(), c + QPoint(20 * i, 10 * i));
+    QTest::mouseRelease(g->viewport(), Qt::LeftButton, {}, c + QPoint(100, 50));
+    QPointF after = g->mapToScene(c);
+    QVERIFY((after - before).manhattanLength() > 50);
+    QCOMPARE(g->selected_node(), int64_t(0));  // a drag is not a click
   }
 
   void statistics_equal_sql() {
@@ -395,6 +412,16 @@ class TestTinyviz : public QObject {
       f.write(QByteArray(4096, 'x'));
     }
     QVERIFY(!w.open_trace(junk));
+    QVERIFY(w.message_bar()->text().contains("not a tinygrad trace"));
+    // somebody else's SQLite database
+    QString foreign = dir_.filePath("foreign.db");
+    {
+      sqlite3* db = nullptr;
+      sqlite3_open(foreign.toStdString().c_str(), &db);
+      sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(1);", nullptr, nullptr, nullptr);
+      sqlite3_close(db);
+    }
+    QVERIFY(!w.open_trace(foreign));
     QVERIFY(w.message_bar()->text().contains("not a tinygrad trace"));
     // a truncated copy of a real trace
     QString cut = dir_.filePath("cut.db");
