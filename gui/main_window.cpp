@@ -94,9 +94,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   filter_->setSourceModel(model_);
   tree_ = new TraceTree(left);
   tree_->setModel(filter_);
-  tree_->header()->resizeSection(0, 250);
-  tree_->header()->resizeSection(1, 60);
-  tree_->header()->resizeSection(2, 60);
+  tree_->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+  tree_->header()->setSectionResizeMode(1, QHeaderView::Interactive);
+  tree_->header()->setSectionResizeMode(2, QHeaderView::Interactive);
+  tree_->header()->resizeSection(1, 58);
+  tree_->header()->resizeSection(2, 52);
   ll->addWidget(search_);
   ll->addWidget(tree_, 1);
   search_timer_ = new QTimer(this);
@@ -126,7 +128,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   split->setStretchFactor(0, 0);
   split->setStretchFactor(1, 1);
   split->setStretchFactor(2, 0);
-  split->setSizes({390, 760, 380});
+  split->setSizes({430, 740, 380});
 
   auto* central = new QWidget(this);
   auto* cl = new QVBoxLayout(central);

@@ -177,7 +177,7 @@ QVariant RuleMatchesModel::data(const QModelIndex& i, int role) const {
         return QString::number(m.dur_ns / 1e3, 'f', 2);
       case Change: {  // read lazily, only for the rows on screen
         auto one = [&](int64_t n) {
-          std::string l = t.label(n);
+          std::string l = t.shallow_label(n);
           for (char& c : l)
             if (c == '\n') c = ' ';
           return QString::fromStdString(l);

@@ -237,7 +237,17 @@ QVariant TraceModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::DisplayRole) {
     if (index.column() == NameCol) {
       QString site = r ? base_name(r->file) + ":" + QString::number(r->line) : tr("rule %1").arg(m.rule);
-      return QString("#%1  %2%3").arg(it.id + 1).arg(site).arg(m.is_error ? tr("  error") : QString());
+      // the ops the match turned into one another (labels read without the graphs under them)
+      auto op = [&](int64_t n) {
+        try {
+          std::string l = t.shallow_label(n);
+          return QString::fromStdString(l.substr(0, l.find('\n')));
+        } catch (const std::exception&) {
+          return QString("?");
+        }
+      };
+      QString change = m.is_error ? tr("error") : op(m.before) + "→" + op(m.after);
+      return QString("#%1  %2  %3").arg(it.id + 1).arg(site, change);
     }
     if (index.column() == TimeCol) return QString::number(m.dur_ns / 1e6, 'f', 4);
     return {};

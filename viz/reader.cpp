@@ -405,6 +405,21 @@ std::string Trace::label(int64_t id) const {
   return l;
 }
 
+std::string Trace::shallow_label(int64_t id) const {
+  if (nodes_.count(id) || id < 0) return label(id);
+  Stmt q(db_, "SELECT op, dtype, arg, tag FROM uops WHERE id=?", path_);
+  sqlite3_bind_int64(q.s, 1, id);
+  if (!q.step()) throw TraceError("trace '" + path_ + "' has no uop " + std::to_string(id) + " (truncated trace?)");
+  int op = (int)q.i(0);
+  std::string l = op > 0 && op <= kNumOps ? kOpNames[op] : "?";
+  const std::string& dt = dtype_name((int)q.i(1));
+  if (dt != "void") l += "\ndtypes." + dt;
+  std::string a = arg_display(str(q.i(2)));
+  if (a != "None") l += "\n" + a;
+  if (!q.null(3)) l += "\ntag=" + arg_display(str(q.i(3)));
+  return l;
+}
+
 uint64_t Trace::uop_count() const {
   Stmt q(db_, "SELECT COUNT(*) FROM uops", path_);
   return q.step() ? (uint64_t)q.i(0) : 0;

@@ -102,6 +102,8 @@ class Trace {
   const std::string& dtype_name(int dtype) const;  // "float", "weakint"
   std::string arg_text(int64_t node) const;        // python repr of the node's arg
   std::string label(int64_t node) const;           // "ADD\ndtypes.weakint\narg"
+  // the same label, without loading the node's sources (label() reads the whole graph under a node): for lists
+  std::string shallow_label(int64_t node) const;
   uint64_t uop_count() const;
   uint64_t match_count() const;
 
