@@ -76,6 +76,9 @@ std::unique_ptr<Trace> Trace::open(const std::string& path) {
     throw TraceError("trace '" + path + "' was written by a newer tinygrad-cpp (schema " + std::to_string(ver) +
                      ", this reader understands up to " + std::to_string(TRACE_SCHEMA_VERSION) + ")");
   if (ver < 1) throw TraceError("trace '" + path + "' has no schema version (not a tinygrad trace)");
+  if (ver < TRACE_SCHEMA_VERSION)
+    throw TraceError("trace '" + path + "' was written by an older tinygrad-cpp (schema " + std::to_string(ver) +
+                     ", this reader understands " + std::to_string(TRACE_SCHEMA_VERSION) + "): record it again");
   try {
     t->load();
   } catch (const TraceError&) {
@@ -248,14 +251,25 @@ std::vector<RuleStatRow> Trace::rule_stats(int64_t step_id, int64_t context_id) 
     }
   };
   if (step_id > 0) {
-    // the rules the step attempted: steps.stats is [[rule, early_rejects, attempts, matches, excl_ns, incl_ns], ...]
+    // the rules the step attempted: steps.stats is [[rule, attempts, matches, excl_ns(, early_rejects(, incl_ns))], ...]
     Stmt q(db_, "SELECT stats FROM steps WHERE id=?", path_);
     sqlite3_bind_int64(q.s, 1, step_id);
     if (!q.step() || q.null(0)) return out;
     std::string j = q.t(0);
     std::vector<int64_t> nums;
     for (size_t i = 0; i < j.size();) {
-      if (isdigit((unsigned char)j[i]) || j[i] == '-') {
+      char ch = j[i];
+      if (ch == ']' && !nums.empty()) {  // the end of an entry
+        if (nums.size() < 4 || nums.size() > 6) throw TraceError("trace '" + path_ + "': malformed per-step rule statistics in step " + std::to_string(step_id));
+        RuleStatRow r;
+        r.rule = nums[0], r.attempts = (uint64_t)nums[1], r.matches = (uint64_t)nums[2], r.excl_ns = nums[3];
+        r.early_rejects = nums.size() > 4 ? (uint64_t)nums[4] : 0;
+        r.incl_ns = nums.size() > 5 ? nums[5] : r.excl_ns;
+        r.candidates = r.early_rejects + r.attempts;
+        out.push_back(r);
+        nums.clear();
+        i++;
+      } else if (isdigit((unsigned char)ch) || ch == '-') {
         size_t e = i + 1;
         while (e < j.size() && isdigit((unsigned char)j[e])) e++;
         nums.push_back(std::stoll(j.substr(i, e - i)));
@@ -263,13 +277,6 @@ std::vector<RuleStatRow> Trace::rule_stats(int64_t step_id, int64_t context_id) 
       } else {
         i++;
       }
-    }
-    for (size_t k = 0; k + 6 <= nums.size(); k += 6) {
-      RuleStatRow r;
-      r.rule = nums[k], r.early_rejects = (uint64_t)nums[k + 1], r.attempts = (uint64_t)nums[k + 2];
-      r.matches = (uint64_t)nums[k + 3], r.excl_ns = nums[k + 4], r.incl_ns = nums[k + 5];
-      r.candidates = r.early_rejects + r.attempts;
-      out.push_back(r);
     }
     std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.rule < b.rule; });
     return out;

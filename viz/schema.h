@@ -6,14 +6,16 @@
 namespace tg::viz {
 
 constexpr int32_t TRACE_APPLICATION_ID = 0x54477472;  // "TGtr"
-constexpr int32_t TRACE_SCHEMA_VERSION = 1;
+// 2: steps.stats entries leave out trailing default fields
+constexpr int32_t TRACE_SCHEMA_VERSION = 2;
 
 // uops.op is the Ops value (names in table ops), uops.dtype an id into table dtypes, uops.arg/tag the exact arg
 //   encoding of lib/uop/serialize.h (a strings id; tag NULL = None), uops.src the srcs as zigzag varints of
 //   (node id - src id), so recent srcs take one byte.
 // steps.flags: bit 0 bottom_up, bit 1 walk, bit 2 enter_calls. Times are steady-clock ns of the recording process.
-// steps.stats: per step, the rules the step attempted, as JSON [[rule, early_rejects, attempts, matches, excl_ns,
-//   incl_ns], ...] (one row per step; the view rule_stats expands it with json_each);
+// steps.stats: per step, the rules the step attempted, as JSON [[rule, attempts, matches, excl_ns, early_rejects,
+//   incl_ns], ...] where trailing early_rejects = 0 and incl_ns = excl_ns are left out (one row per step; the view
+//   rule_stats expands it with json_each and fills them in);
 // context_rule_stats: per context, every candidate rule (including those only early-rejected), summed over its steps.
 inline constexpr const char* TRACE_SCHEMA_SQL = R"SQL(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -49,9 +51,9 @@ CREATE VIEW IF NOT EXISTS matches_view AS SELECT m.step, m.ordinal, m.before, m.
   f.value || ':' || r.line AS rule_site, src.value AS rule_source FROM matches m JOIN rules r ON r.id=m.rule
   JOIN strings f ON f.id=r.file JOIN strings src ON src.id=r.source;
 CREATE VIEW IF NOT EXISTS rule_stats AS SELECT s.id AS step, json_extract(j.value, '$[0]') AS rule,
-  json_extract(j.value, '$[1]') AS early_rejects, json_extract(j.value, '$[2]') AS attempts,
-  json_extract(j.value, '$[3]') AS matches, json_extract(j.value, '$[4]') AS excl_ns,
-  json_extract(j.value, '$[5]') AS incl_ns FROM steps s, json_each(s.stats) j;
+  coalesce(json_extract(j.value, '$[4]'), 0) AS early_rejects, json_extract(j.value, '$[1]') AS attempts,
+  json_extract(j.value, '$[2]') AS matches, json_extract(j.value, '$[3]') AS excl_ns,
+  coalesce(json_extract(j.value, '$[5]'), json_extract(j.value, '$[3]')) AS incl_ns FROM steps s, json_each(s.stats) j;
 CREATE VIEW IF NOT EXISTS rule_stats_view AS SELECT s.step, f.value || ':' || r.line AS rule_site, s.attempts,
   s.matches, s.early_rejects, s.excl_ns, s.incl_ns, src.value AS rule_source FROM rule_stats s
   JOIN rules r ON r.id=s.rule JOIN strings f ON f.id=r.file JOIN strings src ON src.id=r.source;

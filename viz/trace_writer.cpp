@@ -494,13 +494,17 @@ void TraceWriter::flush_context_stats(uint64_t ctx) {
   ctx_stats_.erase(it);
 }
 
-// "[a,b,...]" appended with to_chars (the writer formats one row per attempted rule of every step)
-static void append_json_row(std::string& out, std::initializer_list<int64_t> v) {
+// one per-step stats entry, "[rule,attempts,matches,excl_ns(,early_rejects(,incl_ns))]" (schema.h): the trailing
+// fields are left out when they hold their usual values (no early rejects, no nested rule time)
+static void append_stat_entry(std::string& out, const RuleStat& st) {
+  int64_t v[6] = {(int64_t)st.rule, (int64_t)st.attempts, (int64_t)st.matches, st.excl_ns, (int64_t)st.early_rejects,
+                  st.incl_ns};
+  int n = st.incl_ns != st.excl_ns ? 6 : st.early_rejects ? 5 : 4;
   char buf[24];
   out += '[';
-  for (const int64_t* p = v.begin(); p != v.end(); ++p) {
-    if (p != v.begin()) out += ',';
-    auto r = std::to_chars(buf, buf + sizeof(buf), *p);
+  for (int i = 0; i < n; i++) {
+    if (i) out += ',';
+    auto r = std::to_chars(buf, buf + sizeof(buf), v[i]);
     out.append(buf, r.ptr);
   }
   out += ']';
@@ -572,8 +576,7 @@ void TraceWriter::write_batch(Batch& b) {
           a.excl += st.excl_ns, a.incl += st.incl_ns;
           if (!st.attempts) continue;
           json += json.empty() ? '[' : ',';
-          append_json_row(json, {(int64_t)st.rule, (int64_t)st.early_rejects, (int64_t)st.attempts, (int64_t)st.matches,
-                                st.excl_ns, st.incl_ns});
+          append_stat_entry(json, st);
         }
         if (json.empty()) sqlite3_bind_null(st_step_end_, 5);
         else {

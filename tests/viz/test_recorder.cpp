@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <regex>
 
 #include "lib/uop/serialize.h"
@@ -322,4 +323,59 @@ TEST(MatchStats, TableHasTheReferenceFormat) {
     matched += v.matches;
   }
   EXPECT_GT(matched, 3u);
+}
+
+// The per-step statistics read the same through the SQL view (what a sqlite3 user sees) and through the reader, and
+// summed over a context's steps they give the context's totals.
+TEST(Recorder, PerStepStatsAgreeAcrossViewReaderAndContextTotals) {
+  UOp a = UOp::variable("a", 0, 100), b = UOp::variable("b", 0, 7);
+  std::string path = record("stepstats", [&] {
+    track::Group g("stats");
+    for (int k = 1; k < 9; k++) {
+      UOp x = ((a * k + b * 3 + 5).floordiv(c(k + 1)) + (a + b) % c(k + 2)) * 2 + a * 0;
+      graph_rewrite(x, symbolic(), {.name = "symbolic"});
+      graph_rewrite(x, sym(), {.name = "sym"});
+    }
+  });
+  auto t = Trace::open(path);
+  sqlite3* db;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* q;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT rule, early_rejects, attempts, matches, excl_ns, incl_ns FROM rule_stats "
+                               "WHERE step=? ORDER BY rule",
+                               -1, &q, nullptr),
+            SQLITE_OK);
+  std::map<int64_t, uint64_t> attempts_per_rule;
+  size_t entries = 0, with_rejects = 0, nested = 0;
+  for (const auto& s : t->steps()) {
+    auto rows = t->rule_stats(s.id);
+    sqlite3_bind_int64(q, 1, s.id);
+    size_t i = 0;
+    for (; sqlite3_step(q) == SQLITE_ROW; i++) {
+      ASSERT_LT(i, rows.size());
+      const RuleStatRow& r = rows[i];
+      EXPECT_EQ(sqlite3_column_int64(q, 0), r.rule);
+      EXPECT_EQ((uint64_t)sqlite3_column_int64(q, 1), r.early_rejects);
+      EXPECT_EQ((uint64_t)sqlite3_column_int64(q, 2), r.attempts);
+      EXPECT_EQ((uint64_t)sqlite3_column_int64(q, 3), r.matches);
+      EXPECT_EQ(sqlite3_column_int64(q, 4), r.excl_ns);
+      EXPECT_EQ(sqlite3_column_int64(q, 5), r.incl_ns);
+      EXPECT_GE(r.incl_ns, r.excl_ns);
+      EXPECT_GT(r.attempts, 0u);
+      attempts_per_rule[r.rule] += r.attempts;
+      with_rejects += r.early_rejects > 0, nested += r.incl_ns != r.excl_ns;
+    }
+    sqlite3_reset(q);
+    EXPECT_EQ(i, rows.size()) << "step " << s.id;
+    entries += i;
+  }
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  EXPECT_GT(entries, 50u);
+  EXPECT_GT(with_rejects, 0u);  // both optional fields were exercised
+  EXPECT_GT(nested, 0u);
+  ASSERT_EQ(t->contexts().size(), 1u);
+  for (const auto& r : t->rule_stats(0, t->contexts()[0].id))
+    EXPECT_EQ(r.attempts, attempts_per_rule[r.rule]) << "rule " << r.rule;
 }
