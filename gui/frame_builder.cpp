@@ -93,6 +93,43 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     split[n] = leaf && users[n].size() >= 3;
   }
 
+  // the matched subgraph: the replacement and what it brought in with it
+  std::unordered_set<int64_t> box;
+  if (fg->match && !fg->match->is_error) {
+    std::vector<int64_t> st{fg->match->after};
+    while (!st.empty()) {
+      int64_t n = st.back();
+      st.pop_back();
+      if (!box.insert(n).second) continue;
+      for (int64_t s : t.node(n).src)
+        if (added.count(s)) st.push_back(s);
+    }
+  }
+  // focus: what lies within focus_hops edges of the match (up and down)
+  std::unordered_map<int64_t, int> keep;  // node -> distance; empty: everything
+  if (opt.focus_hops > 0) {
+    // from the replacement and what it brought in (its rebuilt users come within reach anyway)
+    std::vector<int64_t> seeds(box.begin(), box.end());
+    if (k == 0 && !r.matches().empty()) seeds.push_back(r.matches()[0].before);
+    std::unordered_set<int64_t> present(order.begin(), order.end());
+    std::vector<int64_t> frontier;
+    for (int64_t n : seeds)
+      if (present.count(n) && keep.emplace(n, 0).second) frontier.push_back(n);
+    for (int d = 1; d <= opt.focus_hops && !frontier.empty(); d++) {
+      std::vector<int64_t> next;
+      auto visit = [&](int64_t m) {
+        if (keep.emplace(m, d).second) next.push_back(m);
+      };
+      for (int64_t n : frontier) {
+        for (int64_t s : t.node(n).src) visit(s);
+        if (auto it = users.find(n); it != users.end())
+          for (int64_t u : it->second) visit(u);
+      }
+      frontier = std::move(next);
+    }
+  }
+  auto shown = [&](int64_t n) { return keep.empty() || keep.count(n); };
+
   auto make_node = [&](int64_t n, NodeKey key) {
     const Node& node = t.node(n);
     GNode g;
@@ -117,9 +154,10 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
 
   std::unordered_map<NodeKey, int, NodeKeyHash> index;
   for (int64_t n : order) {
-    if (fold[n]) continue;
+    if (fold[n] || !shown(n)) continue;
     if (split.count(n) && split[n]) {
       for (int64_t u : users[n]) {
+        if (!shown(u)) continue;
         index[{n, u}] = (int)fg->nodes.size();
         fg->nodes.push_back(make_node(n, {n, u}));
       }
@@ -141,6 +179,20 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
       fg->edges.push_back({it->second, dst, (int)i, 0, 1});
     }
   }
+  // focus: the boundary says how much is hidden beyond it
+  if (!keep.empty()) {
+    for (GNode& g : fg->nodes) {
+      if (g.key.via) continue;
+      size_t hidden = 0;
+      for (int64_t s : t.node(g.key.id).src) hidden += !fold[s] && !shown(s);
+      if (auto it = users.find(g.key.id); it != users.end())
+        for (int64_t u : it->second) hidden += !shown(u);
+      if (hidden) {
+        g.lines.push_back("⋯ " + std::to_string(hidden) + " hidden");
+        size_node(g);
+      }
+    }
+  }
   // port slots: order of a consumer's drawn in-edges
   {
     std::unordered_map<int, std::vector<size_t>> in;
@@ -150,20 +202,8 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
       for (size_t i = 0; i < es.size(); i++) fg->edges[es[i]].slot = (int)i, fg->edges[es[i]].nslots = (int)es.size();
     }
   }
-  // the matched subgraph: the replacement and what it brought in with it
-  if (fg->match && !fg->match->is_error) {
-    std::unordered_set<int64_t> box;
-    std::vector<int64_t> st{fg->match->after};
-    while (!st.empty()) {
-      int64_t n = st.back();
-      st.pop_back();
-      if (!box.insert(n).second) continue;
-      for (int64_t s : t.node(n).src)
-        if (added.count(s)) st.push_back(s);
-    }
-    for (GNode& g : fg->nodes)
-      if (box.count(g.key.id)) g.in_match = true;
-  }
+  for (GNode& g : fg->nodes)
+    if (box.count(g.key.id)) g.in_match = true;
   // ghosts of what the match removed (folded consts have no place of their own)
   for (int64_t n : fg->removed) {
     const Node& node = t.node(n);

@@ -64,6 +64,9 @@ struct FrameGraph {
 struct FrameOptions {
   bool fold_consts = true;   // draw CONST sources inside their users' labels
   bool split_leaves = true;  // draw leaves with >= 3 users once per use
+  int focus_hops = 0;        // > 0: only the nodes this many edges from what the match put in (frame 0: from the
+                             // node the first match rewrites); the others are counted on the boundary nodes. Every
+                             // frame then gets a fresh layout (the drawn sets differ too much to keep places)
 };
 
 using FrameGraphPtr = std::shared_ptr<const FrameGraph>;

@@ -278,10 +278,11 @@ void FrameLoader::start_job(bool force_fallback, bool force_full, bool exact) {
       session->with_frames([&](TraceSession::Frames& fr) {
         if (!force_full)
           if (FrameResultPtr r = sh->get(step, k)) return deliver(r);
-        if (!force_full && !force_fallback)
+        bool focus = opt.focus_hops > 0;  // small, different graphs per frame: lay each out afresh
+        if (!force_full && !force_fallback && !focus)
           if (FrameResultPtr r = derive(fr, *sh, step, k, opt, gen)) return deliver(r);
         if (sh->gen != gen) return;
-        size_t base = force_full || force_fallback || exact || k == 0 ? k : k - 1;
+        size_t base = force_full || force_fallback || exact || focus || k == 0 ? k : k - 1;
         auto t0 = std::chrono::steady_clock::now();
         FrameGraphPtr g = build_frame(fr, step, base, opt);
         double build_ms = ms_since(t0);

@@ -18,6 +18,23 @@
 namespace tv {
 
 namespace {
+// bounding boxes of the groups of rectangles that touch one another (union-find)
+std::vector<QRectF> cluster_bounds(const std::vector<QRectF>& rects) {
+  std::vector<size_t> parent(rects.size());
+  for (size_t i = 0; i < parent.size(); i++) parent[i] = i;
+  auto find = [&](size_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  for (size_t i = 0; i < rects.size(); i++)
+    for (size_t j = i + 1; j < rects.size(); j++)
+      if (rects[i].adjusted(-12, -12, 12, 12).intersects(rects[j])) parent[find(i)] = find(j);
+  std::unordered_map<size_t, QRectF> box;
+  for (size_t i = 0; i < rects.size(); i++) box[find(i)] = box[find(i)].united(rects[i]);
+  std::vector<QRectF> out;
+  for (auto& [root, r] : box) out.push_back(r);
+  return out;
+}
 constexpr double kMaxFitScale = 1.25, kMinScale = 0.01, kMaxScale = 8, kMinReadableScale = 0.45;
 }  // namespace
 
@@ -106,8 +123,8 @@ void GraphView::show_frame(FrameResultPtr r) {
   const FrameGraph& g = *r->graph;
   const Layout& L = *r->layout;
 
-  QRectF match_box;         // bounds of the matched subgraph
-  QPainterPath match_area;  // and the area hugging its nodes
+  QRectF match_box;                 // bounds of the matched subgraph
+  std::vector<QRectF> match_rects;  // its nodes, grown a little
   for (size_t i = 0; i < g.nodes.size(); i++) {
     auto* it = new NodeItem(g.nodes[i], (int)i, false);
     it->setPos(L.pos[i].x, L.pos[i].y);
@@ -117,7 +134,7 @@ void GraphView::show_frame(FrameResultPtr r) {
     if (g.nodes[i].in_match) {
       QRectF r = it->mapRectToScene(it->boundingRect()).adjusted(-14, -14, 14, 14);
       match_box = match_box.united(r);
-      match_area.addRoundedRect(r, 8, 8);
+      match_rects.push_back(r);
     }
   }
   for (size_t i = 0; i < g.ghosts.size(); i++) {
@@ -133,10 +150,10 @@ void GraphView::show_frame(FrameResultPtr r) {
     scene()->addItem(it);
     edges_.push_back(it);
   }
-  if (!match_area.isEmpty()) {
-    auto* box = scene()->addPath(match_area.simplified(), QPen(mark::match_box, 1.5, Qt::DashLine),
-                                 QColor(0x7a, 0xa2, 0xf7, 38));
-    box->setZValue(-2);
+  // one box per cluster of touching match nodes (a chain of new nodes is one box, not a ribbon of little ones)
+  for (const QRectF& box : cluster_bounds(match_rects)) {
+    auto* item = scene()->addRect(box, QPen(mark::match_box, 1.5, Qt::DashLine), QColor(0x7a, 0xa2, 0xf7, 38));
+    item->setZValue(-2);
   }
   QRectF bounds = scene()->itemsBoundingRect();
   scene()->setSceneRect(bounds.adjusted(-2000, -2000, 2000, 2000));

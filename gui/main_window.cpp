@@ -4,6 +4,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -203,17 +204,26 @@ QWidget* MainWindow::build_graph_tab() {
   split_box_ = new QCheckBox(tr("Split shared leaves"), bar);
   split_box_->setChecked(true);
   split_box_->setToolTip(tr("Draw leaves with 3 or more users once per user instead of with long edges"));
+  focus_box_ = new QComboBox(bar);
+  focus_box_->addItem(tr("Whole graph"), 0);
+  for (int hops : {2, 4, 8}) focus_box_->addItem(tr("Match ±%1").arg(hops), hops);
+  focus_box_->setToolTip(
+      tr("Draw only the nodes within this many edges of what the match touched (on frame 0: of the "
+         "node the first match rewrites); boundary nodes count what is hidden"));
+  auto apply = [this] {
+    loader_->set_options({fold_box_->isChecked(), split_box_->isChecked(), focus_box_->currentData().toInt()});
+    if (sel_.step || sel_.context) {
+      Selection s = sel_;
+      sel_ = {};
+      select(s, false);
+    }
+  };
   for (QCheckBox* c : {fold_box_, split_box_}) {
     bl->addWidget(c);
-    connect(c, &QCheckBox::toggled, this, [this] {
-      loader_->set_options({fold_box_->isChecked(), split_box_->isChecked()});
-      if (sel_.step || sel_.context) {
-        Selection s = sel_;
-        sel_ = {};
-        select(s, false);
-      }
-    });
+    connect(c, &QCheckBox::toggled, this, apply);
   }
+  bl->addWidget(focus_box_);
+  connect(focus_box_, &QComboBox::currentIndexChanged, this, apply);
   bl->addStretch(1);
   graph_find_ = new QLineEdit(bar);
   graph_find_->setPlaceholderText(tr("Find node: op, dtype, arg, id"));

@@ -16,6 +16,7 @@ class QTabWidget;
 class QTimer;
 class QToolButton;
 class QCheckBox;
+class QComboBox;
 class QApplication;
 
 namespace tv {
@@ -61,6 +62,7 @@ class MainWindow : public QMainWindow {
   MessageBar* message_bar() const { return msg_; }
   FrameLoader* loader() const { return loader_; }
   QLineEdit* search_box() const { return search_; }
+  QComboBox* focus_box() const { return focus_box_; }
   const SessionPtr& session() const { return session_; }
 
  signals:
@@ -109,6 +111,7 @@ class MainWindow : public QMainWindow {
   QLineEdit* graph_find_;
   QCheckBox* fold_box_;
   QCheckBox* split_box_;
+  QComboBox* focus_box_;
   QLabel* status_trace_;
   QLabel* status_frame_;
   QMenu* recent_menu_;

@@ -1,6 +1,7 @@
 #include "gui/screenshot.h"
 
 #include <QApplication>
+#include <QComboBox>
 #include <QElapsedTimer>
 #include <QLineEdit>
 #include <QPixmap>
@@ -19,11 +20,12 @@
 namespace tv {
 
 const char* const kUsage =
-    "usage: tinyviz [TRACE] [--select CONTEXT[/STEP[/MATCH]]] [--tab graph|stats|timeline|code]\n"
+    "usage: tinyviz [TRACE] [--select CONTEXT[/STEP[/MATCH]]] [--tab graph|stats|timeline|code] [--focus 2|4|8]\n"
     "       tinyviz --screenshot OUT.png [--select ...] [--tab ...] [--size WxH] TRACE\n"
     "Opens a tinygrad-cpp trace (record one with VIZ=-1 VIZ_PATH=FILE ./program).\n"
     "  --select C/S/M   context C, step S, match M (1-based; 0 = the step's input graph)\n"
     "  --tab T          the tab to show\n"
+    "  --focus N        draw only the nodes within N edges of what the match touched\n"
     "  --screenshot F   render headless (offscreen) to the PNG F once the view is drawn, then exit\n"
     "  --size WxH       window size for --screenshot (default 1600x1000)\n"
     "  --bench-step S   time stepping through every match of step S (headless), print the numbers, exit\n";
@@ -53,6 +55,9 @@ Options parse_options(const QStringList& args) {
       if (wh.size() == 2) o.size = QSize(wh[0].toInt(&ok1), wh[1].toInt(&ok2));
       if (!ok1 || !ok2 || o.size.width() < 200 || o.size.height() < 150)
         o.error = "--size: expected WxH, e.g. 1600x1000";
+    } else if (a == "--focus") {
+      o.focus = value("--focus").toInt();
+      if (o.focus != 2 && o.focus != 4 && o.focus != 8) o.error = "--focus: expected 2, 4 or 8";
     } else if (a == "--bench-step") {
       bool ok = false;
       o.bench_step = value("--bench-step").toLongLong(&ok);
@@ -84,6 +89,7 @@ Options parse_options(const QStringList& args) {
 
 bool apply_options(MainWindow& w, const Options& o) {
   bool ok = true;
+  if (o.focus) w.focus_box()->setCurrentIndex(w.focus_box()->findData(o.focus));
   if (o.has_select && w.session()) {
     Selection s{o.context, o.step, (size_t)o.match};
     try {

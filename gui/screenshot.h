@@ -1,5 +1,5 @@
 // Command line of tinyviz and the headless screenshot mode:
-//   tinyviz [TRACE] [--select CONTEXT[/STEP[/MATCH]]] [--tab graph|stats|timeline|code]
+//   tinyviz [TRACE] [--select CONTEXT[/STEP[/MATCH]]] [--tab graph|stats|timeline|code] [--focus N]
 //   tinyviz --screenshot OUT.png [--select ...] [--tab ...] [--size WxH] TRACE
 // MATCH counts from 1 (the frame after that match); 0 is the step's input graph.
 #pragma once
@@ -18,7 +18,9 @@ struct Options {
   bool has_select = false;
   long long context = 0, step = 0, match = 0;
   bool help = false;
-  long long bench_step = 0;  // --bench-step S: time stepping through every match of step S, then exit
+  long long bench_step = 0;
+  int focus = 0;  // --focus N: only the nodes within N edges of the match  // --bench-step S: time stepping through
+                  // every match of step S, then exit
 };
 Options parse_options(const QStringList& args);  // args without the program name; error set when invalid
 extern const char* const kUsage;

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QLineEdit>
 #include <QProcess>
 #include <QSignalSpy>
@@ -252,6 +253,33 @@ class TestTinyviz : public QObject {
         same++;
       }
     QVERIFY(same > 0);
+  }
+
+  void focus_draws_only_the_neighbourhood_of_the_match() {
+    MainWindow w;
+    QVERIFY(w.open_trace(trace_));
+    int64_t big = 0;  // the step with the biggest graph
+    size_t most = 0;
+    for (const auto& s : t_->steps())
+      if (s.n_matches >= 5) {
+        StepReplay r(*t_, s.id);
+        if (r.nodes(0).size() > most) most = r.nodes(0).size(), big = s.id;
+      }
+    w.select({0, big, 5});
+    QVERIFY(wait_idle(w));
+    size_t all = w.graph()->node_items().size();
+    w.focus_box()->setCurrentIndex(w.focus_box()->findData(2));
+    QVERIFY(wait_idle(w));
+    QCOMPARE(w.selection(), (Selection{t_->step(big).context, big, 5}));
+    const FrameGraph& g = *w.graph()->frame()->graph;
+    QVERIFY2(g.nodes.size() < all, qPrintable(QString("%1 of %2").arg(g.nodes.size()).arg(all)));
+    bool boundary = false, after = false;
+    for (const GNode& n : g.nodes) {
+      boundary |= n.lines.back().find("hidden") != std::string::npos;
+      after |= n.key.id == g.match->after;
+    }
+    QVERIFY(boundary);
+    QVERIFY(after || t_->node(g.match->after).op_name == "CONST");
   }
 
   void clicking_a_node_highlights_and_describes_it() {
