@@ -116,11 +116,15 @@ struct FrameLoader::Shared {
     for (size_t i = 0; i < g.ghosts.size(); i++)
       if (auto it = where.find(g.ghosts[i].key); it != where.end()) {
         Pt p = prev->layout->pos[it->second];
-        // a ghost mostly under a node of this frame (its replacement took the spot) is not drawn
+        // a ghost a node of this frame partly covers (often its replacement, which took the spot) is not drawn:
+        // half-hidden labels are clutter; the panel counts what was removed
+        const GNode& gh = g.ghosts[i];
         bool covered = false;
-        for (size_t n = 0; n < g.nodes.size() && !covered; n++)
-          covered = std::abs(r.layout->pos[n].x - p.x) < g.nodes[n].w / 2 &&
-                    std::abs(r.layout->pos[n].y - p.y) < g.nodes[n].h / 2;
+        for (size_t n = 0; n < g.nodes.size() && !covered; n++) {
+          double ox = (gh.w + g.nodes[n].w) / 2 - std::abs(r.layout->pos[n].x - p.x);
+          double oy = (gh.h + g.nodes[n].h) / 2 - std::abs(r.layout->pos[n].y - p.y);
+          covered = ox > 0 && oy > 0 && ox * oy > 0.15 * gh.w * gh.h;
+        }
         r.ghost_pos[i] = p;
         r.ghost_shown[i] = !covered;
       }
