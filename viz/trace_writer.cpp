@@ -61,64 +61,6 @@ void put_varint(std::string& out, uint64_t v) {
   out.push_back((char)v);
 }
 
-// content-addressed ids: (op, dtype, arg, tag, src ids) -> id, open addressing over a key store
-class ContentIndex {
- public:
-  // returns the id of this content, inserting `fresh` (and setting *inserted) when unseen
-  uint32_t find_or_add(const UOp& u, const uint32_t* src, uint32_t nsrc, std::atomic<uint32_t>& next, bool* inserted) {
-    uint64_t h = ((uint64_t)u.op() << 56) ^ ((uint64_t)u.dtype().id() << 48) ^ u.arg().hash() * 0x9E3779B97F4A7C15ull ^
-                 (u.tag().hash() + 0x7f) * 0xC2B2AE3D27D4EB4Full;
-    for (uint32_t i = 0; i < nsrc; i++) h = (h ^ src[i]) * 0x100000001B3ull;
-    h ^= h >> 31;
-    std::lock_guard<std::mutex> lk(mu_);
-    if ((count_ + 1) * 2 > slots_.size()) grow();
-    size_t mask = slots_.size() - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
-      uint32_t k = slots_[i];
-      if (k == 0) {
-        Key key{h, next.fetch_add(1), (uint32_t)pool_.size(), nsrc, u.op(), u.dtype(), u.arg(), u.tag()};
-        pool_.insert(pool_.end(), src, src + nsrc);
-        keys_.push_back(std::move(key));
-        slots_[i] = (uint32_t)keys_.size();
-        count_++;
-        *inserted = true;
-        return keys_.back().id;
-      }
-      const Key& key = keys_[k - 1];
-      if (key.hash == h && key.op == u.op() && key.dtype == u.dtype() && key.nsrc == nsrc &&
-          std::memcmp(&pool_[key.src_off], src, nsrc * sizeof(uint32_t)) == 0 && key.arg.same(u.arg()) &&
-          key.tag.same(u.tag())) {
-        *inserted = false;
-        return key.id;
-      }
-    }
-  }
-
- private:
-  struct Key {
-    uint64_t hash;
-    uint32_t id, src_off, nsrc;
-    Ops op;
-    DType dtype;
-    Arg arg, tag;
-  };
-  void grow() {
-    std::vector<uint32_t> n(std::max<size_t>(1024, slots_.size() * 2), 0);
-    size_t mask = n.size() - 1;
-    for (size_t k = 0; k < keys_.size(); k++) {
-      size_t i = keys_[k].hash & mask;
-      while (n[i]) i = (i + 1) & mask;
-      n[i] = (uint32_t)k + 1;
-    }
-    slots_ = std::move(n);
-  }
-  std::mutex mu_;
-  std::vector<uint32_t> slots_;
-  std::vector<Key> keys_;
-  std::vector<uint32_t> pool_;
-  size_t count_ = 0;
-};
-
 struct Agg {
   uint64_t cand = 0, er = 0, att = 0, mat = 0;
   int64_t excl = 0, incl = 0;
@@ -155,16 +97,29 @@ class TraceWriter final : public Recorder {
     Batch batch;
     std::vector<uint64_t> open_steps;  // steps this thread has begun and not ended
     std::vector<std::pair<detail::UOpNode*, bool>> walk;  // ensure_uop's reusable stack
-    std::vector<uint32_t> srcids;
+    int64_t last_handover_ns = 0;
   };
   ThreadBuf& tbuf();
-  void maybe_handover(ThreadBuf& tb, bool now = false) {
-    if (now || tb.batch.size() >= 16384) handover(tb);
+  // a thread's buffer goes to the writer when it is big, or at the end of a top-level step or a context once
+  // kHandoverMs have passed since the last handover (the writer also pulls buffers that sit idle for kPullMs)
+  static constexpr int64_t kHandoverMs = 20, kPullMs = 50;
+  void maybe_handover(ThreadBuf& tb, bool boundary = false) {
+    if (tb.batch.size() >= 16384) return handover(tb);
+    if (boundary) {
+      int64_t t = now_ns();
+      if (t - tb.last_handover_ns >= kHandoverMs * 1000000) handover(tb);
+    }
   }
-  void handover(ThreadBuf& tb);
+  void pull_buffers();
+  void handover(ThreadBuf& tb);  // tb.mu held
+  // the node's id in this trace, 0 when it has none yet (spins the few ns another thread takes to number a node it
+  // has claimed)
   uint32_t id_of(const UOp& u) const {
-    uint64_t t = u.node()->trace_id.load(std::memory_order_acquire);
-    return (uint32_t)(t >> 32) == gen_ ? (uint32_t)t : 0;
+    for (;;) {
+      uint64_t t = u.node()->trace_id.load(std::memory_order_acquire);
+      if ((uint32_t)(t >> 32) != gen_) return 0;
+      if ((uint32_t)t != 0xffffffffu) return (uint32_t)t;
+    }
   }
   uint32_t ensure_uop(ThreadBuf& tb, const UOp& u);
   void ensure_rule(ThreadBuf& tb, uint32_t rule);
@@ -182,8 +137,9 @@ class TraceWriter final : public Recorder {
   uint32_t gen_;
   std::atomic<uint32_t> next_uop_{1};
   std::atomic<uint64_t> next_step_{1}, next_ctx_{1};
-  static constexpr int kShards = 16;
-  ContentIndex index_[kShards];
+  // every recorded node stays alive until finish(): with hash-consing, a node built later with the same content is
+  // the same object, so its id (kept on the node) is found without a content lookup and a UOp is written once
+  std::vector<UOp> keep_;  // writer thread
   std::unique_ptr<std::atomic<uint8_t>[]> rule_seen_;
   uint32_t rule_seen_n_ = 0;
 
@@ -199,7 +155,15 @@ class TraceWriter final : public Recorder {
 
   // writer-thread state
   std::unordered_map<std::string, int64_t> strings_;
-  std::unordered_map<uint64_t, uint64_t> step_ctx_;
+  // steps begun and not yet written: a step is one INSERT when it ends; one still open when a transaction commits is
+  // inserted then (so a killed run keeps it) and completed by an UPDATE
+  struct PendingStep {
+    Event begin;
+    bool inserted = false;
+  };
+  std::unordered_map<uint64_t, PendingStep> open_steps_;
+  void insert_step(const Event& begin, const Event* end, const std::string* stats_json);
+  void insert_open_steps();
   std::unordered_map<uint64_t, std::unordered_map<uint32_t, Agg>> ctx_stats_;
   sqlite3_stmt *st_str_ = nullptr, *st_uop_ = nullptr, *st_rule_ = nullptr, *st_ctx_ = nullptr, *st_ctx_name_ = nullptr,
                *st_ctx_end_ = nullptr, *st_step_ = nullptr, *st_step_end_ = nullptr, *st_match_ = nullptr,
@@ -219,7 +183,7 @@ TraceWriter::TraceWriter(const std::string& path) : path_(path), gen_(++g_genera
   }
   exec("PRAGMA journal_mode=WAL");
   exec("PRAGMA synchronous=NORMAL");
-  exec("PRAGMA wal_autocheckpoint=100000");
+  exec("PRAGMA wal_autocheckpoint=4000");  // checkpoint 16 MB at a time on the writer thread, not all at close
   exec(("PRAGMA application_id=" + std::to_string(TRACE_APPLICATION_ID)).c_str());
   exec(("PRAGMA user_version=" + std::to_string(TRACE_SCHEMA_VERSION)).c_str());
   exec(TRACE_SCHEMA_SQL);
@@ -230,8 +194,8 @@ TraceWriter::TraceWriter(const std::string& path) : path_(path), gen_(++g_genera
   st_ctx_name_ = prep("UPDATE contexts SET name=? WHERE id=?");
   st_ctx_end_ = prep("UPDATE contexts SET t_end=? WHERE id=?");
   st_step_ = prep(
-      "INSERT INTO steps(id, context, parent, depth, name, file, line, flags, input_root, t_start) "
-      "VALUES(?,?,?,?,?,?,?,?,?,?)");
+      "INSERT INTO steps(id, context, parent, depth, name, file, line, flags, input_root, t_start, output_root, t_end, "
+      "n_matches, error, stats) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   st_step_end_ = prep("UPDATE steps SET output_root=?, t_end=?, n_matches=?, error=?, stats=? WHERE id=?");
   st_match_ = prep("INSERT INTO matches(step, ordinal, before, after, rule, dur) VALUES(?,?,?,?,?,?)");
   st_cstat_ = prep(
@@ -319,6 +283,7 @@ TraceWriter::ThreadBuf& TraceWriter::tbuf() {
 }
 
 void TraceWriter::handover(ThreadBuf& tb) {
+  tb.last_handover_ns = now_ns();
   if (tb.batch.empty()) return;
   Batch b;
   std::swap(b, tb.batch);
@@ -329,12 +294,14 @@ void TraceWriter::handover(ThreadBuf& tb) {
   q_cv_.notify_one();
 }
 
-// gives every not-yet-recorded node under root an id (srcs first), queueing the new ones for the writer
+// gives every not-yet-recorded node under root an id (srcs first), queueing the new ones for the writer. A node is
+// claimed with a CAS, so two threads meeting the same new node give it one id.
 uint32_t TraceWriter::ensure_uop(ThreadBuf& tb, const UOp& root) {
   if (uint32_t id = id_of(root)) return id;
   auto& st = tb.walk;
   st.clear();
   st.push_back({root.node(), false});
+  const uint64_t claimed = ((uint64_t)gen_ << 32) | 0xffffffffu;
   while (!st.empty()) {
     auto [n, expanded] = st.back();
     const UOp& u = *reinterpret_cast<const UOp*>(&n);
@@ -349,12 +316,12 @@ uint32_t TraceWriter::ensure_uop(ThreadBuf& tb, const UOp& root) {
       continue;
     }
     st.pop_back();
-    tb.srcids.clear();
-    for (uint32_t i = 0; i < n->nsrc; i++) tb.srcids.push_back(id_of(*reinterpret_cast<const UOp*>(&n->srcs[i])));
-    bool inserted = false;
-    uint32_t id = index_[(size_t)u.op() % kShards].find_or_add(u, tb.srcids.data(), n->nsrc, next_uop_, &inserted);
+    uint64_t old = n->trace_id.load(std::memory_order_acquire);
+    if ((uint32_t)(old >> 32) == gen_) continue;  // claimed by another thread: id_of waits for its id
+    if (!n->trace_id.compare_exchange_strong(old, claimed, std::memory_order_acq_rel)) continue;
+    uint32_t id = next_uop_.fetch_add(1, std::memory_order_relaxed);
     n->trace_id.store(((uint64_t)gen_ << 32) | id, std::memory_order_release);
-    if (inserted) tb.batch.uops.push_back(UopEv{id, u});
+    tb.batch.uops.push_back(UopEv{id, u});
   }
   return id_of(root);
 }
@@ -433,7 +400,7 @@ void TraceWriter::step_end(uint64_t step, const UOp* output_root, int64_t t_end_
   e.stats = std::move(stats);
   if (!tb.open_steps.empty()) tb.open_steps.pop_back();
   tb.batch.other.push_back(std::move(e));
-  maybe_handover(tb, tb.open_steps.empty());  // a finished top-level step goes to the writer
+  maybe_handover(tb, tb.open_steps.empty());  // a boundary: the end of a top-level step
 }
 void TraceWriter::match(uint64_t step, uint32_t ordinal, const UOp& before, const UOp& after, uint32_t rule,
                         int64_t dur_ns) {
@@ -510,6 +477,34 @@ static void append_stat_entry(std::string& out, const RuleStat& st) {
   out += ']';
 }
 
+void TraceWriter::insert_step(const Event& e, const Event* end, const std::string* stats_json) {
+  sqlite3_bind_int64(st_step_, 1, (int64_t)e.a);
+  sqlite3_bind_int64(st_step_, 2, (int64_t)e.b);
+  sqlite3_bind_int64(st_step_, 3, (int64_t)e.c);
+  sqlite3_bind_int64(st_step_, 4, (int64_t)e.d);
+  sqlite3_bind_int64(st_step_, 5, intern(e.s));
+  sqlite3_bind_int64(st_step_, 6, intern(e.s2));
+  sqlite3_bind_int64(st_step_, 7, (int64_t)e.g);
+  sqlite3_bind_int64(st_step_, 8, (int64_t)e.f);
+  sqlite3_bind_int64(st_step_, 9, (int64_t)e.e);
+  sqlite3_bind_int64(st_step_, 10, e.t);
+  for (int i = 11; i <= 15; i++) sqlite3_bind_null(st_step_, i);
+  if (end) {
+    if (end->b) sqlite3_bind_int64(st_step_, 11, (int64_t)end->b);
+    sqlite3_bind_int64(st_step_, 12, end->t);
+    sqlite3_bind_int64(st_step_, 13, (int64_t)end->c);
+    if (!end->s.empty()) sqlite3_bind_int64(st_step_, 14, intern(end->s));
+    if (!stats_json->empty())
+      sqlite3_bind_text(st_step_, 15, stats_json->data(), (int)stats_json->size(), SQLITE_STATIC);
+  }
+  run(st_step_);
+}
+
+void TraceWriter::insert_open_steps() {
+  for (auto& [id, p] : open_steps_)
+    if (!p.inserted) insert_step(p.begin, nullptr, nullptr), p.inserted = true;
+}
+
 void TraceWriter::write_batch(Batch& b) {
   std::string json;
   for (Event& e : b.other) {
@@ -545,30 +540,12 @@ void TraceWriter::write_batch(Batch& b) {
         flush_context_stats(e.a);
         break;
       case Ev::StepBegin:
-        sqlite3_bind_int64(st_step_, 1, (int64_t)e.a);
-        sqlite3_bind_int64(st_step_, 2, (int64_t)e.b);
-        sqlite3_bind_int64(st_step_, 3, (int64_t)e.c);
-        sqlite3_bind_int64(st_step_, 4, (int64_t)e.d);
-        sqlite3_bind_int64(st_step_, 5, intern(e.s));
-        sqlite3_bind_int64(st_step_, 6, intern(e.s2));
-        sqlite3_bind_int64(st_step_, 7, (int64_t)e.g);
-        sqlite3_bind_int64(st_step_, 8, (int64_t)e.f);
-        sqlite3_bind_int64(st_step_, 9, (int64_t)e.e);
-        sqlite3_bind_int64(st_step_, 10, e.t);
-        run(st_step_);
-        step_ctx_[e.a] = e.b;
+        open_steps_[e.a] = PendingStep{std::move(e), false};
         stats_.steps++;
         break;
       case Ev::StepEnd: {
-        if (e.b) sqlite3_bind_int64(st_step_end_, 1, (int64_t)e.b);
-        else sqlite3_bind_null(st_step_end_, 1);
-        sqlite3_bind_int64(st_step_end_, 2, e.t);
-        sqlite3_bind_int64(st_step_end_, 3, (int64_t)e.c);
-        if (e.s.empty()) sqlite3_bind_null(st_step_end_, 4);
-        else sqlite3_bind_int64(st_step_end_, 4, intern(e.s));
-        auto ctx = step_ctx_.find(e.a);
-        auto& agg = ctx_stats_[ctx == step_ctx_.end() ? 0 : ctx->second];
-        if (ctx != step_ctx_.end()) step_ctx_.erase(ctx);
+        auto it = open_steps_.find(e.a);
+        auto& agg = ctx_stats_[it == open_steps_.end() ? 0 : it->second.begin.b];
         json.clear();
         for (const RuleStat& st : e.stats) {
           Agg& a = agg[st.rule];
@@ -578,13 +555,23 @@ void TraceWriter::write_batch(Batch& b) {
           json += json.empty() ? '[' : ',';
           append_stat_entry(json, st);
         }
-        if (json.empty()) sqlite3_bind_null(st_step_end_, 5);
-        else {
-          json += "]";
-          sqlite3_bind_text(st_step_end_, 5, json.data(), (int)json.size(), SQLITE_STATIC);
+        if (!json.empty()) json += "]";
+        if (it == open_steps_.end()) break;  // its begin was never recorded
+        if (!it->second.inserted) {
+          insert_step(it->second.begin, &e, &json);
+        } else {
+          if (e.b) sqlite3_bind_int64(st_step_end_, 1, (int64_t)e.b);
+          else sqlite3_bind_null(st_step_end_, 1);
+          sqlite3_bind_int64(st_step_end_, 2, e.t);
+          sqlite3_bind_int64(st_step_end_, 3, (int64_t)e.c);
+          if (e.s.empty()) sqlite3_bind_null(st_step_end_, 4);
+          else sqlite3_bind_int64(st_step_end_, 4, intern(e.s));
+          if (json.empty()) sqlite3_bind_null(st_step_end_, 5);
+          else sqlite3_bind_text(st_step_end_, 5, json.data(), (int)json.size(), SQLITE_STATIC);
+          sqlite3_bind_int64(st_step_end_, 6, (int64_t)e.a);
+          run(st_step_end_);
         }
-        sqlite3_bind_int64(st_step_end_, 6, (int64_t)e.a);
-        run(st_step_end_);
+        open_steps_.erase(it);
         break;
       }
       case Ev::Error:
@@ -621,6 +608,7 @@ void TraceWriter::write_batch(Batch& b) {
     else sqlite3_bind_blob(st_uop_, 6, src.data(), (int)src.size(), SQLITE_STATIC);
     run(st_uop_);
     stats_.uops++;
+    keep_.push_back(std::move(ev.u));
   }
   for (const MatchEv& m : b.matches) {
     sqlite3_bind_int64(st_match_, 1, (int64_t)m.step);
@@ -637,7 +625,13 @@ void TraceWriter::write_batch(Batch& b) {
 void TraceWriter::writer_loop() {
   std::unique_lock<std::mutex> lk(q_mu_);
   for (;;) {
-    q_cv_.wait_for(lk, std::chrono::milliseconds(50), [&] { return stop_ || !queue_.empty(); });
+    if (!q_cv_.wait_for(lk, std::chrono::milliseconds(kPullMs), [&] { return stop_ || !queue_.empty(); })) {
+      // nothing handed over for a while: take what the threads have buffered, so a run that goes quiet (or is
+      // killed later) has its last steps in the file
+      lk.unlock();
+      pull_buffers();
+      lk.lock();
+    }
     if (queue_.empty()) {
       if (stop_) return;
       continue;
@@ -648,6 +642,7 @@ void TraceWriter::writer_loop() {
     try {
       exec("BEGIN");
       for (Batch& b : work) write_batch(b);
+      insert_open_steps();
       exec("COMMIT");
     } catch (const std::exception& e) {
       std::fprintf(stderr, "tinygrad: trace writer: %s\n", e.what());
@@ -661,19 +656,21 @@ void TraceWriter::writer_loop() {
   }
 }
 
+void TraceWriter::pull_buffers() {
+  std::lock_guard<std::mutex> lk(bufs_mu_);
+  for (auto& b : bufs_) {
+    std::lock_guard<std::mutex> lk2(b->mu);
+    handover(*b);
+  }
+}
+
 void TraceWriter::finish() {
   {
     std::lock_guard<std::mutex> lk(q_mu_);
     if (finished_) return;
     finished_ = true;
   }
-  {
-    std::lock_guard<std::mutex> lk(bufs_mu_);
-    for (auto& b : bufs_) {
-      std::lock_guard<std::mutex> lk2(b->mu);
-      handover(*b);
-    }
-  }
+  pull_buffers();
   {
     std::lock_guard<std::mutex> lk(q_mu_);
     stop_ = true;
@@ -695,6 +692,7 @@ void TraceWriter::finish() {
   sqlite3_exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
   sqlite3_close(db_);
   db_ = nullptr;
+  std::vector<UOp>().swap(keep_);
 }
 
 // ***** factory *****

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
+#include <thread>
 
 #include "lib/uop/serialize.h"
 #include "lib/uop/symbolic.h"
@@ -378,4 +380,36 @@ TEST(Recorder, PerStepStatsAgreeAcrossViewReaderAndContextTotals) {
   ASSERT_EQ(t->contexts().size(), 1u);
   for (const auto& r : t->rule_stats(0, t->contexts()[0].id))
     EXPECT_EQ(r.attempts, attempts_per_rule[r.rule]) << "rule " << r.rule;
+}
+
+// Threads recording at once: the same new nodes met by several threads get one id, each UOp content is written
+// once, and every step of every thread replays to its output.
+TEST(Recorder, ThreadsShareNodesWithoutDuplicates) {
+  std::string path = record("threads", [&] {
+    std::vector<std::thread> ts;
+    for (int t = 0; t < 4; t++)
+      ts.emplace_back([t] {
+        track::Group g("thread " + std::to_string(t));
+        UOp a = UOp::variable("a", 0, 100), b = UOp::variable("b", 0, 9);
+        for (int i = 0; i < 300; i++) {  // the same expressions in every thread
+          UOp x = ((a * (i % 11 + 1) + b * 3 + i % 5).floordiv(c(i % 4 + 1)) + a * 0) % c(i % 13 + 2);
+          graph_rewrite(x, sym(), {.name = "threaded"});
+        }
+      });
+    for (auto& th : ts) th.join();
+  });
+  auto t = Trace::open(path);
+  EXPECT_EQ(t->contexts().size(), 4u);
+  EXPECT_EQ(t->steps().size(), 1200u);
+  // node contents (op, dtype, arg, tag, source ids) are unique
+  std::set<std::string> contents;
+  int64_t n = (int64_t)t->uop_count();
+  for (int64_t id = 1; id <= n; id++) {  // ids are dense
+    const Node& nd = t->node(id);
+    std::string key = nd.op_name + "|" + t->dtype_name(nd.dtype) + "|" + t->str(nd.arg) + "|" + std::to_string(nd.tag);
+    for (int64_t s : nd.src) key += "|" + std::to_string(s);
+    EXPECT_TRUE(contents.insert(key).second) << "written twice: " << key;
+  }
+  EXPECT_GT(n, 50);
+  for (const auto& s : t->steps()) EXPECT_TRUE(StepReplay(*t, s.id).reproduces_output()) << "step " << s.id;
 }
