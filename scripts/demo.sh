@@ -17,6 +17,17 @@ echo "== pattern statistics from the trace (top 15 rules by time; --step/--conte
 echo
 "$BUILD/viz/tinyviz-cli" verify "$TRACE"
 echo
-echo "Explore it:  $BUILD/viz/tinyviz-cli steps $TRACE | less"
-echo "             $BUILD/viz/tinyviz-cli frame $TRACE <step> <match>"
-echo "             sqlite3 $TRACE 'SELECT * FROM steps LIMIT 5'"
+echo "From a terminal:  $BUILD/viz/tinyviz-cli steps $TRACE | less"
+echo "                  $BUILD/viz/tinyviz-cli frame $TRACE <step> <match>"
+echo "                  sqlite3 $TRACE 'SELECT * FROM steps LIMIT 5'"
+echo
+SHOTS="$(pwd)/$BUILD/screenshots"
+mkdir -p "$SHOTS"
+echo "== tinyviz screenshots of the trace (headless) in $SHOTS"
+TV="$BUILD/gui/tinyviz"
+"$TV" --screenshot "$SHOTS/graph.png" --select 1/1/3 "$TRACE"
+"$TV" --screenshot "$SHOTS/divmod.png" --select 3/137/10 "$TRACE"
+"$TV" --screenshot "$SHOTS/stats.png" --tab stats --select 1 "$TRACE"
+"$TV" --screenshot "$SHOTS/timeline.png" --tab timeline "$TRACE"
+echo
+echo "Open it:     $TV $TRACE      (or run any example with VIZ=1)"

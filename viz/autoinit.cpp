@@ -20,6 +20,7 @@ void launch_tinyviz(const std::string& path) {
                 path.c_str());
     return;
   }
+  std::printf("opening it in tinyviz (close the window to exit)\n");
   std::fflush(nullptr);
   // like the reference's VIZ=1, the program becomes the viewer
 #ifdef TG_TINYVIZ_PATH

@@ -5,6 +5,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDir>
 #include <QLineEdit>
 #include <QProcess>
 #include <QSignalSpy>
@@ -114,6 +115,25 @@ class TestTinyviz : public QObject {
     for (int64_t n : nodes)
       if (t_->node(n).op_name != "CONST") QVERIFY(drawn.count(n));
     QVERIFY(w.message_bar()->isHidden());
+  }
+
+  // every committed sample trace (traces/*.trace.db) opens, lists all its contexts and draws its first graph: a schema
+  // change that forgets to re-record them fails here
+  void opens_sample_traces() {
+    QDir dir(QStringLiteral(TG_SOURCE_ROOT "traces"));
+    QStringList files = dir.entryList({"*.trace.db"}, QDir::Files);
+    QVERIFY(!files.isEmpty());
+    for (const QString& f : files) {
+      QString path = dir.filePath(f);
+      auto t = Trace::open(path.toStdString());
+      MainWindow w;
+      QVERIFY2(w.open_trace(path), qPrintable(path));
+      QCOMPARE(w.model()->rowCount(), (int)t->contexts().size());
+      QVERIFY(wait_idle(w));
+      QVERIFY2(w.graph()->frame(), qPrintable(path));
+      QVERIFY(!w.graph()->node_items().empty());
+      QVERIFY(w.message_bar()->isHidden());
+    }
   }
 
   void selects_by_model_index() {
