@@ -33,7 +33,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 constexpr size_t kMaxChain = 64;         // derive a frame from a cached one at most this many frames away
-constexpr size_t kCacheNodes = 600'000;  // cached frames, counted in drawn nodes
+constexpr size_t kCacheNodes = 50'000;  // cached frames, counted in drawn nodes (1-2 KB each)
 }  // namespace
 
 struct FrameLoader::Shared {

@@ -546,9 +546,15 @@ void MainWindow::on_search(const QString& text) {
   }
   QString needle = text.trimmed().toLower();
   if (needle.isEmpty() || !session_) {
+    tree_->expandToDepth(0);
     if (sel_.step || sel_.context) {
       QModelIndex pi = filter_->mapFromSource(model_->index_of(sel_));
-      if (pi.isValid()) tree_->scrollTo(pi);
+      if (pi.isValid()) {
+        syncing_tree_ = true;
+        tree_->setCurrentIndex(pi);
+        tree_->scrollTo(pi);
+        syncing_tree_ = false;
+      }
     }
     return;
   }

@@ -274,9 +274,20 @@ TraceFilter::TraceFilter(QObject* parent) : QSortFilterProxyModel(parent) {
 }
 
 void TraceFilter::set_text(const QString& text) {
-  text_ = text.trimmed().toLower();
-  rule_steps_.clear(), rules_.clear();
-  invalidateFilter();
+  QString t = text.trimmed().toLower();
+  // a narrower text only hides rows; anything else may bring back a hundred thousand, which the view takes one row
+  // insertion at a time (a second on a big trace): a reset is cheap, the caller restores expansion and selection
+  bool narrower = !text_.isEmpty() && t.contains(text_);
+  if (narrower) {
+    text_ = t;
+    rule_steps_.clear(), rules_.clear();
+    invalidateFilter();
+  } else {
+    beginResetModel();
+    text_ = t;
+    rule_steps_.clear(), rules_.clear();
+    endResetModel();
+  }
 }
 
 void TraceFilter::set_rule_hits(const QString& text, std::unordered_set<int64_t> steps,

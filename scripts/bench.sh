@@ -11,3 +11,12 @@ if [ -n "${TINYGRAD_REF:-}" ]; then
   (cd "$TINYGRAD_REF" && PYTHONPATH=. python3 "$ROOT/tests/bench/bench_reference_symbolic.py" 3)
   (cd "$TINYGRAD_REF" && TRACK_MATCH_STATS=1 PYTHONPATH=. python3 "$ROOT/tests/bench/bench_reference_symbolic.py" 2 | tail -1)
 fi
+
+echo
+echo "== tinyviz: stepping on graphs of about 100, 500 and 2,000 nodes, and 100,000 steps on the timeline"
+BIG="$BUILD/bench-big.trace.db"
+"$BUILD/tests/gen_big_trace" "$BIG" --steps 100000 | while read -r _ id _; do
+  TINYVIZ_TIMING=1 /usr/bin/time -f "peak memory %M KB" "$BUILD/gui/tinyviz" --bench-step "$id" "$BIG" 2>&1 |
+    grep -E "first graph drawn|frames|timeline:|stall|peak memory" | sed 's/^tinyviz: //'
+done
+ls -l "$BIG" | awk '{printf "trace file %.1f MB\n", $5 / 1e6}'

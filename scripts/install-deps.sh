@@ -3,7 +3,7 @@
 # Uses sudo when not root. Prints nothing and exits 0 when everything is present.
 set -euo pipefail
 PACKAGES=(
-  cmake ninja-build pkg-config g++ make ccache git
+  cmake ninja-build pkg-config g++ make ccache git time
   libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev sqlite3 zlib1g-dev
   qt6-base-dev qt6-base-dev-tools libgl-dev fonts-dejavu-core libgraphviz-dev graphviz xvfb xauth

@@ -446,6 +446,15 @@ class TestTinyviz : public QObject {
       if (!std::count(with.begin(), with.end(), s.id) && s.name.find("symbolic") != std::string::npos) other = s.id;
     QVERIFY(other);
     QVERIFY(!w.filter()->mapFromSource(w.model()->index_of({0, other, 0})).isValid());
+    // clearing the search brings every step back, keeps the selection and leaves it current in the tree
+    w.select({t_->step(step_).context, step_, 2});
+    QVERIFY(wait_idle(w));
+    Selection before = w.selection();
+    w.search_box()->setText("");
+    QTRY_VERIFY(w.filter()->text().isEmpty());
+    QVERIFY(w.filter()->mapFromSource(w.model()->index_of({0, other, 0})).isValid());
+    QCOMPARE(w.selection(), before);
+    QCOMPARE(w.filter()->mapToSource(w.tree()->currentIndex()), w.model()->index_of(before));
   }
 
   void broken_files_show_errors_and_the_app_keeps_running() {
