@@ -595,7 +595,7 @@ void TraceWriter::write_batch(Batch& b) {
     const UOp& u = ev.u;
     src.clear();
     for (const UOp& s : u.src()) {
-      int64_t delta = (int64_t)ev.id - (int64_t)(uint32_t)s.node()->trace_id.load(std::memory_order_acquire);
+      int64_t delta = (int64_t)ev.id - (int64_t)id_of(s);  // waits out a src another thread is numbering
       put_varint(src, (uint64_t)((delta << 1) ^ (delta >> 63)));
     }
     sqlite3_bind_int64(st_uop_, 1, ev.id);
