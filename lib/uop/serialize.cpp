@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "lib/helpers.h"
+#include "lib/uop/kernel_info.h"
 
 namespace tg {
 
@@ -40,6 +41,12 @@ std::string encode_arg(const Arg& a) {
         r += "," + (p->has_axis ? encode_arg(Arg((long long)p->axis)) : std::string("N"));
         r += "," + encode_arg(p->device) + "," + (p->volatile_ ? "T" : "F") + ")";
         return r;
+      }
+      if (const KernelInfo* k = a.as<KernelInfo>()) {
+        return "K(" + encode_arg(Arg(k->name)) + "," + encode_arg(k->axis_types) + "," +
+               (k->dont_use_locals ? "T" : "F") + "," + encode_arg(k->applied_opts) + "," +
+               encode_arg(k->opts_to_apply) + "," + encode_arg(k->estimates) + "," + encode_arg(Arg((long long)k->beam)) +
+               ")";
       }
       // other structured args: their repr, marked so they are never confused with a string
       std::string rep = a.repr();
@@ -154,6 +161,24 @@ struct Parser {
         if (!ax.is_none()) p->has_axis = true, p->axis = (int64_t)ax.as_int();
         p->device = next();
         p->volatile_ = next().as_bool();
+        return keep;
+      }
+      case 'K': {
+        if (s[i++] != '(') fail("KernelInfo");
+        auto* k = new KernelInfo();
+        Arg keep(static_cast<const ArgObj*>(k));
+        auto next = [&]() {
+          Arg a = parse();
+          if (peek() == ',' || peek() == ')') i++;
+          return a;
+        };
+        k->name = next().as_str();
+        k->axis_types = next();
+        k->dont_use_locals = next().as_bool();
+        k->applied_opts = next();
+        k->opts_to_apply = next();
+        k->estimates = next();
+        k->beam = (int64_t)next().as_int();
         return keep;
       }
       default: fail(std::string("unknown tag '") + c + "'");

@@ -1,7 +1,8 @@
 // A compact, exact text encoding of args and UOp graphs. Shared with tests/parity/uop_codec.py (goldens taken from
 // the reference) and used by the trace writer to store args losslessly.
 //   arg:   N None | i<int> | f<16 hex: double bits> | T/F | I Invalid | s<len>:<bytes> | d<dtype attr>' ' |
-//          o<OPS>' ' | a<AxisType>' ' | A<AddrSpace>' ' | (a,b,...) | P(slot,dtype,vmin_vmax,multiple_of,name,addrspace,axis,device,volatile)
+//          o<OPS>' ' | a<AxisType>' ' | A<AddrSpace>' ' | (a,b,...) | P(slot,dtype,vmin_vmax,multiple_of,name,addrspace,axis,device,volatile) |
+//          K(name,axis_types,dont_use_locals,applied_opts,opts_to_apply,estimates,beam) KernelInfo
 //   graph: one node per line in toposort order: "<OP> <dtype attr> <arg> <tag> <src indices, comma separated>"
 #pragma once
 #include <string>

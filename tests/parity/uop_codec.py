@@ -25,6 +25,12 @@ def enc_arg(a) -> str:
   if isinstance(a, ParamArg):
     fields = (a.slot, a.dtype, a.vmin_vmax, a.multiple_of, a.name, a.addrspace, a.axis, a.device, a.volatile)
     return "P(" + ",".join(enc_arg(x) for x in fields) + ")"
+  if type(a).__name__ == "KernelInfo":
+    # an Opt is written as the tuple (op name, axis, arg); Estimates as (ops, lds, mem)
+    def opts(x): return None if x is None else tuple((o.op.name, o.axis, o.arg) for o in x)
+    est = None if a.estimates is None else (a.estimates.ops, a.estimates.lds, a.estimates.mem)
+    fields = (a.name, a.axis_types, a.dont_use_locals, opts(a.applied_opts), opts(a.opts_to_apply), est, a.beam)
+    return "K(" + ",".join(enc_arg(x) for x in fields) + ")"
   raise TypeError(f"cannot encode arg {a!r} of type {type(a)}")
 
 def enc_graph(root: UOp) -> list[str]:
@@ -56,6 +62,15 @@ def dec_arg(s: str, i: int = 0):
     if c == "o": return Ops[w], j
     if c == "a": return AxisType[w], j
     return AddrSpace[w], j
+  if c == "K":
+    from tinygrad.uop.ops import KernelInfo
+    from tinygrad.codegen.opt import Opt, OptOps
+    from tinygrad.renderer import Estimates
+    fields, i = dec_arg(s, i)  # the fields as a tuple
+    def opts(x): return None if x is None else tuple(Opt(OptOps[o], ax, ar) for o, ax, ar in x)
+    name, axis_types, dont_use_locals, applied, to_apply, est, beam = fields
+    return KernelInfo(name, axis_types, dont_use_locals, opts(applied), opts(to_apply), None if est is None else Estimates(*est),
+                      beam), i
   if c in "(P":
     if c == "P": i += 1
     items = []

@@ -1,0 +1,234 @@
+#include "lib/codegen/late/linearizer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+
+#include "lib/codegen/late/pysort.h"
+#include "lib/codegen/late/uop_props.h"
+#include "lib/helpers.h"
+
+namespace tg {
+
+namespace {
+struct Priority {
+  pyint run_count;
+  int priority;
+  bool has_extra;
+  int64_t extra;
+};
+// python tuple comparison of (run_count, priority, extra): -1/0/1
+int cmp_priority(const Priority& a, const Priority& b) {
+  if (a.run_count != b.run_count) return a.run_count < b.run_count ? -1 : 1;
+  if (a.priority != b.priority) return a.priority < b.priority ? -1 : 1;
+  if (a.has_extra != b.has_extra) throw Error("linearize: cannot compare None with an int priority");
+  if (a.has_extra && a.extra != b.extra) return a.extra < b.extra ? -1 : 1;
+  return 0;
+}
+
+// python `<` on two args: numbers compare numerically and a nan is never smaller or larger
+bool arg_lt(const Arg& a, const Arg& b) {
+  if (a.is_float() && std::isnan(a.as_float())) return false;
+  if (b.is_float() && std::isnan(b.as_float())) return false;
+  return a.py_cmp(b) < 0;
+}
+}  // namespace
+
+// python == on UOp.tuplize: (op.value, arg, dtype, *src.tuplize), the tag left out
+bool tuplize_eq(const UOp& a, const UOp& b) {
+  std::vector<std::pair<UOp, UOp>> st{{a, b}};
+  while (!st.empty()) {
+    auto [x, y] = st.back();
+    st.pop_back();
+    if (x == y) continue;
+    if (x.op() != y.op() || !x.arg().py_eq(y.arg()) || x.dtype() != y.dtype() || x.nsrc() != y.nsrc()) return false;
+    for (size_t i = 0; i < x.nsrc(); i++) st.push_back({x.src(i), y.src(i)});
+  }
+  return true;
+}
+
+// python < on UOp.tuplize (lexicographic; the first element that is not == decides)
+bool tuplize_lt(const UOp& a0, const UOp& b0) {
+  UOp a = a0, b = b0;
+  for (;;) {
+    if (a == b) return false;
+    if (a.op() != b.op()) return (int)a.op() < (int)b.op();
+    if (!a.arg().py_eq(b.arg())) return arg_lt(a.arg(), b.arg());
+    if (a.dtype() != b.dtype()) return a.dtype() < b.dtype();
+    size_t i = 0, n = std::min(a.nsrc(), b.nsrc());
+    while (i < n && tuplize_eq(a.src(i), b.src(i))) i++;
+    if (i == n) return a.nsrc() < b.nsrc();
+    UOp na = a.src(i), nb = b.src(i);
+    a = na, b = nb;
+  }
+}
+
+std::vector<UOp> linearize(const UOp& sink) {
+  std::vector<UOp> lst = sink.toposort();
+  const size_t n = lst.size();
+  UOpMap<size_t> pos;
+  pos.reserve(n * 2);
+  for (size_t i = 0; i < n; i++) pos.emplace(lst[i], i);
+  std::vector<int64_t> out_degree(n, 0);
+  std::vector<Priority> prio(n);
+  AddrSpaceCache as;
+  for (size_t k = n; k > 0; k--) {
+    const UOp& u = lst[k - 1];
+    for (const UOp& s : u.src()) out_degree[pos.at(s)]++;
+    // we place UOps with higher run_counts later
+    pyint run_count = 1;
+    for (const UOp& r : u.ranges()) run_count = sat_mul(run_count, sat_add(r.vmax().as_int(), 1));
+    Priority p{run_count, 0, false, 0};
+    switch (u.op()) {
+      case Ops::PARAM: p.priority = -20, p.has_extra = true, p.extra = u.param_arg()->slot; break;
+      case Ops::BUFFER: p.priority = as.get(u) == AddrSpace::LOCAL ? -17 : -18; break;
+      case Ops::LOAD: p.priority = -1; break;   // place loads early
+      case Ops::STORE: p.priority = 1; break;   // place stores late
+      case Ops::RANGE: p.priority = 5; break;   // placing RANGE is good
+      case Ops::END: p.priority = -5; break;    // placing END is bad
+      default: break;
+    }
+    prio[k - 1] = p;
+  }
+  // number the uops in "ideal" order: python's sorted() on priorities[x]+x.tuplize (TUPLE_ORDER=1); python's own
+  // algorithm, since `<` on a tuplize holding a nan const is false both ways
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; i++) order[i] = i;
+  detail::py_sort_indices(order, [&](size_t a, size_t b) {
+    int c = cmp_priority(prio[a], prio[b]);
+    if (c != 0) return c < 0;
+    return tuplize_lt(lst[a], lst[b]);
+  });
+  std::vector<size_t> nkey(n);
+  for (size_t i = 0; i < n; i++) nkey[order[i]] = i;
+  // then force them to be toposorted in as close to the ideal order as possible: pop the largest key first, reverse
+  std::priority_queue<std::pair<size_t, size_t>> heap;  // (nkey, position)
+  heap.push({nkey[pos.at(sink)], pos.at(sink)});
+  std::vector<UOp> newlst;
+  newlst.reserve(n);
+  while (!heap.empty()) {
+    size_t i = heap.top().second;
+    heap.pop();
+    newlst.push_back(lst[i]);
+    for (const UOp& v : lst[i].src()) {
+      size_t j = pos.at(v);
+      if (--out_degree[j] == 0) heap.push({nkey[j], j});
+    }
+  }
+  std::reverse(newlst.begin(), newlst.end());
+  return newlst;
+}
+
+namespace {
+// an insertion-ordered set of UOps
+struct OrderedSet {
+  std::vector<UOp> items;
+  UOpSet index;
+  void add(const UOp& u) {
+    if (index.insert(u).second) items.push_back(u);
+  }
+  bool has(const UOp& u) const { return index.count(u) != 0; }
+};
+}  // namespace
+
+CFGContext::CFGContext(const UOp& sink) {
+  // there are 3 relationships between ranges:
+  // nested: endrange y is a dependency of endrange x and range x is a dependency of endrange y
+  // dependent: endrange y is a dependency of endrange x and range x is not a dependency of endrange y
+  // independent: endrange y is not a dependency of endrange x
+  // everything is nested inside the sink
+  UOpMap<OrderedSet> deps;
+  std::vector<std::pair<UOp, UOp>> nesting;  // END -> its parent (END or SINK), insertion-ordered
+  UOpSet nested;
+  for (const UOp& u : sink.toposort()) {
+    OrderedSet d;
+    for (const UOp& s : u.src())
+      for (const UOp& x : deps.at(s).items) d.add(x);
+    if (u.op() == Ops::END || u.op() == Ops::SINK) {
+      for (const UOp& x : d.items) {
+        if (x.op() != Ops::END || nested.count(x)) continue;
+        if (u.op() == Ops::SINK || deps.at(x).has(u.src(1))) {
+          nesting.emplace_back(x, u);
+          nested.insert(x);
+        }
+      }
+    }
+    if (u.op() == Ops::RANGE || u.op() == Ops::END) d.add(u);
+    deps.emplace(u, std::move(d));
+  }
+  std::vector<std::pair<UOp, std::vector<UOp>>> siblings;
+  UOpMap<size_t> sib_index;
+  for (const auto& [k, vv] : nesting) {
+    auto it = sib_index.find(vv);
+    if (it == sib_index.end()) {
+      sib_index.emplace(vv, siblings.size());
+      siblings.push_back({vv, {k}});
+    } else {
+      siblings[it->second].second.push_back(k);
+    }
+  }
+  for (auto& [k, v] : siblings) {
+    // ranges that have dependencies on other siblings need to be scheduled after them
+    std::vector<std::pair<size_t, UOp>> keyed;
+    for (const UOp& x : v) {
+      size_t cnt = 0;
+      for (const UOp& y : v) cnt += deps.at(x).has(y);
+      keyed.push_back({cnt, x});
+    }
+    std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<UOp> order;
+    for (auto& [c, x] : keyed) order.push_back(x);
+    std::vector<std::pair<UOp, UOp>> zipped;
+    if (k.op() == Ops::SINK) {
+      for (size_t i = 0; i + 1 < order.size(); i++) zipped.push_back({order[i], order[i + 1]});
+    } else {
+      std::vector<UOp> first{k.src(1)};
+      first.insert(first.end(), order.begin(), order.end());
+      for (size_t i = 0; i < order.size(); i++) zipped.push_back({first[i], order[i]});
+    }
+    for (const auto& [x, y] : zipped) {
+      // TODO in the reference: this can happen, it causes an infinite loop in shufflenet
+      if (x.in_backward_slice_with_self(y.src(1))) throw Error("CFGContext: a range depends on its sibling's END");
+      edges[y.src(1)] = x;
+    }
+  }
+}
+
+const PatternMatcher& pm_add_control_flow() {
+  static const PatternMatcher pm("pm_add_control_flow", {
+    TG_RULE(UPat(Ops::RANGE).named("x"), [](CFGContext* ctx, UOp x) -> UOp {
+      auto it = ctx->edges.find(x);
+      if (it == ctx->edges.end()) return UOp();
+      std::vector<UOp> src(x.src().begin(), x.src().end());
+      src.push_back(it->second);
+      return x.with_src(src);
+    }),
+  });
+  return pm;
+}
+
+UOp do_split_ends(const UOp& e) {
+  UOp ret = e.src(0);
+  std::vector<UOp> backedge, rest;
+  for (size_t i = 1; i < e.nsrc(); i++) {
+    const UOp& x = e.src(i);
+    if (x.dtype() == dtypes::void_ || x.dtype() == dtypes::bool_) backedge.push_back(x);
+  }
+  for (size_t i = 1; i < e.nsrc(); i++)
+    if (std::find(backedge.begin(), backedge.end(), e.src(i)) == backedge.end()) rest.push_back(e.src(i));
+  std::vector<UOp> rngs = UOp::sink(rest).ranges();
+  // sorted by arg, reverse (python tuple order of the RANGE args); stable like sorted(reverse=True)
+  std::stable_sort(rngs.begin(), rngs.end(), [](const UOp& a, const UOp& b) { return b.arg().py_cmp(a.arg()) < 0; });
+  for (const UOp& r : rngs) ret = ret.end(std::span<const UOp>(&r, 1));
+  return backedge.empty() ? ret : ret.end(backedge);
+}
+
+const PatternMatcher& pm_split_ends() {
+  static const PatternMatcher pm("pm_split_ends", {
+    // split the ends
+    TG_RULE(UPat(Ops::END).named("e"), [](UOp e) { return do_split_ends(e); }),
+  });
+  return pm;
+}
+
+}  // namespace tg

@@ -1,0 +1,30 @@
+// Port of tinygrad/codegen/late/linearizer.py: the priority toposort that turns a kernel SINK into a linear program,
+// the control-flow edges that order sibling loops (CFGContext, pm_add_control_flow) and pm_split_ends.
+#pragma once
+#include <vector>
+
+#include "lib/uop/rewrite.h"
+
+namespace tg {
+
+// toposort of sink where, among the orders the graph allows, nodes run as close to the "ideal" order as possible:
+// (run count of the enclosing ranges, op priority, PARAM slot, tuplize) ascending
+std::vector<UOp> linearize(const UOp& sink);
+
+// python's == and < on UOp.tuplize (the tie-break of the linearizer's sort)
+bool tuplize_eq(const UOp& a, const UOp& b);
+bool tuplize_lt(const UOp& a, const UOp& b);
+
+// the relationships between END nodes (nested, dependent, independent); edges maps a RANGE to the node (an END or
+// the enclosing RANGE) it must come after
+struct CFGContext {
+  explicit CFGContext(const UOp& sink);
+  UOpMap<UOp> edges;
+};
+// RANGE -> RANGE with the ordering edge appended to its srcs (ctx: CFGContext); run bottom-up
+const PatternMatcher& pm_add_control_flow();
+// END(x, r0, r1, ...) -> nested single-range ENDs, ranges ordered by arg (largest innermost... as the reference)
+const PatternMatcher& pm_split_ends();
+UOp do_split_ends(const UOp& e);
+
+}  // namespace tg

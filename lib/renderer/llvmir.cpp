@@ -1,0 +1,363 @@
+#include "lib/renderer/llvmir.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "lib/helpers.h"
+#include "lib/renderer/cstyle.h"
+#include "lib/uop/kernel_info.h"
+
+namespace tg {
+
+using S = std::optional<std::string>;
+
+std::string ldt(DType dt, pyint count, bool ptr) {
+  if (ptr) return ldt(dt, count) + "*";
+  if (count > 1) return "<" + pyint_str(count) + " x " + ldt(dt, 1) + ">";
+  using namespace dtypes;
+  if (dt == void_) return "void";
+  if (dt == bool_) return "i1";
+  if (dt == int8 || dt == uint8 || dt == fp8e4m3 || dt == fp8e5m2) return "i8";
+  if (dt == int16 || dt == uint16) return "i16";
+  if (dt == int32 || dt == uint32) return "i32";
+  if (dt == int64 || dt == uint64) return "i64";
+  if (dt == float16) return "half";
+  if (dt == bfloat16) return "bfloat";
+  if (dt == float32) return "float";
+  if (dt == float64) return "double";
+  throw Error("ldt: no LLVM type for " + dt.repr());
+}
+
+std::string lconst(const PyConst& x, DType dtype) {
+  if (contains(dtypes::floats, dtype)) {
+    if (contains(dtypes::fp8s, dtype)) return std::to_string(float_to_fp8(x.as_float(), dtype));
+    double v = x.as_float();
+    if (std::isinf(v) || std::isnan(v)) {
+      uint64_t bits;
+      std::memcpy(&bits, &v, 8);
+      char buf[24];
+      std::snprintf(buf, sizeof(buf), "0x%016llX", (unsigned long long)bits);
+      return buf;
+    }
+    return truncate(dtype, PyConst(v)).str();
+  }
+  return pyint_str(x.as_int());
+}
+
+std::string lcast(DType input_type, DType output_type) {
+  if (dtypes::is_float(input_type)) {
+    if (dtypes::is_float(output_type)) return output_type.itemsize() > input_type.itemsize() ? "fpext" : "fptrunc";
+    if (dtypes::is_int(output_type)) return dtypes::is_unsigned(output_type) ? "fptoui" : "fptosi";
+  }
+  if (dtypes::is_unsigned(input_type) || dtypes::is_bool(input_type)) {
+    if (dtypes::is_float(output_type)) return "uitofp";
+    if (dtypes::is_int(output_type)) return output_type.itemsize() < input_type.itemsize() ? "trunc" : "zext";
+  }
+  if (dtypes::is_int(input_type)) {
+    if (dtypes::is_float(output_type)) return "sitofp";
+    if (dtypes::is_int(output_type)) return output_type.itemsize() < input_type.itemsize() ? "trunc" : "sext";
+  }
+  throw Error("cast from " + input_type.repr() + " -> " + output_type.repr() + " not implemented");
+}
+
+// llvm ops, lop[<dtype>][<op>]
+static std::string lop(DType dt, Ops op) {
+  static const std::string flags = " nsz arcp contract afn";
+  bool is_float = contains(dtypes::floats, dt);
+  bool is_signed = contains(dtypes::sints, dt);
+  bool is_unsigned = dt == dtypes::bool_ || contains(dtypes::uints, dt);
+  if (is_float) {
+    switch (op) {
+      case Ops::ADD: return "fadd" + flags;
+      case Ops::MUL: return "fmul" + flags;
+      case Ops::CMPLT: return "fcmp" + flags + " olt";
+      case Ops::CMPNE: return "fcmp" + flags + " une";
+      case Ops::CMPEQ: return "fcmp" + flags + " oeq";
+      case Ops::FDIV: return "fdiv" + flags;
+      default: break;
+    }
+  } else if (is_signed || is_unsigned) {
+    switch (op) {
+      case Ops::ADD: return is_signed ? "add nsw" : "add";
+      case Ops::MUL: return "mul";
+      case Ops::CDIV: return is_signed ? "sdiv" : "udiv";
+      case Ops::CMOD: return is_signed ? "srem" : "urem";
+      case Ops::CMPLT: return is_signed ? "icmp slt" : "icmp ult";
+      case Ops::CMPNE: return "icmp ne";
+      case Ops::CMPEQ: return "icmp eq";
+      case Ops::OR: return "or";
+      case Ops::AND: return "and";
+      case Ops::XOR: return "xor";
+      case Ops::SHL: return "shl";
+      case Ops::SHR: return is_signed ? "ashr" : "lshr";
+      default: break;
+    }
+  }
+  throw Error(std::string("no LLVM op for ") + op_repr(op) + " on " + dt.repr());
+}
+const std::string& LLVMContext::operator[](const UOp& u) const {
+  auto it = r.find(u);
+  if (it == r.end()) throw Error(std::string("render: no name for ") + op_repr(u.op()));
+  return it->second;
+}
+
+static bool is_volatile(const UOp& u) {
+  UOp b = buf_uop(u);
+  return b.op() == Ops::PARAM && b.param_arg()->volatile_;
+}
+static std::string vol(const UOp& idx) { return is_volatile(idx) ? "volatile " : ""; }
+static std::string strip1(const std::string& s) { return s.substr(1); }
+
+const StringMatcher& llvm_base_rewrite() {
+  using C = LLVMContext;
+  static const StringMatcher pm("llvm_base_rewrite", {
+    // memory load/store
+    TG_RULE(UPat(ops(Ops::INDEX, Ops::SHRINK)).src(UPat(ops(Ops::BUFFER, Ops::PARAM, Ops::AFTER))).any_len().named("x"),
+            [](C* ctx, UOp x) -> S {
+              C& r = *ctx;
+              return "  " + r[x] + " = getelementptr inbounds " + ldt(x.dtype()) + ", " + ldt(x.dtype(), 1, true) + " " +
+                     r[x.src(0)] + ", " + ldt(x.src(1).dtype()) + " " + r[x.src(1)];
+            }),
+    // register index
+    TG_RULE(UPat(Ops::INDEX).src(UPat::var("buf"), UPat::cvar("c").cast()).named("x"),
+            [](C* ctx, UOp buf, UOp c, UOp x) -> S {
+              if (ctx->as.get(buf) != AddrSpace::ALU) return std::nullopt;
+              return "  " + (*ctx)[x] + " = extractelement " + ldt(buf.dtype(), max_numel(buf)) + " " + (*ctx)[buf] +
+                     ", i32 " + c.val().str();
+            }),
+
+    // load/store
+    TG_RULE(UPat(Ops::LOAD).src(UPat::var("idx"), UPat::var("alt"), UPat::var("mask")).named("x"),
+            [](C* ctx, UOp x, UOp idx, UOp alt, UOp mask) -> S {
+              C& r = *ctx;
+              const std::string& n = r[x];
+              return "  br label " + n + "_entry\n" + strip1(n) + "_entry:\n" + "  br i1 " + r[mask] + ", label " + n +
+                     "_load, label " + n + "_exit\n" + strip1(n) + "_load:\n" + "  " + n + "_yes = load " + vol(idx) +
+                     ldt(idx.dtype(), max_numel(idx)) + ", " + ldt(idx.dtype(), max_numel(idx), true) + " " + r[idx] +
+                     "\n" + "  br label " + n + "_exit\n" + strip1(n) + "_exit:\n" + "  " + n + " = phi " +
+                     ldt(x.dtype(), max_numel(x)) + " [" + n + "_yes, " + n + "_load], [" + r[alt] + ", " + n +
+                     "_entry]";
+            }),
+    TG_RULE(UPat::var("idx").load().named("x"), [](C* ctx, UOp x, UOp idx) -> S {
+      C& r = *ctx;
+      return "  " + r[x] + " = load " + vol(idx) + ldt(idx.dtype(), max_numel(idx)) + ", " +
+             ldt(idx.dtype(), max_numel(idx), true) + " " + r[idx];
+    }),
+    TG_RULE(UPat::var("idx").store(UPat::var("var")), [](C* ctx, UOp idx, UOp var) -> S {
+      C& r = *ctx;
+      return "  store " + vol(idx) + ldt(var.dtype(), max_numel(idx)) + " " + r[var] + ", " +
+             ldt(idx.dtype(), max_numel(idx), true) + " " + r[idx];
+    }),
+
+    // GEP/VECTORIZE/CAST for float4 support
+    TG_RULE(UPat(Ops::STACK).named("x"), [](C* ctx, UOp x) -> S {
+      C& r = *ctx;
+      std::string out;
+      size_t n = x.nsrc();
+      for (size_t i = 0; i < n; i++) {
+        const UOp& u = x.src(i);
+        if (i) out += "\n";
+        out += (i + 1 != n ? "  " + r[x] + "_" + std::to_string(i) : "  " + r[x]) + " = insertelement " +
+               ldt(x.dtype(), max_numel(x)) + " " + (i != 0 ? r[x] + "_" + std::to_string(i - 1) : "poison") + ", " +
+               ldt(u.dtype()) + " " + r[u] + ", i32 " + std::to_string(i);
+      }
+      return out;
+    }),
+    // unary/binary/ternary ops
+    TG_RULE(UPat(Ops::BITCAST).named("x"), [](C* ctx, UOp x) -> S {
+      C& r = *ctx;
+      return "  " + r[x] + " = bitcast " + ldt(x.src(0).dtype(), max_numel(x.src(0))) + " " + r[x.src(0)] + " to " +
+             ldt(x.dtype(), max_numel(x));
+    }),
+    TG_RULE(UPat(Ops::CAST).named("x"), [](C* ctx, UOp x) -> S {
+      C& r = *ctx;
+      return "  " + r[x] + " = " + lcast(x.src(0).dtype(), x.dtype()) + " " + ldt(x.src(0).dtype()) + " " + r[x.src(0)] +
+             " to " + ldt(x.dtype());
+    }),
+    TG_RULE(UPat(Ops::TRUNC).named("x"), [](C* ctx, UOp x) -> S {
+      C& r = *ctx;
+      return "  " + r[x] + " = call " + ldt(x.dtype()) + " @llvm.trunc." + ldt(x.dtype()) + "(" +
+             ldt(x.src(0).dtype()) + " " + r[x.src(0)] + ")";
+    }),
+    TG_RULE(UPat(GroupOp::Binary).named("x"), [](C* ctx, UOp x) -> S {
+      C& r = *ctx;
+      return "  " + r[x] + " = " + lop(x.src(0).dtype(), x.op()) + " " + ldt(x.src(0).dtype()) + " " + r[x.src(0)] +
+             ", " + r[x.src(1)];
+    }),
+    TG_RULE(UPat(Ops::WHERE).named("x"), [](C* ctx, UOp x) -> S {
+      C& r = *ctx;
+      return "  " + r[x] + " = select " + ldt(x.src(0).dtype()) + " " + r[x.src(0)] + ", " + ldt(x.src(1).dtype()) +
+             " " + r[x.src(1)] + ", " + ldt(x.src(2).dtype()) + " " + r[x.src(2)];
+    }),
+
+    // loop (a RANGE with no src is an unbounded loop header)
+    TG_RULE(UPat(Ops::RANGE).dtype(dtypes::void_).named("l"), [](C* ctx, UOp l) -> S {
+      std::string n = strip1((*ctx)[l]);
+      return "  br label %loop_" + n + "\nloop_" + n + ":";
+    }),
+    TG_RULE(UPat(Ops::END).src(UPat(), UPat(Ops::RANGE).dtype(dtypes::void_).named("l"), UPat().named("c")),
+            [](C* ctx, UOp l, UOp c) -> S {
+              std::string n = strip1((*ctx)[l]);
+              return "  br i1 " + (*ctx)[c] + ", label %loop_" + n + ", label %loop_exit_" + n + "\nloop_exit_" + n + ":";
+            }),
+
+    // range
+    TG_RULE(UPat(Ops::RANGE).named("r"), [](C* ctx, UOp r) -> S {
+      std::string rs = range_str(r), n = (*ctx)[r], t = ldt(r.dtype());
+      return "  br label %loop_entry_" + rs + "\n" + "loop_entry_" + rs + ":\n" + "  br label %loop_latch_" + rs + "\n" +
+             "loop_latch_" + rs + ":\n" + "  " + n + " = phi " + t + " [ 0, %loop_entry_" + rs + " ], [ " + n +
+             "phi, %loop_footer_" + rs + " ]\n" + "  " + n + "phi = add " + t + " " + n + ", 1\n" + "  " + n +
+             "cmp = icmp ult " + t + " " + n + ", " + (*ctx)[r.src(0)] + "\n" + "  br i1 " + n +
+             "cmp, label %loop_body_" + rs + ", label %loop_exit_" + rs + "\n" + "loop_body_" + rs + ":";
+    }),
+    TG_RULE(UPat(Ops::END).src(UPat(), UPat(Ops::RANGE).named("r")), [](UOp r) -> S {
+      std::string rs = range_str(r);
+      return "  br label %loop_footer_" + rs + "\n" + "loop_footer_" + rs + ":\n" + "  br label %loop_latch_" + rs +
+             "\n" + "loop_exit_" + rs + ":";
+    }),
+
+    // if
+    TG_RULE(UPat(Ops::IF).named("x"), [](C* ctx, UOp x) -> S {
+      std::string n = strip1((*ctx)[x]);
+      return "  br i1 " + (*ctx)[x.src(0)] + ", label %ifbody_" + n + ", label %ifskip_" + n + "\nifbody_" + n + ":";
+    }),
+    TG_RULE(UPat(Ops::ENDIF).named("x"), [](C* ctx, UOp x) -> S {
+      std::string n = strip1((*ctx)[x.src(0)]);
+      return "  br label %ifskip_" + n + "\nifskip_" + n + ":";
+    }),
+
+    TG_RULE(UPat(Ops::BARRIER), []() -> S { return "  fence seq_cst"; }),
+  });
+  return pm;
+}
+
+LLVMRenderer::LLVMRenderer(Target t) : Renderer(std::move(t)) {
+  // code_for_op: every op some dtype has an instruction for (only the keys matter)
+  for (Ops op : {Ops::ADD, Ops::MUL, Ops::CDIV, Ops::CMOD, Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ, Ops::OR, Ops::AND,
+                 Ops::XOR, Ops::SHL, Ops::SHR, Ops::FDIV})
+    code_for_op.set(op, [](const std::vector<std::string>&, DType) -> std::string {
+      throw Error("LLVMRenderer renders through its string rules");
+    });
+  extra_matcher = &llvm_extra_matcher();
+}
+
+const PatternMatcher& LLVMRenderer::llvm_extra_matcher() {
+  static const PatternMatcher pm = create_non_native_float_pats({dtypes::bfloat16}) + pm_manual_bf16_cast();
+  return pm;
+}
+
+std::string LLVMRenderer::render_fn(const std::string& name, const std::vector<std::pair<std::string, UOp>>& args,
+                                    const std::vector<std::string>& kernel,
+                                    const std::vector<std::string>& prefix) const {
+  // NOTE: CPUAllocator promises 0x20 alignment
+  std::string sargs;
+  for (size_t i = 0; i < args.size(); i++) {
+    const auto& [n, u] = args[i];
+    bool global = addrspace(u) == AddrSpace::GLOBAL;
+    sargs += (i ? ", " : "") + ldt(u.dtype(), 1, global) + (global ? " noalias align 32" : "") + " " + n;
+  }
+  std::vector<std::string> lines = prefix;
+  lines.push_back("define" + (abi.empty() ? "" : " " + abi) + " void @" + name + "(" + sargs + ") #0");
+  lines.push_back("{");
+  lines.insert(lines.end(), kernel.begin(), kernel.end());
+  lines.push_back("  ret void\n}");
+  std::string out;
+  for (size_t i = 0; i < lines.size(); i++) out += (i ? "\n" : "") + lines[i];
+  return out;
+}
+
+std::pair<std::vector<std::string>, std::string> LLVMRenderer::render_kernel(const std::vector<UOp>& uops,
+                                                                             const std::vector<std::string>& prefix) const {
+  LLVMContext ctx;
+  auto& r = ctx.r;
+  std::vector<std::pair<std::string, UOp>> args;
+  std::vector<std::string> kernel, local_args;
+  int64_t vc = -1;
+  std::string name = "test";
+  for (const UOp& u : uops) {
+    Ops op = u.op();
+    if (op == Ops::NOOP || op == Ops::GROUP || op == Ops::CONST) continue;
+    if (op == Ops::AFTER) {
+      r[u] = ctx[u.src(0)];
+      continue;
+    }
+    if (op == Ops::SINK) {
+      if (!u.arg().is_none()) {
+        const KernelInfo* k = u.arg().as<KernelInfo>();
+        if (!k) throw Error("render: the SINK's arg is not a KernelInfo");
+        name = k->function_name();
+      }
+      continue;
+    }
+    if (op == Ops::PARAM) {
+      r[u] = "%data" + std::to_string(u.param_arg()->slot);
+      args.push_back({r[u], u});
+    } else if (op == Ops::BUFFER) {
+      auto as = ctx.as.get(u);
+      r[u] = std::string("%") + (as == AddrSpace::LOCAL ? "local" : "reg") + "_" + std::to_string(u.param_arg()->slot);
+      std::string size = pyint_str(max_numel(u));
+      if (as == AddrSpace::REG) {
+        kernel.push_back("  " + r[u] + " = alloca [" + size + " x " + ldt(u.dtype()) + "]");
+      } else if (has_local) {
+        std::string g = r[u].substr(1);
+        local_args.push_back("@" + g + " = internal unnamed_addr addrspace(3) global [" + size + " x " + ldt(u.dtype()) +
+                             "] undef, align 16");
+        kernel.push_back("  " + r[u] + " = addrspacecast [" + size + " x " + ldt(u.dtype()) + "] addrspace(3)* @" + g +
+                         " to [" + size + " x " + ldt(u.dtype()) + "]*");
+      } else {
+        kernel.push_back("  " + r[u] + " = alloca [" + size + " x " + ldt(u.dtype()) + "], align 16");
+      }
+    } else if (op == Ops::CAST && u.src(0).op() == Ops::CONST) {
+      r[u] = lconst(u.src(0).val(), u.dtype());
+    } else if (op == Ops::CAST && ldt(u.dtype()) == ldt(u.src(0).dtype())) {
+      r[u] = ctx[u.src(0)];  // cast from signed to unsigned of the same size is a noop, or pointer cast
+    } else {
+      // if it's an assign target, it's already preallocated
+      if (!r.count(u)) r[u] = "%v" + std::to_string(++vc);
+      // do the rendering of the llvm ir code
+      S l = string_rewrite->rewrite(u, CtxRef(&ctx));
+      if (!l) {
+        std::string srcs;
+        for (const UOp& x : u.src()) srcs += std::string(srcs.empty() ? "" : ", ") + x.dtype().repr();
+        throw Error(std::string("failed to render ") + op_repr(op) + " with " + u.dtype().repr() + " srcs [" + srcs + "]");
+      }
+      kernel.push_back(*l);
+    }
+  }
+  return {local_args, render_fn(name, args, kernel, prefix)};
+}
+
+CPULLVMRenderer::CPULLVMRenderer(Target t) : LLVMRenderer(std::move(t)) {
+  has_local = false;
+  has_threads = getenv_int("THREADS", 1) != 0;
+  global_max = std::vector<pyint>{NUM_CPU_THREADS.value(), 0, 0};
+  string_rewrite = &llvm_base_rewrite();
+}
+
+std::string CPULLVMRenderer::render(const std::vector<UOp>& uops) const {
+  auto [local_args, fn] = render_kernel(uops);
+  std::string out;
+  for (const std::string& l : local_args) out += l + "\n";
+  return out + fn + "\n" + render_footer(uops);
+}
+
+std::string CPULLVMRenderer::render_footer(const std::vector<UOp>&) const {
+  return "attributes #0 = { alwaysinline nounwind \"no-builtins\" \"no-trapping-math\"=\"true\" }";
+}
+
+std::vector<DType> CPULLVMRenderer::supported_dtypes() const {
+  // FIXME in the reference: fp16 works on non-osx, but only if the cpu supports it
+  std::vector<DType> r;
+  bool bf16 = target.arch.rfind("x86", 0) == 0 || target.arch.rfind("arm", 0) == 0;
+#ifdef __APPLE__
+  const bool osx = true;
+#else
+  const bool osx = false;
+#endif
+  for (DType d : LLVMRenderer::supported_dtypes())
+    if ((d != dtypes::bfloat16 || bf16) && (d != dtypes::float16 || osx) && !contains(dtypes::fp8s, d)) r.push_back(d);
+  return r;
+}
+
+}  // namespace tg

@@ -1,0 +1,260 @@
+// The late stage of the pipeline against the reference, kernel by kernel (tests/parity/kernel_goldens.txt, from
+// gen_kernel_goldens.py: small tensor programs lowered by tinygrad on the CPU device with ClangRenderer and
+// CPULLVMRenderer):
+//   * linearize(sink) is the reference's linear order exactly, and line_rewrite(..., pm_linearize_cleanups) its
+//   program;
+//   * the add-control-flow pass (CFGContext + pm_add_control_flow) and pm_split_ends give the reference's graphs;
+//   * ClangRenderer / CPULLVMRenderer render the reference's program to its C source / LLVM IR byte for byte;
+//   * the interpreter, run on the inputs the reference's compiled kernel saw, gives its outputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "backends/interp/interp.h"
+#include "lib/codegen/late/linearizer.h"
+#include "lib/codegen/late/program.h"
+#include "lib/renderer/cstyle.h"
+#include "lib/renderer/llvmir.h"
+#include "lib/uop/serialize.h"
+#include "tests/parity/kernel_goldens.h"
+
+using namespace tg;
+
+namespace {
+
+const std::vector<KernelGolden>& goldens() {
+  static const std::vector<KernelGolden> g = load_kernel_goldens(TG_TEST_DATA "/kernel_goldens.txt");
+  return g;
+}
+
+std::vector<std::string> enc_linear(const std::vector<UOp>& lst) {
+  return encode_graph(UOp(Ops::LINEAR, dtypes::void_, lst));
+}
+std::vector<UOp> dec_linear(const std::vector<std::string>& lines) {
+  UOp l = decode_graph(lines);
+  return std::vector<UOp>(l.src().begin(), l.src().end());
+}
+std::string join_lines(const std::vector<std::string>& v) {
+  std::string r;
+  for (size_t i = 0; i < v.size(); i++) r += (i ? "\n" : "") + v[i];
+  return r;
+}
+// the first line where two texts differ, for failure messages
+std::string first_diff(const std::string& want, const std::string& got) {
+  size_t i = 0, line = 1;
+  while (i < want.size() && i < got.size() && want[i] == got[i]) line += want[i++] == '\n';
+  auto grab = [&](const std::string& s) {
+    size_t b = s.rfind('\n', i ? i - 1 : 0);
+    b = b == std::string::npos ? 0 : b + 1;
+    size_t e = s.find('\n', i);
+    return s.substr(b, e == std::string::npos ? std::string::npos : e - b);
+  };
+  return "line " + std::to_string(line) + "\n  want: " + grab(want) + "\n  got:  " + grab(got);
+}
+
+struct Tally {
+  const char* what;
+  int total = 0, ok = 0;
+  ~Tally() { std::printf("[ kernels ] %-28s %d/%d match\n", what, ok, total); }
+};
+
+const Target kTarget{"CPU", "CLANG", "x86_64,native", "", ""};
+
+}  // namespace
+
+TEST(KernelGoldens, Loaded) {
+  ASSERT_GE(goldens().size(), 40u);
+  int runs = 0;
+  for (const auto& k : goldens()) runs += k.has_run;
+  EXPECT_EQ(runs, (int)goldens().size());
+}
+
+TEST(KernelGoldens, LinearizeOrder) {
+  Tally t{"linearize order"};
+  for (const auto& k : goldens())
+    for (const KernelBlock* b : {&k.clang, &k.llvm}) {
+      SCOPED_TRACE("kernel " + std::to_string(k.id) + " " + k.program + (b == &k.clang ? " clang" : " llvm"));
+      t.total++;
+      auto got = enc_linear(linearize(decode_graph(b->sink)));
+      if (got == b->linear)
+        t.ok++;
+      else
+        ADD_FAILURE() << first_diff(join_lines(b->linear), join_lines(got));
+    }
+}
+
+TEST(KernelGoldens, LinearProgram) {
+  Tally t{"do_linearize program"};
+  for (const auto& k : goldens())
+    for (const KernelBlock* b : {&k.clang, &k.llvm}) {
+      SCOPED_TRACE("kernel " + std::to_string(k.id) + " " + k.program + (b == &k.clang ? " clang" : " llvm"));
+      t.total++;
+      auto got = enc_linear(do_linearize(decode_graph(b->sink)));
+      if (got == b->program)
+        t.ok++;
+      else
+        ADD_FAILURE() << first_diff(join_lines(b->program), join_lines(got));
+    }
+}
+
+TEST(KernelGoldens, AddControlFlow) {
+  Tally t{"add control flow"};
+  for (const auto& k : goldens())
+    for (const KernelBlock* b : {&k.clang, &k.llvm}) {
+      if (b->cfg_in.empty()) continue;
+      SCOPED_TRACE("kernel " + std::to_string(k.id) + " " + k.program + (b == &k.clang ? " clang" : " llvm"));
+      t.total++;
+      UOp in = decode_graph(b->cfg_in);
+      CFGContext ctx(in);
+      auto got = encode_graph(
+          graph_rewrite(in, pm_add_control_flow(), {.ctx = &ctx, .bottom_up = true, .name = "add control flow"}));
+      if (got == b->cfg_out)
+        t.ok++;
+      else
+        ADD_FAILURE() << first_diff(join_lines(b->cfg_out), join_lines(got));
+    }
+  EXPECT_GT(t.total, 0);
+}
+
+TEST(KernelGoldens, SplitEnds) {
+  Tally t{"pm_split_ends"};
+  for (const auto& k : goldens())
+    for (const KernelBlock* b : {&k.clang, &k.llvm}) {
+      if (b->split_in.empty()) continue;
+      SCOPED_TRACE("kernel " + std::to_string(k.id) + " " + k.program + (b == &k.clang ? " clang" : " llvm"));
+      t.total++;
+      auto got = encode_graph(graph_rewrite(decode_graph(b->split_in), pm_split_ends()));
+      if (got == b->split_out)
+        t.ok++;
+      else
+        ADD_FAILURE() << first_diff(join_lines(b->split_out), join_lines(got));
+    }
+  EXPECT_GT(t.total, 0);
+}
+
+TEST(KernelGoldens, ClangSource) {
+  Tally t{"ClangRenderer source"};
+  ClangRenderer ren(kTarget);
+  for (const auto& k : goldens()) {
+    SCOPED_TRACE("kernel " + std::to_string(k.id) + " " + k.program);
+    t.total++;
+    std::string want = join_lines(k.clang.source), got = ren.render(dec_linear(k.clang.program));
+    if (got == want)
+      t.ok++;
+    else
+      ADD_FAILURE() << first_diff(want, got);
+  }
+}
+
+TEST(KernelGoldens, LLVMSource) {
+  Tally t{"CPULLVMRenderer IR"};
+  CPULLVMRenderer ren(Target{"CPU", "LLVM", "x86_64,native", "", ""});
+  for (const auto& k : goldens()) {
+    SCOPED_TRACE("kernel " + std::to_string(k.id) + " " + k.program);
+    t.total++;
+    std::string want = join_lines(k.llvm.source), got = ren.render(dec_linear(k.llvm.program));
+    if (got == want)
+      t.ok++;
+    else
+      ADD_FAILURE() << first_diff(want, got);
+  }
+}
+
+// sink -> source through our linearizer and renderer
+TEST(KernelGoldens, EndToEndRender) {
+  Tally t{"sink -> source (both)"};
+  ClangRenderer clang(kTarget);
+  CPULLVMRenderer llvm(Target{"CPU", "LLVM", "x86_64,native", "", ""});
+  for (const auto& k : goldens()) {
+    SCOPED_TRACE("kernel " + std::to_string(k.id) + " " + k.program);
+    t.total++;
+    bool ok = do_render(clang, decode_graph(k.clang.sink)) == join_lines(k.clang.source);
+    ok = ok && do_render(llvm, decode_graph(k.llvm.sink)) == join_lines(k.llvm.source);
+    if (ok)
+      t.ok++;
+    else
+      ADD_FAILURE() << "rendered source differs";
+  }
+}
+
+namespace {
+// compare one buffer: ints/bools exactly, floats like numpy's allclose with rtol = atol = tol, tol by the dtype's
+// precision (1e-6 for float32). The compiled kernel may fuse a*b+c (clang -O2 contracts to FMA) where the interpreter
+// rounds every op, like the reference's PYTHON device does.
+std::string compare_buffer(DType dt, const std::vector<uint8_t>& want, const std::vector<uint8_t>& got) {
+  if (want.size() != got.size()) return "size differs";
+  const size_t sz = (size_t)dt.itemsize();
+  double tol = dt == dtypes::float16 ? 2e-3 : dt == dtypes::bfloat16 ? 1e-2 : dt == dtypes::float64 ? 1e-12 : 1e-6;
+  for (size_t i = 0; i < want.size(); i += sz) {
+    PyConst w = interp::load_scalar(want.data() + i, dt), g = interp::load_scalar(got.data() + i, dt);
+    bool ok;
+    if (dtypes::is_float(dt)) {
+      double a = w.as_float(), b = g.as_float();
+      ok = (std::isnan(a) && std::isnan(b)) || a == b || std::fabs(a - b) <= tol + tol * std::fabs(a);
+    } else {
+      ok = std::memcmp(want.data() + i, got.data() + i, sz) == 0;
+    }
+    if (!ok) return "element " + std::to_string(i / sz) + ": want " + w.str() + ", got " + g.str();
+  }
+  return "";
+}
+
+std::vector<std::vector<uint8_t>> run_values(const KernelGolden& k, const KernelBlock& b, Tally& t, bool* exact) {
+  t.total++;
+  std::vector<std::vector<uint8_t>> mem;
+  std::vector<interp::BufferView> views;
+  std::vector<DType> dts;
+  for (const auto& g : k.bufs) {
+    mem.push_back(g.before);
+    dts.push_back(dtypes::by_name(g.dtype));
+  }
+  for (size_t i = 0; i < mem.size(); i++) views.push_back({mem[i].data(), k.bufs[i].count, dts[i]});
+  std::vector<std::optional<pyint>> vals;
+  for (const auto& v : k.vals) vals.push_back(v == "-" ? std::nullopt : std::optional<pyint>(std::stoll(v)));
+  interp::LaunchDims dims;
+  dims.global = b.global;
+  interp::Program(dec_linear(b.program)).run(views, vals, dims);
+  bool ok = true;
+  for (size_t i = 0; i < mem.size(); i++) {
+    std::string err = compare_buffer(dts[i], k.bufs[i].after, mem[i]);
+    if (!err.empty()) {
+      ok = false;
+      ADD_FAILURE() << "buffer " << i << " (" << k.bufs[i].dtype << "): " << err;
+    }
+    if (mem[i] != k.bufs[i].after) *exact = false;
+  }
+  t.ok += ok;
+  return mem;
+}
+}  // namespace
+
+TEST(KernelGoldens, InterpreterValues) {
+  Tally t{"interpreter ~ compiled kernel"};
+  Tally te{"interpreter == PYTHON device"};
+  int exact = 0;
+  for (const auto& k : goldens()) {
+    if (!k.has_run) continue;
+    for (const KernelBlock* b : {&k.clang, &k.llvm}) {
+      SCOPED_TRACE("kernel " + std::to_string(k.id) + " " + k.program + (b == &k.clang ? " clang" : " llvm"));
+      bool ex = true;
+      try {
+        auto got = run_values(k, *b, t, &ex);
+        exact += ex;
+        // the reference's own interpreter on the same program: bit for bit
+        const auto& emu = b == &k.clang ? k.emu_clang : k.emu_llvm;
+        if (emu.empty()) continue;
+        te.total++;
+        if (emu == got)
+          te.ok++;
+        else
+          ADD_FAILURE() << "differs from the reference's PYTHON device";
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << e.what();
+      }
+    }
+  }
+  std::printf("[ kernels ] interpreter == compiled, bit-exact  %d/%d\n", exact, t.total);
+  EXPECT_GE(te.total, 100);
+}

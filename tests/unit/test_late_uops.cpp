@@ -1,0 +1,321 @@
+// Transcribed from the reference's test/backend/test_uops.py and test/null/test_uops.py: hand-built UOp programs,
+// executed. The codegen passes are not ported yet, so each program is the reference's lowering of the test's UOps
+// (tests/parity/uops_kernel_goldens.txt, gen_uops_kernel_goldens.py); the interpreter runs it and the test's own
+// assertion (the python lambda of each test, transcribed below) must hold, and the result must equal what the
+// reference's compiled CPU kernel produced.
+// Also hand-built programs written directly in C++ (linearized by our linearizer, rendered, interpreted).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+
+#include "backends/interp/interp.h"
+#include "lib/codegen/late/linearizer.h"
+#include "lib/codegen/late/program.h"
+#include "lib/renderer/cstyle.h"
+#include "lib/renderer/llvmir.h"
+#include "lib/uop/kernel_info.h"
+#include "lib/uop/serialize.h"
+#include "tests/parity/kernel_goldens.h"
+
+using namespace tg;
+
+namespace {
+
+struct UopsCase {
+  std::string test;
+  int k = 0;
+  std::vector<PyConst> operands;
+  std::vector<std::string> program, sink, source;
+  std::vector<std::string> vals;
+  std::array<int64_t, 3> global{1, 1, 1};
+  std::vector<GoldenBuffer> bufs;
+  bool is_linear = false;  // a to_uops_list record (no run)
+};
+
+std::vector<UopsCase> load_cases() {
+  std::ifstream f(TG_TEST_DATA "/uops_kernel_goldens.txt", std::ios::binary);
+  if (!f) throw std::runtime_error("cannot open uops_kernel_goldens.txt");
+  std::vector<UopsCase> cs;
+  std::string line;
+  auto split = [](const std::string& s, char sep) {
+    std::vector<std::string> w;
+    size_t i = 0;
+    for (;;) {
+      size_t j = s.find(sep, i);
+      w.push_back(s.substr(i, j == std::string::npos ? std::string::npos : j - i));
+      if (j == std::string::npos) break;
+      i = j + 1;
+    }
+    return w;
+  };
+  while (std::getline(f, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    auto w = split(line, ' ');
+    if (w[0] == "case" || w[0] == "linear") {
+      cs.emplace_back();
+      cs.back().is_linear = w[0] == "linear";
+      cs.back().test = w[1];
+      cs.back().k = std::stoi(w[2]);
+      if (w.size() > 3 && !w[3].empty())
+        for (const auto& o : split(w[3], '|')) cs.back().operands.push_back(decode_arg(o).as_const());
+      continue;
+    }
+    UopsCase& c = cs.back();
+    if (w[0] == "vals") c.vals.assign(w.begin() + 1, w.end());
+    else if (w[0] == "global") {
+      for (int i = 0; i < 3; i++) c.global[(size_t)i] = std::stoll(w[(size_t)i + 1]);
+    } else if (w[0] == "buf") {
+      c.bufs.push_back({w[1], std::stoull(w[2]), golden_unhex(w[3]), golden_unhex(w[4])});
+    } else {
+      std::vector<std::string>* dst = w[0] == "program" ? &c.program : w[0] == "sink" ? &c.sink : &c.source;
+      int n = std::stoi(w[1]);
+      for (int i = 0; i < n && std::getline(f, line); i++) dst->push_back(line);
+    }
+  }
+  return cs;
+}
+const std::vector<UopsCase>& cases() {
+  static const std::vector<UopsCase> c = load_cases();
+  return c;
+}
+std::vector<const UopsCase*> cases_of(const std::string& test) {
+  std::vector<const UopsCase*> r;
+  for (const auto& c : cases())
+    if (c.test == test) r.push_back(&c);
+  return r;
+}
+
+std::vector<UOp> dec_linear(const std::vector<std::string>& lines) {
+  UOp l = decode_graph(lines);
+  return std::vector<UOp>(l.src().begin(), l.src().end());
+}
+
+// run a case's program on its inputs; the buffers after the run
+std::vector<std::vector<uint8_t>> run_case(const UopsCase& c) {
+  std::vector<std::vector<uint8_t>> mem;
+  std::vector<interp::BufferView> views;
+  for (const auto& b : c.bufs) mem.push_back(b.before);
+  for (size_t i = 0; i < mem.size(); i++) views.push_back({mem[i].data(), c.bufs[i].count, dtypes::by_name(c.bufs[i].dtype)});
+  std::vector<std::optional<pyint>> vals;
+  for (const auto& v : c.vals) vals.push_back(v == "-" ? std::nullopt : std::optional<pyint>(std::stoll(v)));
+  interp::LaunchDims dims;
+  dims.global = c.global;
+  interp::Program(dec_linear(c.program)).run(views, vals, dims);
+  return mem;
+}
+
+PyConst scalar(const std::vector<uint8_t>& mem, const std::string& dt, size_t i = 0) {
+  DType d = dtypes::by_name(dt);
+  return interp::load_scalar(mem.data() + i * (size_t)d.itemsize(), d);
+}
+
+// TestUOps._equal: floats with assert_allclose(rtol=2e-7) (nan equals nan), everything else exactly
+void expect_equal(const PyConst& got, const PyConst& want) {
+  if (want.is_float()) {
+    double a = got.as_float(), b = want.as_float();
+    if (std::isnan(b)) EXPECT_TRUE(std::isnan(a)) << "want nan, got " << got.str();
+    else if (std::isinf(b)) EXPECT_EQ(a, b);
+    else EXPECT_LE(std::fabs(a - b), 2e-7 * std::fabs(b)) << "want " << want.str() << ", got " << got.str();
+  } else {
+    EXPECT_EQ(got.as_int(), want.as_int()) << "want " << want.str() << ", got " << got.str();
+  }
+}
+
+using Fxn = std::function<PyConst(const std::vector<PyConst>&)>;
+// every execution of a test: the interpreter's result is the reference's, and the test's lambda holds
+void check_test(const std::string& test, size_t expect_cases, const Fxn& fxn) {
+  auto cs = cases_of(test);
+  ASSERT_EQ(cs.size(), expect_cases) << test;
+  for (const UopsCase* c : cs) {
+    std::string ops;
+    for (const auto& o : c->operands) ops += o.str() + " ";
+    SCOPED_TRACE(test + " #" + std::to_string(c->k) + " operands " + ops);
+    auto mem = run_case(*c);
+    const std::string& odt = c->bufs[0].dtype;
+    PyConst got = scalar(mem[0], odt), ref = scalar(c->bufs[0].after, odt);
+    // the reference's compiled kernel
+    if (got.is_float() && std::isnan(got.as_float())) EXPECT_TRUE(std::isnan(ref.as_float()));
+    else EXPECT_TRUE(got == ref) << "reference computed " << ref.str() << ", interpreter " << got.str();
+    // the test's assertion, on the operands it passed
+    expect_equal(got, fxn(c->operands));
+  }
+}
+
+PyConst F(double x) { return PyConst(x); }
+PyConst I(pyint x) { return PyConst(x); }
+PyConst Bo(bool x) { return PyConst(x); }
+double f(const PyConst& c) { return c.as_float(); }
+pyint i(const PyConst& c) { return c.as_int(); }
+bool b(const PyConst& c) { return c.truthy(); }
+
+}  // namespace
+
+// ***** test/backend/test_uops.py: TestFloatUOps *****
+TEST(TestFloatUOps, Recip) {
+  check_test("TestFloatUOps.test_recip", 6, [](auto& v) { return F(f(v[0]) != 0 ? 1 / f(v[0]) : INFINITY); });
+}
+TEST(TestFloatUOps, Sqrt) {
+  check_test("TestFloatUOps.test_sqrt", 6, [](auto& v) { return F(f(v[0]) >= 0 ? std::sqrt(f(v[0])) : NAN); });
+}
+TEST(TestFloatUOps, Add) { check_test("TestFloatUOps.test_add", 18, [](auto& v) { return F(f(v[0]) + f(v[1])); }); }
+TEST(TestFloatUOps, Mul) { check_test("TestFloatUOps.test_mul", 18, [](auto& v) { return F(f(v[0]) * f(v[1])); }); }
+TEST(TestFloatUOps, Max) {
+  check_test("TestFloatUOps.test_max", 18, [](auto& v) { return F(std::max(f(v[0]), f(v[1]))); });
+}
+TEST(TestFloatUOps, Cmplt) { check_test("TestFloatUOps.test_cmplt", 18, [](auto& v) { return Bo(f(v[0]) < f(v[1])); }); }
+TEST(TestFloatUOps, Cmpne) { check_test("TestFloatUOps.test_cmpne", 18, [](auto& v) { return Bo(f(v[0]) != f(v[1])); }); }
+TEST(TestFloatUOps, CmpneNan) {  // NaN != x for any x (IEEE 754)
+  check_test("TestFloatUOps.test_cmpne_nan", 3, [](auto&) { return Bo(true); });
+}
+TEST(TestFloatUOps, Where) {
+  check_test("TestFloatUOps.test_where", 24, [](auto& v) { return b(v[0]) ? F(f(v[1])) : F(f(v[2])); });
+}
+
+// ***** TestNonFloatUOps *****
+TEST(TestNonFloatUOps, AddInt32) { check_test("TestNonFloatUOps.test_add_int32", 18, [](auto& v) { return I(i(v[0]) + i(v[1])); }); }
+TEST(TestNonFloatUOps, MulInt32) { check_test("TestNonFloatUOps.test_mul_int32", 18, [](auto& v) { return I(i(v[0]) * i(v[1])); }); }
+TEST(TestNonFloatUOps, ShrInt32) { check_test("TestNonFloatUOps.test_shr_int32", 18, [](auto& v) { return I(i(v[0]) >> i(v[1])); }); }
+TEST(TestNonFloatUOps, ShlInt32) { check_test("TestNonFloatUOps.test_shl_int32", 18, [](auto& v) { return I(i(v[0]) << i(v[1])); }); }
+TEST(TestNonFloatUOps, DivInt32) {  // int(a/b): truncation toward zero
+  check_test("TestNonFloatUOps.test_div_int32", 12, [](auto& v) { return I((pyint)std::trunc((double)i(v[0]) / (double)i(v[1]))); });
+}
+TEST(TestNonFloatUOps, AndInt32) { check_test("TestNonFloatUOps.test_and_int32", 18, [](auto& v) { return I(i(v[0]) & i(v[1])); }); }
+TEST(TestNonFloatUOps, OrInt32) { check_test("TestNonFloatUOps.test_or_int32", 18, [](auto& v) { return I(i(v[0]) | i(v[1])); }); }
+TEST(TestNonFloatUOps, ModInt32) {  // abs(a)%abs(b)*(1,-1)[a<0]
+  check_test("TestNonFloatUOps.test_mod_int32", 12, [](auto& v) {
+    pyint a = i(v[0]), bb = i(v[1]);
+    return I((a < 0 ? -a : a) % (bb < 0 ? -bb : bb) * (a < 0 ? -1 : 1));
+  });
+}
+TEST(TestNonFloatUOps, CmpltInt32) { check_test("TestNonFloatUOps.test_cmplt_int32", 18, [](auto& v) { return Bo(i(v[0]) < i(v[1])); }); }
+TEST(TestNonFloatUOps, CmpneInt32) { check_test("TestNonFloatUOps.test_cmpne_int32", 18, [](auto& v) { return Bo(i(v[0]) != i(v[1])); }); }
+TEST(TestNonFloatUOps, MulBool) { check_test("TestNonFloatUOps.test_mul_bool", 18, [](auto& v) { return Bo(b(v[0]) && b(v[1])); }); }
+TEST(TestNonFloatUOps, WhereFloat16) {
+  check_test("TestNonFloatUOps.test_where_float16", 24, [](auto& v) { return b(v[0]) ? F(f(v[1])) : F(f(v[2])); });
+}
+
+// ***** TestBoolUOps *****
+TEST(TestBoolUOps, AddBool) { check_test("TestBoolUOps.test_add_bool", 8, [](auto& v) { return Bo(b(v[0]) || b(v[1])); }); }
+TEST(TestBoolUOps, MulBool) { check_test("TestBoolUOps.test_mul_bool", 8, [](auto& v) { return Bo(b(v[0]) && b(v[1])); }); }
+TEST(TestBoolUOps, XorBool) { check_test("TestBoolUOps.test_xor_bool", 8, [](auto& v) { return Bo(b(v[0]) != b(v[1])); }); }
+TEST(TestBoolUOps, AndBool) { check_test("TestBoolUOps.test_and_bool", 8, [](auto& v) { return Bo(b(v[0]) && b(v[1])); }); }
+TEST(TestBoolUOps, OrBool) { check_test("TestBoolUOps.test_or_bool", 8, [](auto& v) { return Bo(b(v[0]) || b(v[1])); }); }
+TEST(TestBoolUOps, CmpneBool) { check_test("TestBoolUOps.test_cmpne_bool", 8, [](auto& v) { return Bo(b(v[0]) != b(v[1])); }); }
+TEST(TestBoolUOps, CmpltBool) { check_test("TestBoolUOps.test_cmplt_bool", 8, [](auto& v) { return Bo(!b(v[0]) && b(v[1])); }); }
+TEST(TestBoolUOps, WhereBool) {
+  check_test("TestBoolUOps.test_where_bool", 16, [](auto& v) { return Bo(b(v[0]) ? b(v[1]) : b(v[2])); });
+}
+
+// ***** TestLocalAccess *****
+TEST(TestLocalAccess, LocalBasic) {
+  auto cs = cases_of("TestLocalAccess.test_local_basic");
+  ASSERT_EQ(cs.size(), 1u);
+  auto mem = run_case(*cs[0]);
+  EXPECT_EQ(scalar(mem[0], cs[0]->bufs[0].dtype).as_float(), 42.0);
+}
+
+// ***** TestBitcastBufferView *****
+TEST(TestBitcastBufferView, Load) {
+  auto cs = cases_of("TestBitcastBufferView.test_load");
+  ASSERT_EQ(cs.size(), 1u);
+  auto mem = run_case(*cs[0]);
+  // slot 1 is the uint64 output
+  size_t out = cs[0]->bufs[0].dtype == "uint64" ? 0 : 1;
+  EXPECT_EQ((uint64_t)scalar(mem[out], "uint64").as_int(), 0x1122334455667788ull);
+}
+TEST(TestBitcastBufferView, Store) {
+  auto cs = cases_of("TestBitcastBufferView.test_store");
+  ASSERT_EQ(cs.size(), 1u);
+  auto mem = run_case(*cs[0]);
+  uint64_t v[2];
+  std::memcpy(v, mem[0].data() + 4, 16);  // np.frombuffer(..., dtype=np.uint64, count=2, offset=4)
+  EXPECT_EQ(v[0], 0x1122334455667788ull ^ 0xff);
+  EXPECT_EQ(v[1], 0x1122334455667788ull);
+}
+TEST(TestBitcastBufferView, Render) {
+  auto cs = cases_of("TestBitcastBufferView.test_render");
+  ASSERT_EQ(cs.size(), 1u);
+  auto uops = do_linearize(decode_graph(cs[0]->sink));
+  ASSERT_EQ(encode_graph(UOp(Ops::LINEAR, dtypes::void_, uops)), cs[0]->program);
+  const UOp* idx = nullptr;
+  for (const UOp& u : uops)
+    if (u.op() == Ops::INDEX && u.src(0).op() == Ops::BITCAST) {
+      idx = &u;
+      break;
+    }
+  ASSERT_NE(idx, nullptr);
+  EXPECT_EQ(idx->src(0).src(0).op(), Ops::SHRINK);
+  std::string src = ClangRenderer(Target{"CPU", "CLANG", "x86_64,native", "", ""}).render(uops);
+  std::string want;
+  for (size_t k = 0; k < cs[0]->source.size(); k++) want += (k ? "\n" : "") + cs[0]->source[k];
+  EXPECT_EQ(src, want);
+}
+
+// ***** TestZeroRange *****
+TEST(TestZeroRange, ReduceVariable) {
+  auto cs = cases_of("TestZeroRange.test_reduce_variable");
+  ASSERT_EQ(cs.size(), 8u);  // per i in 3..0: the contiguous ones, then the sum
+  for (size_t k = 0; k < cs.size(); k += 2) {
+    pyint want = cs[k + 1]->operands[0].as_int();
+    SCOPED_TRACE("i=" + pyint_str(want));
+    run_case(*cs[k]);
+    auto mem = run_case(*cs[k + 1]);
+    EXPECT_EQ(scalar(mem[0], cs[k + 1]->bufs[0].dtype).as_int(), want);  // out.item() == i
+  }
+}
+
+// ***** TestUOpPrograms *****
+TEST(TestUOpPrograms, Simple) {
+  auto cs = cases_of("TestUOpPrograms.test_simple");
+  ASSERT_EQ(cs.size(), 1u);
+  auto mem = run_case(*cs[0]);
+  for (size_t k = 0; k < 100; k++) EXPECT_EQ(scalar(mem[0], "int32", k).as_int(), 42);  // (out == 42).all()
+}
+static void check_matmul(const char* test, bool relu) {
+  auto cs = cases_of(test);
+  ASSERT_EQ(cs.size(), 1u);
+  auto mem = run_case(*cs[0]);
+  // slots: 0 = a, 1 = b, 2 = c; ((c-ref)**2).mean() <= 1e-6 with ref = a@b (relu'd)
+  double se = 0;
+  for (int r = 0; r < 10; r++)
+    for (int col = 0; col < 10; col++) {
+      double ref = 0;
+      for (int k = 0; k < 10; k++) ref += scalar(mem[0], "float32", r * 10 + k).as_float() * scalar(mem[1], "float32", k * 10 + col).as_float();
+      if (relu) ref = std::max(ref, 0.0);
+      double d = scalar(mem[2], "float32", r * 10 + col).as_float() - ref;
+      se += d * d;
+    }
+  EXPECT_LE(se / 100, 1e-6);
+  // and close to what the reference's compiled kernel computed (which may fuse the multiply-add)
+  for (size_t k = 0; k < 100; k++) {
+    double got = scalar(mem[2], "float32", k).as_float(), ref = scalar(cs[0]->bufs[2].after, "float32", k).as_float();
+    EXPECT_LE(std::fabs(got - ref), 1e-6 + 1e-6 * std::fabs(ref)) << "element " << k;
+  }
+}
+TEST(TestUOpPrograms, Matmul) { check_matmul("TestUOpPrograms.test_matmul", false); }
+TEST(TestUOpPrograms, MatmulRelu) { check_matmul("TestUOpPrograms.test_matmul_relu", true); }
+
+// ***** test/null/test_uops.py: TestGatedStoreRewrite *****
+static void check_gated_store(const char* test) {
+  auto cs = cases_of(test);
+  ASSERT_EQ(cs.size(), 1u);
+  auto uops = do_linearize(decode_graph(cs[0]->sink));
+  EXPECT_EQ(encode_graph(UOp(Ops::LINEAR, dtypes::void_, uops)), cs[0]->program);
+  size_t if_pos = uops.size(), endif_pos = uops.size();
+  for (size_t k = 0; k < uops.size(); k++) {
+    if (uops[k].op() == Ops::IF && if_pos == uops.size()) if_pos = k;
+    if (uops[k].op() == Ops::ENDIF && endif_pos == uops.size()) endif_pos = k;
+  }
+  ASSERT_LT(if_pos, uops.size());
+  ASSERT_LT(endif_pos, uops.size());
+  EXPECT_TRUE(uops[endif_pos].src(0) == uops[if_pos]);
+  ASSERT_EQ(endif_pos - if_pos - 1, 1u);  // one gated uop
+  EXPECT_EQ(uops[if_pos + 1].op(), Ops::STORE);
+  EXPECT_EQ(uops[if_pos + 1].nsrc(), 2u);
+}
+TEST(TestGatedStoreRewrite, TinyGateStore) { check_gated_store("TestGatedStoreRewrite.test_tiny_gate_store"); }
+TEST(TestGatedStoreRewrite, GateSomeStores) { check_gated_store("TestGatedStoreRewrite.test_gate_some_stores"); }
