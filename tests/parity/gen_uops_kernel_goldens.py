@@ -20,8 +20,9 @@
 #     vals <v...>     Variable values ('-' = core_id)
 #     global <g0> <g1> <g2>
 #     buf <dtype attr> <count> <hex before> <hex after>   one per global buffer, slot order
-#   linear <Class.test> <k>                                a to_uops_list/get_uops result
-#     sink <n> / program <n> / source <n>                  full SINK, the list, ClangRenderer source when rendered
+#   linear <Class.test> <k>                                a to_uops_list/get_uops result, or a hand-built program
+#     sink <n> / program <n> / source <n> / llvm_source <n>  full SINK, the list, ClangRenderer / CPULLVMRenderer output
+#     run <global x3> <local x3>, vals, buf ...            the PYTHON device's run of the list on the given inputs
 import os, sys, struct, math, random
 os.environ.setdefault("DEV", "CPU")
 os.environ.setdefault("PARALLEL", "0")
@@ -269,5 +270,75 @@ buf = UOp.param(0, dtypes.uint32, (4,))
 uops_list("TestBitcastBufferView.test_render", [buf.shrink(((1, 3),)).bitcast(dtypes.uint64).index(0).store(1)], ren=dev.renderer,
           render=True)
 
+# ***** hand-built programs that reach corners of the late stage the tensor kernels do not *****
+# lowered with full_rewrite_to_sink (ClangRenderer unless said), then linearized; rendered by ClangRenderer and
+# CPULLVMRenderer when they can; run on the reference's PYTHON device (ops_python.PythonProgram) on given inputs.
+from tinygrad.renderer.llvmir import CPULLVMRenderer
+from tinygrad.runtime.ops_python import PythonProgram
+from tinygrad.codegen import do_to_program
+from tinygrad.runtime.ops_cpu import signal_prog, wait_prog, timestamp_prog, worker_prog
+from dataclasses import replace as dc_replace
+clang = dev.renderer
+llvm = CPULLVMRenderer(dc_replace(clang.target, renderer="LLVM"))
+
+def emulate(lst, inputs, vals=(), global_size=(1,1,1), local_size=(1,1,1)):
+  prg = object.__new__(PythonProgram)
+  prg.uops, prg.uop_to_index = lst, {u: i for i, u in enumerate(lst)}
+  prg.loop_ends = {u.src[1]: i for i, u in enumerate(lst) if u.op == Ops.END}
+  bufs = [memoryview(bytearray(pack(v, dt))) for dt, v in inputs]
+  prg(*bufs, global_size=global_size, local_size=local_size, vals=vals)
+  return [(dt, len(v), pack(v, dt).hex(), bytes(b).hex()) for (dt, v), b in zip(inputs, bufs)]
+
+def handbuilt(test, sink=None, full=None, runs=()):
+  if full is None: full = C.full_rewrite_to_sink(sink.sink(arg=KernelInfo(test.split(".")[-1], opts_to_apply=())) if sink.op is not Ops.SINK else sink,
+                                                 clang, optimize=False)
+  lst = C.line_rewrite(linearize(full), C.pm_linearize_cleanups)
+  out.append(f"linear {test} 1")
+  emit_graph("sink", enc_graph(full))
+  emit_graph("program", enc_graph(UOp(Ops.LINEAR, src=tuple(lst))))
+  for key, ren in (("source", clang), ("llvm_source", llvm)):
+    try: emit_graph(key, ren.render(lst).split("\n"))
+    except Exception as e: out.append(f"# {key}: {type(e).__name__}")
+  for inputs, vals, gs, ls in runs:
+    out.append("run " + " ".join(str(x) for x in gs) + " " + " ".join(str(x) for x in ls))
+    out.append("vals" + "".join(f" {v}" for v in vals))
+    for dt, n, x, y in emulate(lst, inputs, vals, gs, ls): out.append(f"buf {dtype_attr(dt)} {n} {x or '-'} {y or '-'}")
+
+# the CPU device's own helper programs, lowered as CPUDevice.__init__ does (tag=1: no optimization): volatile params,
+# an unbounded loop with a conditional backedge, CALLs of function pointers, a REG buffer, a 2**64-1 range
+for f in (signal_prog, wait_prog, timestamp_prog, worker_prog):
+  prg = do_to_program(f().sink(arg=KernelInfo(f.__name__), tag=1), clang)
+  runs = {"signal_prog": [([(dtypes.uint32, [0])], (7,), (1,1,1), (1,1,1))],
+          "wait_prog": [([(dtypes.uint32, [9])], (5,), (1,1,1), (1,1,1))]}.get(f.__name__, [])
+  handbuilt(f"CPUDevice.{f.__name__}", full=prg.src[0].replace(arg=dc_replace(prg.src[0].arg, estimates=None)), runs=runs)
+
+# a gated store inside a loop becomes IF/STORE/ENDIF
+g = UOp.param(0, dtypes.float, (8,))
+r = UOp.range(4, 0)
+handbuilt("Late.gated_store", g.index((r*2).valid(r < 1)).store(UOp.const(42.0).cast(dtypes.float)).end(r),
+          runs=[([(dtypes.float, [1.0]*8)], (), (1,1,1), (1,1,1))])
+# a gated load (an out-of-range read gives the alt value)
+o, a = UOp.param(0, dtypes.float, (4,)), UOp.param(1, dtypes.float, (3,))
+r = UOp.range(4, 0)
+handbuilt("Late.gated_load", o.index(r).store(a.index(r.valid(r < 3)) + 1.0).end(r),
+          runs=[([(dtypes.float, [0.0]*4), (dtypes.float, [1.5, 2.5, 3.5])], (), (1,1,1), (1,1,1))])
+# GPU dims: a global and a local SPECIAL (a warp of 4 lanes in the interpreter); not renderable on the CPU
+o = UOp.param(0, dtypes.int, (8,))
+gi, li = UOp.special(2, "gidx0"), UOp.special(4, "lidx0")
+handbuilt("Late.special_dims", o.index(gi*4+li).store((gi*10+li).cast(dtypes.int)),
+          runs=[([(dtypes.int, [0]*8)], (), (2,1,1), (4,1,1))])
+# a LOCAL buffer shared by the lanes of a warp, a barrier, reversed lanes read back
+o = UOp.param(0, dtypes.float, (4,))
+li = UOp.special(4, "lidx0")
+smem = UOp.placeholder((4,), dtypes.float, slot=0, addrspace=AddrSpace.LOCAL)
+st = smem.index(li).store(li.cast(dtypes.float) * 2.0)
+handbuilt("Late.local_reverse", o.index(li).store(smem.after(UOp(Ops.BARRIER, src=(st,))).index(3 - li)),
+          runs=[([(dtypes.float, [0.0]*4)], (), (1,1,1), (4,1,1))])
+# a variable bound at run time, nested loops and a reduction into a register accumulator
+o, a = UOp.param(0, dtypes.float, (4,)), UOp.param(1, dtypes.float, (24,))
+n = UOp.variable("n", 1, 6, param=True)
+i, j = UOp.range(4, 0), UOp.range(n, 1, AxisType.REDUCE)
+handbuilt("Late.variable_reduce", o.index(i).store(a.index(i*6+j).reduce(j, arg=(Ops.ADD, 0))).end(i),
+          runs=[([(dtypes.float, [0.0]*4), (dtypes.float, [float(x) for x in range(24)])], (5,), (1,1,1), (1,1,1))])
 print(f"# goldens from tinygrad a9069c17 test/backend/test_uops.py and test/null/test_uops.py (CPU device, ClangRenderer)")
 print("\n".join(out))

@@ -25,11 +25,19 @@ using namespace tg;
 
 namespace {
 
+struct HandRun {
+  std::array<int64_t, 3> global{1, 1, 1}, local{1, 1, 1};
+  std::vector<std::string> vals;
+  std::vector<GoldenBuffer> bufs;
+};
+
 struct UopsCase {
   std::string test;
   int k = 0;
   std::vector<PyConst> operands;
-  std::vector<std::string> program, sink, source;
+  std::vector<std::string> program, sink, source, llvm_source;
+  bool has_source = false, has_llvm_source = false;
+  std::vector<HandRun> runs;  // hand-built programs: the PYTHON device's runs
   std::vector<std::string> vals;
   std::array<int64_t, 3> global{1, 1, 1};
   std::vector<GoldenBuffer> bufs;
@@ -65,13 +73,24 @@ std::vector<UopsCase> load_cases() {
       continue;
     }
     UopsCase& c = cs.back();
-    if (w[0] == "vals") c.vals.assign(w.begin() + 1, w.end());
-    else if (w[0] == "global") {
+    if (w[0] == "run") {
+      c.runs.emplace_back();
+      for (int i = 0; i < 3; i++) c.runs.back().global[(size_t)i] = std::stoll(w[(size_t)i + 1]);
+      for (int i = 0; i < 3; i++) c.runs.back().local[(size_t)i] = std::stoll(w[(size_t)i + 4]);
+    } else if (w[0] == "vals") {
+      (c.runs.empty() ? c.vals : c.runs.back().vals).assign(w.begin() + 1, w.end());
+    } else if (w[0] == "global") {
       for (int i = 0; i < 3; i++) c.global[(size_t)i] = std::stoll(w[(size_t)i + 1]);
     } else if (w[0] == "buf") {
-      c.bufs.push_back({w[1], std::stoull(w[2]), golden_unhex(w[3]), golden_unhex(w[4])});
+      (c.runs.empty() ? c.bufs : c.runs.back().bufs)
+          .push_back({w[1], std::stoull(w[2]), golden_unhex(w[3]), golden_unhex(w[4])});
     } else {
-      std::vector<std::string>* dst = w[0] == "program" ? &c.program : w[0] == "sink" ? &c.sink : &c.source;
+      std::vector<std::string>* dst = w[0] == "program" ? &c.program
+                                      : w[0] == "sink"  ? &c.sink
+                                      : w[0] == "llvm_source" ? &c.llvm_source
+                                                              : &c.source;
+      if (w[0] == "source") c.has_source = true;
+      if (w[0] == "llvm_source") c.has_llvm_source = true;
       int n = std::stoi(w[1]);
       for (int i = 0; i < n && std::getline(f, line); i++) dst->push_back(line);
     }
@@ -319,3 +338,43 @@ static void check_gated_store(const char* test) {
 }
 TEST(TestGatedStoreRewrite, TinyGateStore) { check_gated_store("TestGatedStoreRewrite.test_tiny_gate_store"); }
 TEST(TestGatedStoreRewrite, GateSomeStores) { check_gated_store("TestGatedStoreRewrite.test_gate_some_stores"); }
+
+// ***** hand-built programs (the CPU device's own helper programs and corners of the late stage) *****
+// linearized by us, rendered by both renderers (or refused where the reference's renderer refused), and run by the
+// interpreter on the inputs the reference's PYTHON device ran them on, bit for bit
+TEST(LateHandBuilt, LinearizeRenderRun) {
+  int n = 0, runs = 0;
+  ClangRenderer clang(Target{"CPU", "CLANG", "x86_64,native", "", ""});
+  CPULLVMRenderer llvm(Target{"CPU", "LLVM", "x86_64,native", "", ""});
+  auto join = [](const std::vector<std::string>& v) {
+    std::string r;
+    for (size_t k = 0; k < v.size(); k++) r += (k ? "\n" : "") + v[k];
+    return r;
+  };
+  for (const auto& c : cases()) {
+    if (c.test.rfind("CPUDevice.", 0) != 0 && c.test.rfind("Late.", 0) != 0) continue;
+    SCOPED_TRACE(c.test);
+    n++;
+    auto uops = do_linearize(decode_graph(c.sink));
+    EXPECT_EQ(encode_graph(UOp(Ops::LINEAR, dtypes::void_, uops)), c.program);
+    if (c.has_source) EXPECT_EQ(clang.render(uops), join(c.source));
+    else EXPECT_THROW(clang.render(uops), Error);
+    if (c.has_llvm_source) EXPECT_EQ(llvm.render(uops), join(c.llvm_source));
+    else EXPECT_THROW(llvm.render(uops), Error);
+    for (const HandRun& r : c.runs) {
+      runs++;
+      std::vector<std::vector<uint8_t>> mem;
+      std::vector<interp::BufferView> views;
+      for (const auto& b : r.bufs) mem.push_back(b.before);
+      for (size_t k = 0; k < mem.size(); k++)
+        views.push_back({mem[k].data(), r.bufs[k].count, dtypes::by_name(r.bufs[k].dtype)});
+      std::vector<std::optional<pyint>> vals;
+      for (const auto& v : r.vals) vals.push_back(std::optional<pyint>(std::stoll(v)));
+      interp::LaunchDims dims{r.global, r.local};
+      interp::Program(uops).run(views, vals, dims);
+      for (size_t k = 0; k < mem.size(); k++) EXPECT_EQ(mem[k], r.bufs[k].after) << "buffer " << k;
+    }
+  }
+  EXPECT_EQ(n, 9);
+  EXPECT_EQ(runs, 7);
+}
