@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 
+#include "lib/codegen/late/program.h"
 #include "lib/codegen/late/uop_props.h"
 
 namespace tg::interp {
@@ -375,6 +376,20 @@ void Program::run(std::span<const BufferView> bufs, std::span<const std::optiona
           i++;
         }
       }
+}
+
+void run_program(const UOp& prg, std::span<const BufferView> bufs,
+                 const std::unordered_map<std::string, pyint>& var_vals) {
+  const ProgramInfo* info = prg.op() == Ops::PROGRAM ? prg.arg().as<ProgramInfo>() : nullptr;
+  if (!info || prg.nsrc() < 2 || prg.src(1).op() != Ops::LINEAR)
+    throw InterpError("run_program needs a PROGRAM with a ProgramInfo and a LINEAR");
+  auto [g, l] = info->launch_dims(var_vals);
+  LaunchDims dims;
+  for (size_t i = 0; i < 3 && i < g.size(); i++) dims.global[i] = (int64_t)g[i];
+  if (l)
+    for (size_t i = 0; i < 3 && i < l->size(); i++) dims.local[i] = (int64_t)(*l)[i];
+  std::vector<std::optional<pyint>> vals = info->vals(var_vals);
+  Program(std::vector<UOp>(prg.src(1).src().begin(), prg.src(1).src().end())).run(bufs, vals, dims);
 }
 
 }  // namespace tg::interp

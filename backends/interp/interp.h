@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "lib/dtype.h"
@@ -63,6 +65,11 @@ class Program {
   std::vector<std::vector<int>> srcs_;  // positions of the non-void srcs
   std::vector<int> loop_end_;           // RANGE position -> its END position
 };
+
+// run a PROGRAM (to_program_from_full_sink's result): its LINEAR, with the launch dims and the variable values its
+// ProgramInfo gives for var_vals (buffers in ProgramInfo.globals order)
+void run_program(const UOp& prg, std::span<const BufferView> bufs,
+                 const std::unordered_map<std::string, pyint>& var_vals = {});
 
 // decode / encode one scalar of a dtype from / to little-endian bytes (python values: int, float or bool)
 PyConst load_scalar(const uint8_t* p, DType dt);

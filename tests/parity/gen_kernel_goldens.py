@@ -29,6 +29,7 @@
 #                   changed the graph ("same" = this block's sink)
 #     split_ends_in/split_ends_out <n>  pm_split_ends alone on the input of "final rewrite", only when it changed it
 #     global <g0> <g1> <g2>   the launch dims (ProgramInfo.global_size)
+#     info global=.. local=.. vars=.. globals=.. outs=.. ins=..   the PROGRAM's ProgramInfo (from_sink)
 #   run             the first execution (values from the clang-compiled kernel)
 #     vals <v...>   Variable values in slot order ('-' = core_id, filled by the launcher)
 #     buf <dtype attr> <count> <hex before> <hex after>   one per global buffer, in slot order
@@ -76,6 +77,12 @@ def full_rewrite_to_sink(ast, ren, optimize=True):
   return ret
 C.full_rewrite_to_sink = full_rewrite_to_sink
 
+def info_line(info) -> str:
+  def dims(d): return "None" if d is None else ",".join(x.render() if isinstance(x, UOp) else str(x) for x in d)
+  def ints(v): return ",".join(str(x) for x in v) or "-"
+  return (f"info global={dims(info.global_size)} local={dims(info.local_size)} vars={','.join(v.expr for v in info.vars) or '-'} "
+          f"globals={ints(info.globals)} outs={ints(info.outs)} ins={ints(info.ins)}")
+
 def passes() -> dict:
   # only kept when the pass changed something
   return {k: (enc_graph(a), enc_graph(b)) for k, (a, b) in last_passes.items() if a is not b}
@@ -85,7 +92,8 @@ def capture(ast, ren, prg) -> dict:
   assert prg.src[1].op is Ops.LINEAR and prg.src[2].op is Ops.SOURCE
   raw = C.linearize(sink)
   return {"sink": enc_graph(sink), "linear": enc_graph(UOp(Ops.LINEAR, src=tuple(raw))), "program": enc_graph(prg.src[1]),
-          "source": prg.src[2].arg.split("\n"), "global": prg.arg.global_size, "passes": passes(), "uops": list(prg.src[1].src)}
+          "source": prg.src[2].arg.split("\n"), "global": prg.arg.global_size, "passes": passes(), "uops": list(prg.src[1].src),
+          "info": info_line(prg.arg)}
 
 def lower_llvm(ast) -> dict:
   # do_to_program without do_compile: the IR uses typed pointers, which only LLVM >= 16 reads (this machine may have 15)
@@ -98,7 +106,7 @@ def lower_llvm(ast) -> dict:
   lst = C.line_rewrite(raw, C.pm_linearize_cleanups)
   return {"sink": enc_graph(sink), "linear": enc_graph(UOp(Ops.LINEAR, src=tuple(raw))),
           "program": enc_graph(UOp(Ops.LINEAR, src=tuple(lst))), "source": llvm_ren.render(lst).split("\n"), "global": info.global_size,
-          "passes": passes(), "uops": lst}
+          "passes": passes(), "uops": lst, "info": info_line(info)}
 
 orig_to_program = R.to_program
 forced_opts: list = [None]
@@ -275,6 +283,7 @@ for k in kernels:
       block(f"{name}_in", a, c["sink"] if name == "cfg" else None)
       block(f"{name}_out", b, c["sink"] if name == "cfg" else None)
     print("global " + " ".join(str(x) for x in c["global"]))
+    print(c["info"])
   run = k.get("run")
   if run is None: continue
   print("run")

@@ -180,6 +180,52 @@ TEST(KernelGoldens, EndToEndRender) {
 }
 
 namespace {
+std::string info_line(const ProgramInfo& p) {
+  auto dims = [](const std::optional<std::vector<sint>>& d) {
+    if (!d) return std::string("None");
+    std::string r;
+    for (size_t i = 0; i < d->size(); i++)
+      r += (i ? "," : "") + ((*d)[i].is_int() ? pyint_str((*d)[i].i()) : (*d)[i].u().render());
+    return r;
+  };
+  auto ints = [](const std::vector<int64_t>& v) {
+    std::string r;
+    for (size_t i = 0; i < v.size(); i++) r += (i ? "," : "") + std::to_string(v[i]);
+    return r.empty() ? std::string("-") : r;
+  };
+  std::string vars;
+  for (size_t i = 0; i < p.vars.size(); i++) vars += (i ? "," : "") + p.vars[i].expr();
+  return "info global=" + dims(p.global_size) + " local=" + dims(p.local_size) +
+         " vars=" + (vars.empty() ? "-" : vars) + " globals=" + ints(p.globals) + " outs=" + ints(p.outs) +
+         " ins=" + ints(p.ins);
+}
+}  // namespace
+
+// ProgramInfo.from_sink, and the PROGRAM pm_to_program builds (SINK, LINEAR, SOURCE)
+TEST(KernelGoldens, ToProgram) {
+  Tally t{"ProgramInfo + PROGRAM"};
+  ClangRenderer clang(kTarget);
+  CPULLVMRenderer llvm(Target{"CPU", "LLVM", "x86_64,native", "", ""});
+  for (const auto& k : goldens())
+    for (const KernelBlock* b : {&k.clang, &k.llvm}) {
+      SCOPED_TRACE("kernel " + std::to_string(k.id) + " " + k.program + (b == &k.clang ? " clang" : " llvm"));
+      t.total++;
+      UOp sink = decode_graph(b->sink);
+      const Renderer& ren = b == &k.clang ? static_cast<const Renderer&>(clang) : static_cast<const Renderer&>(llvm);
+      UOp prg = to_program_from_full_sink(sink, ren);
+      const ProgramInfo* info = prg.arg().as<ProgramInfo>();
+      bool ok = info && info_line(*info) == b->info && prg.nsrc() == 3 && prg.src(0) == sink &&
+                encode_graph(prg.src(1)) == b->program && prg.src(2).arg().as_str() == join_lines(b->source);
+      for (int d = 0; ok && d < 3; d++)
+        ok = info->global_size[(size_t)d].is_int() && info->global_size[(size_t)d].i() == b->global[(size_t)d];
+      if (ok)
+        t.ok++;
+      else
+        ADD_FAILURE() << (info ? info_line(*info) : std::string("no ProgramInfo")) << "\nwant " << b->info;
+    }
+}
+
+namespace {
 // compare one buffer: ints/bools exactly, floats like numpy's allclose with rtol = atol = tol, tol by the dtype's
 // precision (1e-6 for float32). The compiled kernel may fuse a*b+c (clang -O2 contracts to FMA) where the interpreter
 // rounds every op, like the reference's PYTHON device does.
@@ -216,6 +262,20 @@ std::vector<std::vector<uint8_t>> run_values(const KernelGolden& k, const Kernel
   interp::LaunchDims dims;
   dims.global = b.global;
   interp::Program(dec_linear(b.program)).run(views, vals, dims);
+  // the same through the PROGRAM (ProgramInfo gives the dims and the variable order) must agree
+  {
+    std::vector<std::vector<uint8_t>> mem2;
+    std::vector<interp::BufferView> views2;
+    for (const auto& g : k.bufs) mem2.push_back(g.before);
+    for (size_t i = 0; i < mem2.size(); i++) views2.push_back({mem2[i].data(), k.bufs[i].count, dts[i]});
+    UOp prg = to_program_from_full_sink(decode_graph(b.sink), ClangRenderer(kTarget));
+    std::unordered_map<std::string, pyint> var_vals;
+    const ProgramInfo* info = prg.arg().as<ProgramInfo>();
+    for (size_t i = 0; i < info->vars.size(); i++)
+      if (k.vals[i] != "-") var_vals[info->vars[i].expr()] = std::stoll(k.vals[i]);
+    interp::run_program(prg, views2, var_vals);
+    EXPECT_EQ(mem2, mem) << "run_program differs from Program::run";
+  }
   bool ok = true;
   for (size_t i = 0; i < mem.size(); i++) {
     std::string err = compare_buffer(dts[i], k.bufs[i].after, mem[i]);

@@ -1,7 +1,11 @@
 #include "lib/codegen/late/program.h"
 
+#include <algorithm>
+
 #include "lib/codegen/late/linearizer.h"
+#include "lib/codegen/late/uop_props.h"
 #include "lib/renderer/renderer.h"
+#include "lib/uop/kernel_info.h"
 
 namespace tg {
 
@@ -45,5 +49,163 @@ std::vector<UOp> line_rewrite(const std::vector<UOp>& lst, const LinePatternMatc
 std::vector<UOp> do_linearize(const UOp& sink) { return line_rewrite(linearize(sink), pm_linearize_cleanups()); }
 
 std::string do_render(const Renderer& ren, const UOp& sink) { return ren.render(do_linearize(sink)); }
+
+// ************************* ProgramInfo *************************
+
+std::string ProgramInfo::function_name() const { return to_function_name(name); }
+
+std::vector<std::pair<std::string, size_t>> ProgramInfo::runtimevars() const {
+  std::vector<std::pair<std::string, size_t>> r;
+  for (size_t i = 0; i < vars.size(); i++)
+    if (vars[i].expr() == "core_id") r.push_back({"core_id", i});
+  return r;
+}
+
+static pyint infer(const sint& s, const std::unordered_map<std::string, pyint>& var_vals) {
+  return s.is_int() ? s.i() : s.u().sym_infer(var_vals).as_int();
+}
+
+std::pair<std::vector<pyint>, std::optional<std::vector<pyint>>> ProgramInfo::launch_dims(
+    const std::unordered_map<std::string, pyint>& var_vals) const {
+  std::vector<pyint> g;
+  for (const sint& s : global_size) g.push_back(infer(s, var_vals));
+  std::optional<std::vector<pyint>> l;
+  if (local_size) {
+    l.emplace();
+    for (const sint& s : *local_size) l->push_back(infer(s, var_vals));
+  }
+  return {g, l};
+}
+
+std::vector<std::optional<pyint>> ProgramInfo::vals(const std::unordered_map<std::string, pyint>& var_vals) const {
+  std::vector<std::optional<pyint>> r;
+  for (const UOp& v : vars) {
+    std::string e = v.expr();
+    if (e == "core_id") {
+      r.push_back(std::nullopt);
+      continue;
+    }
+    auto it = var_vals.find(e);
+    if (it == var_vals.end()) throw Error("unbound Variable '" + e + "' used by " + function_name());
+    r.push_back(it->second);
+  }
+  return r;
+}
+
+ProgramInfo ProgramInfo::from_sink(const UOp& sink, const std::string& target) {
+  ProgramInfo p;
+  p.target = target;
+  std::vector<UOp> vars;
+  std::vector<int64_t> globals, outs, ins;
+  std::vector<sint> global_size{1, 1, 1};
+  std::optional<std::vector<sint>> local_size = std::vector<sint>{1, 1, 1};
+  AddrSpaceCache as;
+  for (const UOp& u : sink.toposort()) {
+    if (u.op() == Ops::PARAM && as.get(u) == AddrSpace::ALU) vars.push_back(u);
+    if (u.op() == Ops::PARAM && as.get(u) != AddrSpace::ALU) globals.push_back(u.param_arg()->slot);
+    if (u.op() == Ops::STORE || u.op() == Ops::LOAD) {
+      UOp idx = u.src(0);
+      bool ok = idx.op() == Ops::INDEX || idx.op() == Ops::SHRINK;
+      if (!ok && u.src(0).op() == Ops::CAST) {
+        idx = u.src(0).src(0);
+        ok = idx.op() == Ops::INDEX;
+      }
+      if (ok) {
+        UOp b = buf_uop(idx.src(0));
+        if (b.op() == Ops::PARAM) (u.op() == Ops::STORE ? outs : ins).push_back(b.param_arg()->slot);
+      }
+    }
+    if (u.op() == Ops::SPECIAL) {
+      const std::string& a = u.arg().as_str();
+      if (a.front() == 'i') local_size.reset();
+      std::vector<sint>* sz = a.front() == 'l' ? (local_size ? &*local_size : nullptr) : &global_size;
+      if (sz) (*sz)[(size_t)(a.back() - '0')] = u.src(0).ssimplify();
+    }
+    if (u.op() == Ops::PARAM && std::find(vars.begin(), vars.end(), u) != vars.end() && u.expr() == "core_id")
+      global_size[0] = sint(u.vmax().as_int() + 1);
+  }
+  const KernelInfo* k = sink.arg().as<KernelInfo>();
+  p.name = k ? k->name : "test";
+  p.global_size = global_size;
+  p.local_size = local_size;
+  auto dedup_sorted = [](std::vector<int64_t> v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+  };
+  for (const UOp& v : vars)
+    if (std::find(p.vars.begin(), p.vars.end(), v) == p.vars.end()) p.vars.push_back(v);
+  std::stable_sort(p.vars.begin(), p.vars.end(),
+                   [](const UOp& a, const UOp& b) { return a.param_arg()->slot < b.param_arg()->slot; });
+  p.globals = dedup_sorted(globals);
+  p.outs = dedup_sorted(outs);
+  p.ins = dedup_sorted(ins);
+  return p;
+}
+
+static Arg sints_arg(const std::vector<sint>& v) {
+  std::vector<Arg> a;
+  for (const sint& s : v) a.push_back(s.is_int() ? Arg(s.i()) : Arg(s.u().render()));
+  return Arg::tuple(a);
+}
+static Arg ints_arg(const std::vector<int64_t>& v) {
+  std::vector<Arg> a;
+  for (int64_t x : v) a.push_back(Arg((long long)x));
+  return Arg::tuple(a);
+}
+size_t ProgramInfo::hash() const {
+  size_t h = std::hash<std::string>()(name) * 31 + sints_arg(global_size).hash();
+  h = h * 31 + (local_size ? sints_arg(*local_size).hash() : 7);
+  for (const UOp& v : vars) h = h * 31 + v.ptr_hash();
+  h = h * 31 + ints_arg(globals).hash();
+  h = h * 31 + ints_arg(outs).hash();
+  h = h * 31 + ints_arg(ins).hash();
+  return h * 31 + std::hash<std::string>()(target);
+}
+static bool same_sints(const std::vector<sint>& a, const std::vector<sint>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); i++)
+    if (!a[i].same(b[i])) return false;
+  return true;
+}
+bool ProgramInfo::equals(const ArgObj& o) const {
+  auto* p = dynamic_cast<const ProgramInfo*>(&o);
+  return p && name == p->name && same_sints(global_size, p->global_size) && local_size.has_value() == p->local_size.has_value() &&
+         (!local_size || same_sints(*local_size, *p->local_size)) && vars == p->vars && globals == p->globals &&
+         outs == p->outs && ins == p->ins && target == p->target;
+}
+std::string ProgramInfo::repr() const {
+  std::string v;
+  for (size_t i = 0; i < vars.size(); i++) v += (i ? ", " : "") + vars[i].expr();
+  return "ProgramInfo(name=" + Arg(name).repr() + ", global_size=" + sints_arg(global_size).repr() +
+         ", local_size=" + (local_size ? sints_arg(*local_size).repr() : std::string("None")) + ", vars=(" + v +
+         (vars.size() == 1 ? ",)" : ")") + ", globals=" + ints_arg(globals).repr() + ", outs=" + ints_arg(outs).repr() +
+         ", ins=" + ints_arg(ins).repr() + ", target=" + target + ")";
+}
+
+// ************************* pm_to_program *************************
+
+const PatternMatcher& pm_to_program() {
+  static const PatternMatcher pm("pm_to_program", {
+    TG_RULE(UPat(Ops::PROGRAM).src(UPat(Ops::SINK).named("sink")).named("prg"), [](UOp prg, UOp sink) {
+      std::vector<UOp> src(prg.src().begin(), prg.src().end());
+      src.push_back(UOp(Ops::LINEAR, dtypes::void_, do_linearize(sink)));
+      return prg.with_src(src);
+    }),
+    TG_RULE(UPat(Ops::PROGRAM).src(UPat(), UPat(Ops::LINEAR).named("lin")).named("prg"),
+            [](const Renderer* ctx, UOp prg, UOp lin) {
+              std::vector<UOp> lst(lin.src().begin(), lin.src().end());
+              std::vector<UOp> src(prg.src().begin(), prg.src().end());
+              src.push_back(UOp(Ops::SOURCE, dtypes::void_, std::vector<UOp>{}, Arg(ctx->render(lst))));
+              return prg.with_src(src);
+            }),
+  });
+  return pm;
+}
+
+UOp to_program_from_full_sink(const UOp& full_sink, const Renderer& ren) {
+  UOp prg(Ops::PROGRAM, dtypes::void_, {full_sink}, ProgramInfo::from_sink(full_sink, ren.target.repr()).to_arg());
+  return graph_rewrite(prg, pm_to_program(), {.ctx = const_cast<const Renderer*>(&ren), .name = "linearize/render"});
+}
 
 }  // namespace tg

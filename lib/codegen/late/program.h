@@ -5,11 +5,43 @@
 #include <string>
 #include <vector>
 
+#include <unordered_map>
+
 #include "lib/uop/rewrite.h"
 
 namespace tg {
 
 class Renderer;
+
+// ProgramInfo (uop/ops.py): the arg of a PROGRAM, what a launcher needs. Dims are python int|UOp (sint).
+struct ProgramInfo final : ArgObj {
+  std::string name = "test";
+  std::vector<sint> global_size{1, 1, 1};
+  std::optional<std::vector<sint>> local_size = std::vector<sint>{1, 1, 1};
+  std::vector<UOp> vars;  // Variable PARAMs (addrspace ALU), by slot
+  std::vector<int64_t> globals, outs, ins;  // slots of the buffer PARAMs, of those stored to, of those loaded from
+  std::string target;     // Target repr
+
+  std::string function_name() const;
+  // the names of the variables filled by the launcher (core_id) -> their index in vars
+  std::vector<std::pair<std::string, size_t>> runtimevars() const;
+  // global and local size with the variables substituted
+  std::pair<std::vector<pyint>, std::optional<std::vector<pyint>>> launch_dims(
+      const std::unordered_map<std::string, pyint>& var_vals) const;
+  // the values of vars in order, nullopt for the runtime vars; throws naming an unbound Variable
+  std::vector<std::optional<pyint>> vals(const std::unordered_map<std::string, pyint>& var_vals) const;
+  static ProgramInfo from_sink(const UOp& sink, const std::string& target = "");
+  Arg to_arg() const { return Arg(static_cast<const ArgObj*>(new ProgramInfo(*this))); }
+
+  ProgramInfo() = default;
+  ProgramInfo(const ProgramInfo& o)
+      : ArgObj(), name(o.name), global_size(o.global_size), local_size(o.local_size), vars(o.vars), globals(o.globals),
+        outs(o.outs), ins(o.ins), target(o.target) {}
+  size_t hash() const override;
+  bool equals(const ArgObj& o) const override;
+  std::string repr() const override;
+  const char* type_name() const override { return "ProgramInfo"; }
+};
 
 // a line rewrite rule's result: the node that replaces the matched one (for later srcs) and the lines it becomes
 struct LineRewrite {
@@ -26,5 +58,12 @@ std::vector<UOp> line_rewrite(const std::vector<UOp>& lst, const LinePatternMatc
 std::vector<UOp> do_linearize(const UOp& sink);
 // the PROGRAM's SOURCE: renderer.render(do_linearize(sink))
 std::string do_render(const Renderer& ren, const UOp& sink);
+
+// pm_to_program (ctx: const Renderer): PROGRAM(sink) -> PROGRAM(sink, LINEAR) -> PROGRAM(sink, LINEAR, SOURCE).
+// Not ported yet: do_estimates (Estimates), do_assemble (ISA renderers) and do_compile (compilers live in backends).
+const PatternMatcher& pm_to_program();
+// the end of do_to_program for a SINK full_rewrite_to_sink returned: PROGRAM(arg=ProgramInfo) rewritten with
+// pm_to_program in a "linearize/render" step
+UOp to_program_from_full_sink(const UOp& full_sink, const Renderer& ren);
 
 }  // namespace tg
