@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "lib/helpers.h"
+#include "lib/mixin/helpers.h"
 #include "lib/uop/nodemap.h"
 
 namespace tg {
@@ -767,7 +768,8 @@ static std::optional<Shape> compute_shape(const UOp& u) {
         for (const sint& x : m)
           if (x.is_int() && x.i() < 0) throw Error("shape can't contain negative numbers");
         bool sym = false;
-        if (prod_int(ps, &sym) != prod_int(m, &sym) && !sym) throw Error("bad reshape");
+        if (prod_int(ps, &sym) != prod_int(m, &sym) && !sym)
+          throw Error("bad reshape: " + mixin::shape_str(ps) + " -> " + mixin::shape_str(m));
         return m;
       }
       case Ops::EXPAND: {
@@ -777,13 +779,43 @@ static std::optional<Shape> compute_shape(const UOp& u) {
       }
       case Ops::PERMUTE: {
         const auto& order = u.arg().items();
-        if (order.size() != ps.size()) throw Error("invalid permutation");
+        std::vector<pyint> sorted;
+        for (const Arg& i : order) sorted.push_back(i.as_int());
+        std::sort(sorted.begin(), sorted.end());
+        for (size_t i = 0; i < sorted.size(); i++)
+          if (sorted[i] != (pyint)i) sorted.clear();
+        if (sorted.size() != ps.size())
+          throw Error("invalid permutation " + u.arg().repr() + " of len " + std::to_string(ps.size()));
         Shape r;
         for (const Arg& i : order) r.push_back(ps[(size_t)i.as_int()]);
         return r;
       }
-      case Ops::PAD: case Ops::SHRINK: return u.src(2).as_shape();
-      case Ops::FLIP: return ps;
+      case Ops::PAD: case Ops::SHRINK: {
+        // offsets and sizes must fit (resolve: symbolic bounds that may fit pass)
+        Shape off = u.src(1).as_shape(), sz = u.src(2).as_shape();
+        bool ok = off.size() == ps.size() && sz.size() == ps.size();
+        for (size_t i = 0; ok && i < ps.size(); i++) {
+          const sint &s = ps[i], &o = off[i], &n = sz[i];
+          ok = op == Ops::PAD ? mixin::resolve(mixin::s_ge(n, 0)) && mixin::resolve(mixin::s_le(0, o)) &&
+                                    mixin::resolve(mixin::s_le(mixin::operator+(o, s), n))
+                              : mixin::resolve(mixin::s_le(0, o)) && mixin::resolve(mixin::s_ge(n, 0)) &&
+                                    mixin::resolve(mixin::s_le(mixin::operator+(o, n), s));
+        }
+        if (!ok) {
+          std::string m = "(";
+          for (size_t i = 0; i < std::min(off.size(), sz.size()); i++)
+            m += (i ? ", (" : "(") + off[i].str() + ", " + sz[i].str() + ")";
+          throw Error(std::string(op == Ops::PAD ? "invalid pad " : "invalid shrink ") + m +
+                      (std::min(off.size(), sz.size()) == 1 ? ",)" : ")") + " for " + mixin::shape_str(ps));
+        }
+        return sz;  // as_shape simplified them
+      }
+      case Ops::FLIP: {
+        bool ok = u.arg().is_tuple() && u.arg().size() == ps.size();
+        for (size_t i = 0; ok && i < ps.size(); i++) ok = u.arg()[i].is_bool();
+        if (!ok) throw Error("bad flip on " + mixin::shape_str(ps) + ", " + u.arg().repr());
+        return ps;
+      }
       case Ops::REDUCE: {
         pyint n = u.arg()[1].as_int();
         if (n < 0 || (size_t)n > ps.size()) throw Error("invalid type for axis: " + pyint_str(n));

@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -44,6 +45,32 @@ void release_node(UOpNode* n);
 // python int|UOp (a shape dimension or symbolic value)
 class sint;
 using Shape = std::vector<sint>;
+
+// argument types of the builder mixins (defined after UOp)
+class Operand;     // a UOp or a python scalar: the `Self | ConstType` operand of the elementwise mixin
+class OptShape;    // a shape whose entries may be nullopt (python None)
+struct OptPair;    // a (sint, sint) pair or nullopt (python None), an axis of pad/shrink args
+using PadArg = std::vector<OptPair>;
+struct Index;      // one python index: int, slice, None, Ellipsis or a UOp
+
+// the `axis` of reductions: nullopt (python None: every axis), one int, or a list of ints
+class AxisArg {
+ public:
+  AxisArg() = default;
+  AxisArg(std::nullopt_t) {}
+  AxisArg(int a) : v_(std::vector<int64_t>{a}), scalar_(true) {}
+  AxisArg(long a) : v_(std::vector<int64_t>{a}), scalar_(true) {}
+  AxisArg(long long a) : v_(std::vector<int64_t>{(int64_t)a}), scalar_(true) {}
+  AxisArg(std::initializer_list<int64_t> a) : v_(std::vector<int64_t>(a)) {}
+  AxisArg(std::vector<int64_t> a) : v_(std::move(a)) {}
+  bool is_none() const { return !v_.has_value(); }
+  bool is_scalar() const { return scalar_; }  // a single int, not a list
+  const std::vector<int64_t>& axes() const { return *v_; }
+
+ private:
+  std::optional<std::vector<int64_t>> v_;
+  bool scalar_ = false;
+};
 
 class UOp {
  public:
@@ -161,16 +188,17 @@ class UOp {
   // evaluate with python semantics (no width truncation) given variable values by name
   PyConst sym_infer(const std::unordered_map<std::string, pyint>& var_vals) const;
 
-  // ***** builders (the UOp side of the mixins) *****
-  static UOp const_(PyConst b, DType dtype = DType());
+  // ***** uop/ops.py: the UOp's own builders and the hooks the mixins build on (lib/mixin/uop.cpp) *****
+  static UOp const_(PyConst b, DType dtype = DType());  // UOp.const (a python scalar)
+  static UOp const_(const UOp& b, DType dtype);         // UOp.const of a UOp: a cast
   static UOp invalid() { return const_(PyConst::invalid()); }
   UOp const_like(PyConst b, DType dtype = DType()) const;
+  UOp ufix(const Operand& x) const;  // a UOp stays, a python scalar becomes a (weak) CONST
   static UOp range(sint end, int64_t axis_id, AxisType axis_type = AxisType::WEAK, DType dtype = DType());
   static UOp special(sint end, const std::string& name, DType dtype = DType());
   static UOp sink(std::span<const UOp> srcs, Arg arg = {});
   static UOp sink(std::initializer_list<UOp> srcs, Arg arg = {}) { return sink(std::span<const UOp>(srcs.begin(), srcs.size()), arg); }
   static UOp group(std::span<const UOp> srcs);
-  static UOp stack(std::span<const UOp> srcs);
   UOp broadcast(int64_t count) const;
   UOp index(std::span<const UOp> idx) const;
   UOp index(const UOp& i) const { return index(std::span<const UOp>(&i, 1)); }
@@ -178,49 +206,243 @@ class UOp {
   UOp store(const UOp& val) const;
   UOp end(std::span<const UOp> srcs) const;
   UOp after(std::span<const UOp> srcs) const;
-  UOp reduce(std::span<const UOp> rngs, Ops op) const;
-  UOp valid(const UOp& cond) const;  // cond.where(self, Invalid)
+  UOp after(const UOp& s) const { return after(std::span<const UOp>(&s, 1)); }
+  UOp reduce(std::span<const UOp> rngs, Ops op) const;  // the kernel-graph REDUCE(x, *ranges)
+  UOp valid(const UOp& cond) const;                     // cond.where(self, Invalid)
   UOp get_idx() const;
   UOp get_valid() const;
-  UOp cast(DType d) const;
-  UOp bitcast(DType d) const;
   UOp alu(Ops op) const;
   UOp alu(Ops op, const UOp& a) const;
   UOp alu(Ops op, const UOp& a, const UOp& b) const;
-  std::pair<UOp, UOp> broadcasted(const UOp& y, bool reverse = false) const;
-  UOp ufix(PyConst c) const { return const_(c); }
-  UOp binop(Ops op, const UOp& x, bool reverse = false) const;
-  UOp add(const UOp& x, bool reverse = false) const { return binop(Ops::ADD, x, reverse); }
-  UOp mul(const UOp& x, bool reverse = false) const { return binop(Ops::MUL, x, reverse); }
-  UOp sub(const UOp& x, bool reverse = false) const;
-  UOp neg() const;
-  UOp div(const UOp& x, bool reverse = false) const;                 // python /
-  UOp floordiv(const UOp& x, bool reverse = false) const;            // python //
-  UOp mod(const UOp& x, bool reverse = false) const;                 // python %
-  UOp ne(const UOp& x) const { return binop(Ops::CMPNE, x); }
-  UOp eq(const UOp& x) const { return ne(x).logical_not(); }
-  UOp lt(const UOp& x) const { return binop(Ops::CMPLT, x); }
-  UOp gt(const UOp& x) const { return binop(Ops::CMPLT, x, true); }
-  UOp logical_not() const { return cast(dtypes::bool_).ne(const_(true)); }
-  UOp bitwise_not() const;
-  UOp maximum(const UOp& x) const { return binop(Ops::MAX, x); }
-  UOp minimum(const UOp& x) const;
-  UOp where(const UOp& x, const UOp& y) const;
-  UOp reciprocal() const { return alu(Ops::RECIPROCAL); }
-  UOp trunc() const { return alu(Ops::TRUNC); }
-  UOp sqrt() const { return alu(Ops::SQRT); }
-  UOp exp2() const { return alu(Ops::EXP2); }
-  UOp log2() const { return alu(Ops::LOG2); }
-  UOp sin() const { return alu(Ops::SIN); }
-  UOp pow(const UOp& x, bool reverse = false) const;
+  // _mop: RESHAPE/EXPAND take a shape, PAD/SHRINK (offset, size) pairs, PERMUTE/FLIP a tuple arg; no checks
+  UOp mop(Ops op, const Shape& shape) const;
+  UOp mop(Ops op, const std::vector<std::pair<sint, sint>>& arg) const;
+  UOp mop(Ops op, Arg arg) const;
+  UOp rop(Ops op, std::vector<int64_t> axis) const;  // _rop: REDUCE over axes (permuted to the front)
+  // PARAM/BUFFER storage. `device` is None, a device name or a tuple of names (python's str|tuple)
+  static UOp param(int64_t slot, DType dtype, const std::optional<Shape>& shape = std::nullopt, Arg device = {});
+  static UOp new_buffer(const Arg& device, pyint size, DType dtype, std::optional<int64_t> num = std::nullopt);
+  UOp empty_like(DType dtype = DType(), Arg device = {}) const;
+  bool has_buffer_identity(bool after_ok = false) const;
+  Arg device() const;                      // None (a null Arg), a device name, or a tuple of names
+  std::optional<AddrSpace> addrspace() const;
+
+  // ***** mixin/creation.py (lib/mixin/creation.cpp) *****
+  // `full` and friends materialize a buffer (EMPTY + STORE + AFTER) unless buffer=false, like the reference.
+  // A null `device` is the default device: DEV's device part, else "CPU" (until the device registry exists).
+  static UOp empty(const Shape& shape, DType dtype = DType(), Arg device = {});
+  static UOp full(const Shape& shape, const Operand& fill_value, DType dtype = DType(), Arg device = {},
+                  bool buffer = true);
+  UOp full_like(PyConst fill_value, DType dtype = DType(), Arg device = {}, bool buffer = true) const;
+  static UOp zeros(const Shape& shape, DType dtype = DType(), Arg device = {}, bool buffer = true);
+  static UOp ones(const Shape& shape, DType dtype = DType(), Arg device = {}, bool buffer = true);
+  UOp zeros_like(DType dtype = DType(), Arg device = {}, bool buffer = true) const;
+  UOp ones_like(DType dtype = DType(), Arg device = {}, bool buffer = true) const;
+  static UOp invalids(const Shape& shape, DType dtype = DType(), Arg device = {});
+
+  // ***** mixin/dtype.py (lib/mixin/dtype.cpp) *****
+  UOp cast(DType d) const;
+  UOp cast(const std::string& dtype_name) const;
+  UOp bitcast(DType d) const;
+  UOp bitcast(const std::string& dtype_name) const;
+  int element_size() const;
+  bool is_floating_point() const;
+  UOp float_() const;
+  UOp half() const;
+  UOp int_() const;
+  UOp bool_() const;
+  UOp bfloat16() const;
+  UOp double_() const;
+  UOp long_() const;
+  UOp short_() const;
+
+  // ***** mixin/elementwise.py (lib/mixin/elementwise.cpp) *****
+  // Operands are UOps or python scalars (Operand); a scalar becomes a weak CONST like in the reference.
+  std::pair<UOp, UOp> broadcasted(const Operand& y, bool reverse = false) const;  // _broadcasted
+  UOp binop(Ops op, const Operand& x, bool reverse = false) const;               // _binop
   UOp usum(std::span<const UOp> more) const;
   UOp uprod(std::span<const UOp> more) const;
-  static UOp usum_of(std::span<const UOp> all);   // functools.reduce over a non-empty list
+  static UOp usum_of(std::span<const UOp> all);  // type(self).usum(*all): functools.reduce over a non-empty list
   static UOp uprod_of(std::span<const UOp> all);
-  UOp mop(Ops op, const std::vector<sint>& shape) const;  // RESHAPE/EXPAND with a shape
+  UOp detach() const;
+  UOp logical_not() const;
+  UOp contiguous() const;
+  UOp contiguous_backward() const;
+  UOp neg() const;
+  UOp add(const Operand& x, bool reverse = false) const;
+  UOp sub(const Operand& x, bool reverse = false) const;
+  UOp mul(const Operand& x, bool reverse = false) const;
+  UOp bitwise_not() const;
+  UOp bitwise_and(const Operand& x, bool reverse = false) const;
+  UOp bitwise_or(const Operand& x, bool reverse = false) const;
+  UOp bitwise_xor(const Operand& x, bool reverse = false) const;
+  UOp mod(const Operand& x, bool reverse = false) const;  // python %
+  UOp fmod(const Operand& x) const;
+  // python /; rounding_mode "trunc" or "floor" (python //), anything else throws
+  UOp div(const Operand& x, bool reverse = false, std::string_view rounding_mode = {}) const;
+  UOp floordiv(const Operand& x, bool reverse = false) const;  // python //
+  UOp lt(const Operand& x) const;                              // python <
+  UOp gt(const Operand& x) const;                              // python >
+  UOp le(const Operand& x) const;                              // python <=
+  UOp ge(const Operand& x) const;                              // python >=
+  UOp ne(const Operand& x) const;
+  UOp eq(const Operand& x) const;
+  UOp lshift(const Operand& x, bool reverse = false) const;
+  UOp rshift(const Operand& x, bool reverse = false) const;
+  UOp maximum(const Operand& x) const;
+  UOp inverse_() const;  // _inverse: -x for floats, ~x otherwise
+  UOp minimum(const Operand& x) const;
+  UOp copysign(const Operand& other) const;
+  UOp logaddexp(const Operand& other) const;
+  UOp where(const Operand& x, const Operand& y) const;
+  UOp masked_fill(const UOp& mask, const Operand& value) const;
+  UOp threefry(const UOp& seed) const;
+  UOp reciprocal() const;
+  UOp trunc() const;
+  UOp sqrt() const;
+  UOp sin() const;
+  UOp cos() const;
+  UOp exp() const;
+  UOp log2() const;
+  UOp exp2() const;
+  UOp pow(const Operand& x, bool reverse = false) const;
+  UOp square() const;
+  UOp clamp(const std::optional<Operand>& min_, const std::optional<Operand>& max_) const;
+  UOp clip(const std::optional<Operand>& min_, const std::optional<Operand>& max_) const;
+  UOp isnan() const;
+  UOp isinf(bool detect_positive = true, bool detect_negative = true) const;
+  UOp isfinite() const;
+  UOp isclose(const Operand& other, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false) const;
+  UOp ceil() const;
+  UOp floor() const;
+  UOp relu() const;
+  UOp sigmoid() const;
+  UOp relu6() const;
+  UOp hardswish() const;
+  UOp hardsigmoid(double alpha = 1.0 / 6, double beta = 0.5) const;
+  UOp hardtanh(PyConst min_val = -1, PyConst max_val = 1) const;
+  UOp leaky_relu(double neg_slope = 0.01) const;
+  UOp tanh() const;
+  UOp quick_gelu() const;
+  UOp gelu(std::string_view approximate = "tanh") const;
+  UOp swish() const;
+  UOp silu() const;
+  UOp rsqrt() const;
+  UOp log() const;
+  UOp log10() const;
+  UOp atanh() const;
+  UOp asinh() const;
+  UOp acosh() const;
+  UOp round() const;
+  UOp sign() const;
+  UOp abs() const;
+  UOp tan() const;
+  UOp asin() const;
+  UOp acos() const;
+  UOp atan() const;
+  UOp elu(double alpha = 1.0) const;
+  UOp celu(double alpha = 1.0) const;
+  UOp selu(double alpha = 1.67326, double gamma = 1.0507) const;
+  UOp softplus(double beta = 1.0) const;
+  UOp mish() const;
+  UOp logsigmoid() const;
+  UOp sinh() const;
+  UOp cosh() const;
+  UOp erf() const;
+  UOp softsign() const;
+  UOp lerp(const UOp& end, const Operand& weight) const;
+
+  // ***** mixin/movement.py (lib/mixin/movement.cpp) *****
+  // Shapes are python tuples of int|UOp; -1 asks reshape to infer a size, -1 or nullopt asks expand to keep one.
+  int64_t ndim() const;
+  sint numel() const;
+  std::vector<pyint> max_shape() const;  // symbolic dims replaced by their vmax
+  pyint max_numel() const;
+  sint size(int64_t dim) const;
+  int64_t resolve_dim(int64_t dim, bool extra = false) const;  // _resolve_dim
+  UOp broadcast_to(const Shape& new_shape) const;               // _broadcast_to
+  UOp expand(const OptShape& shape) const;
+  UOp reshape(const Shape& shape) const;
+  UOp view(const Shape& shape) const { return reshape(shape); }
+  UOp movement_pad(const PadArg& arg) const;  // MovementMixin.pad: (before, after) per axis, nullopt = none
+  UOp shrink(const PadArg& arg) const;         // (start, end) per axis, nullopt = all
   UOp permute(const std::vector<int64_t>& order) const;
-  UOp reshape(const Shape& shape) const { return mop(Ops::RESHAPE, shape); }
-  UOp expand_prepend(const Shape& shape) const { return mop(Ops::EXPAND, shape); }
+  UOp flip(const std::vector<int64_t>& axis) const;
+  // UOp.stack(*srcs, dim=...): srcs[0].stack(*srcs[1:], dim=dim)
+  static UOp stack(std::span<const UOp> srcs, int64_t dim = 0);
+  static UOp stack(std::initializer_list<UOp> srcs, int64_t dim = 0) { return stack(std::span<const UOp>(srcs.begin(), srcs.size()), dim); }
+  UOp shrink_to(const OptShape& shape) const;
+  UOp movement_pad_to(const OptShape& shape) const;  // MovementMixin.pad_to
+  UOp squeeze(std::optional<int64_t> dim = std::nullopt) const;
+  UOp unsqueeze(int64_t dim) const;
+  UOp T() const { return transpose(); }
+  UOp transpose(int64_t dim0 = 1, int64_t dim1 = 0) const;
+  UOp flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  UOp unflatten(int64_t dim, const Shape& sizes) const;
+  UOp rearrange(const std::string& formula, const std::vector<std::pair<std::string, int64_t>>& sizes = {}) const;
+  std::vector<UOp> split(int64_t size, int64_t dim = 0) const;
+  std::vector<UOp> split(const std::vector<int64_t>& sizes, int64_t dim = 0) const;
+  std::vector<UOp> chunk(int64_t chunks, int64_t dim = 0) const;
+  std::vector<UOp> meshgrid(std::span<const UOp> others, std::string_view indexing = "ij") const;
+  UOp diag() const;
+  UOp diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+  UOp roll(const std::vector<int64_t>& shifts, const std::optional<std::vector<int64_t>>& dims = std::nullopt) const;
+  UOp repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt) const;
+  UOp repeat(const std::vector<sint>& repeats) const;
+  UOp pool(const Shape& k, const std::vector<int64_t>& stride, const std::vector<int64_t>& dilation) const;  // _pool
+  UOp pool(const Shape& k, int64_t stride = 1, int64_t dilation = 1) const;
+  UOp unfold(int64_t dim, int64_t size, int64_t step) const;
+
+  // ***** mixin/reduce.py (lib/mixin/reduce.cpp); axis: nullopt = all, an int or a list *****
+  UOp sum(const AxisArg& axis = AxisArg(), bool keepdim = false, DType dtype = DType()) const;
+  UOp prod(const AxisArg& axis = AxisArg(), bool keepdim = false, DType dtype = DType()) const;
+  UOp max(const AxisArg& axis = AxisArg(), bool keepdim = false) const;
+  UOp any(const AxisArg& axis = AxisArg(), bool keepdim = false) const;
+  UOp all(const AxisArg& axis = AxisArg(), bool keepdim = false) const;
+
+  // ***** mixin/op.py, the pure graph-building part (lib/mixin/op.cpp) *****
+  UOp getitem(const std::vector<Index>& indices) const;  // __getitem__ (basic indexing and UOp index tensors)
+  UOp operator[](const std::vector<Index>& indices) const { return getitem(indices); }
+  static UOp arange(PyConst start, std::optional<PyConst> stop = std::nullopt, PyConst step = 1, DType dtype = DType());
+  static UOp linspace(PyConst start, PyConst stop, int64_t steps, DType dtype = DType());
+  static UOp eye(int64_t n, std::optional<int64_t> m = std::nullopt, DType dtype = DType());
+  UOp triu(int64_t diagonal = 0) const;
+  UOp tril(int64_t diagonal = 0) const;
+  // OpMixin.pad: grouped (before, after) pairs (nullopt = none) or flat torch-style pads; negative pads shrink.
+  // mode: "constant", "reflect", "replicate", "circular"
+  UOp pad(const PadArg& padding, std::string_view mode = "constant", PyConst value = 0.0) const;
+  UOp pad_flat(const std::vector<sint>& padding, std::string_view mode = "constant", PyConst value = 0.0) const;
+  UOp pad_to(const OptShape& shape, PyConst value = 0) const;
+  UOp dot(const UOp& w, DType dtype = DType()) const;
+  UOp matmul(const UOp& x, bool reverse = false, DType dtype = DType()) const;
+  UOp min(const AxisArg& axis = AxisArg(), bool keepdim = false) const;
+  UOp mean(const AxisArg& axis = AxisArg(), bool keepdim = false) const;
+  UOp var(const AxisArg& axis = AxisArg(), bool keepdim = false, PyConst correction = 1) const;
+  std::pair<UOp, UOp> var_mean(const AxisArg& axis = AxisArg(), bool keepdim = false, PyConst correction = 1) const;
+  UOp std_(const AxisArg& axis = AxisArg(), bool keepdim = false, PyConst correction = 1) const;
+  std::pair<UOp, UOp> std_mean(const AxisArg& axis = AxisArg(), bool keepdim = false, PyConst correction = 1) const;
+  UOp normalize(double p = 2.0, int64_t dim = 1, double eps = 1e-12) const;
+  UOp logsumexp(const AxisArg& axis = AxisArg(), bool keepdim = false) const;
+  UOp softmax(int64_t axis = -1, DType dtype = DType()) const;
+  UOp log_softmax(int64_t axis = -1, DType dtype = DType()) const;
+  UOp softmin(int64_t axis = -1, DType dtype = DType()) const;
+  UOp cat(std::span<const UOp> others, int64_t dim = 0) const;
+  UOp cat(std::initializer_list<UOp> others, int64_t dim = 0) const { return cat(std::span<const UOp>(others.begin(), others.size()), dim); }
+  UOp cumalu(int64_t axis, Ops op) const;        // _cumalu
+  UOp split_cumalu(int64_t axis, Ops op) const;  // _split_cumalu
+  UOp cumsum(int64_t axis = 0) const;
+  UOp cumprod(int64_t axis) const;
+  std::pair<UOp, UOp> cummax(int64_t axis = 0) const;
+  std::pair<UOp, UOp> cummin(int64_t axis = 0) const;
+  UOp logcumsumexp(int64_t axis = 0) const;
+  UOp argmax(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
+  UOp argmin(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
+  UOp allclose(const UOp& other, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false) const;
+  UOp one_hot_along_dim(const sint& num_classes, int64_t dim = -1) const;  // _one_hot_along_dim
+  UOp one_hot(int64_t num_classes) const;
+  UOp sequential(const std::vector<std::function<UOp(const UOp&)>>& ll) const;
+  UOp linear(const UOp& weight, const std::optional<UOp>& bias = std::nullopt, DType dtype = DType()) const;
+  static UOp einsum(const std::string& formula, std::span<const UOp> operands, DType dtype = DType());
 
   // pretty_print (the reference's repr)
   std::string repr() const;
@@ -255,6 +477,74 @@ class sint {
   pyint i_ = 0;
   UOp u_;
 };
+
+// a UOp or a python scalar (int, float, bool): the `Self | ConstType` operand of the elementwise mixin
+class Operand {
+ public:
+  Operand(const UOp& u) : u_(u) {}
+  Operand(UOp&& u) : u_(std::move(u)) {}
+  Operand(const sint& s) : c_(s.is_int() ? PyConst(s.i()) : PyConst()), u_(s.is_int() ? UOp() : s.u()) {}
+  Operand(PyConst c) : c_(c) {}
+  Operand(int v) : c_(v) {}
+  Operand(long v) : c_(v) {}
+  Operand(long long v) : c_(v) {}
+  Operand(unsigned long v) : c_(v) {}
+  Operand(pyint v) : c_(v) {}
+  Operand(double v) : c_(v) {}
+  Operand(bool v) : c_(v) {}
+  bool is_uop() const { return (bool)u_; }
+  const UOp& uop() const { return u_; }
+  const PyConst& value() const { return c_; }
+
+ private:
+  PyConst c_;
+  UOp u_;
+};
+
+// a shape whose entries may be nullopt (python None keeps the current size)
+class OptShape : public std::vector<std::optional<sint>> {
+ public:
+  using std::vector<std::optional<sint>>::vector;
+  OptShape(const Shape& s) {
+    for (const sint& x : s) push_back(x);
+  }
+};
+
+// an axis of pad/shrink args: (a, b) or nullopt (python None)
+struct OptPair {
+  OptPair(std::nullopt_t) {}
+  OptPair(sint a, sint b) : none(false), first(std::move(a)), second(std::move(b)) {}
+  bool none = true;
+  sint first, second;
+};
+
+// one python index of __getitem__: an int (or sint), slice(start, stop, step), None, Ellipsis or a UOp index tensor
+struct Index {
+  enum class Kind : uint8_t { Int, Slice, None, Ellipsis, Tensor };
+  Index(int v) : kind(Kind::Int), i(v) {}
+  Index(long v) : kind(Kind::Int), i(v) {}
+  Index(long long v) : kind(Kind::Int), i((pyint)v) {}
+  Index(const sint& v) : kind(v.is_int() ? Kind::Int : Kind::Tensor), i(v), tensor(v.is_int() ? UOp() : v.u()) {}
+  Index(std::nullopt_t) : kind(Kind::None) {}
+  Index(const UOp& t) : kind(Kind::Tensor), tensor(t) {}
+  static Index slice(std::optional<sint> start = std::nullopt, std::optional<sint> stop = std::nullopt,
+                     std::optional<sint> step = std::nullopt) {
+    Index r(std::nullopt);
+    r.kind = Kind::Slice;
+    r.start = std::move(start), r.stop = std::move(stop), r.step = std::move(step);
+    return r;
+  }
+  static Index ellipsis() {
+    Index r(std::nullopt);
+    r.kind = Kind::Ellipsis;
+    return r;
+  }
+  Kind kind;
+  sint i;
+  std::optional<sint> start, stop, step;
+  UOp tensor;
+};
+inline const Index Ellipsis = Index::ellipsis();
 
 struct UOpHash {
   size_t operator()(const UOp& u) const { return u.ptr_hash(); }

@@ -1,0 +1,779 @@
+// Port of the pure graph-building part of tinygrad/mixin/op.py: __getitem__ (basic indexing and UOp index tensors),
+// arange/linspace/eye/triu/tril, pad modes, dot/matmul/einsum, min/mean/var/std, softmax/log_softmax/logsumexp, cat,
+// cumulative ops, argmax/argmin, one_hot, sequential, linear.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include "lib/helpers.h"
+#include "lib/mixin/helpers.h"
+#include "lib/uop/uop.h"
+
+namespace tg {
+
+using namespace mixin;
+
+namespace {
+bool has(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+std::vector<int64_t> range_vec(int64_t a, int64_t b) {
+  std::vector<int64_t> r;
+  for (int64_t i = a; i < b; i++) r.push_back(i);
+  return r;
+}
+// python's ceildiv on scalars: -(num // -amt), floats become ints
+PyConst ceildiv_const(const PyConst& num, const PyConst& amt) {
+  if (!num.is_float() && !amt.is_float()) {
+    pyint a = amt.as_int();
+    if (a == 0) throw Error("integer division or modulo by zero");
+    return PyConst(-floordiv(num.as_int(), -a));
+  }
+  double n = num.as_float(), a = amt.as_float();
+  if (a == 0) throw Error("float floor division by zero");
+  return PyConst((pyint)(-std::floor(n / -a)));
+}
+std::vector<pyint> int_shape(const Shape& s, const char* what) {
+  std::vector<pyint> r;
+  for (const sint& x : s) {
+    if (!x.is_int()) throw Error(std::string(what) + ": does not support symbolic shape " + shape_str(s));
+    r.push_back(x.i());
+  }
+  return r;
+}
+
+// one parsed index of _getitem
+struct Parsed {
+  sint size;
+  sint b0, b1;  // boundary
+  sint stride = 1;
+  bool collapse = false;
+  int kind = 0;  // 0 view index, 1 None, 2 tensor
+  UOp tensor;
+};
+
+// python's slice.indices(length) for int start/stop/step
+std::tuple<pyint, pyint, pyint> slice_indices(const std::optional<sint>& start, const std::optional<sint>& stop,
+                                              const std::optional<sint>& step, pyint length) {
+  pyint st = step ? step->i() : 1;
+  if (st == 0) throw Error("slice step cannot be zero");
+  pyint lower = st < 0 ? -1 : 0, upper = st < 0 ? length - 1 : length;
+  auto fix = [&](const std::optional<sint>& v, pyint dflt) {
+    if (!v) return dflt;
+    pyint x = v->i();
+    if (x < 0) {
+      x += length;
+      if (x < lower) x = lower;
+    } else if (x > upper) x = upper;
+    return x;
+  };
+  return {fix(start, st < 0 ? upper : lower), fix(stop, st < 0 ? lower : upper), st};
+}
+}  // namespace
+
+// ************************* getitem *************************
+
+// _normalize_indices: one Ellipsis becomes the missing full slices
+static std::vector<Index> normalize_indices(const UOp& self, std::vector<Index> indices) {
+  std::vector<size_t> ell;
+  size_t nnone = 0;
+  for (size_t i = 0; i < indices.size(); i++) {
+    if (indices[i].kind == Index::Kind::Ellipsis) ell.push_back(i);
+    if (indices[i].kind == Index::Kind::None) nnone++;
+  }
+  if (ell.size() > 1) throw Error("getitem: indices can only have a single ellipsis");
+  int64_t num_real = (int64_t)(indices.size() - ell.size() - nnone);
+  if (num_real > self.ndim())
+    throw Error("getitem: too many indices (" + std::to_string(num_real) + ") for " + std::to_string(self.ndim()) + "D");
+  size_t fill = ell.empty() ? indices.size() : ell[0];
+  std::vector<Index> r(indices.begin(), indices.begin() + fill);
+  for (int64_t i = 0; i < self.ndim() - num_real; i++) r.push_back(Index::slice());
+  if (fill < indices.size()) r.insert(r.end(), indices.begin() + fill + (ell.empty() ? 0 : 1), indices.end());
+  return r;
+}
+
+static bool is_adv(const Index& i) { return i.kind == Index::Kind::Tensor && !i.tensor.shape().empty(); }
+
+// _parse_view_index
+static Parsed parse_view_index(const Index& index, const sint& size) {
+  Parsed p;
+  if (index.kind == Index::Kind::None) {
+    p.size = 1, p.b0 = 0, p.b1 = 1;
+    return p;
+  }
+  if (index.kind == Index::Kind::Int || index.kind == Index::Kind::Tensor) {
+    sint i = index.kind == Index::Kind::Int ? index.i : sint(index.tensor);
+    if (resolve(s_ge(i, size), false) || resolve(s_lt(i, -size), false))
+      throw Error("getitem: index=" + i.str() + " is out of bounds with size=" + size.str());
+    sint b = resolve(s_ge(i, 0), false) ? i : i + size;
+    p.size = size, p.b0 = b, p.b1 = b + sint(1), p.collapse = true;
+    return p;
+  }
+  // slice
+  if (index.step && resolve(s_eq(*index.step, 0) ? SBool(true) : SBool(false), false))
+    throw Error("getitem: slice cannot have 0 as step");
+  sint start = index.start ? *index.start : sint(0), stop = index.stop ? *index.stop : size;
+  sint step = index.step ? *index.step : sint(1);
+  if (start.is_int() && start.i() < 0) start = start + size;
+  if (stop.is_int() && stop.i() < 0) stop = stop + size;
+  if (start.is_int() && stop.is_int() && step.is_int()) {
+    for (const auto* v : {&index.start, &index.stop, &index.step})
+      if (*v && !(*v)->is_int()) throw Error("getitem: slice is not supported");
+    auto [b0, b1, stride] = slice_indices(index.start, index.stop, index.step, size.is_int() ? size.i() : size.u().vmax().as_int());
+    if (stride * (b1 - b0) < 0) b0 = 0, b1 = 0;
+    else if (stride < 0) std::tie(b0, b1) = std::make_pair(b1 + 1, b0 + 1);
+    p.size = ceildiv(sint(b1 - b0), sint(stride < 0 ? -stride : stride));
+    p.b0 = b0, p.b1 = b1, p.stride = stride;
+    return p;
+  }
+  if (resolve(s_eq(step, 1) ? SBool(true) : SBool(false), false) && resolve(s_ge(stop - start, 0), false)) {
+    p.size = stop - start, p.b0 = start, p.b1 = stop, p.stride = step;
+    return p;
+  }
+  throw Error("getitem: slice is not supported");
+}
+
+// _apply_view_ops: shrink + flip + stride
+static UOp apply_view_ops(const UOp& self, const std::vector<Parsed>& mops) {
+  PadArg bounds;
+  std::vector<int64_t> flips;
+  for (size_t i = 0; i < mops.size(); i++) {
+    bounds.push_back(OptPair(mops[i].b0, mops[i].b1));
+    if (mops[i].stride.is_int() && mops[i].stride.i() < 0) flips.push_back((int64_t)i);
+  }
+  UOp x = self.shrink(bounds).flip(flips);
+  std::vector<pyint> strides;
+  bool any = false;
+  for (const Parsed& m : mops) strides.push_back(m.stride.is_int() ? (m.stride.i() < 0 ? -m.stride.i() : m.stride.i()) : 1);
+  for (pyint st : strides) any |= st != 1;
+  if (!any) return x;
+  if (!all_int(x.shape())) throw Error("getitem: symbolic shape not supported");
+  OptShape padded;
+  for (size_t i = 0; i < strides.size(); i++) {
+    pyint s = x.shape()[i].i(), st = strides[i];
+    padded.push_back(sint((s + st - 1) / st * st));
+  }
+  x = x.pad_to(padded);
+  Shape rs, half;
+  for (size_t i = 0; i < strides.size(); i++) rs.push_back(x.shape()[i].i() / strides[i]), rs.push_back(strides[i]);
+  x = x.reshape(rs);
+  OptShape sh;
+  for (size_t i = 0; i < x.shape().size(); i += 2) sh.push_back(x.shape()[i]), sh.push_back(sint(1)), half.push_back(x.shape()[i]);
+  return x.shrink_to(sh).reshape(half);
+}
+
+// UOp.__getitem__ on a buffer (a GLOBAL/LOCAL/REG addrspace without a device): slices shrink, the rest INDEX
+static UOp buffer_getitem(const UOp& self, const std::vector<Index>& indices) {
+  std::vector<Index> idx = normalize_indices(self, indices);
+  std::vector<int64_t> slice_idx;
+  for (size_t i = 0; i < idx.size(); i++)
+    if (idx[i].kind == Index::Kind::Slice) slice_idx.push_back((int64_t)i);
+  std::vector<UOp> non_slice;
+  for (const Index& x : idx) {
+    if (x.kind == Index::Kind::Int) non_slice.push_back(UOp::const_(PyConst(x.i.i())));
+    else if (x.kind == Index::Kind::Tensor) non_slice.push_back(x.tensor);
+    else if (x.kind == Index::Kind::None && slice_idx.empty()) continue;  // index() drops None
+    else if (x.kind != Index::Kind::Slice) throw Error("getitem: unsupported index on a buffer");
+  }
+  if (slice_idx.empty()) return self.index(non_slice);
+  PadArg bounds;
+  for (size_t i = 0; i < idx.size(); i++) {
+    const Index& s = idx[i];
+    if (s.kind == Index::Kind::Slice) {
+      sint a = s.start && !(s.start->is_int() && s.start->i() == 0) ? *s.start : sint(0);
+      bounds.push_back(OptPair(a, s.stop ? *s.stop : self.shape()[i]));
+    } else bounds.push_back(OptPair(0, self.shape()[i]));
+  }
+  UOp src = self.shrink(bounds);
+  if (non_slice.empty()) return src;
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < src.ndim(); i++)
+    if (!has(slice_idx, i)) perm.push_back(i);
+  perm.insert(perm.end(), slice_idx.begin(), slice_idx.end());
+  return src.permute(perm).index(non_slice);
+}
+
+UOp UOp::getitem(const std::vector<Index>& indices) const {
+  auto as = addrspace();
+  if (!(!as || *as == AddrSpace::ALU || !device().is_none())) return buffer_getitem(*this, indices);
+  std::vector<Parsed> parsed;
+  int64_t dim = 0;
+  for (const Index& index : normalize_indices(*this, indices)) {
+    sint size = index.kind == Index::Kind::None ? sint(1) : shape()[norm_index(dim, shape().size(), "getitem")];
+    Parsed p;
+    if (is_adv(index)) {
+      if (!dtypes::is_int(index.tensor.dtype()))
+        throw Error("getitem: index dtype " + index.tensor.dtype().repr() + " is not supported");
+      if (!size.is_int()) throw Error("getitem: size must be an int");
+      p.size = size, p.b0 = 0, p.b1 = size, p.kind = 2;
+      p.tensor = index.tensor.lt(0).where(index.tensor.add(size), index.tensor);  // treat negative index values
+    } else {
+      p = parse_view_index(index, size);
+      if (index.kind == Index::Kind::None) p.kind = 1;
+    }
+    parsed.push_back(p);
+    if (index.kind != Index::Kind::None) dim++;
+  }
+  // apply view ops then dim injection (None) and collapse (int)
+  std::vector<Parsed> mops, x_dims;
+  for (const Parsed& p : parsed)
+    if (p.kind != 1) mops.push_back(p);
+  UOp x = apply_view_ops(*this, mops);
+  Shape xs;
+  for (const Parsed& p : parsed)
+    if (!p.collapse) x_dims.push_back(p), xs.push_back(p.size);
+  x = x.reshape(xs);
+  // tensor indexing
+  std::vector<int64_t> dims;
+  std::vector<UOp> tensors;
+  for (size_t d = 0; d < x_dims.size(); d++)
+    if (x_dims[d].kind == 2) dims.push_back((int64_t)d), tensors.push_back(x_dims[d].tensor);
+  if (dims.empty()) return x;
+  std::vector<Shape> tshapes;
+  for (const UOp& t : tensors) tshapes.push_back(t.shape());
+  Shape big_shape = broadcast_shape(tshapes);
+  bool consecutive = dims == range_vec(dims[0], dims[0] + (int64_t)dims.size());
+  Shape ishp;
+  for (int64_t d : dims) ishp.push_back(x.shape()[d]);
+  if (dims.size() > 1 && consecutive && all_int(ishp)) {
+    // consecutive tensor indices with int shapes: linear indexing instead of one-hot masks
+    std::vector<UOp> terms, valids;
+    for (size_t i = 0; i < dims.size(); i++) {
+      terms.push_back(tensors[i].mul(sprod(slice(ishp, (int64_t)i + 1, INT64_MAX))));
+      valids.push_back(tensors[i].ge(0).bitwise_and(tensors[i].lt(ishp[i])));
+    }
+    UOp linear_idx = usum_of(terms), valid = uprod_of(valids);
+    Shape pre = slice(x.shape(), 0, dims[0]), post = slice(x.shape(), dims.back() + 1, INT64_MAX);
+    std::vector<Index> sub(pre.size(), Index::slice());
+    sub.push_back(Index(valid.where(linear_idx, 0)));
+    UOp xx = x.reshape(concat(concat(pre, {sprod(ishp)}), post)).getitem(sub);
+    return valid.reshape(concat(concat(Shape(pre.size(), sint(1)), big_shape), Shape(post.size(), sint(1)))).where(xx, 0);
+  }
+  Shape pre_reduce_shape = concat(concat(slice(x.shape(), 0, dims[0]), big_shape), slice(x.shape(), dims[0], INT64_MAX));
+  std::vector<UOp> masks;
+  for (size_t k = 0; k < dims.size(); k++) {
+    UOp i;
+    try {
+      i = tensors[k].reshape(concat(tensors[k].shape(), Shape(x.ndim() - dims[0], sint(1)))).expand(pre_reduce_shape);
+    } catch (const Error& err) {
+      throw Error(std::string("getitem: cannot broadcast indices: ") + err.what());
+    }
+    masks.push_back(i.one_hot_along_dim(x.shape()[dims[k]], dims[k] - x.ndim()));
+  }
+  UOp mask = uprod_of(masks);
+  Shape reshape_arg = concat(concat(slice(x.shape(), 0, dims[0]), Shape(big_shape.size(), sint(1))), slice(x.shape(), dims[0], INT64_MAX));
+  std::vector<int64_t> sum_axis;
+  for (int64_t d : dims) sum_axis.push_back(d + (int64_t)big_shape.size());
+  x = mask.where(x.reshape(reshape_arg), 0).sum(sum_axis, false, x.dtype());
+  if (dims[0] != 0 && dims.size() != 1 && dims != range_vec(dims[0], dims.back() + 1)) {
+    std::vector<int64_t> perm = range_vec(dims[0], dims[0] + (int64_t)big_shape.size());
+    for (int64_t i = 0; i < dims[0]; i++) perm.push_back(i);
+    for (int64_t i = dims[0] + (int64_t)big_shape.size(); i < x.ndim(); i++) perm.push_back(i);
+    x = x.permute(perm);
+  }
+  return x;
+}
+
+// ************************* creation *************************
+
+UOp UOp::arange(PyConst start, std::optional<PyConst> stop_, PyConst step, DType dtype) {
+  PyConst stop = stop_ ? *stop_ : start;
+  if (!stop_) start = PyConst(0);
+  bool pos = py_lt(PyConst(0), step);
+  PyConst lo = pos ? start : py_sub(stop, step), hi = pos ? py_sub(stop, step) : start;
+  if (!dtype) {
+    dtype = (start.is_float() || stop.is_float() || step.is_float()) ? dtypes::default_float() : dtypes::default_int();
+    if (dtype == dtypes::default_int() && (py_lt(lo, dtype.min()) || py_lt(dtype.max(), hi))) dtype = dtypes::int64;
+  }
+  if (py_lt(lo, dtype.min()) || py_lt(dtype.max(), hi))
+    throw Error("arange: [" + start.str() + ", " + stop.str() + ") is not representable in dtype " + dtype.repr());
+  PyConst output_len = ceildiv_const(py_sub(stop, start), step);
+  if (!py_lt(PyConst(0), output_len)) return full({sint(0)}, 0, dtype, {}, false);
+  return full({sint(output_len.as_int())}, step, dtype, {}, false).cumalu(0, Ops::ADD).add(py_sub(start, step)).cast(dtype);
+}
+
+UOp UOp::linspace(PyConst start, PyConst stop, int64_t steps, DType dtype) {
+  if (steps < 0) throw Error("linspace: number of steps must be non-negative");
+  if (!dtype) dtype = dtypes::default_float();
+  if (dtype == dtypes::bool_) throw Error("linspace with bool dtype is not supported");
+  if (steps == 1) return full({sint(1)}, start, dtype, {}, false);
+  PyConst d = PyConst(py_sub(stop, start).as_float() / (double)(steps - 1));
+  return arange(steps, std::nullopt, 1, dtypes::default_float()).mul(d).add(start, true).cast(dtype);
+}
+
+UOp UOp::eye(int64_t n, std::optional<int64_t> m, DType dtype) {
+  int64_t m_ = m ? *m : n;
+  if (n < 0 || m_ < 0) throw Error("eye: cannot have negative n=" + std::to_string(n) + ", m_=" + std::to_string(m_));
+  return arange(n).unsqueeze(-1).eq(arange(m_)).cast(dtype ? dtype : dtypes::default_float());
+}
+
+static UOp tri(const sint& r, const sint& c, int64_t diagonal) {
+  if (!r.is_int() || !c.is_int()) throw Error("triu/tril: symbolic shapes are not supported");
+  return UOp::arange(PyConst(r.i())).unsqueeze(-1).add(diagonal).le(UOp::arange(PyConst(c.i())));
+}
+UOp UOp::triu(int64_t diagonal) const {
+  const Shape& sh = shape();
+  if (sh.size() < 2) throw Error("triu: needs at least 2 dims, got " + shape_str(sh));
+  return tri(sh[sh.size() - 2], sh.back(), diagonal).where(*this, const_like(0));
+}
+UOp UOp::tril(int64_t diagonal) const {
+  const Shape& sh = shape();
+  if (sh.size() < 2) throw Error("tril: needs at least 2 dims, got " + shape_str(sh));
+  return tri(sh[sh.size() - 2], sh.back(), diagonal + 1).where(const_like(0), *this);
+}
+
+// ************************* pad *************************
+
+using Pairs = std::vector<std::pair<sint, sint>>;
+
+static UOp pad_constant(const UOp& self, const Pairs& pX, PyConst value) {
+  bool has_neg = false;
+  for (const auto& [a, b] : pX) has_neg |= !resolve(s_ge(a, 0)) || !resolve(s_ge(b, 0));
+  UOp X = self;
+  PadArg pads;
+  if (has_neg) {
+    PadArg sh;
+    for (size_t i = 0; i < pX.size(); i++) {
+      const sint& s = self.shape()[i];
+      sh.push_back(OptPair(-smin({pX[i].first, 0}), smin({pX[i].second + s, s})));
+      pads.push_back(OptPair(smax({pX[i].first, 0}), smax({pX[i].second, 0})));
+    }
+    X = self.shrink(sh);
+  } else {
+    for (const auto& [a, b] : pX) pads.push_back(OptPair(a, b));
+  }
+  UOp base_ = X.movement_pad(pads);
+  if (value == PyConst(0)) return base_;
+  return X.const_like(true, dtypes::bool_).movement_pad(pads).where(base_, value);
+}
+
+static UOp pad_circular(const UOp& self, const Pairs& pX0) {
+  PadArg sh;
+  Pairs pX;
+  for (size_t i = 0; i < pX0.size(); i++) {
+    const sint& s = self.shape()[i];
+    sh.push_back(OptPair(-smin({pX0[i].first, 0}), smin({pX0[i].second + s, s})));
+    pX.push_back({smax({pX0[i].first, 0}), smax({pX0[i].second, 0})});
+  }
+  UOp X = self.shrink(sh);
+  for (size_t i = 0; i < pX.size(); i++)
+    if (truthy(s_gt(pX[i].first, X.shape()[i])) || truthy(s_gt(pX[i].second, X.shape()[i])))
+      throw Error("pad: Padding value causes wrapping around more than once.");
+  Shape orig_shape = X.shape();
+  std::vector<sint> reps;
+  for (const auto& [a, b] : pX) reps.push_back(1 + (int)!s_eq(a, 0) + (int)!s_eq(b, 0));
+  X = X.repeat(reps);
+  PadArg fin;
+  for (size_t i = 0; i < pX.size(); i++) {
+    const sint &osh = orig_shape[i], &xsh = X.shape()[i];
+    fin.push_back(OptPair(s_eq(pX[i].first, 0) ? sint(0) : osh - pX[i].first, s_eq(pX[i].second, 0) ? xsh : xsh - osh + pX[i].second));
+  }
+  return X.shrink(fin);
+}
+
+static UOp pad_reflect_replicate(const UOp& self, const Pairs& pX, std::string_view mode) {
+  UOp X = self;
+  for (size_t d = 0; d < pX.size(); d++) {
+    pyint pB = std::max<pyint>(pX[d].first.i(), 0), pA = std::max<pyint>(pX[d].second.i(), 0);
+    UOp xB, xA;
+    int64_t nd = X.ndim();
+    if (mode == "reflect") {
+      pyint s = X.shape()[d].i();
+      if (pB >= s || pA >= s)
+        throw Error("pad: Padding (" + pyint_str(pB) + ", " + pyint_str(pA) + ") should be less than the input size=" +
+                    pyint_str(s) + " for dim=" + std::to_string(d) + ".");
+      auto sl = [&](Index slc) {
+        std::vector<Index> idx;
+        for (int64_t i = 0; i < nd; i++) idx.push_back(i == (int64_t)d ? slc : Index::slice());
+        return X.getitem(idx);
+      };
+      if (pB > 0) xB = sl(Index::slice(sint(pB), sint(0), sint(-1)));
+      if (pA > 0) xA = sl(Index::slice(sint(s - 2), s - 2 - pA >= 0 ? std::optional<sint>(sint(s - 2 - pA)) : std::nullopt, sint(-1)));
+    } else {
+      PadArg shrB(nd, std::nullopt), shrA(nd, std::nullopt);
+      shrB[d] = OptPair(0, 1), shrA[d] = OptPair(X.shape()[d] - sint(1), X.shape()[d]);
+      OptShape eB(nd, std::nullopt), eA(nd, std::nullopt);
+      eB[d] = sint(pB), eA[d] = sint(pA);
+      if (pB > 0) xB = X.shrink(shrB).expand(eB);
+      if (pA > 0) xA = X.shrink(shrA).expand(eA);
+    }
+    std::vector<UOp> pieces;
+    for (const UOp& p : {xB, X, xA})
+      if (p) pieces.push_back(p);
+    X = pieces[0].cat(std::span<const UOp>(pieces).subspan(1), (int64_t)d);
+  }
+  PadArg fin;
+  for (size_t i = 0; i < pX.size(); i++) {
+    pyint pB = pX[i].first.i(), pA = pX[i].second.i(), s = X.shape()[i].i();
+    fin.push_back(OptPair(sint(-std::min<pyint>(pB, 0)), sint(std::min(pA + s, s))));
+  }
+  return X.shrink(fin);
+}
+
+static UOp pad_dispatch(const UOp& self, const Pairs& pX, std::string_view mode, PyConst value, const std::string& desc) {
+  if ((int64_t)pX.size() != self.ndim())
+    throw Error("pad: padding length is improper, padding=" + desc + " self.ndim=" + std::to_string(self.ndim()));
+  if (mode == "constant") return pad_constant(self, pX, value);
+  if (!all_int(self.shape())) throw Error("pad: does not support symbolic shape " + shape_str(self.shape()));
+  if (mode == "circular") return pad_circular(self, pX);
+  if (mode == "reflect" || mode == "replicate") {
+    for (const auto& [a, b] : pX)
+      if (!a.is_int() || !b.is_int()) throw Error("pad: symbolic pads are not supported in mode=" + std::string(mode));
+    return pad_reflect_replicate(self, pX, mode);
+  }
+  throw Error("pad: mode='" + std::string(mode) + "' is not supported");
+}
+
+UOp UOp::pad(const PadArg& padding, std::string_view mode, PyConst value) const {
+  Pairs pX;
+  std::string desc = "(";
+  for (const OptPair& p : padding) {
+    pX.push_back(p.none ? std::pair<sint, sint>{0, 0} : std::pair<sint, sint>{p.first, p.second});
+    desc += (desc.size() > 1 ? ", " : "") + (p.none ? std::string("None") : "(" + p.first.str() + ", " + p.second.str() + ")");
+  }
+  return pad_dispatch(*this, pX, mode, value, desc + (padding.size() == 1 ? ",)" : ")"));
+}
+
+UOp UOp::pad_flat(const std::vector<sint>& padding, std::string_view mode, PyConst value) const {
+  if (padding.size() % 2 != 0) throw Error("pad: Flat padding must have even number of pads");
+  Pairs pX;
+  for (int64_t i = 0; i < ndim() - (int64_t)padding.size() / 2; i++) pX.push_back({0, 0});
+  // flat_to_grouped: the last pair of pads is the first axis
+  for (int64_t i = (int64_t)padding.size() - 2; i >= 0; i -= 2) pX.push_back({padding[i], padding[i + 1]});
+  return pad_dispatch(*this, pX, mode, value, shape_str(padding));
+}
+
+UOp UOp::pad_to(const OptShape& shape_arg, PyConst value) const {
+  UOp ret = movement_pad_to(shape_arg);
+  if (value == PyConst(0) || ret == *this) return ret;
+  return const_like(true, dtypes::bool_).movement_pad_to(shape_arg).where(ret, value);
+}
+
+// ************************* linear algebra *************************
+
+UOp UOp::dot(const UOp& w0, DType dtype) const {
+  int64_t dx = ndim(), dw = w0.ndim();
+  if (!(dx > 0 && dw > 0))
+    throw Error("dot: both tensors need to be at least 1D, got " + std::to_string(dx) + "D and " + std::to_string(dw) + "D");
+  int64_t axis_w = -std::min<int64_t>(dw, 2);
+  const Shape &xs = shape(), &ws = w0.shape();
+  if (truthy(s_ne(xs.back(), ws[ws.size() + axis_w])))
+    throw Error("dot: cannot dot " + shape_str(xs) + " and " + shape_str(ws));
+  int64_t ones = std::min<int64_t>({dx - 1, dw - 1, 1});
+  UOp x = reshape(concat(concat(slice(xs, 0, -1), Shape(ones, sint(1))), {xs.back()}));
+  UOp w = w0.reshape(concat(concat(slice(ws, 0, -2), Shape(ones, sint(1))), slice(ws, axis_w, INT64_MAX))).transpose(-1, axis_w);
+  return x.mul(w).sum(-1, false, dtype).cast(dtype ? dtype : least_upper_dtype({x.dtype(), w.dtype()}));
+}
+UOp UOp::matmul(const UOp& x, bool reverse, DType dtype) const { return reverse ? x.dot(*this, dtype) : dot(x, dtype); }
+
+UOp UOp::linear(const UOp& weight, const std::optional<UOp>& bias, DType dtype) const {
+  if (dtype) return cast(dtype).linear(weight.cast(dtype), bias ? std::optional<UOp>(bias->cast(dtype)) : std::nullopt);
+  UOp x = weight.shape().size() == 1 ? mul(weight) : dot(weight);
+  return bias ? x.add(*bias) : x;
+}
+
+UOp UOp::einsum(const std::string& formula0, std::span<const UOp> operands, DType dtype) {
+  std::vector<UOp> xs(operands.begin(), operands.end());
+  std::string formula;
+  for (char c : formula0)
+    if (c != ' ') formula += c;
+  auto is_alpha = [](char c) { return std::isalpha((unsigned char)c) != 0; };
+  auto count = [](const std::string& s, char c) { return std::count(s.begin(), s.end(), c); };
+  auto split = [](const std::string& s, char sep) {
+    std::vector<std::string> r{""};
+    for (char c : s) c == sep ? r.push_back("") : (void)(r.back() += c);
+    return r;
+  };
+  size_t arrow = formula.find("->");
+  if (formula.find("...") != std::string::npos) {
+    std::string letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", ell;
+    for (char c : letters)
+      if (formula.find(c) == std::string::npos) ell += c;
+    std::string lhs = arrow == std::string::npos ? formula : formula.substr(0, arrow);
+    std::vector<std::string> inputs = split(lhs, ',');
+    std::vector<int64_t> ell_n;
+    for (size_t i = 0; i < inputs.size() && i < xs.size(); i++)
+      ell_n.push_back(inputs[i].find("...") != std::string::npos ? std::max<int64_t>(0, xs[i].ndim() - (int64_t)inputs[i].size() + 3) : 0);
+    int64_t mx = ell_n.empty() ? 0 : *std::max_element(ell_n.begin(), ell_n.end());
+    for (size_t i = 0; i < inputs.size() && i < ell_n.size(); i++) {
+      size_t p = inputs[i].find("...");
+      if (p != std::string::npos) inputs[i] = inputs[i].substr(0, p) + ell.substr(mx - ell_n[i], ell_n[i]) + inputs[i].substr(p + 3);
+    }
+    std::string auto_;
+    for (char c : lhs)
+      if (count(lhs, c) == 1 && is_alpha(c) && ell.find(c) == std::string::npos) auto_ += c;
+    std::sort(auto_.begin(), auto_.end());
+    std::string new_lhs;
+    for (size_t i = 0; i < inputs.size(); i++) new_lhs += (i ? "," : "") + inputs[i];
+    std::string rhs;
+    if (arrow != std::string::npos) {
+      rhs = formula.substr(arrow + 2);
+      size_t p = rhs.find("...");
+      if (p != std::string::npos) rhs = rhs.substr(0, p) + ell.substr(0, mx) + rhs.substr(p + 3);
+    } else rhs = ell.substr(0, mx) + auto_;
+    formula = new_lhs + "->" + rhs;
+    arrow = formula.find("->");
+  }
+  std::string lhs = arrow == std::string::npos ? formula : formula.substr(0, arrow), rhs;
+  if (arrow != std::string::npos) rhs = formula.substr(arrow + 2);
+  else {
+    for (char c : formula)
+      if (count(formula, c) == 1 && is_alpha(c)) rhs += c;
+    std::sort(rhs.begin(), rhs.end());
+  }
+  std::vector<std::string> inputs = split(lhs, ',');
+  if (xs.size() != inputs.size())
+    throw Error("einsum: number of operands doesn't match, expected " + std::to_string(inputs.size()) + ", got " + std::to_string(xs.size()));
+  // trace: take the diagonal when a letter repeats in one input (python iterates set(s): letters in sorted order here)
+  for (size_t i = 0; i < inputs.size(); i++) {
+    std::string s = inputs[i], letters = s;
+    std::sort(letters.begin(), letters.end());
+    letters.erase(std::unique(letters.begin(), letters.end()), letters.end());
+    UOp x = xs[i];
+    for (char c : letters) {
+      while (count(s, c) > 1) {
+        int64_t j = (int64_t)s.find(c), k = (int64_t)s.find(c, j + 1);
+        sint n = x.shape()[j];
+        if (x.ndim() > 2) {
+          std::vector<int64_t> perm;
+          for (int64_t d = 0; d < x.ndim(); d++)
+            if (d != j && d != k) perm.push_back(d);
+          perm.push_back(j), perm.push_back(k);
+          PadArg pads(x.ndim() - 2, OptPair(0, 0));
+          pads.push_back(OptPair(0, n));
+          UOp y = x.permute(perm).flatten(-2).pad(pads).unflatten(-1, {n, n + sint(1)});
+          std::vector<Index> idx{Ellipsis, Index(0)};
+          x = y.getitem(idx);
+        } else x = x.diagonal();
+        s = s.substr(0, k) + s.substr(k + 1);
+      }
+    }
+    inputs[i] = s, xs[i] = x;
+  }
+  std::map<char, sint> sz;
+  for (size_t i = 0; i < inputs.size(); i++)
+    for (size_t k = 0; k < inputs[i].size(); k++) {
+      auto it = sz.find(inputs[i][k]);
+      if (it != sz.end() && !s_eq(it->second, xs[i].shape()[k]))
+        throw Error(std::string("einsum: different sizes for the same letter ") + inputs[i][k]);
+      sz.emplace(inputs[i][k], xs[i].shape()[k]);
+    }
+  for (size_t i = 0; i < inputs.size(); i++) {
+    const std::string& s = inputs[i];
+    if (s.empty()) continue;
+    std::string sorted_s = s;
+    std::sort(sorted_s.begin(), sorted_s.end());
+    std::vector<int64_t> perm;
+    for (char c : sorted_s) perm.push_back((int64_t)s.find(c));
+    Shape rs;
+    for (const auto& [c, n] : sz) rs.push_back(s.find(c) != std::string::npos ? n : sint(1));
+    xs[i] = xs[i].permute(perm).reshape(rs);
+  }
+  std::vector<int64_t> red;
+  int64_t ai = 0;
+  for (const auto& [c, n] : sz) {
+    if (rhs.find(c) == std::string::npos) red.push_back(ai);
+    ai++;
+  }
+  std::vector<int64_t> as(rhs.size());
+  std::iota(as.begin(), as.end(), 0);
+  std::sort(as.begin(), as.end(), [&](int64_t a, int64_t b) { return rhs[a] < rhs[b]; });
+  std::vector<int64_t> inv(as.size());
+  std::iota(inv.begin(), inv.end(), 0);
+  std::sort(inv.begin(), inv.end(), [&](int64_t a, int64_t b) { return as[a] < as[b]; });
+  return uprod_of(xs).sum(red, false, dtype).permute(inv);
+}
+
+// ************************* reductions *************************
+
+UOp UOp::min(const AxisArg& axis, bool keepdim) const { return inverse_().max(axis, keepdim).inverse_(); }
+
+// prod of the dims that a keepdim reduction changes
+static sint reduced_numel(const UOp& self, const UOp& reduced_keepdim) {
+  Shape ns;
+  for (size_t i = 0; i < self.shape().size(); i++)
+    if (resolve(s_ne(self.shape()[i], reduced_keepdim.shape()[i]))) ns.push_back(self.shape()[i]);
+  return sprod(ns);
+}
+
+UOp UOp::mean(const AxisArg& axis, bool keepdim) const {
+  DType output_dtype = dtypes::is_float(dtype()) ? dtype() : dtypes::float32;
+  UOp numerator = cast(sum_acc_dtype(dtype())).sum(axis, keepdim);
+  sint denominator = reduced_numel(*this, sum(axis, true));
+  return numerator.div(denominator).cast(output_dtype);
+}
+UOp UOp::var(const AxisArg& axis, bool keepdim, PyConst correction) const {
+  DType output_dtype = dtypes::is_float(dtype()) ? dtype() : dtypes::float32;
+  UOp squares = sub(mean(axis, true)).square();
+  sint n = reduced_numel(*this, squares.sum(axis, true));
+  UOp numerator = squares.cast(sum_acc_dtype(dtype())).sum(axis, keepdim);
+  Operand den = PyConst(0);
+  if (n.is_int()) {
+    PyConst d = py_sub(PyConst(n.i()), correction);
+    den = py_lt(d, PyConst(0)) ? PyConst(0) : d;  // python max(n - correction, 0)
+  } else {
+    den = sint(n.u().sub(correction).maximum(0).ssimplify());
+  }
+  return numerator.div(den).cast(output_dtype);
+}
+std::pair<UOp, UOp> UOp::var_mean(const AxisArg& axis, bool keepdim, PyConst correction) const {
+  return {var(axis, keepdim, correction), mean(axis, keepdim)};
+}
+UOp UOp::std_(const AxisArg& axis, bool keepdim, PyConst correction) const { return var(axis, keepdim, correction).sqrt(); }
+std::pair<UOp, UOp> UOp::std_mean(const AxisArg& axis, bool keepdim, PyConst correction) const {
+  return {std_(axis, keepdim, correction), mean(axis, keepdim)};
+}
+UOp UOp::normalize(double p, int64_t dim, double eps) const {
+  UOp den = p == 0 ? ne(0).sum(dim, true) : abs().pow(p).sum(dim, true).pow(1 / p);
+  return div(den.maximum(eps));
+}
+
+UOp UOp::logsumexp(const AxisArg& axis, bool keepdim) const {
+  UOp m = max(axis, true).detach();
+  UOp ms = m;
+  if (!keepdim) {
+    if (axis.is_none()) ms = m.squeeze();
+    else if (axis.is_scalar()) ms = m.squeeze(axis.axes()[0]);
+    else throw Error("logsumexp: keepdim=False needs an int or None axis (squeeze takes one dim)");
+  }
+  return sub(m).exp().sum(axis, keepdim).log().add(ms);
+}
+
+static std::tuple<UOp, UOp, UOp> softmax_(const UOp& self, int64_t axis, DType dtype) {
+  UOp m = self.sub(self.max(axis, true).detach());
+  if (dtype) m = m.cast(dtype);
+  UOp e = m.exp();
+  return {m, e, e.sum(axis, true)};
+}
+UOp UOp::softmax(int64_t axis, DType dtype) const {
+  auto [m, e, ss] = softmax_(*this, axis, dtype);
+  return e.mul(ss.reciprocal());
+}
+UOp UOp::log_softmax(int64_t axis, DType dtype) const {
+  auto [m, e, ss] = softmax_(*this, axis, dtype);
+  return m.sub(ss.log());
+}
+UOp UOp::softmin(int64_t axis, DType dtype) const { return neg().softmax(axis, dtype); }
+
+// ************************* cat and cumulative ops *************************
+
+UOp UOp::cat(std::span<const UOp> args, int64_t dim) const {
+  int64_t d = resolve_dim(dim);
+  const Shape& sh = shape();
+  for (const UOp& a : args) {
+    bool ok = a.ndim() == ndim();
+    for (size_t i = 0; ok && i < sh.size(); i++) ok = (int64_t)i == d || s_eq(sh[i], a.shape()[i]);
+    if (!ok) throw Error("cat: shapes " + shape_str(sh) + " and " + shape_str(a.shape()) + " differ outside dim " + std::to_string(d));
+  }
+  bool same = true;
+  for (const UOp& a : args) same &= s_eq(a.shape()[d], sh[d]);
+  std::vector<UOp> tensors{*this};
+  tensors.insert(tensors.end(), args.begin(), args.end());
+  if (same) return stack(tensors, d).flatten(d, d + 1);
+  std::vector<sint> cs{sint(0)};
+  for (const UOp& t : tensors) cs.push_back(cs.back() + t.shape()[d]);
+  std::vector<UOp> padded;
+  for (size_t i = 0; i < tensors.size(); i++) {
+    PadArg p;
+    for (int64_t j = 0; j < tensors[i].ndim(); j++) p.push_back(j == d ? OptPair(cs[i], cs.back() - cs[i + 1]) : OptPair(std::nullopt));
+    padded.push_back(tensors[i].pad(p));
+  }
+  return usum_of(padded);
+}
+
+UOp UOp::cumalu(int64_t axis, Ops op) const {
+  const sint& n = shape()[norm_index(axis, shape().size(), "cumalu")];
+  if (!truthy(s_ne(n, 0)) || (op != Ops::ADD && op != Ops::MAX && op != Ops::MUL))
+    throw Error("cumalu: needs a non-empty axis and ADD, MAX or MUL");
+  Pairs pads((size_t)ndim() - 1, {sint(0), sint(0)});
+  pads.push_back({n - sint(1), sint(0)});
+  UOp pooled = pad_constant(transpose(axis, -1), pads, identity_element(op, dtype())).pool({n});
+  UOp r = op == Ops::ADD ? pooled.sum(-1) : op == Ops::MAX ? pooled.max(-1) : pooled.prod(-1);
+  return r.transpose(axis, -1);
+}
+
+UOp UOp::split_cumalu(int64_t axis0, Ops op) const {
+  int64_t axis = resolve_dim(axis0);
+  bool zero = false;
+  for (const sint& s : shape()) zero |= s_eq(s, 0);
+  if (ndim() == 0 || zero) return op == Ops::ADD ? cast(sum().dtype()) : *this;
+  const int64_t SPLIT = 256;
+  PyConst value = identity_element(op, dtype());
+  const sint& s = shape()[axis];
+  if (!s.is_int() || s.i() <= SPLIT * 2) return cumalu(axis, op);
+  pyint si = s.i(), padn = (si + SPLIT - 1) / SPLIT * SPLIT - si;
+  Pairs p1((size_t)ndim() - 1, {sint(0), sint(0)});
+  p1.push_back({sint(padn), sint(0)});
+  UOp chunks = pad_constant(transpose(axis, -1), p1, value).unflatten(-1, {sint(-1), sint(SPLIT)}).cumalu(-1, op);
+  Pairs p2((size_t)chunks.ndim() - 2, {sint(0), sint(0)});
+  p2.push_back({sint(1), sint(-1)});
+  UOp base_ = pad_constant(chunks.getitem({Ellipsis, Index(-1)}).cumalu(-1, op), p2, value);
+  return chunks.alu(op, base_.unsqueeze(-1)).flatten(-2).getitem({Ellipsis, Index::slice(sint(-si))}).transpose(axis, -1);
+}
+
+UOp UOp::cumsum(int64_t axis) const { return split_cumalu(axis, Ops::ADD); }
+UOp UOp::cumprod(int64_t axis) const { return split_cumalu(axis, Ops::MUL); }
+
+std::pair<UOp, UOp> UOp::cummax(int64_t axis) const {
+  if (ndim() == 0) return {split_cumalu(axis, Ops::MAX), zeros(shape(), dtypes::int32, {}, false)};
+  UOp values = split_cumalu(axis, Ops::MAX);
+  const sint& ns = shape()[resolve_dim(axis)];
+  pyint n = ns.is_int() ? ns.i() : ns.u().as_int();
+  UOp x = transpose(axis, -1), values_t = values.transpose(axis, -1);
+  UOp match = x.unsqueeze(-1).eq(values_t.unsqueeze(-2)).mul(ones({sint(n), sint(n)}, dtypes::bool_, {}, false).triu());
+  UOp idx = match.mul(arange(PyConst(n), PyConst(0), PyConst(-1)).reshape({sint(n), sint(1)})).max(-2).neg().add(n).cast(dtypes::int32);
+  return {values, idx.transpose(-1, axis)};
+}
+std::pair<UOp, UOp> UOp::cummin(int64_t axis) const {
+  auto [values, indices] = inverse_().cummax(axis);
+  return {values.inverse_(), indices};
+}
+UOp UOp::logcumsumexp(int64_t axis) const {
+  if (ndim() == 0) return *this;
+  UOp x = transpose(axis, -1);
+  sint last = x.shape().back();
+  UOp x_cummax = x.cummax(-1).first.detach();
+  UOp mask = ones({last, last}, dtypes::bool_, {}, false).tril();
+  UOp ret = mask.where(x.unsqueeze(-2).sub(x_cummax.unsqueeze(-1)), dtype().min()).exp().sum(-1).log().add(x_cummax);
+  return ret.transpose(-1, axis);
+}
+
+// ************************* argmax, one_hot, misc *************************
+
+UOp UOp::argmax(std::optional<int64_t> axis0, bool keepdim) const {
+  if (!axis0) return flatten().argmax(0);
+  int64_t axis = resolve_dim(*axis0);
+  const sint& n = shape()[axis];
+  if (!n.is_int()) throw Error("argmax: symbolic axis sizes are not supported");
+  UOp m = eq(max(axis, true));
+  Shape rs{n};
+  for (int64_t i = 0; i < ndim() - axis - 1; i++) rs.push_back(1);
+  UOp idx = m.mul(arange(PyConst(n.i()), PyConst(0), PyConst(-1)).reshape(rs));
+  return idx.max(axis, keepdim).sub(n, true).cast(dtypes::int32);
+}
+UOp UOp::argmin(std::optional<int64_t> axis, bool keepdim) const { return inverse_().argmax(axis, keepdim); }
+
+UOp UOp::allclose(const UOp& other, double rtol, double atol, bool equal_nan) const {
+  return isclose(other, rtol, atol, equal_nan).all();
+}
+
+UOp UOp::one_hot_along_dim(const sint& num_classes, int64_t dim) const {
+  if (!dtypes::is_int(dtype())) throw Error("_one_hot_along_dim expects int index tensor, getting " + dtype().repr());
+  if (!num_classes.is_int()) throw Error("one_hot: symbolic num_classes is not supported");
+  int64_t offset = ndim() - resolve_dim(dim) - 1;
+  Shape rs{num_classes};
+  for (int64_t i = 0; i < offset; i++) rs.push_back(1);
+  return eq(arange(PyConst(num_classes.i())).reshape(rs));
+}
+UOp UOp::one_hot(int64_t num_classes) const {
+  if (!dtypes::is_int(dtype())) throw Error("one_hot: expect integer dtype, getting self.dtype=" + dtype().repr());
+  if (num_classes < 0) throw Error("one_hot: num_classes must be non-negative, got " + std::to_string(num_classes));
+  return getitem({Ellipsis, Index(std::nullopt)}).one_hot_along_dim(num_classes).where(1, 0);
+}
+
+UOp UOp::sequential(const std::vector<std::function<UOp(const UOp&)>>& ll) const {
+  UOp x = *this;
+  for (const auto& f : ll) x = f(x);
+  return x;
+}
+
+}  // namespace tg

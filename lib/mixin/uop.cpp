@@ -1,0 +1,255 @@
+// The UOp side of the builder mixins: the hooks the mixins build on (const, const_like, ufix, alu, _mop, _rop,
+// empty_like, device) and the UOp's own builders of tinygrad/uop/ops.py (sink, group, index, load, store, range, ...).
+#include <algorithm>
+#include <atomic>
+#include <unordered_map>
+
+#include "lib/helpers.h"
+#include "lib/mixin/helpers.h"
+#include "lib/uop/uop.h"
+
+namespace tg {
+
+using namespace mixin;
+
+UOp UOp::const_(PyConst b, DType dtype) {
+  if (!dtype || b.is_invalid()) dtype = dtypes::from_py(b);
+  return UOp(Ops::CONST, dtype, std::span<const UOp>{}, Arg(dtype.const_(b)));
+}
+UOp UOp::const_(const UOp& b, DType dtype) {
+  if (!dtype) throw Error("const: could not infer the dtype of a UOp fill value");
+  return b.cast(dtype);
+}
+
+UOp UOp::const_like(PyConst b, DType dt) const {
+  UOp ret = const_(b, dt ? dt : dtype());
+  const auto& s = shape_opt();
+  if (s && !s->empty() && !(ret.shape_opt() && shape_eq(*ret.shape_opt(), *s))) return ret.mop(Ops::EXPAND, *s);
+  return ret;
+}
+
+UOp UOp::ufix(const Operand& x) const { return x.is_uop() ? x.uop() : const_(x.value()); }
+
+UOp UOp::range(sint end, int64_t axis_id, AxisType axis_type, DType dtype) {
+  UOp e = sint_to_uop(end, dtype ? dtype : dtypes::weakint);
+  return UOp(Ops::RANGE, DType(), {e}, Arg::tup(axis_id, axis_type));
+}
+UOp UOp::special(sint end, const std::string& name, DType dtype) {
+  UOp e = sint_to_uop(end, dtype ? dtype : dtypes::weakint);
+  return UOp(Ops::SPECIAL, DType(), {e}, Arg(name));
+}
+UOp UOp::sink(std::span<const UOp> srcs, Arg arg) {
+  std::vector<UOp> s;
+  for (const UOp& x : srcs)
+    if (x) s.push_back(x);
+  return UOp(Ops::SINK, DType(), s, std::move(arg));
+}
+UOp UOp::group(std::span<const UOp> srcs) {
+  if (srcs.size() == 1 && srcs[0]) return srcs[0];
+  std::vector<UOp> s;
+  for (const UOp& x : srcs)
+    if (x) s.push_back(x);
+  return UOp(Ops::GROUP, DType(), s);
+}
+UOp UOp::broadcast(int64_t count) const {
+  if (count == 1) return *this;
+  std::vector<UOp> s(count, *this);
+  return UOp(Ops::STACK, DType(), s);
+}
+UOp UOp::index(std::span<const UOp> idx) const {
+  if (idx.size() == 1 && idx[0].op() == Ops::CONST && op() == Ops::STACK) return src((size_t)idx[0].val().as_int());
+  std::vector<UOp> s{*this};
+  s.insert(s.end(), idx.begin(), idx.end());
+  return UOp(Ops::INDEX, DType(), s);
+}
+UOp UOp::load(std::span<const UOp> srcs) const {
+  std::vector<UOp> s{*this};
+  s.insert(s.end(), srcs.begin(), srcs.end());
+  return UOp(Ops::LOAD, DType(), s);
+}
+UOp UOp::store(const UOp& val) const { return UOp(Ops::STORE, DType(), {*this, val}); }
+UOp UOp::end(std::span<const UOp> srcs) const {
+  if (srcs.empty()) return *this;
+  std::vector<UOp> s{*this};
+  s.insert(s.end(), srcs.begin(), srcs.end());
+  return UOp(Ops::END, DType(), s);
+}
+UOp UOp::after(std::span<const UOp> srcs) const {
+  if (srcs.empty()) return *this;
+  std::vector<UOp> s{*this};
+  s.insert(s.end(), srcs.begin(), srcs.end());
+  return UOp(Ops::AFTER, DType(), s);
+}
+UOp UOp::reduce(std::span<const UOp> rngs, Ops rop) const {
+  std::vector<UOp> s{*this};
+  s.insert(s.end(), rngs.begin(), rngs.end());
+  return UOp(Ops::REDUCE, DType(), s, Arg::tup(rop, 0));
+}
+UOp UOp::valid(const UOp& cond) const { return cond.where(*this, const_like(PyConst::invalid())); }
+UOp UOp::get_idx() const {
+  if (op() == Ops::STACK) {
+    std::vector<UOp> s;
+    for (const UOp& x : src()) s.push_back(x.get_idx());
+    return UOp::stack(s);
+  }
+  return (op() == Ops::WHERE && src(2).is_invalid()) ? src(1) : *this;
+}
+UOp UOp::get_valid() const {
+  if (op() == Ops::STACK) {
+    std::vector<UOp> s;
+    for (const UOp& x : src()) s.push_back(x.get_valid());
+    return UOp::stack(s);
+  }
+  return (op() == Ops::WHERE && src(2).is_invalid()) ? src(0) : const_(PyConst(!is_invalid()));
+}
+UOp UOp::alu(Ops op) const { return UOp(op, DType(), {*this}); }
+UOp UOp::alu(Ops op, const UOp& a) const { return UOp(op, DType(), {*this, a}); }
+UOp UOp::alu(Ops op, const UOp& a, const UOp& b) const { return UOp(op, DType(), {*this, a, b}); }
+
+// ************************* _mop / _rop *************************
+
+static UOp shape_to_shape_arg(const Shape& shape) {
+  std::vector<UOp> src;
+  for (const sint& x : shape) {
+    UOp u = x.is_int() ? UOp::const_(PyConst(x.i())) : x.u();
+    if (!dtypes::is_int(u.dtype())) throw Error("shape must be int, got " + u.dtype().repr() + " in " + shape_str(shape));
+    src.push_back(u);
+  }
+  return src.size() == 1 ? src[0] : UOp(Ops::STACK, DType(), src);
+}
+
+UOp UOp::mop(Ops op, const Shape& shape) const {
+  if (op == Ops::EXPAND && shape.empty()) return *this;
+  if (op != Ops::RESHAPE && op != Ops::EXPAND) throw Error(std::string(op_repr(op)) + " is not a MovementOp with a shape");
+  UOp s = UOp::sink({shape_to_shape_arg(shape)}).simplify();
+  return UOp(op, DType(), {*this, s.src(0)});
+}
+UOp UOp::mop(Ops op, const std::vector<std::pair<sint, sint>>& arg) const {
+  if (op != Ops::PAD && op != Ops::SHRINK) throw Error(std::string(op_repr(op)) + " is not a MovementOp with pairs");
+  if (arg.empty()) {
+    if (!shape().empty()) throw Error("0 len arg only valid on zero length shape");
+    return *this;
+  }
+  Shape offs, sizes;
+  for (const auto& [a, b] : arg) offs.push_back(a), sizes.push_back(b);
+  UOp s = UOp::sink({shape_to_shape_arg(offs), shape_to_shape_arg(sizes)}).simplify();
+  return UOp(op, DType(), {*this, s.src(0), s.src(1)});
+}
+UOp UOp::mop(Ops op, Arg arg) const {
+  if (op != Ops::PERMUTE && op != Ops::FLIP) throw Error(std::string(op_repr(op)) + " is not a MovementOp with an arg");
+  return UOp(op, DType(), {*this}, std::move(arg));
+}
+
+UOp UOp::rop(Ops op, std::vector<int64_t> axis) const {
+  std::sort(axis.begin(), axis.end());
+  const Shape& sh = shape();
+  std::vector<int64_t> reduce_axis;
+  for (int64_t x : axis)
+    if (resolve(s_ne(sh[x], 1))) reduce_axis.push_back(x);
+  auto kept_shape = [&]() {
+    Shape r;
+    for (size_t i = 0; i < sh.size(); i++)
+      if (std::find(axis.begin(), axis.end(), (int64_t)i) == axis.end()) r.push_back(sh[i]);
+    return r;
+  };
+  if (reduce_axis.empty()) return reshape(kept_shape());
+  std::vector<int64_t> perm = reduce_axis;
+  for (int64_t i = 0; i < (int64_t)sh.size(); i++)
+    if (std::find(reduce_axis.begin(), reduce_axis.end(), i) == reduce_axis.end()) perm.push_back(i);
+  UOp ret(Ops::REDUCE, DType(), {permute(perm)}, Arg::tup(op, (int64_t)reduce_axis.size()));
+  return axis != reduce_axis ? ret.reshape(kept_shape()) : ret;
+}
+
+// ************************* storage *************************
+
+static std::atomic<int64_t> g_unique_num{0};
+
+UOp UOp::param(int64_t slot, DType dtype, const std::optional<Shape>& shape, Arg device) {
+  if (contains(dtypes::weaks, dtype)) throw Error("cannot create param for weak dtype " + dtype.repr());
+  auto* p = new ParamArg();
+  p->slot = slot;
+  p->dtype = dtype;
+  p->device = std::move(device);
+  Arg a(static_cast<const ArgObj*>(p));
+  UOp s = shape ? shape_to_shape_arg(*shape) : UOp(Ops::NOOP);
+  return UOp(Ops::PARAM, DType(), {s}, a);
+}
+UOp UOp::new_buffer(const Arg& device, pyint size, DType dtype, std::optional<int64_t> num) {
+  if (contains(dtypes::weaks, dtype)) throw Error("cannot create storage for weak dtype " + dtype.repr());
+  auto* p = new ParamArg();
+  p->slot = num ? *num : g_unique_num.fetch_add(1);
+  p->dtype = dtype;
+  p->device = device;
+  Arg a(static_cast<const ArgObj*>(p));
+  return UOp(Ops::BUFFER, DType(), {shape_to_shape_arg({sint(size)})}, a);
+}
+
+bool UOp::has_buffer_identity(bool after_ok) const {
+  UOp u = *this;
+  while (u.op() == Ops::RESHAPE || u.op() == Ops::UNSHARD || u.op() == Ops::MSELECT || (after_ok && u.op() == Ops::AFTER))
+    u = u.src(0);
+  return u.op() == Ops::BUFFER || u.op() == Ops::PARAM;
+}
+
+// device and addrspace are recursive properties in the reference; here they are computed over the graph on each call
+Arg UOp::device() const {
+  std::unordered_map<const detail::UOpNode*, Arg> memo;
+  for (const UOp& u : toposort()) {
+    Arg d;
+    switch (u.op()) {
+      case Ops::PARAM: case Ops::BUFFER: d = u.param_arg() ? u.param_arg()->device : Arg(); break;
+      case Ops::AFTER: d = memo[u.src(0).node()]; break;
+      case Ops::COPY: d = u.arg(); break;
+      case Ops::ALLREDUCE: d = u.arg()[1]; break;
+      case Ops::MSELECT: {
+        const Arg& sd = memo[u.src(0).node()];
+        if (!sd.is_tuple()) throw Error("mselect must be on tuple device, getting " + sd.repr());
+        d = sd[(size_t)u.arg().as_int()];
+        break;
+      }
+      case Ops::MSTACK: {
+        std::vector<Arg> ds;
+        for (const UOp& s : u.src()) ds.push_back(memo[s.node()]);
+        d = Arg::tuple(ds);
+        break;
+      }
+      default:
+        for (const UOp& s : u.src()) {
+          const Arg& sd = memo[s.node()];
+          if (!sd.is_none()) {
+            d = sd;
+            break;
+          }
+        }
+    }
+    memo[u.node()] = d;
+  }
+  return memo[node()];
+}
+
+std::optional<AddrSpace> UOp::addrspace() const {
+  std::unordered_map<const detail::UOpNode*, std::optional<AddrSpace>> memo;
+  for (const UOp& u : toposort()) {
+    std::optional<AddrSpace> a;
+    Ops o = u.op();
+    if (o == Ops::PARAM || o == Ops::BUFFER) {
+      const ParamArg* p = u.param_arg();
+      if (p && p->has_addrspace) a = p->addrspace;
+    } else if (o == Ops::SPECIAL || o == Ops::RANGE || o == Ops::LOAD) {
+      a = AddrSpace::ALU;
+    } else if (o == Ops::INDEX || o == Ops::CAST || o == Ops::AFTER || o == Ops::REDUCE || o == Ops::STORE ||
+               o == Ops::MSTACK || o == Ops::MSELECT || o == Ops::END || o == Ops::UNSHARD || GroupOp::Movement.has(o)) {
+      a = memo[u.src(0).node()];
+    } else if (o == Ops::STACK || o == Ops::WMMA || o == Ops::GROUP || GroupOp::Elementwise.has(o)) {
+      std::vector<AddrSpace> ad;
+      for (const UOp& s : u.src())
+        if (auto sa = memo[s.node()]) ad.push_back(*sa);
+      bool same = !ad.empty() && std::all_of(ad.begin(), ad.end(), [&](AddrSpace x) { return x == ad[0]; });
+      if (same) a = ad[0];
+    }
+    memo[u.node()] = a;
+  }
+  return memo[node()];
+}
+
+}  // namespace tg
