@@ -40,6 +40,16 @@ class CodeForOp {
 int64_t cpu_count();
 extern ContextVar NUM_CPU_THREADS;
 
+// Estimates (renderer/__init__.py): FLOPs, bytes loaded/stored, and distinct bytes of global memory touched, as python
+// int|UOp (symbolic when a loop bound is a Variable)
+struct Estimates {
+  sint ops = 0, lds = 0, mem = 0;
+  Estimates operator+(const Estimates& o) const;
+  Estimates simplify() const;
+  // over a linear program; ignore_indexing leaves the index arithmetic of INDEX/SHRINK out of the FLOPs
+  static Estimates from_uops(const std::vector<UOp>& uops, bool ignore_indexing = false);
+};
+
 using StringMatcher = BasicPatternMatcher<std::optional<std::string>>;
 
 class Renderer {

@@ -30,6 +30,7 @@
 #     split_ends_in/split_ends_out <n>  pm_split_ends alone on the input of "final rewrite", only when it changed it
 #     global <g0> <g1> <g2>   the launch dims (ProgramInfo.global_size)
 #     info global=.. local=.. vars=.. globals=.. outs=.. ins=..   the PROGRAM's ProgramInfo (from_sink)
+#     est ops=.. lds=.. mem=..   Estimates.from_uops(program, ignore_indexing=True) (do_estimates), UOps unsimplified
 #   run             the first execution (values from the clang-compiled kernel)
 #     vals <v...>   Variable values in slot order ('-' = core_id, filled by the launcher)
 #     buf <dtype attr> <count> <hex before> <hex after>   one per global buffer, in slot order
@@ -49,6 +50,7 @@ import tinygrad.engine.realize as R
 import tinygrad.codegen as C
 from tinygrad.renderer.llvmir import CPULLVMRenderer
 from tinygrad.codegen.opt import Opt, OptOps
+from tinygrad.renderer import Estimates
 from tinygrad.runtime.ops_python import PythonProgram
 
 dev = Device["CPU"]  # open the device first: its own helper programs are not captured
@@ -83,6 +85,12 @@ def info_line(info) -> str:
   return (f"info global={dims(info.global_size)} local={dims(info.local_size)} vars={','.join(v.expr for v in info.vars) or '-'} "
           f"globals={ints(info.globals)} outs={ints(info.outs)} ins={ints(info.ins)}")
 
+def est_line(lst) -> str:
+  # do_estimates: Estimates.from_uops(lin.src, ignore_indexing=True); symbolic parts as render(simplify=False)
+  e = Estimates.from_uops(tuple(lst), ignore_indexing=True)
+  def r(x): return x.render(simplify=False) if isinstance(x, UOp) else str(x)
+  return f"est ops={r(e.ops)} lds={r(e.lds)} mem={r(e.mem)}"
+
 def passes() -> dict:
   # only kept when the pass changed something
   return {k: (enc_graph(a), enc_graph(b)) for k, (a, b) in last_passes.items() if a is not b}
@@ -93,7 +101,7 @@ def capture(ast, ren, prg) -> dict:
   raw = C.linearize(sink)
   return {"sink": enc_graph(sink), "linear": enc_graph(UOp(Ops.LINEAR, src=tuple(raw))), "program": enc_graph(prg.src[1]),
           "source": prg.src[2].arg.split("\n"), "global": prg.arg.global_size, "passes": passes(), "uops": list(prg.src[1].src),
-          "info": info_line(prg.arg)}
+          "info": info_line(prg.arg), "est": est_line(prg.src[1].src)}
 
 def lower_llvm(ast) -> dict:
   # do_to_program without do_compile: the IR uses typed pointers, which only LLVM >= 16 reads (this machine may have 15)
@@ -106,7 +114,7 @@ def lower_llvm(ast) -> dict:
   lst = C.line_rewrite(raw, C.pm_linearize_cleanups)
   return {"sink": enc_graph(sink), "linear": enc_graph(UOp(Ops.LINEAR, src=tuple(raw))),
           "program": enc_graph(UOp(Ops.LINEAR, src=tuple(lst))), "source": llvm_ren.render(lst).split("\n"), "global": info.global_size,
-          "passes": passes(), "uops": lst, "info": info_line(info)}
+          "passes": passes(), "uops": lst, "info": info_line(info), "est": est_line(lst)}
 
 orig_to_program = R.to_program
 forced_opts: list = [None]
@@ -284,6 +292,7 @@ for k in kernels:
       block(f"{name}_out", b, c["sink"] if name == "cfg" else None)
     print("global " + " ".join(str(x) for x in c["global"]))
     print(c["info"])
+    print(c["est"])
   run = k.get("run")
   if run is None: continue
   print("run")

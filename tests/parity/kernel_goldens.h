@@ -11,6 +11,7 @@ struct KernelBlock {
   std::vector<std::string> sink, linear, program, source, cfg_in, cfg_out, split_in, split_out;
   std::array<int64_t, 3> global{1, 1, 1};
   std::string info;  // "info global=.. local=.. vars=.. globals=.. outs=.. ins=.."
+  std::string est;   // "est ops=.. lds=.. mem=.."
 };
 
 struct GoldenBuffer {
@@ -73,6 +74,8 @@ inline std::vector<KernelGolden> load_kernel_goldens(const std::string& path) {
       blk = &k.llvm;
     else if (key == "info")
       blk->info = line;
+    else if (key == "est")
+      blk->est = line;
     else if (key == "global") {
       for (int i = 0; i < 3; i++) blk->global[(size_t)i] = std::stoll(w[(size_t)i + 1]);
     } else if (key == "run") {

@@ -225,6 +225,24 @@ TEST(KernelGoldens, ToProgram) {
     }
 }
 
+// Estimates.from_uops(program, ignore_indexing=True): FLOPs, bytes loaded/stored, distinct bytes (symbolic for
+// Variables)
+TEST(KernelGoldens, Estimates) {
+  Tally t{"Estimates.from_uops"};
+  auto r = [](const sint& x) { return x.is_int() ? pyint_str(x.i()) : x.u().render(false); };
+  for (const auto& k : goldens())
+    for (const KernelBlock* b : {&k.clang, &k.llvm}) {
+      SCOPED_TRACE("kernel " + std::to_string(k.id) + " " + k.program + (b == &k.clang ? " clang" : " llvm"));
+      t.total++;
+      Estimates e = Estimates::from_uops(dec_linear(b->program), true);
+      std::string got = "est ops=" + r(e.ops) + " lds=" + r(e.lds) + " mem=" + r(e.mem);
+      if (got == b->est)
+        t.ok++;
+      else
+        ADD_FAILURE() << "want " << b->est << "\ngot  " << got;
+    }
+}
+
 namespace {
 // compare one buffer: ints/bools exactly, floats like numpy's allclose with rtol = atol = tol, tol by the dtype's
 // precision (1e-6 for float32). The compiled kernel may fuse a*b+c (clang -O2 contracts to FMA) where the interpreter
