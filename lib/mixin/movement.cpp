@@ -537,6 +537,8 @@ UOp UOp::rearrange(const std::string& formula, const std::vector<std::pair<std::
     for (int64_t i = s; i < e; i++) sz.push_back(sizes.count(lhs[i]) ? sint(sizes[lhs[i]]) : sint(-1));
     t = t.unflatten(s, sz);
   }
+  if (lhs.size() != t.shape().size())
+    throw fail("the formula has " + std::to_string(lhs.size()) + " axes, the tensor " + std::to_string(t.ndim()));
   for (size_t i = 0; i < lhs.size(); i++)
     if (sizes.count(lhs[i]) && !s_eq(sint(sizes[lhs[i]]), t.shape()[i]))
       throw fail("size provided for dimension " + lhs[i] + " incorrect");

@@ -529,6 +529,8 @@ UOp UOp::einsum(const std::string& formula0, std::span<const UOp> operands, DTyp
     std::sort(letters.begin(), letters.end());
     letters.erase(std::unique(letters.begin(), letters.end()), letters.end());
     UOp x = xs[i];
+    if ((int64_t)s.size() > x.ndim())
+      throw Error("einsum: operand " + std::to_string(i) + " has " + std::to_string(x.ndim()) + " dims, the formula " + s);
     for (char c : letters) {
       while (count(s, c) > 1) {
         int64_t j = (int64_t)s.find(c), k = (int64_t)s.find(c, j + 1);

@@ -143,6 +143,8 @@ UOp UOp::mop(Ops op, Arg arg) const {
 UOp UOp::rop(Ops op, std::vector<int64_t> axis) const {
   std::sort(axis.begin(), axis.end());
   const Shape& sh = shape();
+  for (int64_t x : axis)
+    if (x < 0 || x >= (int64_t)sh.size()) throw Error("reduce: axis " + std::to_string(x) + " out of range for " + shape_str(sh));
   std::vector<int64_t> reduce_axis;
   for (int64_t x : axis)
     if (resolve(s_ne(sh[x], 1))) reduce_axis.push_back(x);
