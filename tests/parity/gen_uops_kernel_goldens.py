@@ -23,6 +23,7 @@
 #   linear <Class.test> <k>                                a to_uops_list/get_uops result, or a hand-built program
 #     sink <n> / program <n> / source <n> / llvm_source <n>  full SINK, the list, ClangRenderer / CPULLVMRenderer output
 #     run <global x3> <local x3>, vals, buf ...            the PYTHON device's run of the list on the given inputs
+#   pysort <kind> <n> <values>, perm <indices>             python's sorted(range(n), key=values.__getitem__)
 import os, sys, struct, math, random
 os.environ.setdefault("DEV", "CPU")
 os.environ.setdefault("PARALLEL", "0")
@@ -340,5 +341,21 @@ n = UOp.variable("n", 1, 6, param=True)
 i, j = UOp.range(4, 0), UOp.range(n, 1, AxisType.REDUCE)
 handbuilt("Late.variable_reduce", o.index(i).store(a.index(i*6+j).reduce(j, arg=(Ops.ADD, 0))).end(i),
           runs=[([(dtypes.float, [0.0]*4), (dtypes.float, [float(x) for x in range(24)])], (5,), (1,1,1), (1,1,1))])
+# ***** python's list.sort, which the linearizer's sort must reproduce (keys holding a nan are not a strict weak order)
+srng = random.Random(3)
+def floats(n, p_nan=0.1): return [math.nan if srng.random() < p_nan else float(srng.randint(-50, 50)) for _ in range(n)]
+sort_cases = []
+for n in (0, 1, 2, 5, 31, 63, 64, 65, 100, 257, 700):
+  sort_cases.append(("random_nan", floats(n)))
+  sort_cases.append(("dups", [float(srng.randint(0, 3)) for _ in range(n)]))
+for n in (64, 300, 700):
+  sort_cases.append(("runs_nan", sum([sorted(floats(srng.randint(5, 80), 0)) + [math.nan] for _ in range(n // 40 + 1)], [])[:n]))
+  sort_cases.append(("descending_runs", sum([sorted(floats(srng.randint(5, 80), 0), reverse=True) for _ in range(n // 40 + 1)], [])[:n]))
+  sort_cases.append(("gallop", sorted(floats(n // 2, 0)) + sorted(floats(n - n // 2, 0))))
+  sort_cases.append(("gallop_nan", sorted(floats(n // 2, 0)) + [math.nan] * 3 + sorted(floats(n - n // 2 - 3, 0))))
+for kind, vals in sort_cases:
+  out.append(f"pysort {kind} {len(vals)} " + " ".join(repr(v) for v in vals))
+  out.append("perm " + " ".join(str(i) for i in sorted(range(len(vals)), key=lambda i: vals[i])))
+
 print(f"# goldens from tinygrad a9069c17 test/backend/test_uops.py and test/null/test_uops.py (CPU device, ClangRenderer)")
 print("\n".join(out))

@@ -9,12 +9,14 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <functional>
 #include <map>
 
 #include "backends/interp/interp.h"
 #include "lib/codegen/late/linearizer.h"
 #include "lib/codegen/late/program.h"
+#include "lib/codegen/late/pysort.h"
 #include "lib/renderer/cstyle.h"
 #include "lib/renderer/llvmir.h"
 #include "lib/uop/kernel_info.h"
@@ -62,6 +64,7 @@ std::vector<UopsCase> load_cases() {
   };
   while (std::getline(f, line)) {
     if (line.empty() || line[0] == '#') continue;
+    if (line.rfind("pysort ", 0) == 0 || line.rfind("perm ", 0) == 0) continue;  // TEST(PySort, ...)
     auto w = split(line, ' ');
     if (w[0] == "case" || w[0] == "linear") {
       cs.emplace_back();
@@ -377,4 +380,35 @@ TEST(LateHandBuilt, LinearizeRenderRun) {
   }
   EXPECT_EQ(n, 9);
   EXPECT_EQ(runs, 7);
+}
+
+// ***** python's list.sort (lib/codegen/late/pysort.h): the same permutation as CPython 3.11's sorted() *****
+TEST(PySort, MatchesCPython) {
+  std::ifstream f(TG_TEST_DATA "/uops_kernel_goldens.txt");
+  std::string line, kind;
+  std::vector<double> vals;
+  int n_cases = 0;
+  while (std::getline(f, line)) {
+    std::istringstream in(line);
+    std::string key;
+    in >> key;
+    if (key == "pysort") {
+      size_t n;
+      in >> kind >> n;
+      vals.assign(n, 0);
+      for (size_t k = 0; k < n; k++) {
+        std::string v;
+        in >> v;
+        vals[k] = v == "nan" ? NAN : std::stod(v);
+      }
+    } else if (key == "perm") {
+      std::vector<size_t> want, got(vals.size());
+      for (size_t x; in >> x;) want.push_back(x);
+      for (size_t k = 0; k < got.size(); k++) got[k] = k;
+      detail::py_sort_indices(got, [&](size_t a, size_t b) { return vals[a] < vals[b]; });
+      EXPECT_EQ(got, want) << kind << " n=" << vals.size();
+      n_cases++;
+    }
+  }
+  EXPECT_EQ(n_cases, 34);
 }
