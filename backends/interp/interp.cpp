@@ -228,8 +228,29 @@ void Program::run(std::span<const BufferView> bufs, std::span<const std::optiona
             i++;
             continue;
           }
-          Val nv;
+          if (op == Ops::RANGE) {
+            if (!out.set) {
+              out.set = true;
+              out.s.assign((size_t)W, PyConst((pyint)0));
+            } else {
+              for (auto& x : out.s) x = PyConst(x.as_int() + 1);
+            }
+            if (out.s[0] == sv(0).s[0]) {
+              out = Val();
+              if (loop_end_[i] < 0) rr.fail(u, "RANGE without an END");
+              i = (size_t)loop_end_[i] + 1;
+            } else {
+              i++;
+            }
+            continue;
+          }
+          // the result is written in place (its storage is reused across loop iterations; no src is the uop itself)
+          Val& nv = out;
           nv.set = true;
+          nv.is_ptr = false;
+          nv.numel = 1;
+          nv.s.clear();
+          nv.p.clear();
           if (op == Ops::AFTER ||
               (op == Ops::BITCAST && (aspace[i] == AddrSpace::GLOBAL || aspace[i] == AddrSpace::LOCAL))) {
             nv = sv(0);
@@ -297,21 +318,6 @@ void Program::run(std::span<const BufferView> bufs, std::span<const std::optiona
                 nv.p.push_back(p);
               }
             }
-          } else if (op == Ops::RANGE) {
-            if (!out.set) {
-              out.set = true;
-              out.s.assign((size_t)W, PyConst((pyint)0));
-            } else {
-              for (auto& x : out.s) x = PyConst(x.as_int() + 1);
-            }
-            if (out.s[0] == sv(0).s[0]) {
-              out = Val();
-              if (loop_end_[i] < 0) rr.fail(u, "RANGE without an END");
-              i = (size_t)loop_end_[i] + 1;
-            } else {
-              i++;
-            }
-            continue;
           } else if (op == Ops::STACK) {
             nv.numel = 0;
             for (size_t k = 0; k < nsv; k++) {
@@ -372,7 +378,6 @@ void Program::run(std::span<const BufferView> bufs, std::span<const std::optiona
           } else {
             rr.fail(u, "is not supported by the interpreter");
           }
-          out = std::move(nv);
           i++;
         }
       }
