@@ -55,8 +55,8 @@ UOp UOp::broadcast_to(const Shape& new_shape) const {
   // EXPAND only adds dims on the left: squeeze the 1s that need expanding, EXPAND on the left, permute back
   int64_t n_left = (int64_t)(new_shape.size() - sh.size());
   std::vector<int64_t> expand_at, kept;
-  for (int64_t i = 0; i < (int64_t)sh.size(); i++)  // broadcast_axes, only the axes of self
-    if (s_eq(sh[i], 1) && resolve(s_ne(new_shape[n_left + i], 1))) expand_at.push_back(i);
+  for (int64_t i : broadcast_axes(sh, new_shape))
+    if (i >= n_left) expand_at.push_back(i - n_left);
   Shape kept_shape, exp_shape(new_shape.begin(), new_shape.begin() + n_left);
   for (int64_t i = 0; i < (int64_t)sh.size(); i++)
     if (!has(expand_at, i)) kept.push_back(i), kept_shape.push_back(sh[i]);

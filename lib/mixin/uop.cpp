@@ -186,6 +186,36 @@ UOp UOp::new_buffer(const Arg& device, pyint size, DType dtype, std::optional<in
   return UOp(Ops::BUFFER, DType(), {shape_to_shape_arg({sint(size)})}, a);
 }
 
+UOp UOp::placeholder(const Shape& shape, DType dtype0, int64_t slot, AddrSpace addrspace, Arg device) {
+  DType dtype = strong_dtype(dtype0);  // storage is never weak: a placeholder commits the width of what's put in it
+  auto* p = new ParamArg();
+  p->slot = slot;
+  p->dtype = dtype;
+  p->addrspace = addrspace;
+  UOp size = shape_to_shape_arg({sprod(shape)});
+  UOp ret;
+  if (addrspace == AddrSpace::GLOBAL) {
+    p->device = std::move(device);
+    ret = UOp(Ops::PARAM, DType(), {size}, Arg(static_cast<const ArgObj*>(p)));
+  } else {
+    bool ok = (addrspace == AddrSpace::LOCAL || addrspace == AddrSpace::REG) && device.is_none();
+    Arg a(static_cast<const ArgObj*>(p));
+    if (!ok) throw Error("placeholder: LOCAL and REG placeholders cannot have a device, other addrspaces must be GLOBAL");
+    ret = UOp(Ops::BUFFER, DType(), {size}, a);
+  }
+  return shape.size() > 1 ? ret.reshape(shape) : ret;
+}
+
+std::vector<int64_t> broadcast_axes(const Shape& src, const Shape& out) {
+  int64_t nleft = (int64_t)out.size() - (int64_t)src.size();
+  if (nleft < 0) throw Error("cannot broadcast " + shape_str(src) + " into " + shape_str(out));
+  std::vector<int64_t> r;
+  for (int64_t i = 0; i < nleft; i++) r.push_back(i);
+  for (int64_t i = 0; i < (int64_t)src.size(); i++)
+    if (s_eq(src[i], 1) && resolve(s_ne(out[nleft + i], 1))) r.push_back(nleft + i);
+  return r;
+}
+
 bool UOp::has_buffer_identity(bool after_ok) const {
   UOp u = *this;
   while (u.op() == Ops::RESHAPE || u.op() == Ops::UNSHARD || u.op() == Ops::MSELECT || (after_ok && u.op() == Ops::AFTER))

@@ -222,6 +222,9 @@ class UOp {
   // PARAM/BUFFER storage. `device` is None, a device name or a tuple of names (python's str|tuple)
   static UOp param(int64_t slot, DType dtype, const std::optional<Shape>& shape = std::nullopt, Arg device = {});
   static UOp new_buffer(const Arg& device, pyint size, DType dtype, std::optional<int64_t> num = std::nullopt);
+  // a GLOBAL PARAM, or a LOCAL/REG BUFFER, of prod(shape) elements reshaped to shape
+  static UOp placeholder(const Shape& shape, DType dtype, int64_t slot, AddrSpace addrspace = AddrSpace::GLOBAL,
+                         Arg device = {});
   UOp empty_like(DType dtype = DType(), Arg device = {}) const;
   bool has_buffer_identity(bool after_ok = false) const;
   Arg device() const;                      // None (a null Arg), a device name, or a tuple of names
@@ -595,6 +598,8 @@ inline UOp operator-(PyConst a, const UOp& b) { return b.sub(UOp::const_(a), tru
 UOp sint_to_uop(const sint& x, DType dtype = DType());
 // shapes equal element-wise (ints by value, symbolic dims by identity)
 bool shape_eq(const Shape& a, const Shape& b);
+// ops.broadcast_axes: the axes of out_shape that broadcasting src_shape adds or expands
+std::vector<int64_t> broadcast_axes(const Shape& src_shape, const Shape& out_shape);
 DType dtype_from_uop(Ops op, std::span<const UOp> src, const Arg& arg);  // empty DType when undetermined
 std::string range_str(const UOp& u);
 PyConst identity_element(Ops op, DType dt);

@@ -20,6 +20,7 @@ from uop_codec import enc_graph
 from tinygrad import dtypes, Tensor
 from tinygrad.uop.ops import UOp
 from tinygrad.uop import Ops
+from tinygrad.dtype import AddrSpace
 
 cases: dict = {}
 def case(name, fn):
@@ -287,6 +288,8 @@ CRE = {
   "triu": lambda: _t(3, 4).triu(), "triu_diag": lambda: _t(3, 4).triu(diagonal=1), "tril": lambda: _t(3, 4).tril(),
   "tril_diag": lambda: _t(3, 4).tril(diagonal=-1), "triu_param": lambda: f432().triu(), "tril_1d": lambda: LEAVES["f3"]().tril(),
   "param_weak": lambda: UOp.param(0, dtypes.weakint, (2,)),
+  "placeholder": lambda: UOp.placeholder((4, 4), dtypes.float, 3), "placeholder_1d": lambda: UOp.placeholder((8,), dtypes.int32, 1),
+  "placeholder_local": lambda: UOp.placeholder((4, 4), dtypes.weakfloat, 0, addrspace=AddrSpace.LOCAL),
 }
 for n, fn in CRE.items(): case(f"cre/{n}", fn)
 
@@ -331,6 +334,7 @@ OP = {
 for n, fn in OP.items(): case(f"op/{n}", fn)
 
 # ***** getitem *****
+def _lp(*shape): return UOp.placeholder(shape, dtypes.half, slot=0, addrspace=AddrSpace.LOCAL)
 GI = {
   "int": lambda: _t(8)[3], "int_neg": lambda: _t(8)[-1], "slice": lambda: _t(8)[1:5], "slice_open": lambda: _t(8)[:5],
   "slice_neg": lambda: _t(8)[-3:], "slice_stride": lambda: _t(6)[::2], "slice_rev": lambda: _t(6)[::-1], "slice_rev_part": lambda: _t(8)[5:1:-2],
@@ -344,6 +348,10 @@ GI = {
   "tensor_non_consec": lambda: _t(2, 3, 4)[UOp.arange(2, dtype=dtypes.int32), :, UOp.arange(2, dtype=dtypes.int32)],
   "tensor_float": lambda: _t(5)[UOp.arange(3, dtype=dtypes.float32)], "scalar_uop": lambda: _t(5)[UOp.const(2)],
   "sym_slice": lambda: UOp.arange(8).reshape(8)[0:N],
+  # a LOCAL buffer indexes like test_uop_graph.py's TestUOpGetItem
+  "local_index_slice": lambda: _lp(64, 80)[UOp.range(64, 100), :64], "local_slice_index": lambda: _lp(80, 64)[:64, UOp.range(64, 100)],
+  "local_ellipsis_range": lambda: _lp(64, 80)[..., UOp.range(64, 100)], "local_shrink": lambda: _lp(64, 64)[8:56, 4:60],
+  "local_int": lambda: _lp(64, 64)[0],
 }
 for n, fn in GI.items(): case(f"gi/{n}", fn)
 

@@ -583,6 +583,9 @@ std::map<std::string, Builder> hand_written() {
   add("cre/triu_param", [] { return f432().triu(); });
   add("cre/tril_1d", [] { return leaf("f3").tril(); });
   add("cre/param_weak", [] { return UOp::param(0, dtypes::weakint, Shape{2}); });
+  add("cre/placeholder", [] { return UOp::placeholder({4, 4}, dtypes::float32, 3); });
+  add("cre/placeholder_1d", [] { return UOp::placeholder({8}, dtypes::int32, 1); });
+  add("cre/placeholder_local", [] { return UOp::placeholder({4, 4}, dtypes::weakfloat, 0, AddrSpace::LOCAL); });
   // ***** op.py *****
   add("op/softmax", [] { return f().softmax(); });
   add("op/softmax_0", [] { return f().softmax(0); });
@@ -699,6 +702,12 @@ std::map<std::string, Builder> hand_written() {
   add("gi/tensor_float", [] { return tt({5})[{ar(3, dtypes::float32)}]; });
   add("gi/scalar_uop", [] { return tt({5})[{UOp::const_(2)}]; });
   add("gi/sym_slice", [] { return UOp::arange(8).reshape({8})[{S::slice(0, n_var())}]; });
+  auto lp = [](Shape s) { return UOp::placeholder(s, dtypes::float16, 0, AddrSpace::LOCAL); };
+  add("gi/local_index_slice", [=] { return lp({64, 80})[{UOp::range(64, 100), S::slice(std::nullopt, 64)}]; });
+  add("gi/local_slice_index", [=] { return lp({80, 64})[{S::slice(std::nullopt, 64), UOp::range(64, 100)}]; });
+  add("gi/local_ellipsis_range", [=] { return lp({64, 80})[{Ellipsis, UOp::range(64, 100)}]; });
+  add("gi/local_shrink", [=] { return lp({64, 64})[{S::slice(8, 56), S::slice(4, 60)}]; });
+  add("gi/local_int", [=] { return lp({64, 64})[{0}]; });
   // ***** test/null/test_tensor_uop_mixin.py (the UOp side; the generator checked the Tensor side against it) *****
   auto tum = [&](const std::string& n, std::function<UOp()> mk, std::function<UOp(const UOp&)> fn) {
     m["tum/" + n] = [mk, fn] { return Res(fn(mk())); };

@@ -294,3 +294,70 @@ TEST(MixinApi, SymbolicShapes) {
   EXPECT_TRUE(e.shape()[0].u() == n);
   expect_error([&] { x.split(1, 0); }, {"split", "symbolic"});
 }
+
+// ***** transcribed from the reference's test/null/test_uop_graph.py *****
+
+namespace {
+UOp local_placeholder(Shape shape) { return UOp::placeholder(shape, dtypes::float16, 0, AddrSpace::LOCAL); }
+using S = Index;
+}  // namespace
+
+TEST(TestUOpGetItem, FullAndPartialSlices) {
+  EXPECT_EQ(shp(local_placeholder({64, 64})[{S::slice(), S::slice()}]), (V{64, 64}));                 // test_full_slice
+  EXPECT_EQ(shp(local_placeholder({64, 64})[{S::slice(0, 64), S::slice(0, 64)}]), (V{64, 64}));       // test_full_slice_explicit
+  EXPECT_EQ(shp(local_placeholder({64, 80})[{S::slice(), S::slice(std::nullopt, 64)}]), (V{64, 64}));  // test_shrink_cols
+  EXPECT_EQ(shp(local_placeholder({80, 64})[{S::slice(std::nullopt, 64), S::slice()}]), (V{64, 64}));  // test_shrink_rows
+  EXPECT_EQ(shp(local_placeholder({80, 80})[{S::slice(std::nullopt, 64), S::slice(std::nullopt, 64)}]), (V{64, 64}));
+  EXPECT_EQ(shp(local_placeholder({64, 64})[{S::slice(8), S::slice()}]), (V{56, 64}));                // test_shrink_start
+  EXPECT_EQ(shp(local_placeholder({64, 64})[{S::slice(8, 56), S::slice(4, 60)}]), (V{48, 56}));
+}
+
+TEST(TestUOpGetItem, MixedSliceAndIndex) {
+  UOp r = UOp::range(64, 100);
+  EXPECT_EQ(shp(local_placeholder({64, 80})[{r, S::slice(std::nullopt, 64)}]), (V{64}));  // test_index_and_slice
+  EXPECT_EQ(shp(local_placeholder({80, 64})[{S::slice(std::nullopt, 64), r}]), (V{64}));  // test_slice_and_index
+  UOp s = local_placeholder({64, 80})[{S::slice(), S::slice(std::nullopt, 64)}];          // test_shrink_then_index
+  EXPECT_EQ(shp(s[{r}]), (V{64}));
+  EXPECT_EQ(shp(local_placeholder({64, 64})[{0}]), (V{64}));  // test_int_index
+}
+
+TEST(TestUOpGetItem, Ellipsis) {
+  EXPECT_EQ(shp(local_placeholder({64, 80})[{Ellipsis, S::slice(std::nullopt, 64)}]), (V{64, 64}));
+  EXPECT_EQ((local_placeholder({64, 80})[{Ellipsis, UOp::range(64, 100)}].op()), Ops::INDEX);  // test_ellipsis_with_int
+  EXPECT_EQ(shp(local_placeholder({64, 64})[{Ellipsis}]), (V{64, 64}));
+}
+
+TEST(TestUOpGetItem, AllSlicesMakeNoIndex) {
+  EXPECT_NE((local_placeholder({64, 80})[{S::slice(), S::slice(std::nullopt, 64)}].op()), Ops::INDEX);
+  EXPECT_NE((local_placeholder({64, 64})[{S::slice(), S::slice()}].op()), Ops::INDEX);
+}
+
+TEST(TestUOpBroadcast, ImplicitBroadcastInAlu) {
+  UOp a = UOp::const_(1.0).expand({4, 8});
+  UOp c = a + UOp::const_(2.0).expand({4, 1});  // test_broadcast_row
+  EXPECT_EQ(shp(c), (V{4, 8}));
+  EXPECT_EQ(c.op(), Ops::ADD);
+  c = a + UOp::const_(2.0).expand({1, 8});  // test_broadcast_col
+  EXPECT_EQ(shp(c), (V{4, 8}));
+  EXPECT_EQ(c.op(), Ops::ADD);
+  c = a * UOp::const_(2.0).expand({8});  // test_broadcast_lower_dim
+  EXPECT_EQ(shp(c), (V{4, 8}));
+  EXPECT_EQ(c.op(), Ops::MUL);
+  c = a * 2;  // test_broadcast_scalar
+  EXPECT_EQ(shp(c), (V{4, 8}));
+  EXPECT_EQ(c.op(), Ops::MUL);
+  UOp t = UOp::variable("t", 1, 10);  // test_broadcast_symbolic_same_shape
+  EXPECT_EQ((UOp::const_(1.0).expand({1, 1, t}) + UOp::const_(2.0).expand({1, 1, t})).op(), Ops::ADD);
+}
+
+TEST(TestUOpBroadcast, BroadcastAxes) {
+  UOp t = UOp::variable("t", 1, 10);
+  EXPECT_EQ(broadcast_axes({4, 8}, {4, 8}), V{});
+  EXPECT_EQ(broadcast_axes({8}, {4, 8}), (V{0}));
+  EXPECT_EQ(broadcast_axes({}, {4, 8}), (V{0, 1}));
+  EXPECT_EQ(broadcast_axes({3, 1}, {4, 3, 8}), (V{0, 2}));
+  EXPECT_EQ(broadcast_axes({1, 8}, {1, 8}), V{});
+  EXPECT_EQ(broadcast_axes({t, 8}, {t, 8}), V{});
+  EXPECT_EQ(broadcast_axes({1, 8}, {t, 8}), (V{0}));
+  EXPECT_THROW(broadcast_axes({4, 8}, {8}), Error);
+}
