@@ -9,9 +9,9 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <functional>
 #include <map>
+#include <sstream>
 
 #include "backends/interp/interp.h"
 #include "lib/codegen/late/linearizer.h"
@@ -88,8 +88,8 @@ std::vector<UopsCase> load_cases() {
       (c.runs.empty() ? c.bufs : c.runs.back().bufs)
           .push_back({w[1], std::stoull(w[2]), golden_unhex(w[3]), golden_unhex(w[4])});
     } else {
-      std::vector<std::string>* dst = w[0] == "program" ? &c.program
-                                      : w[0] == "sink"  ? &c.sink
+      std::vector<std::string>* dst = w[0] == "program"       ? &c.program
+                                      : w[0] == "sink"        ? &c.sink
                                       : w[0] == "llvm_source" ? &c.llvm_source
                                                               : &c.source;
       if (w[0] == "source") c.has_source = true;
@@ -121,7 +121,8 @@ std::vector<std::vector<uint8_t>> run_case(const UopsCase& c) {
   std::vector<std::vector<uint8_t>> mem;
   std::vector<interp::BufferView> views;
   for (const auto& b : c.bufs) mem.push_back(b.before);
-  for (size_t i = 0; i < mem.size(); i++) views.push_back({mem[i].data(), c.bufs[i].count, dtypes::by_name(c.bufs[i].dtype)});
+  for (size_t i = 0; i < mem.size(); i++)
+    views.push_back({mem[i].data(), c.bufs[i].count, dtypes::by_name(c.bufs[i].dtype)});
   std::vector<std::optional<pyint>> vals;
   for (const auto& v : c.vals) vals.push_back(v == "-" ? std::nullopt : std::optional<pyint>(std::stoll(v)));
   interp::LaunchDims dims;
@@ -139,9 +140,12 @@ PyConst scalar(const std::vector<uint8_t>& mem, const std::string& dt, size_t i 
 void expect_equal(const PyConst& got, const PyConst& want) {
   if (want.is_float()) {
     double a = got.as_float(), b = want.as_float();
-    if (std::isnan(b)) EXPECT_TRUE(std::isnan(a)) << "want nan, got " << got.str();
-    else if (std::isinf(b)) EXPECT_EQ(a, b);
-    else EXPECT_LE(std::fabs(a - b), 2e-7 * std::fabs(b)) << "want " << want.str() << ", got " << got.str();
+    if (std::isnan(b))
+      EXPECT_TRUE(std::isnan(a)) << "want nan, got " << got.str();
+    else if (std::isinf(b))
+      EXPECT_EQ(a, b);
+    else
+      EXPECT_LE(std::fabs(a - b), 2e-7 * std::fabs(b)) << "want " << want.str() << ", got " << got.str();
   } else {
     EXPECT_EQ(got.as_int(), want.as_int()) << "want " << want.str() << ", got " << got.str();
   }
@@ -160,8 +164,10 @@ void check_test(const std::string& test, size_t expect_cases, const Fxn& fxn) {
     const std::string& odt = c->bufs[0].dtype;
     PyConst got = scalar(mem[0], odt), ref = scalar(c->bufs[0].after, odt);
     // the reference's compiled kernel
-    if (got.is_float() && std::isnan(got.as_float())) EXPECT_TRUE(std::isnan(ref.as_float()));
-    else EXPECT_TRUE(got == ref) << "reference computed " << ref.str() << ", interpreter " << got.str();
+    if (got.is_float() && std::isnan(got.as_float()))
+      EXPECT_TRUE(std::isnan(ref.as_float()));
+    else
+      EXPECT_TRUE(got == ref) << "reference computed " << ref.str() << ", interpreter " << got.str();
     // the test's assertion, on the operands it passed
     expect_equal(got, fxn(c->operands));
   }
@@ -183,13 +189,21 @@ TEST(TestFloatUOps, Recip) {
 TEST(TestFloatUOps, Sqrt) {
   check_test("TestFloatUOps.test_sqrt", 6, [](auto& v) { return F(f(v[0]) >= 0 ? std::sqrt(f(v[0])) : NAN); });
 }
-TEST(TestFloatUOps, Add) { check_test("TestFloatUOps.test_add", 18, [](auto& v) { return F(f(v[0]) + f(v[1])); }); }
-TEST(TestFloatUOps, Mul) { check_test("TestFloatUOps.test_mul", 18, [](auto& v) { return F(f(v[0]) * f(v[1])); }); }
+TEST(TestFloatUOps, Add) {
+  check_test("TestFloatUOps.test_add", 18, [](auto& v) { return F(f(v[0]) + f(v[1])); });
+}
+TEST(TestFloatUOps, Mul) {
+  check_test("TestFloatUOps.test_mul", 18, [](auto& v) { return F(f(v[0]) * f(v[1])); });
+}
 TEST(TestFloatUOps, Max) {
   check_test("TestFloatUOps.test_max", 18, [](auto& v) { return F(std::max(f(v[0]), f(v[1]))); });
 }
-TEST(TestFloatUOps, Cmplt) { check_test("TestFloatUOps.test_cmplt", 18, [](auto& v) { return Bo(f(v[0]) < f(v[1])); }); }
-TEST(TestFloatUOps, Cmpne) { check_test("TestFloatUOps.test_cmpne", 18, [](auto& v) { return Bo(f(v[0]) != f(v[1])); }); }
+TEST(TestFloatUOps, Cmplt) {
+  check_test("TestFloatUOps.test_cmplt", 18, [](auto& v) { return Bo(f(v[0]) < f(v[1])); });
+}
+TEST(TestFloatUOps, Cmpne) {
+  check_test("TestFloatUOps.test_cmpne", 18, [](auto& v) { return Bo(f(v[0]) != f(v[1])); });
+}
 TEST(TestFloatUOps, CmpneNan) {  // NaN != x for any x (IEEE 754)
   check_test("TestFloatUOps.test_cmpne_nan", 3, [](auto&) { return Bo(true); });
 }
@@ -198,36 +212,69 @@ TEST(TestFloatUOps, Where) {
 }
 
 // ***** TestNonFloatUOps *****
-TEST(TestNonFloatUOps, AddInt32) { check_test("TestNonFloatUOps.test_add_int32", 18, [](auto& v) { return I(i(v[0]) + i(v[1])); }); }
-TEST(TestNonFloatUOps, MulInt32) { check_test("TestNonFloatUOps.test_mul_int32", 18, [](auto& v) { return I(i(v[0]) * i(v[1])); }); }
-TEST(TestNonFloatUOps, ShrInt32) { check_test("TestNonFloatUOps.test_shr_int32", 18, [](auto& v) { return I(i(v[0]) >> i(v[1])); }); }
-TEST(TestNonFloatUOps, ShlInt32) { check_test("TestNonFloatUOps.test_shl_int32", 18, [](auto& v) { return I(i(v[0]) << i(v[1])); }); }
-TEST(TestNonFloatUOps, DivInt32) {  // int(a/b): truncation toward zero
-  check_test("TestNonFloatUOps.test_div_int32", 12, [](auto& v) { return I((pyint)std::trunc((double)i(v[0]) / (double)i(v[1]))); });
+TEST(TestNonFloatUOps, AddInt32) {
+  check_test("TestNonFloatUOps.test_add_int32", 18, [](auto& v) { return I(i(v[0]) + i(v[1])); });
 }
-TEST(TestNonFloatUOps, AndInt32) { check_test("TestNonFloatUOps.test_and_int32", 18, [](auto& v) { return I(i(v[0]) & i(v[1])); }); }
-TEST(TestNonFloatUOps, OrInt32) { check_test("TestNonFloatUOps.test_or_int32", 18, [](auto& v) { return I(i(v[0]) | i(v[1])); }); }
+TEST(TestNonFloatUOps, MulInt32) {
+  check_test("TestNonFloatUOps.test_mul_int32", 18, [](auto& v) { return I(i(v[0]) * i(v[1])); });
+}
+TEST(TestNonFloatUOps, ShrInt32) {
+  check_test("TestNonFloatUOps.test_shr_int32", 18, [](auto& v) { return I(i(v[0]) >> i(v[1])); });
+}
+TEST(TestNonFloatUOps, ShlInt32) {
+  check_test("TestNonFloatUOps.test_shl_int32", 18, [](auto& v) { return I(i(v[0]) << i(v[1])); });
+}
+TEST(TestNonFloatUOps, DivInt32) {  // int(a/b): truncation toward zero
+  check_test("TestNonFloatUOps.test_div_int32", 12,
+             [](auto& v) { return I((pyint)std::trunc((double)i(v[0]) / (double)i(v[1]))); });
+}
+TEST(TestNonFloatUOps, AndInt32) {
+  check_test("TestNonFloatUOps.test_and_int32", 18, [](auto& v) { return I(i(v[0]) & i(v[1])); });
+}
+TEST(TestNonFloatUOps, OrInt32) {
+  check_test("TestNonFloatUOps.test_or_int32", 18, [](auto& v) { return I(i(v[0]) | i(v[1])); });
+}
 TEST(TestNonFloatUOps, ModInt32) {  // abs(a)%abs(b)*(1,-1)[a<0]
   check_test("TestNonFloatUOps.test_mod_int32", 12, [](auto& v) {
     pyint a = i(v[0]), bb = i(v[1]);
     return I((a < 0 ? -a : a) % (bb < 0 ? -bb : bb) * (a < 0 ? -1 : 1));
   });
 }
-TEST(TestNonFloatUOps, CmpltInt32) { check_test("TestNonFloatUOps.test_cmplt_int32", 18, [](auto& v) { return Bo(i(v[0]) < i(v[1])); }); }
-TEST(TestNonFloatUOps, CmpneInt32) { check_test("TestNonFloatUOps.test_cmpne_int32", 18, [](auto& v) { return Bo(i(v[0]) != i(v[1])); }); }
-TEST(TestNonFloatUOps, MulBool) { check_test("TestNonFloatUOps.test_mul_bool", 18, [](auto& v) { return Bo(b(v[0]) && b(v[1])); }); }
+TEST(TestNonFloatUOps, CmpltInt32) {
+  check_test("TestNonFloatUOps.test_cmplt_int32", 18, [](auto& v) { return Bo(i(v[0]) < i(v[1])); });
+}
+TEST(TestNonFloatUOps, CmpneInt32) {
+  check_test("TestNonFloatUOps.test_cmpne_int32", 18, [](auto& v) { return Bo(i(v[0]) != i(v[1])); });
+}
+TEST(TestNonFloatUOps, MulBool) {
+  check_test("TestNonFloatUOps.test_mul_bool", 18, [](auto& v) { return Bo(b(v[0]) && b(v[1])); });
+}
 TEST(TestNonFloatUOps, WhereFloat16) {
   check_test("TestNonFloatUOps.test_where_float16", 24, [](auto& v) { return b(v[0]) ? F(f(v[1])) : F(f(v[2])); });
 }
 
 // ***** TestBoolUOps *****
-TEST(TestBoolUOps, AddBool) { check_test("TestBoolUOps.test_add_bool", 8, [](auto& v) { return Bo(b(v[0]) || b(v[1])); }); }
-TEST(TestBoolUOps, MulBool) { check_test("TestBoolUOps.test_mul_bool", 8, [](auto& v) { return Bo(b(v[0]) && b(v[1])); }); }
-TEST(TestBoolUOps, XorBool) { check_test("TestBoolUOps.test_xor_bool", 8, [](auto& v) { return Bo(b(v[0]) != b(v[1])); }); }
-TEST(TestBoolUOps, AndBool) { check_test("TestBoolUOps.test_and_bool", 8, [](auto& v) { return Bo(b(v[0]) && b(v[1])); }); }
-TEST(TestBoolUOps, OrBool) { check_test("TestBoolUOps.test_or_bool", 8, [](auto& v) { return Bo(b(v[0]) || b(v[1])); }); }
-TEST(TestBoolUOps, CmpneBool) { check_test("TestBoolUOps.test_cmpne_bool", 8, [](auto& v) { return Bo(b(v[0]) != b(v[1])); }); }
-TEST(TestBoolUOps, CmpltBool) { check_test("TestBoolUOps.test_cmplt_bool", 8, [](auto& v) { return Bo(!b(v[0]) && b(v[1])); }); }
+TEST(TestBoolUOps, AddBool) {
+  check_test("TestBoolUOps.test_add_bool", 8, [](auto& v) { return Bo(b(v[0]) || b(v[1])); });
+}
+TEST(TestBoolUOps, MulBool) {
+  check_test("TestBoolUOps.test_mul_bool", 8, [](auto& v) { return Bo(b(v[0]) && b(v[1])); });
+}
+TEST(TestBoolUOps, XorBool) {
+  check_test("TestBoolUOps.test_xor_bool", 8, [](auto& v) { return Bo(b(v[0]) != b(v[1])); });
+}
+TEST(TestBoolUOps, AndBool) {
+  check_test("TestBoolUOps.test_and_bool", 8, [](auto& v) { return Bo(b(v[0]) && b(v[1])); });
+}
+TEST(TestBoolUOps, OrBool) {
+  check_test("TestBoolUOps.test_or_bool", 8, [](auto& v) { return Bo(b(v[0]) || b(v[1])); });
+}
+TEST(TestBoolUOps, CmpneBool) {
+  check_test("TestBoolUOps.test_cmpne_bool", 8, [](auto& v) { return Bo(b(v[0]) != b(v[1])); });
+}
+TEST(TestBoolUOps, CmpltBool) {
+  check_test("TestBoolUOps.test_cmplt_bool", 8, [](auto& v) { return Bo(!b(v[0]) && b(v[1])); });
+}
 TEST(TestBoolUOps, WhereBool) {
   check_test("TestBoolUOps.test_where_bool", 16, [](auto& v) { return Bo(b(v[0]) ? b(v[1]) : b(v[2])); });
 }
@@ -306,7 +353,8 @@ static void check_matmul(const char* test, bool relu) {
   for (int r = 0; r < 10; r++)
     for (int col = 0; col < 10; col++) {
       double ref = 0;
-      for (int k = 0; k < 10; k++) ref += scalar(mem[0], "float32", r * 10 + k).as_float() * scalar(mem[1], "float32", k * 10 + col).as_float();
+      for (int k = 0; k < 10; k++)
+        ref += scalar(mem[0], "float32", r * 10 + k).as_float() * scalar(mem[1], "float32", k * 10 + col).as_float();
       if (relu) ref = std::max(ref, 0.0);
       double d = scalar(mem[2], "float32", r * 10 + col).as_float() - ref;
       se += d * d;
@@ -360,10 +408,14 @@ TEST(LateHandBuilt, LinearizeRenderRun) {
     n++;
     auto uops = do_linearize(decode_graph(c.sink));
     EXPECT_EQ(encode_graph(UOp(Ops::LINEAR, dtypes::void_, uops)), c.program);
-    if (c.has_source) EXPECT_EQ(clang.render(uops), join(c.source));
-    else EXPECT_THROW(clang.render(uops), Error);
-    if (c.has_llvm_source) EXPECT_EQ(llvm.render(uops), join(c.llvm_source));
-    else EXPECT_THROW(llvm.render(uops), Error);
+    if (c.has_source)
+      EXPECT_EQ(clang.render(uops), join(c.source));
+    else
+      EXPECT_THROW(clang.render(uops), Error);
+    if (c.has_llvm_source)
+      EXPECT_EQ(llvm.render(uops), join(c.llvm_source));
+    else
+      EXPECT_THROW(llvm.render(uops), Error);
     for (const HandRun& r : c.runs) {
       runs++;
       std::vector<std::vector<uint8_t>> mem;
@@ -411,4 +463,54 @@ TEST(PySort, MatchesCPython) {
     }
   }
   EXPECT_EQ(n_cases, 34);
+}
+
+// ***** a kernel written directly in C++ in its post-codegen form (what full_rewrite_to_sink returns for
+// a.index(r).store(b.index(r) * 2.0).end(r) on the CPU): linearized, rendered like the reference renders it, run *****
+TEST(LateApi, HandWrittenKernel) {
+  auto param = [](int64_t slot, const UOp& size) {
+    ParamArg p;
+    p.slot = slot;
+    p.dtype = dtypes::float32;
+    return UOp(Ops::PARAM, dtypes::float32, {size}, p.to_arg());
+  };
+  UOp n = UOp::const_(PyConst(16), dtypes::weakint).cast(dtypes::int32);
+  UOp a = param(0, n), b = param(1, n);
+  UOp r(Ops::RANGE, dtypes::int32, {n}, Arg::tup(0, AxisType::WEAK));
+  UOp val(Ops::LOAD, dtypes::float32, {UOp(Ops::INDEX, dtypes::float32, {b, r})});
+  UOp two = UOp::const_(PyConst(2.0), dtypes::weakfloat).cast(dtypes::float32);
+  UOp st(Ops::STORE, dtypes::void_,
+         {UOp(Ops::INDEX, dtypes::float32, {a, r}), UOp(Ops::MUL, dtypes::float32, {val, two})});
+  UOp sink = UOp::sink({UOp(Ops::END, dtypes::void_, {st, r})}, KernelInfo("double").to_arg());
+
+  std::vector<UOp> prg = do_linearize(sink);
+  ASSERT_EQ(prg.back(), sink);
+  EXPECT_EQ(ClangRenderer(Target{"CPU", "CLANG", "x86_64,native", "", ""}).render(prg),
+            "\nvoid double(float* restrict data0_16, float* restrict data1_16) {\n"
+            "  for (int Lidx0 = 0; Lidx0 < 16; Lidx0++) {\n"
+            "    float val0 = (*(data1_16+Lidx0));\n"
+            "    *(data0_16+Lidx0) = (val0*2.0f);\n"
+            "  }\n"
+            "}\n");
+
+  std::vector<float> out(16, 0), in(16);
+  for (int k = 0; k < 16; k++) in[(size_t)k] = (float)k - 3.5f;
+  interp::Program(prg).run({interp::view(out, dtypes::float32), interp::view(in, dtypes::float32)});
+  for (int k = 0; k < 16; k++) EXPECT_EQ(out[(size_t)k], 2 * in[(size_t)k]);
+
+  // the same through a PROGRAM (ProgramInfo: two globals, slot 0 written, slot 1 read)
+  UOp program = to_program_from_full_sink(sink, ClangRenderer(Target{}));
+  const ProgramInfo* info = program.arg().as<ProgramInfo>();
+  ASSERT_NE(info, nullptr);
+  EXPECT_EQ(info->globals, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(info->outs, (std::vector<int64_t>{0}));
+  EXPECT_EQ(info->ins, (std::vector<int64_t>{1}));
+  std::fill(out.begin(), out.end(), 0.f);
+  std::vector<interp::BufferView> bufs{interp::view(out, dtypes::float32), interp::view(in, dtypes::float32)};
+  interp::run_program(program, bufs);
+  EXPECT_EQ(out[5], 2 * in[5]);
+  Estimates e = Estimates::from_uops(prg, true);
+  EXPECT_EQ(e.ops.i(), 16);  // one MUL per iteration
+  EXPECT_EQ(e.lds.i(), 128);
+  EXPECT_EQ(e.mem.i(), 128);
 }
