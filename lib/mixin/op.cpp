@@ -779,3 +779,283 @@ UOp UOp::sequential(const std::vector<std::function<UOp(const UOp&)>>& ll) const
 }
 
 }  // namespace tg
+
+// ************************* gather, pooling, convolution *************************
+
+namespace tg {
+
+UOp UOp::gather(int64_t dim0, const UOp& index) const {
+  if (index.ndim() != ndim())
+    throw Error("gather: self.ndim must equal index.ndim, self.ndim=" + std::to_string(ndim()) +
+                ", index.ndim=" + std::to_string(index.ndim()));
+  int64_t dim = resolve_dim(dim0);
+  const Shape &sh = shape(), &ish = index.shape();
+  for (size_t d = 0; d < sh.size(); d++)
+    if ((int64_t)d != dim && !truthy(s_ge(sh[d], ish[d])))
+      throw Error("gather: requires self.shape[d] >= index.shape[d] for all d != dim, got " + shape_str(sh) + " and " +
+                  shape_str(ish));
+  OptShape st;
+  for (size_t d = 0; d < ish.size(); d++) st.push_back((int64_t)d != dim ? std::optional<sint>(ish[d]) : std::nullopt);
+  UOp x = shrink_to(st).unsqueeze(-1).transpose(-1, dim);
+  return index.unsqueeze(-1).one_hot_along_dim(sh[dim]).where(x, 0).sum(-1, false, dtype());
+}
+
+namespace {
+// helpers.resolve_pool_pads: an int, one pad per axis (both sides), or torch-style flat pairs
+std::vector<sint> resolve_pool_pads(const IntTuple& padding, size_t dims) {
+  const auto& p = padding.values();
+  if (padding.is_scalar()) return std::vector<sint>(2 * dims, sint(p[0]));
+  if (p.size() == 2 * dims) return std::vector<sint>(p.begin(), p.end());
+  if (p.size() != dims)
+    throw Error("pool: Padding must be an int or a sequence of length " + std::to_string(dims) + " or " +
+                std::to_string(2 * dims) + ", but got padding=" + ints_str(p) + " with dims=" + std::to_string(dims) + ".");
+  std::vector<sint> r;
+  for (auto it = p.rbegin(); it != p.rend(); ++it) r.push_back(*it), r.push_back(*it);
+  return r;
+}
+// helpers.flat_to_grouped: (l, r, t, b) -> ((t, b), (l, r))
+Pairs flat_to_grouped(const std::vector<sint>& pads) {
+  Pairs r;
+  for (int64_t i = (int64_t)pads.size() - 2; i >= 0; i -= 2) r.push_back({pads[i], pads[i + 1]});
+  return r;
+}
+// ((0, 0),)*(ndim-len(k)) + flat_to_grouped(pads)
+Pairs full_pads(int64_t ndim, size_t nk, const std::vector<sint>& pads) {
+  Pairs r(std::max<int64_t>(0, ndim - (int64_t)nk), {sint(0), sint(0)});
+  for (const auto& p : flat_to_grouped(pads)) r.push_back(p);
+  return r;
+}
+Shape to_shape(const std::vector<int64_t>& v) { return Shape(v.begin(), v.end()); }
+std::vector<int64_t> last_axes(size_t n) {
+  std::vector<int64_t> r;
+  for (int64_t i = -(int64_t)n; i < 0; i++) r.push_back(i);
+  return r;
+}
+std::string reduction_error(std::string_view r) {
+  return "reduction='" + std::string(r) + "' must be one of ('mean', 'sum', 'none')";
+}
+UOp do_reduction(const UOp& x, std::string_view reduction) {
+  if (reduction == "none") return x;
+  if (reduction == "sum") return x.sum();
+  if (reduction == "mean") return x.mean();
+  throw Error(reduction_error(reduction));
+}
+}  // namespace
+
+// _apply_ceil_mode: extra padding so that _pool's output size is the ceil-mode one
+static std::vector<sint> apply_ceil_mode(const UOp& self, const std::vector<sint>& pads, const std::vector<int64_t>& k_,
+                                         const std::vector<int64_t>& s_, const std::vector<int64_t>& d_) {
+  Shape i_ = slice(self.shape(), -(int64_t)k_.size(), INT64_MAX);
+  Pairs g = flat_to_grouped(pads);
+  size_t n = std::min({i_.size(), k_.size(), s_.size(), d_.size(), g.size()});
+  std::vector<sint> o_;
+  for (size_t j = 0; j < n; j++)
+    o_.push_back(ceildiv(i_[j] + g[j].first + g[j].second - sint(d_[j] * (k_[j] - 1) + 1), s_[j]) + sint(1));
+  for (size_t j = 0; j < n; j++) {
+    const sint &o = o_[j], &i = i_[j], pB = g[j].first, pA = g[j].second;
+    sint s = s_[j], d = d_[j], k = k_[j];
+    g[j] = {pB, pA + s * (o - sint(1)) + (d * (k - sint(1)) + sint(1)) - (i + pB + pA) -
+                    smax({s * (o - sint(1)) - (pB + i - sint(1)), sint(0)})};
+  }
+  std::vector<sint> r;
+  for (auto it = g.rbegin(); it != g.rend(); ++it) r.push_back(it->first), r.push_back(it->second);
+  return r;
+}
+
+UOp UOp::avg_pool2d(const IntTuple& kernel_size, const std::optional<IntTuple>& stride, const IntTuple& dilation,
+                    const IntTuple& padding, bool ceil_mode, bool count_include_pad) const {
+  std::vector<int64_t> k_ = kernel_size.make_tuple(2), axis = last_axes(k_.size());
+  std::vector<int64_t> s_ = stride ? stride->make_tuple(k_.size()) : k_, d_ = dilation.make_tuple(k_.size());
+  auto pool_ = [&](const UOp& x, const std::vector<sint>& p) {
+    return pad_constant(x, full_pads(x.ndim(), k_.size(), p), 0.0).pool(to_shape(k_), s_, d_);
+  };
+  std::vector<sint> reg_pads = resolve_pool_pads(padding, k_.size());
+  std::vector<sint> pads = ceil_mode ? apply_ceil_mode(*this, reg_pads, k_, s_, d_) : reg_pads;
+  if (!count_include_pad) return pool_(*this, pads).sum(axis).div(pool_(const_like(1), pads).sum(axis));
+  if (!ceil_mode) return pool_(*this, pads).mean(axis);
+  std::vector<sint> diff;
+  for (size_t j = 0; j < pads.size(); j++) diff.push_back(pads[j] - reg_pads[j]);
+  UOp ones_ = pad_constant(*this, full_pads(ndim(), k_.size(), reg_pads), 0.0).const_like(1);
+  return pool_(*this, pads).sum(axis).div(pool_(ones_, diff).sum(axis));
+}
+
+static UOp max_pooled(const UOp& self, const std::vector<int64_t>& k_, const std::vector<int64_t>& s_,
+                      const std::vector<int64_t>& d_, const std::vector<sint>& pads) {
+  return pad_constant(self, full_pads(self.ndim(), k_.size(), pads), self.dtype().min()).pool(to_shape(k_), s_, d_);
+}
+
+UOp UOp::max_pool2d(const IntTuple& kernel_size, const std::optional<IntTuple>& stride, const IntTuple& dilation,
+                    const IntTuple& padding, bool ceil_mode) const {
+  std::vector<int64_t> k_ = kernel_size.make_tuple(2);
+  std::vector<int64_t> s_ = stride ? stride->make_tuple(k_.size()) : k_, d_ = dilation.make_tuple(k_.size());
+  std::vector<sint> pads = resolve_pool_pads(padding, k_.size());
+  if (ceil_mode) pads = apply_ceil_mode(*this, pads, k_, s_, d_);
+  return max_pooled(*this, k_, s_, d_, pads).max(last_axes(k_.size()));
+}
+
+std::pair<UOp, UOp> UOp::max_pool2d_with_indices(const IntTuple& kernel_size, const std::optional<IntTuple>& stride,
+                                                 const IntTuple& dilation, const IntTuple& padding,
+                                                 bool ceil_mode) const {
+  std::vector<int64_t> k_ = kernel_size.make_tuple(2), axis = last_axes(k_.size());
+  std::vector<int64_t> s_ = stride ? stride->make_tuple(k_.size()) : k_, d_ = dilation.make_tuple(k_.size());
+  std::vector<sint> pads = resolve_pool_pads(padding, k_.size());
+  if (ceil_mode) pads = apply_ceil_mode(*this, pads, k_, s_, d_);
+  UOp pooled = max_pooled(*this, k_, s_, d_, pads);
+  Shape spatial_shape = slice(shape(), -(int64_t)k_.size(), INT64_MAX);
+  sint sz = sprod(spatial_shape);
+  pyint spatial_sz = sz.is_int() ? sz.i() : sz.u().as_int();
+  UOp idx = arange(PyConst(spatial_sz), PyConst(0), PyConst(-1)).reshape(spatial_shape);
+  UOp m = pooled.eq(pooled.max(axis, true));
+  idx = m.mul(max_pooled(idx, k_, s_, d_, pads));
+  return {pooled.max(axis), idx.max(axis).sub(PyConst(spatial_sz), true)};
+}
+
+UOp UOp::max_unpool2d(const UOp& indices, const IntTuple& kernel_size, const std::optional<IntTuple>& stride,
+                      const IntTuple& dilation, const IntTuple& padding, const std::optional<Shape>& output_size) const {
+  const Shape& sh = shape();
+  if (sh.size() < 2) throw Error("max_unpool2d: needs (bs, c, *spatial), got " + shape_str(sh));
+  sint bs = sh[0], c = sh[1];
+  Shape spatial(sh.begin() + 2, sh.end());
+  Shape out;
+  if (!output_size) {
+    size_t n = spatial.size();
+    std::vector<int64_t> k_ = kernel_size.make_tuple(n), d_ = dilation.make_tuple(n);
+    std::vector<int64_t> s_ = (stride ? *stride : kernel_size).make_tuple(n);
+    Pairs p_ = flat_to_grouped(resolve_pool_pads(padding, n));
+    // the reference unpacks each pair as (pA, pB); their sum is what counts
+    for (size_t j = 0; j < std::min({n, k_.size(), d_.size(), s_.size(), p_.size()}); j++)
+      out.push_back((spatial[j] - sint(1)) * sint(s_[j]) - (p_[j].second + p_[j].first) + sint(d_[j] * (k_[j] - 1) + 1));
+  } else out = slice(*output_size, -(int64_t)spatial.size(), INT64_MAX);
+  UOp ret = indices.reshape({bs, c, 1, -1}).one_hot_along_dim(sprod(out), 2).where(reshape({bs, c, 1, -1}), 0).sum(3);
+  return ret.reshape(concat({bs, c}, out));
+}
+
+UOp UOp::conv2d(const UOp& weight, const std::optional<UOp>& bias, int64_t groups, const IntTuple& stride,
+                const IntTuple& dilation, const IntTuple& padding, DType dtype) const {
+  const Shape &xs = shape(), &ws = weight.shape();
+  if (xs.size() < 2 || ws.size() < 2) throw Error("conv2d: input and weight need at least 2 dims");
+  sint bs = xs[0], cin_ = xs[1], cout = ws[0], cin = ws[1];
+  Shape HW(ws.begin() + 2, ws.end());
+  std::vector<sint> padding_ = resolve_pool_pads(padding, HW.size());
+  if (!s_eq(sint(groups) * cin, cin_) || xs.size() != ws.size())
+    throw Error("conv2d: Input Tensor shape " + shape_str(xs) + " does not match the shape of the weights " + shape_str(ws) +
+                ". (" + (sint(groups) * cin).str() + " vs. " + cin_.str() + ")");
+  std::vector<int64_t> s_ = stride.make_tuple(HW.size()), d_ = dilation.make_tuple(HW.size());
+  UOp x = pad_constant(*this, full_pads(ndim(), HW.size(), padding_), 0.0).pool(HW, s_, d_);
+  sint rcout = mixin::floordiv(cout, sint(groups));
+  Shape oyx = slice(x.shape(), 2, -(int64_t)HW.size());
+  int64_t no = (int64_t)oyx.size(), nh = (int64_t)HW.size();
+  x = x.reshape(concat(concat({bs, groups, cin, 1}, oyx), HW))
+          .expand(concat(concat({bs, groups, cin, rcout}, oyx), HW));
+  std::vector<int64_t> perm{0, 1, 3};
+  for (int64_t i = 0; i < no; i++) perm.push_back(4 + i);
+  perm.push_back(2);
+  for (int64_t i = 0; i < nh; i++) perm.push_back(4 + no + i);
+  x = x.permute(perm);
+  std::vector<int64_t> sum_axes;
+  for (int64_t i = 0; i < 1 + no; i++) sum_axes.push_back(-1 - i);
+  UOp w = weight.reshape(concat(concat(concat({1, groups, rcout}, Shape(no, sint(1))), {cin}), HW));
+  UOp ret = x.mul(w).sum(sum_axes, true, dtype).reshape(concat({bs, cout}, oyx));
+  if (!bias) return ret;
+  return ret.add(bias->reshape(concat({1, -1}, Shape(nh, sint(1)))));
+}
+
+UOp UOp::conv_transpose2d(const UOp& weight, const std::optional<UOp>& bias, int64_t groups, const IntTuple& stride,
+                          const IntTuple& dilation, const IntTuple& padding, const IntTuple& output_padding) const {
+  std::vector<int64_t> flips;
+  for (int64_t i = 3; i < (int64_t)weight.shape().size() + 1; i++) flips.push_back(i);
+  UOp x = *this, w = weight.unflatten(0, {groups, -1}).transpose(1, 2).flip(flips);
+  Shape HW = slice(weight.shape(), 2, INT64_MAX);
+  size_t n = HW.size();
+  Pairs pads = flat_to_grouped(resolve_pool_pads(padding, n));
+  std::vector<int64_t> s_ = stride.make_tuple(n), d_ = dilation.make_tuple(n), op_ = output_padding.make_tuple(n);
+  if (std::any_of(s_.begin(), s_.end(), [](int64_t s) { return s > 1; })) {
+    // strides: (k) -> reshape -> (k,1) -> pad -> (k,s) -> reshape -> (k*s) -> shrink (k-(s-1))
+    Shape a = slice(x.shape(), 0, 2);
+    for (size_t j = 2; j < x.shape().size(); j++) a.push_back(x.shape()[j]), a.push_back(1);
+    x = x.reshape(a);
+    PadArg p{std::nullopt, std::nullopt};
+    for (int64_t s : s_) p.push_back(std::nullopt), p.push_back(OptPair(0, s - 1));
+    x = x.pad(p);
+    Shape b = slice(x.shape(), 0, 2);
+    for (size_t j = 0; 2 + 2 * j < x.shape().size() && j < s_.size(); j++) b.push_back(x.shape()[2 + 2 * j] * sint(s_[j]));
+    x = x.reshape(b);
+    OptShape c{std::nullopt, std::nullopt};
+    for (size_t j = 0; 2 + j < x.shape().size() && j < s_.size(); j++) c.push_back(x.shape()[2 + j] - sint(s_[j] - 1));
+    x = x.shrink_to(c);
+  }
+  std::vector<int64_t> flat;
+  size_t m = std::min({n, d_.size(), pads.size(), op_.size()});
+  for (size_t j = m; j-- > 0;) {
+    if (!pads[j].first.is_int() || !pads[j].second.is_int() || !HW[j].is_int())
+      throw Error("conv_transpose2d: symbolic sizes are not supported");
+    int64_t k = (int64_t)HW[j].i(), d = d_[j];
+    flat.push_back((k - 1) * d - (int64_t)pads[j].first.i());
+    flat.push_back((k - 1) * d - (int64_t)pads[j].second.i() + op_[j]);
+  }
+  return x.conv2d(w.flatten(0, 1), bias, groups, 1, d_, flat);
+}
+
+UOp UOp::layernorm(const AxisArg& axis, double eps) const {
+  UOp y = sub(mean(axis, true));
+  return y.mul(y.mul(y).mean(axis, true).add(eps).rsqrt());
+}
+
+UOp UOp::batchnorm(const std::optional<UOp>& weight, const std::optional<UOp>& bias, const UOp& mean_,
+                   const UOp& invstd, const AxisArg& axis) const {
+  if (axis.is_none()) throw Error("batchnorm: axis must be an int or a list of ints");
+  const std::vector<int64_t>& axis_ = axis.axes();  // not resolved: the reference compares them with enumerate()
+  Shape bshape;
+  for (int64_t ax = 0; ax < ndim(); ax++)
+    bshape.push_back(std::find(axis_.begin(), axis_.end(), ax) != axis_.end() ? shape()[ax] : sint(1));
+  UOp x = sub(mean_.reshape(bshape));
+  if (weight) x = x.mul(weight->reshape(bshape));
+  UOp ret = x.mul(invstd.shape().size() == axis_.size() ? invstd.reshape(bshape) : invstd);
+  return bias ? ret.add(bias->reshape(bshape)) : ret;
+}
+
+UOp UOp::binary_crossentropy(const UOp& Y, std::string_view reduction) const {
+  return do_reduction(Y.neg().mul(log()).sub(Y.sub(1, true).mul(sub(1, true).log())), reduction);
+}
+UOp UOp::binary_crossentropy_logits(const UOp& Y, std::string_view reduction, const std::optional<UOp>& pos_weight) const {
+  UOp log_p = logsigmoid(), log_1_minus_p = neg().logsigmoid();
+  UOp wy = pos_weight ? pos_weight->mul(Y) : Y.mul(1, true);
+  return do_reduction(wy.mul(log_p).add(Y.sub(1, true).mul(log_1_minus_p)).neg(), reduction);
+}
+UOp UOp::sparse_categorical_crossentropy(const UOp& Y, int64_t ignore_index, double label_smoothing,
+                                         std::string_view reduction) const {
+  if (!(0.0 <= label_smoothing && label_smoothing <= 1.0))
+    throw Error("sparse_categorical_crossentropy: label_smoothing must be in [0.0, 1.0]");
+  UOp log_probs = log_softmax();
+  UOp loss_mask = ignore_index != -1 ? Y.ne(ignore_index) : Y.const_like(true, dtypes::bool_);
+  UOp y = Y.unsqueeze(-1).one_hot_along_dim(shape().back(), -1).mul(loss_mask.unsqueeze(-1));
+  UOp smoothing = log_probs.mean(-1).mul(loss_mask).mul(label_smoothing, true);
+  UOp unreduced = log_probs.mul(y).sum(-1).mul(1 - label_smoothing, true).add(smoothing);
+  if (reduction == "mean") return unreduced.sum().neg().div(loss_mask.sum());
+  return do_reduction(unreduced, reduction).neg();
+}
+UOp UOp::cross_entropy(const UOp& Y0, std::string_view reduction, double label_smoothing) const {
+  if (!(0.0 <= label_smoothing && label_smoothing <= 1.0))
+    throw Error("cross_entropy: label_smoothing must be in [0.0, 1.0]");
+  int64_t classes_dim = ndim() == 1 ? 0 : 1;
+  UOp Y = Y0;
+  if (!shape_eq(shape(), Y.shape())) {
+    if (!shape_eq(max(classes_dim).shape(), Y.shape()))
+      throw Error("cross_entropy: shape mismatch: self.shape=" + shape_str(shape()) + ", Y.shape=" + shape_str(Y.shape()));
+    Y = Y.unsqueeze(classes_dim).one_hot_along_dim(shape()[classes_dim], classes_dim);
+  }
+  const sint& nc = Y.shape()[classes_dim];
+  double n = (double)(nc.is_int() ? nc.i() : nc.u().as_int());
+  Y = Y.mul(1 - label_smoothing, true).add(label_smoothing / n);
+  return do_reduction(log_softmax(classes_dim).mul(Y).sum(classes_dim), reduction).neg();
+}
+UOp UOp::nll_loss(const UOp& Y, const std::optional<UOp>& weight, std::optional<int64_t> ignore_index,
+                  std::string_view reduction) const {
+  UOp w = weight ? weight->gather(0, Y.flatten()).reshape(Y.shape()) : Y.const_like(1);
+  UOp masked_weight = ignore_index ? w.mul(Y.ne(*ignore_index)) : w;
+  UOp nll = gather(1, Y.unsqueeze(1)).squeeze(1).neg().mul(masked_weight);
+  if (reduction == "mean") return nll.sum().div(masked_weight.sum());
+  return do_reduction(nll, reduction);
+}
+
+}  // namespace tg

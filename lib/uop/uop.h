@@ -72,6 +72,22 @@ class AxisArg {
   bool scalar_ = false;
 };
 
+// python int|tuple[int, ...]: a kernel size, stride, dilation or padding given once for every axis or per axis
+class IntTuple {
+ public:
+  IntTuple(int v) : v_{v}, scalar_(true) {}
+  IntTuple(long v) : v_{v}, scalar_(true) {}
+  IntTuple(std::initializer_list<int64_t> v) : v_(v) {}
+  IntTuple(std::vector<int64_t> v) : v_(std::move(v)) {}
+  bool is_scalar() const { return scalar_; }
+  const std::vector<int64_t>& values() const { return v_; }
+  std::vector<int64_t> make_tuple(size_t n) const { return scalar_ ? std::vector<int64_t>(n, v_[0]) : v_; }  // helpers.make_tuple
+
+ private:
+  std::vector<int64_t> v_;
+  bool scalar_ = false;
+};
+
 class UOp {
  public:
   UOp() = default;
@@ -446,6 +462,39 @@ class UOp {
   UOp sequential(const std::vector<std::function<UOp(const UOp&)>>& ll) const;
   UOp linear(const UOp& weight, const std::optional<UOp>& bias = std::nullopt, DType dtype = DType()) const;
   static UOp einsum(const std::string& formula, std::span<const UOp> operands, DType dtype = DType());
+  UOp gather(int64_t dim, const UOp& index) const;
+  // pooling and convolution over the last len(kernel) axes; padding: one int, one per axis, or torch-style flat pairs
+  UOp avg_pool2d(const IntTuple& kernel_size = {2, 2}, const std::optional<IntTuple>& stride = std::nullopt,
+                 const IntTuple& dilation = 1, const IntTuple& padding = 0, bool ceil_mode = false,
+                 bool count_include_pad = true) const;
+  UOp max_pool2d(const IntTuple& kernel_size = {2, 2}, const std::optional<IntTuple>& stride = std::nullopt,
+                 const IntTuple& dilation = 1, const IntTuple& padding = 0, bool ceil_mode = false) const;
+  // max_pool2d(return_indices=True): (values, indices)
+  std::pair<UOp, UOp> max_pool2d_with_indices(const IntTuple& kernel_size = {2, 2},
+                                              const std::optional<IntTuple>& stride = std::nullopt,
+                                              const IntTuple& dilation = 1, const IntTuple& padding = 0,
+                                              bool ceil_mode = false) const;
+  UOp max_unpool2d(const UOp& indices, const IntTuple& kernel_size = {2, 2},
+                   const std::optional<IntTuple>& stride = std::nullopt, const IntTuple& dilation = 1,
+                   const IntTuple& padding = 0, const std::optional<Shape>& output_size = std::nullopt) const;
+  UOp conv2d(const UOp& weight, const std::optional<UOp>& bias = std::nullopt, int64_t groups = 1,
+             const IntTuple& stride = 1, const IntTuple& dilation = 1, const IntTuple& padding = 0,
+             DType dtype = DType()) const;
+  UOp conv_transpose2d(const UOp& weight, const std::optional<UOp>& bias = std::nullopt, int64_t groups = 1,
+                       const IntTuple& stride = 1, const IntTuple& dilation = 1, const IntTuple& padding = 0,
+                       const IntTuple& output_padding = 0) const;
+  UOp layernorm(const AxisArg& axis = -1, double eps = 1e-5) const;
+  UOp batchnorm(const std::optional<UOp>& weight, const std::optional<UOp>& bias, const UOp& mean, const UOp& invstd,
+                const AxisArg& axis = 1) const;
+  // losses; reduction: "mean", "sum" or "none"
+  UOp binary_crossentropy(const UOp& Y, std::string_view reduction = "mean") const;
+  UOp binary_crossentropy_logits(const UOp& Y, std::string_view reduction = "mean",
+                                 const std::optional<UOp>& pos_weight = std::nullopt) const;
+  UOp sparse_categorical_crossentropy(const UOp& Y, int64_t ignore_index = -1, double label_smoothing = 0.0,
+                                      std::string_view reduction = "mean") const;
+  UOp cross_entropy(const UOp& Y, std::string_view reduction = "mean", double label_smoothing = 0.0) const;
+  UOp nll_loss(const UOp& Y, const std::optional<UOp>& weight = std::nullopt,
+               std::optional<int64_t> ignore_index = std::nullopt, std::string_view reduction = "mean") const;
 
   // pretty_print (the reference's repr)
   std::string repr() const;

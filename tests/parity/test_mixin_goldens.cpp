@@ -671,6 +671,75 @@ std::map<std::string, Builder> hand_written() {
   add("op/sequential", [] {
     return f().sequential({[](const UOp& y) { return y * 2; }, [](const UOp& y) { return y + 1; }});
   });
+  auto x4 = [] { return P(0, dtypes::float32, {1, 1, 5, 5}); };
+  auto F = [](int64_t slot, Shape s) { return P(slot, dtypes::float32, s); };
+  add("op/pool_avg", [=] { return x4().avg_pool2d(); });
+  add("op/pool_avg_k3s2p1", [=] { return x4().avg_pool2d({3, 3}, 2, 1, 1); });
+  add("op/pool_avg_ceil", [=] { return x4().avg_pool2d({2, 2}, std::nullopt, 1, 0, true); });
+  add("op/pool_avg_nocount", [=] { return x4().avg_pool2d({2, 2}, std::nullopt, 1, 1, false, false); });
+  add("op/pool_avg_ceil_nocount", [=] { return x4().avg_pool2d(3, 2, 1, 0, true, false); });
+  add("op/pool_avg_ceil_pad", [=] { return x4().avg_pool2d(3, 2, 1, 1, true); });
+  add("op/pool_avg_1d", [=] { return F(0, {1, 2, 9}).avg_pool2d({3}, 2); });
+  add("op/pool_max", [=] { return x4().max_pool2d(); });
+  add("op/pool_max_pad_tuple", [=] { return x4().max_pool2d({2, 2}, std::nullopt, 1, {1, 0}); });
+  add("op/pool_max_flatpad", [=] { return x4().max_pool2d({2, 2}, std::nullopt, 1, {1, 0, 0, 1}); });
+  add("op/pool_max_dil", [=] { return F(0, {1, 1, 7, 7}).max_pool2d({2, 2}, std::nullopt, 2); });
+  add("op/pool_max_int", [=] { return P(0, dtypes::int32, {1, 1, 4, 4}).max_pool2d(); });
+  add("op/pool_max_ceil", [=] { return x4().max_pool2d({2, 2}, std::nullopt, 1, 0, true); });
+  addv("op/pool_max_idx", [=] { auto [v, ix] = x4().max_pool2d_with_indices(); return R{v, ix}; });
+  addv("op/pool_max_idx_ceil", [=] { auto [v, ix] = x4().max_pool2d_with_indices(3, 2, 1, 0, true); return R{v, ix}; });
+  add("op/pool_bad_pad", [=] { return x4().max_pool2d({2, 2}, std::nullopt, 1, {1, 2, 3}); });
+  add("op/max_unpool", [=] {
+    auto [o, ix] = F(0, {1, 1, 4, 4}).max_pool2d_with_indices();
+    return o.max_unpool2d(ix);
+  });
+  add("op/max_unpool_size", [=] {
+    auto [o, ix] = x4().max_pool2d_with_indices();
+    return o.max_unpool2d(ix, {2, 2}, std::nullopt, 1, 0, Shape{1, 1, 5, 5});
+  });
+  add("op/conv", [=] { return F(0, {1, 3, 8, 8}).conv2d(F(1, {4, 3, 3, 3})); });
+  add("op/conv_bias", [=] { return F(0, {2, 3, 8, 8}).conv2d(F(1, {4, 3, 3, 3}), F(2, {4})); });
+  add("op/conv_stride_pad", [=] { return F(0, {1, 3, 8, 8}).conv2d(F(1, {4, 3, 3, 3}), std::nullopt, 1, 2, 1, 1); });
+  add("op/conv_pad_tuple", [=] { return F(0, {1, 3, 8, 8}).conv2d(F(1, {4, 3, 3, 3}), std::nullopt, 1, 1, 1, {1, 2}); });
+  add("op/conv_groups", [=] { return F(0, {1, 4, 6, 6}).conv2d(F(1, {6, 2, 3, 3}), std::nullopt, 2); });
+  add("op/conv_dtype", [=] {
+    return P(0, dtypes::float16, {1, 3, 8, 8}).conv2d(P(1, dtypes::float16, {4, 3, 3, 3}), std::nullopt, 1, 1, 1, 0, dtypes::float32);
+  });
+  add("op/conv_1d", [=] { return F(0, {1, 2, 10}).conv2d(F(1, {4, 2, 3})); });
+  add("op/conv_bad", [=] { return F(0, {1, 3, 8, 8}).conv2d(F(1, {4, 2, 3, 3})); });
+  add("op/conv_t", [=] { return F(0, {1, 4, 5, 5}).conv_transpose2d(F(1, {4, 2, 3, 3})); });
+  add("op/conv_t_stride", [=] { return F(0, {1, 4, 5, 5}).conv_transpose2d(F(1, {4, 2, 3, 3}), std::nullopt, 1, 2, 1, 1, 1); });
+  add("op/conv_t_groups", [=] { return F(0, {1, 4, 5, 5}).conv_transpose2d(F(1, {4, 1, 3, 3}), F(2, {2}), 2); });
+  add("op/layernorm", [] { return f432().layernorm(); });
+  add("op/layernorm_axes", [] { return f432().layernorm({1, 2}, 1e-6); });
+  add("op/batchnorm", [=] { return F(0, {2, 3, 4, 4}).batchnorm(F(1, {3}), F(2, {3}), F(3, {3}), F(4, {3})); });
+  add("op/batchnorm_none", [=] { return F(0, {2, 3, 4, 4}).batchnorm(std::nullopt, std::nullopt, F(3, {3}), F(4, {3})); });
+  add("op/batchnorm_axes", [=] { return F(0, {2, 3, 4, 4}).batchnorm(std::nullopt, F(2, {3, 4}), F(3, {3, 4}), F(4, {}), {1, 2}); });
+  add("op/bce", [] { return f().sigmoid().binary_crossentropy(f()); });
+  add("op/bce_sum", [] { return f().binary_crossentropy(f(), "sum"); });
+  add("op/bce_logits", [] { return f().binary_crossentropy_logits(f()); });
+  add("op/bce_logits_pw", [] { return f().binary_crossentropy_logits(f(), "none", leaf("f3")); });
+  auto logits = [] { return P(0, dtypes::float32, {4, 10}); };
+  auto labels = [] { return P(1, dtypes::int32, {4}); };
+  add("op/sce", [=] { return logits().sparse_categorical_crossentropy(labels()); });
+  add("op/sce_ignore", [=] { return logits().sparse_categorical_crossentropy(labels(), 0); });
+  add("op/sce_smooth", [=] { return logits().sparse_categorical_crossentropy(labels(), -1, 0.1); });
+  add("op/sce_sum", [=] { return logits().sparse_categorical_crossentropy(labels(), -1, 0.0, "sum"); });
+  add("op/sce_none", [=] { return logits().sparse_categorical_crossentropy(labels(), -1, 0.0, "none"); });
+  add("op/sce_bad_red", [=] { return logits().sparse_categorical_crossentropy(labels(), -1, 0.0, "avg"); });
+  add("op/ce", [=] { return logits().cross_entropy(labels()); });
+  add("op/ce_probs", [] { return f().cross_entropy(f()); });
+  add("op/ce_smooth", [=] { return logits().cross_entropy(labels(), "sum", 0.2); });
+  add("op/ce_1d", [] { return leaf("f3").cross_entropy(UOp::const_(1).cast(dtypes::int32)); });
+  add("op/ce_bad_shape", [] { return f().cross_entropy(leaf("i3")); });
+  add("op/nll", [=] { return logits().nll_loss(labels()); });
+  add("op/nll_weight", [=] { return logits().nll_loss(labels(), F(2, {10})); });
+  add("op/nll_ignore", [=] { return logits().nll_loss(labels(), std::nullopt, 3, "sum"); });
+  add("op/gather", [=] { return F(0, {3, 4}).gather(1, P(1, dtypes::int32, {3, 2})); });
+  add("op/gather_0", [=] { return F(0, {3, 4}).gather(0, P(1, dtypes::int32, {2, 4})); });
+  add("op/gather_neg", [=] { return F(0, {3, 4}).gather(-1, P(1, dtypes::int32, {3, 4})); });
+  add("op/gather_bad_ndim", [=] { return F(0, {3, 4}).gather(1, P(1, dtypes::int32, {3})); });
+  add("op/gather_bad_size", [=] { return F(0, {3, 4}).gather(1, P(1, dtypes::int32, {4, 2})); });
   // ***** getitem *****
   add("gi/int", [] { return tt({8})[{3}]; });
   add("gi/int_neg", [] { return tt({8})[{-1}]; });
@@ -812,6 +881,61 @@ std::map<std::string, Builder> hand_written() {
   tum("TestTensorUOpSoftmax.test_softmax_axis0", [] { return tt({2, 3}).float_(); }, [](X x) { return x.softmax(0); });
   tum("TestTensorUOpSoftmax.test_log_softmax_default", [] { return tt({2, 3}).float_(); }, [](X x) { return x.log_softmax(); });
   tum("TestTensorUOpSoftmax.test_log_softmax_axis0", [] { return tt({2, 3}).float_(); }, [](X x) { return x.log_softmax(0); });
+  auto t55 = [] { return tt({1, 1, 5, 5}).float_(); };
+  tum("TestTensorUOpPool.test_avg_pool2d", t55, [](X x) { return x.avg_pool2d(); });
+  tum("TestTensorUOpPool.test_avg_pool2d_padding", t55, [](X x) { return x.avg_pool2d({2, 2}, std::nullopt, 1, 1); });
+  tum("TestTensorUOpPool.test_avg_pool2d_ceil", t55, [](X x) { return x.avg_pool2d({2, 2}, std::nullopt, 1, 0, true); });
+  tum("TestTensorUOpPool.test_avg_pool2d_no_count_pad", t55, [](X x) { return x.avg_pool2d({2, 2}, std::nullopt, 1, 1, false, false); });
+  tum("TestTensorUOpPool.test_max_pool2d", t55, [](X x) { return x.max_pool2d(); });
+  tum("TestTensorUOpPool.test_max_pool2d_padding", t55, [](X x) { return x.max_pool2d({2, 2}, std::nullopt, 1, 1); });
+  tum("TestTensorUOpPool.test_max_pool2d_ceil", t55, [](X x) { return x.max_pool2d({2, 2}, std::nullopt, 1, 0, true); });
+  tum2("TestTensorUOpPool.test_max_pool2d_return_indices", t55, [](X x) { return x.max_pool2d_with_indices(); });
+  tum("TestTensorUOpPool.test_max_unpool2d", [] { return tt({1, 1, 4, 4}).float_(); }, [](X x) {
+    auto [o, ix] = x.max_pool2d_with_indices();
+    return o.max_unpool2d(ix);
+  });
+  auto tf = [](Shape s) { return [s] { return tt(s).float_(); }; };
+  tum("TestTensorUOpConv2d.test_conv2d_basic", tf({1, 1, 3, 3}), [](X x) { return x.conv2d(tt({1, 1, 2, 2}).float_()); });
+  tum("TestTensorUOpConv2d.test_conv2d_padded", tf({1, 1, 3, 3}), [](X x) {
+    return x.conv2d(tt({1, 1, 2, 2}).float_(), std::nullopt, 1, 1, 1, 1);
+  });
+  tum("TestTensorUOpConv2d.test_conv2d_negative_padding", tf({1, 1, 5, 5}), [](X x) {
+    return x.conv2d(tt({1, 1, 3, 3}).float_(), std::nullopt, 1, 1, 1, {-1, -1, -1, -1});
+  });
+  tum("TestTensorUOpConv2d.test_conv2d_multichannel_bias", tf({2, 2, 5, 5}), [](X x) {
+    return x.conv2d(tt({4, 2, 3, 3}).float_(), tt({4}).float_());
+  });
+  tum("TestTensorUOpConv2d.test_conv2d_stride_dilation", tf({1, 2, 6, 6}), [](X x) {
+    return x.conv2d(tt({2, 2, 2, 2}).float_(), std::nullopt, 1, 2, 2);
+  });
+  tum("TestTensorUOpConv2d.test_conv2d_groups", tf({1, 4, 4, 4}), [](X x) { return x.conv2d(tt({4, 1, 2, 2}).float_(), std::nullopt, 4); });
+  tum("TestTensorUOpConv2d.test_conv2d_3d", tf({1, 1, 3, 3, 3}), [](X x) { return x.conv2d(tt({1, 1, 2, 2, 2}).float_()); });
+  tum("TestTensorUOpConv2d.test_conv_transpose2d_basic", tf({1, 1, 3, 3}), [](X x) { return x.conv_transpose2d(tt({1, 1, 2, 2}).float_()); });
+  tum("TestTensorUOpConv2d.test_conv_transpose2d_stride", tf({1, 1, 3, 3}), [](X x) {
+    return x.conv_transpose2d(tt({1, 1, 2, 2}).float_(), std::nullopt, 1, 2);
+  });
+  // the reference builds Y = Tensor([1, 2]) from data; the generator uses arange(2)+1 (same values, no buffer)
+  auto y = [] { return UOp::arange(2, std::nullopt, 1, dtypes::int32) + 1; };
+  auto t23f = [] { return tt({2, 3}).float_(); };
+  auto t23ls = [] { return tt({2, 3}).float_().log_softmax(); };
+  tum("TestTensorUOpLoss.test_cross_entropy", t23f, [=](X x) { return x.cross_entropy(y()); });
+  tum("TestTensorUOpLoss.test_sparse_categorical_crossentropy", t23f, [=](X x) { return x.sparse_categorical_crossentropy(y()); });
+  tum("TestTensorUOpLoss.test_sparse_categorical_crossentropy_ignore_index", t23f, [=](X x) {
+    return x.sparse_categorical_crossentropy(y(), 0);
+  });
+  tum("TestTensorUOpLoss.test_nll_loss", t23ls, [=](X x) { return x.nll_loss(y()); });
+  tum("TestTensorUOpLoss.test_nll_loss_weight", t23ls, [=](X x) { return x.nll_loss(y(), tt({3}).float_()); });
+  tum("TestTensorUOpLoss.test_nll_loss_ignore_index", t23ls, [=](X x) { return x.nll_loss(y(), std::nullopt, 1); });
+  tum("TestTensorUOpLoss.test_nll_loss_none_reduction", t23ls, [=](X x) { return x.nll_loss(y(), std::nullopt, std::nullopt, "none"); });
+  tum("TestTensorUOpLoss.test_nll_loss_weight_ignore_index", t23ls, [=](X x) { return x.nll_loss(y(), tt({3}).float_(), 1); });
+  auto iar = [](int64_t n) { return UOp::arange(n, std::nullopt, 1, dtypes::int32); };
+  tum("TestTensorUOpGather.test_gather_1d", [] { return tt({5}); }, [=](X x) { return x.gather(0, (iar(5) * 2) % 3); });
+  tum("TestTensorUOpGather.test_gather_dim0", [] { return tt({3, 4}); }, [=](X x) {
+    return x.gather(0, (iar(12).reshape({3, 4}) * 2) % 3);
+  });
+  tum("TestTensorUOpGather.test_gather_dim1", [] { return tt({3, 4}); }, [=](X x) {
+    return x.gather(1, (iar(12).reshape({3, 4}) * 3) % 4);
+  });
   auto cre = [&](const std::string& n, std::function<UOp()> fn) { add("tum/TestTensorUOpCreation." + n, fn); };
   cre("test_arange", [] { return UOp::arange(5); });
   cre("test_arange_empty", [] { return UOp::arange(5, 5); });
