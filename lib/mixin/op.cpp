@@ -1059,3 +1059,200 @@ UOp UOp::nll_loss(const UOp& Y, const std::optional<UOp>& weight, std::optional<
 }
 
 }  // namespace tg
+
+// ************************* interpolate, scatter, selection, sort *************************
+
+namespace tg {
+
+UOp UOp::interpolate(const std::vector<int64_t>& size, std::string_view mode, bool align_corners) const {
+  if (size.empty() || (int64_t)size.size() > ndim())
+    throw Error("interpolate: invalid size=" + ints_str(size) + " for " + shape_str(shape()));
+  if (mode != "linear" && mode != "nearest" && mode != "nearest-exact")
+    throw Error("interpolate: only supports linear, nearest or nearest-exact interpolate, got mode=" + std::string(mode));
+  if (align_corners && mode != "linear")
+    throw Error("interpolate: align_corners option can only be set with the interpolating mode linear");
+  UOp x = *this;
+  Shape expand_ = shape();
+  int64_t nd = ndim(), ns = (int64_t)size.size();
+  for (int64_t i = -1; i > -ns - 1; i--) {
+    const sint& s = shape()[nd + i];
+    int64_t in_sz = (int64_t)(s.is_int() ? s.i() : s.u().as_int()), sz = size[ns + i];
+    Shape reshape_(nd, sint(1));
+    reshape_[nd + i] = sz, expand_[nd + i] = sz;
+    if (mode == "linear") {
+      UOp arr = arange(sz);
+      UOp num;
+      int64_t den;
+      if (align_corners) num = arr.mul(in_sz - 1), den = sz - 1;
+      else num = arr.mul(2).add(1).mul(in_sz).sub(sz), den = sz * 2;
+      num = num.clip(0, (in_sz - 1) * den);
+      UOp low = num.floordiv(den).reshape(reshape_).expand(expand_);
+      UOp high = num.add(den).sub(1).floordiv(den).reshape(reshape_).expand(expand_);
+      UOp perc = num.mod(den).cast(dtypes::float32).div(den).reshape(reshape_).expand(expand_);
+      x = x.gather(i, low).lerp(x.gather(i, high), perc);
+    } else {
+      double scale = (double)in_sz / (double)sz;
+      UOp arr = arange(sz, std::nullopt, 1, dtypes::float32);
+      UOp index = (mode == "nearest-exact" ? arr.add(0.5).mul(scale, true) : arr.mul(scale, true))
+                      .cast(dtypes::int32).reshape(reshape_).expand(expand_);
+      x = x.gather(i, index);
+    }
+  }
+  return x.cast(dtype());
+}
+
+// _pre_scatter: src and a one-hot mask of index, both padded to self.shape + (self.shape[dim],)
+static std::pair<UOp, UOp> pre_scatter(const UOp& self, int64_t dim0, const UOp& index, const UOp& src0) {
+  int64_t dim = self.resolve_dim(dim0);
+  if (!(index.ndim() == self.ndim() && self.ndim() == src0.ndim()))
+    throw Error("scatter: self.ndim, index.ndim and src.ndim must all equal, self.ndim=" + std::to_string(self.ndim()) +
+                " index.ndim=" + std::to_string(index.ndim()) + " src.ndim=" + std::to_string(src0.ndim()));
+  const Shape &ss = self.shape(), &is = index.shape(), &rs = src0.shape();
+  for (size_t d = 0; d < ss.size(); d++)
+    if (!(((int64_t)d == dim || truthy(s_ge(ss[d], is[d]))) && truthy(s_ge(rs[d], is[d]))))
+      throw Error("scatter: All dimensions of index.shape=" + shape_str(is) + " should be <= to all dimensions of src.shape=" +
+                  shape_str(rs) + " and all dimensions except dimension " + std::to_string(dim) + " of self.shape=" + shape_str(ss));
+  if (self.dtype() != src0.dtype())
+    throw Error("scatter: expect self.dtype=" + self.dtype().repr() + " to be equal to src.dtype=" + src0.dtype().repr());
+  UOp src = src0.shrink_to(is);
+  src = src.unsqueeze(-1).expand(concat(src.shape(), {ss[dim]})).transpose(-1, dim);
+  UOp mask = index.unsqueeze(-1).one_hot_along_dim(ss[dim]).transpose(-1, dim);
+  OptShape to(ss);
+  to.push_back(std::nullopt);
+  return {src.pad_to(to), mask.pad_to(to)};
+}
+
+UOp UOp::scatter_reduce(int64_t dim, const UOp& index, const UOp& src0, std::string_view reduce, bool include_self) const {
+  auto [src, mask] = pre_scatter(*this, dim, index, src0);
+  auto inv_mask = [&](const Operand& a, const Operand& b) { return mask.any(-1).logical_not().where(a, b); };
+  if (reduce == "sum") return mask.where(src, 0).sum(-1).add(include_self ? *this : inv_mask(*this, 0));
+  if (reduce == "prod") return mask.where(src, 1).prod(-1).mul(include_self ? *this : inv_mask(*this, 1));
+  if (reduce == "amax") {
+    PyConst m = src.dtype().min();
+    return mask.where(src, m).max(-1).maximum(include_self ? *this : inv_mask(*this, m));
+  }
+  if (reduce == "amin") {
+    PyConst m = src.dtype().max();
+    return mask.where(src, m).min(-1).minimum(include_self ? *this : inv_mask(*this, m));
+  }
+  if (reduce == "mean") {
+    UOp count = mask.where(1, 0).sum(-1).add(include_self ? Operand(1) : Operand(inv_mask(1, 0)));
+    return mask.where(src, 0).sum(-1).add(include_self ? *this : inv_mask(*this, 0)).div(count);
+  }
+  throw Error("scatter_reduce: reduce='" + std::string(reduce) + "' must be one of 'sum', 'prod', 'mean', 'amax', 'amin'");
+}
+
+UOp UOp::scatter(int64_t dim, const UOp& index, const Operand& src0, std::string_view reduce) const {
+  if (!reduce.empty() && reduce != "add" && reduce != "multiply")
+    throw Error("scatter: reduce='" + std::string(reduce) + "' must be one of None, 'multiply', or 'add'");
+  UOp src;
+  if (!src0.is_uop()) src = full(index.shape(), src0.value(), dtype(), {}, false);
+  else if (!reduce.empty()) throw Error("scatter: non-scalar src is not supported with reduce arg. use scatter_reduce");
+  else src = src0.uop();
+  if (reduce == "add") return scatter_reduce(dim, index, src, "sum", true);
+  if (reduce == "multiply") return scatter_reduce(dim, index, src, "prod", true);
+  auto [s, mask] = pre_scatter(*this, dim, index, src);
+  return masked_merge(s, mask, {-1});
+}
+
+UOp UOp::masked_merge(const UOp& values0, const UOp& mask0, const std::vector<int64_t>& axes) const {
+  UOp mask = mask0, values = values0;
+  // reduce so that with repeated indices in mask the last one remains
+  for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
+    std::vector<UOp> ms = mask.split(1, *it), vs = values.split(1, *it);
+    UOp m = ms[0], v = vs[0];
+    for (size_t k = 1; k < ms.size(); k++) {
+      UOp nm = m.bitwise_or(ms[k]), nv = ms[k].where(vs[k], v);
+      m = nm, v = nv;
+    }
+    mask = m, values = v;
+  }
+  for (auto it = axes.rbegin(); it != axes.rend(); ++it) mask = mask.squeeze(*it), values = values.squeeze(*it);
+  return mask.where(values, *this);
+}
+
+UOp UOp::masked_select(const UOp& mask0, int64_t size, PyConst fill_value) const {
+  if (mask0.dtype() != dtypes::bool_) throw Error("masked_select expects bool mask tensor, got " + mask0.dtype().repr());
+  UOp x = flatten(), mask = mask0.broadcast_to(shape()).flatten();
+  UOp mask_cumsum = mask.cumsum();
+  UOp counts = zeros({sint(size)}, dtypes::int32, {}, false).scatter(0, mask_cumsum, 1, "add");
+  return arange(size).lt(mask.sum()).where(x.getitem({Index(counts.cumsum())}), fill_value).cast(dtype());
+}
+
+UOp UOp::nonzero(int64_t size, PyConst fill_value) const {
+  if (ndim() == 0) return zeros({sint(size), sint(0)}, dtypes::int32, device());
+  UOp mask = ne(0).flatten();
+  std::vector<UOp> parts;
+  const Shape& sh = shape();
+  for (int64_t i = 0; i < ndim(); i++) {
+    if (!sh[i].is_int()) throw Error("nonzero: symbolic shapes are not supported");
+    Shape rs(i, sint(1));
+    rs.push_back(sh[i]);
+    for (int64_t k = 0; k < ndim() - i - 1; k++) rs.push_back(1);
+    parts.push_back(arange(PyConst(sh[i].i())).reshape(rs).expand(sh).flatten());
+  }
+  UOp indices = stack(parts, -1);
+  return indices.masked_select(mask.unsqueeze(-1).expand({mask.shape()[0], sint(ndim())}), size * ndim(), fill_value)
+      .reshape({-1, ndim()});
+}
+
+std::pair<UOp, UOp> UOp::sort(int64_t dim0, bool descending) const {
+  int64_t dim = resolve_dim(dim0);
+  UOp x = *this;
+  const sint& ls = shape()[dim];
+  int64_t orig_len = (int64_t)(ls.is_int() ? ls.i() : ls.u().as_int());
+  if (orig_len <= 1) return {x, x.const_like(0, dtypes::default_int())};
+  int64_t n_stages = 0;
+  while (((int64_t)1 << n_stages) < orig_len) n_stages++;  // (orig_len-1).bit_length()
+  Pairs pads((size_t)ndim(), {sint(0), sint(0)});
+  pads[dim] = {sint(0), sint(((int64_t)1 << n_stages) - orig_len)};
+  x = pad_constant(x, pads, descending ? x.dtype().min() : x.dtype().max()).unflatten(dim, Shape(n_stages, sint(2)));
+  for (int64_t stage = 1; stage <= n_stages; stage++) {
+    int64_t crossover_dim = dim + n_stages - stage - 1;
+    std::vector<int64_t> flip_dims;
+    for (int64_t i = 1; i < stage + 1 + (ndim() - dim); i++) flip_dims.push_back(-i);
+    if (stage != n_stages) {
+      // flip so the arrows of the green boxes point the same way as the blue boxes
+      auto bg = x.split(1, crossover_dim);
+      x = bg[0].cat({bg[1].flip(flip_dims)}, crossover_dim).contiguous();
+    }
+    for (int64_t substage = stage - 1; substage >= 0; substage--) {
+      int64_t partner_dim = dim + n_stages - substage - 1;
+      auto tb = x.split(1, partner_dim);
+      UOp larger = tb[0].maximum(tb[1]), smaller = tb[0].minimum(tb[1]);
+      x = (descending ? larger.cat({smaller}, partner_dim) : smaller.cat({larger}, partner_dim)).contiguous();
+    }
+    if (stage != n_stages) {
+      auto bf = x.split(1, crossover_dim);  // flip the wires back to undo the crossover
+      x = bf[0].cat({bf[1].flip(flip_dims)}, crossover_dim);
+    }
+  }
+  x = x.flatten(dim, dim + n_stages - 1).shrink_to(shape());
+  // indices of the sorted values: equal values keep their order, by counting earlier equal elements
+  UOp mask = ones({sint(orig_len), sint(orig_len)}, dtypes::bool_, {}, false).tril();
+  Shape ms{sint(orig_len), sint(orig_len)};
+  for (int64_t i = 0; i < ndim() - dim - 1; i++) ms.push_back(1);
+  mask = mask.reshape(ms);
+  auto compute_counts = [&](const UOp& t) { return mask.bitwise_and(t.unsqueeze(dim).eq(t.unsqueeze(dim + 1))).sum(dim + 1); };
+  UOp count_orig = compute_counts(*this), count_sorted = compute_counts(x);
+  UOp cond = unsqueeze(dim + 1).eq(x.unsqueeze(dim)).bitwise_and(count_orig.unsqueeze(dim + 1).eq(count_sorted.unsqueeze(dim)));
+  Shape is;
+  for (int64_t i = 0; i < x.ndim(); i++) is.push_back(i == dim ? sint(orig_len) : sint(1));
+  UOp idx = arange(orig_len).reshape(is);
+  idx = cond.mul(idx.unsqueeze(dim + 1)).sum(dim);
+  return {x, idx};
+}
+
+UOp UOp::argsort(int64_t dim, bool descending) const { return sort(dim, descending).second; }
+
+std::pair<UOp, UOp> UOp::topk(int64_t k, int64_t dim0, bool largest, bool sorted_) const {
+  if (!sorted_) throw Error("topk with sorted_=False is not supported");
+  int64_t dim = resolve_dim(dim0);
+  if (truthy(s_gt(k, shape()[dim]))) throw Error("topk: selected index k=" + std::to_string(k) + " is out of range");
+  auto [x, idx] = sort(dim, largest);
+  OptShape ts;
+  for (int64_t i = 0; i < ndim(); i++) ts.push_back(i == dim ? std::optional<sint>(sint(k)) : std::nullopt);
+  return {x.shrink_to(ts), idx.shrink_to(ts)};
+}
+
+}  // namespace tg

@@ -463,6 +463,17 @@ class UOp {
   UOp linear(const UOp& weight, const std::optional<UOp>& bias = std::nullopt, DType dtype = DType()) const;
   static UOp einsum(const std::string& formula, std::span<const UOp> operands, DType dtype = DType());
   UOp gather(int64_t dim, const UOp& index) const;
+  UOp interpolate(const std::vector<int64_t>& size, std::string_view mode = "linear", bool align_corners = false) const;
+  // scatter: reduce is "", "add" or "multiply"; scatter_reduce: "sum", "prod", "mean", "amax" or "amin"
+  UOp scatter(int64_t dim, const UOp& index, const Operand& src, std::string_view reduce = {}) const;
+  UOp scatter_reduce(int64_t dim, const UOp& index, const UOp& src, std::string_view reduce, bool include_self = true) const;
+  UOp masked_merge(const UOp& values, const UOp& mask, const std::vector<int64_t>& axes) const;  // _masked_merge
+  // the fixed-size forms only: without a size the reference reads the count back from the device
+  UOp masked_select(const UOp& mask, int64_t size, PyConst fill_value = 0) const;
+  UOp nonzero(int64_t size, PyConst fill_value = 0) const;
+  std::pair<UOp, UOp> sort(int64_t dim = -1, bool descending = false) const;  // bitonic sort: (values, indices)
+  UOp argsort(int64_t dim = -1, bool descending = false) const;
+  std::pair<UOp, UOp> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted_ = true) const;
   // pooling and convolution over the last len(kernel) axes; padding: one int, one per axis, or torch-style flat pairs
   UOp avg_pool2d(const IntTuple& kernel_size = {2, 2}, const std::optional<IntTuple>& stride = std::nullopt,
                  const IntTuple& dilation = 1, const IntTuple& padding = 0, bool ceil_mode = false,

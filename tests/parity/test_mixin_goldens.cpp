@@ -740,6 +740,47 @@ std::map<std::string, Builder> hand_written() {
   add("op/gather_neg", [=] { return F(0, {3, 4}).gather(-1, P(1, dtypes::int32, {3, 4})); });
   add("op/gather_bad_ndim", [=] { return F(0, {3, 4}).gather(1, P(1, dtypes::int32, {3})); });
   add("op/gather_bad_size", [=] { return F(0, {3, 4}).gather(1, P(1, dtypes::int32, {4, 2})); });
+  add("op/interp_linear", [=] { return x4().interpolate({3, 7}); });
+  add("op/interp_align", [=] { return x4().interpolate({3, 7}, "linear", true); });
+  add("op/interp_nearest", [=] { return x4().interpolate({2, 8}, "nearest"); });
+  add("op/interp_nearest_exact", [=] { return x4().interpolate({2, 8}, "nearest-exact"); });
+  add("op/interp_1d", [] { return f().interpolate({5}); });
+  add("op/interp_int", [] { return P(0, dtypes::int32, {1, 4, 4}).interpolate({2, 2}); });
+  add("op/interp_bad_mode", [=] { return x4().interpolate({2, 2}, "cubic"); });
+  add("op/interp_bad_align", [=] { return x4().interpolate({2, 2}, "nearest", true); });
+  auto I = [](int64_t slot, Shape s) { return P(slot, dtypes::int32, s); };
+  add("op/scatter", [=] { return F(0, {3, 4}).scatter(0, I(1, {1, 4}), F(2, {1, 4})); });
+  add("op/scatter_scalar", [=] { return F(0, {3, 4}).scatter(1, I(1, {1, 2}), 3.14); });
+  add("op/scatter_add", [=] { return F(0, {3, 4}).scatter(1, I(1, {1, 2}), 3.14, "add"); });
+  add("op/scatter_mul", [=] { return I(0, {3, 4}).scatter(1, I(1, {2, 2}), 2, "multiply"); });
+  add("op/scatter_bad_reduce", [=] { return F(0, {3, 4}).scatter(1, I(1, {1, 2}), 3.14, "max"); });
+  add("op/scatter_src_reduce", [=] { return F(0, {3, 4}).scatter(1, I(1, {1, 2}), F(2, {1, 2}), "add"); });
+  add("op/scatter_dtype", [=] { return F(0, {3, 4}).scatter(1, I(1, {1, 2}), I(2, {1, 2})); });
+  add("op/scatter_bad_shape", [=] { return F(0, {3, 4}).scatter(1, I(1, {4, 2}), F(2, {4, 2})); });
+  for (std::string r : {"sum", "prod", "mean", "amax", "amin"})
+    for (bool inc : {true, false})
+      add("op/scatter_reduce_" + r + (inc ? "" : "_excl"), [=] { return F(0, {3, 4}).scatter_reduce(0, I(1, {3, 4}), F(2, {3, 4}), r, inc); });
+  add("op/scatter_reduce_bad", [=] { return F(0, {3, 4}).scatter_reduce(0, I(1, {3, 4}), F(2, {3, 4}), "median"); });
+  add("op/masked_select", [=] { return F(0, {6}).masked_select(P(1, dtypes::bool_, {6}), 4); });
+  add("op/masked_select_2d", [] { return f().masked_select(b(), 6, -1); });
+  add("op/masked_select_bcast", [] { return f().masked_select(P(1, dtypes::bool_, {3}), 2); });
+  add("op/masked_select_bad", [] { return f().masked_select(f(), 2); });
+  add("op/nonzero", [=] { return I(0, {5}).nonzero(3); });
+  add("op/nonzero_2d", [] { return f().nonzero(4, -1); });
+  add("op/nonzero_scalar", [] { return leaf("f0").nonzero(2); });
+  auto pair = [](std::pair<UOp, UOp> p) { return R{p.first, p.second}; };
+  addv("op/sort", [=] { return pair(f().sort()); });
+  addv("op/sort_desc", [=] { return pair(f().sort(-1, true)); });
+  addv("op/sort_0", [=] { return pair(F(0, {5, 2}).sort(0)); });
+  addv("op/sort_int", [=] { return pair(I(0, {3}).sort()); });
+  addv("op/sort_one", [=] { return pair(F(0, {1, 3}).sort(0)); });
+  add("op/argsort", [=] { return F(0, {3}).argsort(); });
+  add("op/argsort_desc", [] { return f().argsort(0, true); });
+  addv("op/topk", [=] { return pair(F(0, {2, 5}).topk(2)); });
+  addv("op/topk_small", [=] { return pair(F(0, {2, 5}).topk(2, 0, false)); });
+  addv("op/topk_bad", [=] { return pair(f().topk(4)); });
+  addv("op/topk_unsorted", [=] { return pair(f().topk(2, -1, true, false)); });
+  addv("op/sort_device", [=] { return pair(UOp::empty({4}, {}, cpu()).sort()); });
   // ***** getitem *****
   add("gi/int", [] { return tt({8})[{3}]; });
   add("gi/int_neg", [] { return tt({8})[{-1}]; });
@@ -936,6 +977,35 @@ std::map<std::string, Builder> hand_written() {
   tum("TestTensorUOpGather.test_gather_dim1", [] { return tt({3, 4}); }, [=](X x) {
     return x.gather(1, (iar(12).reshape({3, 4}) * 3) % 4);
   });
+  auto t44 = [] { return tt({1, 1, 4, 4}).float_(); };
+  tum("TestTensorUOpInterpolate.test_interpolate_nearest", t44, [](X x) { return x.interpolate({2, 2}, "nearest"); });
+  tum("TestTensorUOpInterpolate.test_interpolate_nearest_exact", t44, [](X x) { return x.interpolate({2, 2}, "nearest-exact"); });
+  tum("TestTensorUOpInterpolate.test_interpolate_linear", t44, [](X x) { return x.interpolate({2, 2}, "linear"); });
+  tum2("TestTensorUOpSort.test_sort_2d", [] { return tt({2, 4}).float_(); }, [](X x) { return x.sort(); });
+  tum2("TestTensorUOpSort.test_sort_descending_arange", [] { return tt({3}).float_(); }, [](X x) { return x.sort(-1, true); });
+  tum2("TestTensorUOpSort.test_sort_single_arange", [] { return tt({1}).float_(); }, [](X x) { return x.sort(); });
+  tum("TestTensorUOpSort.test_argsort_arange", [] { return tt({3}).float_(); }, [](X x) { return x.argsort(); });
+  tum2("TestTensorUOpSort.test_topk", [] { return tt({2, 4}).float_(); }, [](X x) { return x.topk(2); });
+  auto t34f = [] { return tt({3, 4}).float_(); };
+  auto i12 = [=] { return iar(2).reshape({1, 2}); };
+  tum("TestTensorUOpScatter.test_scatter", t34f, [=](X x) { return x.scatter(0, iar(4).reshape({1, 4}) % 3, tt({1, 4}).float_()); });
+  tum("TestTensorUOpScatter.test_scatter_scalar_src", t34f, [=](X x) { return x.scatter(1, i12(), 3.14); });
+  tum("TestTensorUOpScatter.test_scatter_inf_src", t34f, [=](X x) { return x.scatter(1, i12(), INFINITY); });
+  tum("TestTensorUOpScatter.test_scatter_add", t34f, [=](X x) { return x.scatter(1, i12(), 3.14, "add"); });
+  tum("TestTensorUOpScatter.test_scatter_multiply", t34f, [=](X x) { return x.scatter(1, i12(), 3.14, "multiply"); });
+  for (std::string r : {"sum", "prod", "mean", "amax", "amin"})
+    tum("TestTensorUOpScatterReduce.test_" + r, t34f, [=](X x) {
+      return x.scatter_reduce(0, iar(12).reshape({3, 4}) % 2, UOp::ones({3, 4}, {}, {}, false).float_(), r);
+    });
+  tum("TestTensorUOpScatterReduce.test_mean_exclude_self", t34f, [=](X x) {
+    return x.scatter_reduce(0, iar(12).reshape({3, 4}) % 2, UOp::ones({3, 4}, {}, {}, false).float_(), "mean", false);
+  });
+  tum("TestTensorUOpMaskedSelect.test_masked_select_1d", [] { return tt({6}); }, [](X x) { return x.masked_select((tt({6}) % 2).eq(0), 4); });
+  tum("TestTensorUOpMaskedSelect.test_masked_select_2d", [] { return tt({3, 3}); }, [](X x) {
+    return x.masked_select((tt({3, 3}) % 3).eq(1), 6, -1);
+  });
+  tum("TestTensorUOpNonzero.test_nonzero_1d", [] { return tt({5}); }, [](X x) { return x.nonzero(3); });
+  tum("TestTensorUOpNonzero.test_nonzero_2d", [] { return tt({2, 3}); }, [](X x) { return x.nonzero(4); });
   auto cre = [&](const std::string& n, std::function<UOp()> fn) { add("tum/TestTensorUOpCreation." + n, fn); };
   cre("test_arange", [] { return UOp::arange(5); });
   cre("test_arange_empty", [] { return UOp::arange(5, 5); });
