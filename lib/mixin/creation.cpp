@@ -67,8 +67,12 @@ UOp UOp::full(const Shape& shape, const Operand& fill_value, DType dtype, Arg de
 UOp UOp::full_like(PyConst fill_value, DType dtype, Arg device, bool buffer) const {
   return full(shape(), fill_value, dtype ? dtype : this->dtype(), device.is_none() ? this->device() : device, buffer);
 }
-UOp UOp::zeros(const Shape& shape, DType dtype, Arg device, bool buffer) { return full(shape, 0.0, dtype, device, buffer); }
-UOp UOp::ones(const Shape& shape, DType dtype, Arg device, bool buffer) { return full(shape, 1.0, dtype, device, buffer); }
+UOp UOp::zeros(const Shape& shape, DType dtype, Arg device, bool buffer) {
+  return full(shape, 0.0, dtype, device, buffer);
+}
+UOp UOp::ones(const Shape& shape, DType dtype, Arg device, bool buffer) {
+  return full(shape, 1.0, dtype, device, buffer);
+}
 UOp UOp::zeros_like(DType dtype, Arg device, bool buffer) const { return full_like(0, dtype, device, buffer); }
 UOp UOp::ones_like(DType dtype, Arg device, bool buffer) const { return full_like(1, dtype, device, buffer); }
 UOp UOp::invalids(const Shape& shape, DType dtype, Arg device) {

@@ -171,7 +171,9 @@ UOp UOp::clamp(const std::optional<Operand>& min_, const std::optional<Operand>&
   UOp ret = min_ ? lt(*min_).where(*min_, *this) : *this;
   return max_ ? ret.gt(*max_).where(*max_, ret) : ret;
 }
-UOp UOp::clip(const std::optional<Operand>& min_, const std::optional<Operand>& max_) const { return clamp(min_, max_); }
+UOp UOp::clip(const std::optional<Operand>& min_, const std::optional<Operand>& max_) const {
+  return clamp(min_, max_);
+}
 UOp UOp::isnan() const { return ne(*this); }
 UOp UOp::isinf(bool detect_positive, bool detect_negative) const {
   return eq(INFINITY).mul(detect_positive).add(eq(-INFINITY).mul(detect_negative));
@@ -179,8 +181,9 @@ UOp UOp::isinf(bool detect_positive, bool detect_negative) const {
 UOp UOp::isfinite() const { return isinf().bitwise_or(isnan()).logical_not(); }
 UOp UOp::isclose(const Operand& other0, double rtol, double atol, bool equal_nan) const {
   UOp other = ufix(other0);
-  UOp is_finite_close =
-      isfinite().bitwise_and(other.isfinite()).bitwise_and(sub(other).abs().le(other.abs().mul(rtol, true).add(atol, true)));
+  UOp is_finite_close = isfinite()
+                            .bitwise_and(other.isfinite())
+                            .bitwise_and(sub(other).abs().le(other.abs().mul(rtol, true).add(atol, true)));
   UOp is_infinite_close = isinf().bitwise_or(other.isinf()).bitwise_and(eq(other));
   UOp is_nan_close = isnan().bitwise_and(other.isnan()).bitwise_and(equal_nan);
   return is_finite_close.bitwise_or(is_infinite_close).bitwise_or(is_nan_close);
@@ -228,7 +231,7 @@ UOp UOp::tan() const { return sin().div(cos()); }
 UOp UOp::asin() const {
   // https://personal.math.ubc.ca/~cbm/aands/page_81.htm 4.4.46
   UOp x = abs().sub(1.0, true).sqrt().mul(polyN(abs(), {-0.0012624911, 0.0066700901, -0.0170881256, 0.0308918810,
-                                                          -0.0501743046, 0.0889789874, -0.2145988016, 1.5707963050}));
+                                                        -0.0501743046, 0.0889789874, -0.2145988016, 1.5707963050}));
   return sign().mul(x.sub(kPi / 2, true));
 }
 UOp UOp::acos() const { return asin().sub(kPi / 2, true); }

@@ -74,8 +74,10 @@ static sint suop(const std::vector<sint>& lst, bool is_max) {
   std::vector<UOp> uops;
   std::optional<pyint> num;
   for (const sint& x : lst) {
-    if (!x.is_int()) uops.push_back(x.u());
-    else num = !num ? x.i() : (is_max ? std::max(*num, x.i()) : std::min(*num, x.i()));
+    if (!x.is_int())
+      uops.push_back(x.u());
+    else
+      num = !num ? x.i() : (is_max ? std::max(*num, x.i()) : std::min(*num, x.i()));
   }
   if (uops.empty()) {
     if (!num) throw Error("max() arg is an empty sequence");

@@ -22,7 +22,7 @@ sint operator*(const sint& a, const sint& b);
 sint operator-(const sint& a);
 sint floordiv(const sint& a, const sint& b);  // python //
 sint mod(const sint& a, const sint& b);       // python %
-sint sprod(const Shape& s);                    // helpers.prod: functools.reduce(mul, s, 1)
+sint sprod(const Shape& s);                   // helpers.prod: functools.reduce(mul, s, 1)
 sint ceildiv(const sint& num, const sint& amt);
 sint smax(const std::vector<sint>& lst);  // ops.smax / smin: symbolic max/min, ssimplified
 sint smin(const std::vector<sint>& lst);
@@ -36,7 +36,7 @@ struct SBool {
   UOp u;
 };
 bool resolve(const SBool& x, bool default_value = true);  // ops.resolve
-bool truthy(const SBool& x);                                // python bool(): a UOp must simplify to a constant
+bool truthy(const SBool& x);                              // python bool(): a UOp must simplify to a constant
 SBool s_lt(const sint& a, const sint& b);
 SBool s_le(const sint& a, const sint& b);
 SBool s_gt(const sint& a, const sint& b);

@@ -39,7 +39,8 @@ sint UOp::size(int64_t dim) const { return shape()[norm_index(dim, shape().size(
 int64_t UOp::resolve_dim(int64_t dim, bool extra) const {
   int64_t total = ndim() + (extra ? 1 : 0), m = std::max<int64_t>(1, total);
   if (!(-m <= dim && dim <= m - 1))
-    throw Error("dim=" + std::to_string(dim) + " out of range [" + std::to_string(-m) + ", " + std::to_string(m - 1) + "]");
+    throw Error("dim=" + std::to_string(dim) + " out of range [" + std::to_string(-m) + ", " + std::to_string(m - 1) +
+                "]");
   return dim < 0 ? dim + total : dim;
 }
 
@@ -47,7 +48,8 @@ UOp UOp::broadcast_to(const Shape& new_shape) const {
   const Shape& sh = shape();
   if (shape_eq(sh, new_shape)) return *this;
   if (sh.size() > new_shape.size())
-    throw Error("cannot broadcast tensor to fewer dimensions. shape=" + shape_str(sh) + " to new_shape=" + shape_str(new_shape));
+    throw Error("cannot broadcast tensor to fewer dimensions. shape=" + shape_str(sh) +
+                " to new_shape=" + shape_str(new_shape));
   Shape al = align_left({sh, new_shape})[0];
   for (size_t i = 0; i < al.size(); i++)
     if (!s_eq(al[i], new_shape[i]) && !s_eq(al[i], 1))
@@ -65,7 +67,8 @@ UOp UOp::broadcast_to(const Shape& new_shape) const {
   std::vector<int64_t> perm(n_left);
   std::iota(perm.begin(), perm.end(), 0);
   for (int64_t i = 0; i < (int64_t)sh.size(); i++)
-    perm.push_back(n_left + (has(expand_at, i) ? index_of(expand_at, i) : (int64_t)expand_at.size() + index_of(kept, i)));
+    perm.push_back(n_left +
+                   (has(expand_at, i) ? index_of(expand_at, i) : (int64_t)expand_at.size() + index_of(kept, i)));
   return expanded.permute(perm);
 }
 
@@ -102,7 +105,8 @@ UOp UOp::movement_pad(const PadArg& arg) const {
     throw Error("pad: self.ndim=" + std::to_string(ndim()) + " != len(arg)=" + std::to_string(arg.size()));
   std::vector<std::pair<sint, sint>> m;
   for (size_t i = 0; i < arg.size(); i++)
-    m.push_back(arg[i].none ? std::pair<sint, sint>{0, sh[i]} : std::pair<sint, sint>{arg[i].first, sh[i] + arg[i].first + arg[i].second});
+    m.push_back(arg[i].none ? std::pair<sint, sint>{0, sh[i]}
+                            : std::pair<sint, sint>{arg[i].first, sh[i] + arg[i].first + arg[i].second});
   UOp ret = mop(Ops::PAD, m);
   return shape_eq(ret.shape(), sh) ? *this : ret;
 }
@@ -113,7 +117,8 @@ UOp UOp::shrink(const PadArg& arg) const {
     throw Error("shrink: self.ndim=" + std::to_string(ndim()) + " != len(arg)=" + std::to_string(arg.size()));
   std::vector<std::pair<sint, sint>> m;
   for (size_t i = 0; i < arg.size(); i++)
-    m.push_back(arg[i].none ? std::pair<sint, sint>{0, sh[i]} : std::pair<sint, sint>{arg[i].first, arg[i].second - arg[i].first});
+    m.push_back(arg[i].none ? std::pair<sint, sint>{0, sh[i]}
+                            : std::pair<sint, sint>{arg[i].first, arg[i].second - arg[i].first});
   UOp ret = mop(Ops::SHRINK, m);
   return shape_eq(ret.shape(), sh) ? *this : ret;
 }
@@ -160,9 +165,12 @@ UOp UOp::stack(std::span<const UOp> srcs, int64_t dim) {
   DType dt = dtype_from_uop(Ops::STACK, srcs, Arg());
   std::vector<UOp> s;
   for (const UOp& u : srcs) {
-    if (u.base().is_invalid()) s.push_back(u);
-    else if (u.op() == Ops::CONST) s.push_back(const_(u.val(), dt));
-    else s.push_back(u.cast(dt));
+    if (u.base().is_invalid())
+      s.push_back(u);
+    else if (u.op() == Ops::CONST)
+      s.push_back(const_(u.val(), dt));
+    else
+      s.push_back(u.cast(dt));
   }
   UOp ret(Ops::STACK, dt, s);
   if (dim == 0) return ret;
@@ -234,7 +242,8 @@ std::vector<UOp> UOp::split(const std::vector<int64_t>& sizes, int64_t dim) cons
   if (!dim_sz.is_int()) throw Error("split: does not support symbolic shape in split dimension " + std::to_string(d));
   int64_t total = std::accumulate(sizes.begin(), sizes.end(), (int64_t)0);
   if (total != dim_sz.i())
-    throw Error("split: expect sizes to sum exactly to " + pyint_str(dim_sz.i()) + ", but got " + std::to_string(total));
+    throw Error("split: expect sizes to sum exactly to " + pyint_str(dim_sz.i()) + ", but got " +
+                std::to_string(total));
   std::vector<UOp> ret;
   int64_t off = 0;
   for (int64_t s : sizes) {
@@ -251,7 +260,8 @@ std::vector<UOp> UOp::split(int64_t size, int64_t dim) const {
   if (!dim_sz.is_int()) throw Error("split: does not support symbolic shape in split dimension " + std::to_string(d));
   int64_t n = (int64_t)dim_sz.i();
   std::vector<int64_t> sizes;
-  for (int64_t i = 0; i < std::max<int64_t>(1, n); i += std::max<int64_t>(1, size)) sizes.push_back(std::min(size, n - i));
+  for (int64_t i = 0; i < std::max<int64_t>(1, n); i += std::max<int64_t>(1, size))
+    sizes.push_back(std::min(size, n - i));
   return split(sizes, dim);
 }
 
@@ -301,8 +311,10 @@ UOp UOp::diagonal(int64_t offset, int64_t dim1, int64_t dim2) const {
   UOp x = permute(perm);
   size_t n = x.shape().size();
   PadArg a(n, std::nullopt);
-  if (offset >= 0) a[n - 1] = OptPair(offset, x.shape()[n - 1]);
-  else a[n - 2] = OptPair(-offset, x.shape()[n - 2]);
+  if (offset >= 0)
+    a[n - 1] = OptPair(offset, x.shape()[n - 1]);
+  else
+    a[n - 2] = OptPair(-offset, x.shape()[n - 2]);
   x = x.shrink(a);
   const Shape& xs = x.shape();
   auto as_int = [](const sint& s) { return s.is_int() ? s.i() : s.u().as_int(); };
@@ -352,8 +364,10 @@ UOp UOp::repeat(const std::vector<sint>& repeats) const {
   Shape unsq, expd, fin;
   for (size_t i = 0; i < std::min(repeats.size(), base_shape.size()); i++) {
     const sint &r = repeats[i], &s = base_shape[i];
-    if (s_eq(r, 1)) unsq.push_back(s), expd.push_back(s);
-    else unsq.push_back(1), unsq.push_back(s), expd.push_back(r), expd.push_back(s);
+    if (s_eq(r, 1))
+      unsq.push_back(s), expd.push_back(s);
+    else
+      unsq.push_back(1), unsq.push_back(s), expd.push_back(r), expd.push_back(s);
     fin.push_back(r * s);
   }
   return reshape(unsq).expand(expd).reshape(fin);
@@ -366,7 +380,8 @@ UOp UOp::pool(const Shape& k_, const std::vector<int64_t>& s_, const std::vector
   const Shape& sh = shape();
   if (sh.size() < k_.size()) throw Error("pool: can't pool " + shape_str(sh) + " with " + shape_str(k_));
   if (k_.size() != s_.size() || k_.size() != d_.size())
-    throw Error("pool: stride/dilation mismatch kernel:" + shape_str(k_) + " stride:" + ints_str(s_) + " dilation:" + ints_str(d_));
+    throw Error("pool: stride/dilation mismatch kernel:" + shape_str(k_) + " stride:" + ints_str(s_) +
+                " dilation:" + ints_str(d_));
   size_t nk = k_.size(), nn = sh.size() - nk;
   Shape i_ = slice(sh, -(int64_t)nk, INT64_MAX);
   for (size_t j = 0; j < nk; j++)
@@ -448,7 +463,8 @@ std::vector<std::string> split_ws(const std::string& s) {
   for (char c : s) {
     if (c == ' ' || c == '\t' || c == '\n') {
       if (!cur.empty()) r.push_back(cur), cur.clear();
-    } else cur += c;
+    } else
+      cur += c;
   }
   if (!cur.empty()) r.push_back(cur);
   return r;
@@ -464,9 +480,12 @@ std::pair<std::vector<std::string>, Dims> parse_side(const std::string& s) {
   std::vector<std::string> tokens = split_ws(t), names;
   std::vector<int64_t> lp, rp;
   for (size_t i = 0; i < tokens.size(); i++) {
-    if (tokens[i] == "(") lp.push_back((int64_t)i);
-    else if (tokens[i] == ")") rp.push_back((int64_t)i);
-    else names.push_back(tokens[i]);
+    if (tokens[i] == "(")
+      lp.push_back((int64_t)i);
+    else if (tokens[i] == ")")
+      rp.push_back((int64_t)i);
+    else
+      names.push_back(tokens[i]);
   }
   bool ok = lp.size() == rp.size();
   std::vector<int64_t> flat;
@@ -523,7 +542,10 @@ UOp UOp::rearrange(const std::string& formula, const std::vector<std::pair<std::
     };
     lhs = expand_ell(lhs), rhs = expand_ell(rhs);
     auto newdims = [&](const std::vector<std::string>& side, Dims& dims) {
-      auto before = [&](int64_t k) { return std::find(side.begin(), side.begin() + std::min<int64_t>(k, side.size()), "...0") != side.begin() + std::min<int64_t>(k, side.size()); };
+      auto before = [&](int64_t k) {
+        return std::find(side.begin(), side.begin() + std::min<int64_t>(k, side.size()), "...0") !=
+               side.begin() + std::min<int64_t>(k, side.size());
+      };
       for (auto& [s, e] : dims) {
         int64_t ns = s + (before(s) ? ell_len - 1 : 0), ne = e + (before(e) ? ell_len - 1 : 0);
         s = ns, e = ne;

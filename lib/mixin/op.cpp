@@ -63,7 +63,8 @@ std::tuple<pyint, pyint, pyint> slice_indices(const std::optional<sint>& start, 
     if (x < 0) {
       x += length;
       if (x < lower) x = lower;
-    } else if (x > upper) x = upper;
+    } else if (x > upper)
+      x = upper;
     return x;
   };
   return {fix(start, st < 0 ? upper : lower), fix(stop, st < 0 ? lower : upper), st};
@@ -83,7 +84,8 @@ static std::vector<Index> normalize_indices(const UOp& self, std::vector<Index> 
   if (ell.size() > 1) throw Error("getitem: indices can only have a single ellipsis");
   int64_t num_real = (int64_t)(indices.size() - ell.size() - nnone);
   if (num_real > self.ndim())
-    throw Error("getitem: too many indices (" + std::to_string(num_real) + ") for " + std::to_string(self.ndim()) + "D");
+    throw Error("getitem: too many indices (" + std::to_string(num_real) + ") for " + std::to_string(self.ndim()) +
+                "D");
   size_t fill = ell.empty() ? indices.size() : ell[0];
   std::vector<Index> r(indices.begin(), indices.begin() + fill);
   for (int64_t i = 0; i < self.ndim() - num_real; i++) r.push_back(Index::slice());
@@ -118,9 +120,12 @@ static Parsed parse_view_index(const Index& index, const sint& size) {
   if (start.is_int() && stop.is_int() && step.is_int()) {
     for (const auto* v : {&index.start, &index.stop, &index.step})
       if (*v && !(*v)->is_int()) throw Error("getitem: slice is not supported");
-    auto [b0, b1, stride] = slice_indices(index.start, index.stop, index.step, size.is_int() ? size.i() : size.u().vmax().as_int());
-    if (stride * (b1 - b0) < 0) b0 = 0, b1 = 0;
-    else if (stride < 0) std::tie(b0, b1) = std::make_pair(b1 + 1, b0 + 1);
+    auto [b0, b1, stride] =
+        slice_indices(index.start, index.stop, index.step, size.is_int() ? size.i() : size.u().vmax().as_int());
+    if (stride * (b1 - b0) < 0)
+      b0 = 0, b1 = 0;
+    else if (stride < 0)
+      std::tie(b0, b1) = std::make_pair(b1 + 1, b0 + 1);
     p.size = ceildiv(sint(b1 - b0), sint(stride < 0 ? -stride : stride));
     p.b0 = b0, p.b1 = b1, p.stride = stride;
     return p;
@@ -143,7 +148,8 @@ static UOp apply_view_ops(const UOp& self, const std::vector<Parsed>& mops) {
   UOp x = self.shrink(bounds).flip(flips);
   std::vector<pyint> strides;
   bool any = false;
-  for (const Parsed& m : mops) strides.push_back(m.stride.is_int() ? (m.stride.i() < 0 ? -m.stride.i() : m.stride.i()) : 1);
+  for (const Parsed& m : mops)
+    strides.push_back(m.stride.is_int() ? (m.stride.i() < 0 ? -m.stride.i() : m.stride.i()) : 1);
   for (pyint st : strides) any |= st != 1;
   if (!any) return x;
   if (!all_int(x.shape())) throw Error("getitem: symbolic shape not supported");
@@ -157,7 +163,8 @@ static UOp apply_view_ops(const UOp& self, const std::vector<Parsed>& mops) {
   for (size_t i = 0; i < strides.size(); i++) rs.push_back(x.shape()[i].i() / strides[i]), rs.push_back(strides[i]);
   x = x.reshape(rs);
   OptShape sh;
-  for (size_t i = 0; i < x.shape().size(); i += 2) sh.push_back(x.shape()[i]), sh.push_back(sint(1)), half.push_back(x.shape()[i]);
+  for (size_t i = 0; i < x.shape().size(); i += 2)
+    sh.push_back(x.shape()[i]), sh.push_back(sint(1)), half.push_back(x.shape()[i]);
   return x.shrink_to(sh).reshape(half);
 }
 
@@ -169,10 +176,14 @@ static UOp buffer_getitem(const UOp& self, const std::vector<Index>& indices) {
     if (idx[i].kind == Index::Kind::Slice) slice_idx.push_back((int64_t)i);
   std::vector<UOp> non_slice;
   for (const Index& x : idx) {
-    if (x.kind == Index::Kind::Int) non_slice.push_back(UOp::const_(PyConst(x.i.i())));
-    else if (x.kind == Index::Kind::Tensor) non_slice.push_back(x.tensor);
-    else if (x.kind == Index::Kind::None && slice_idx.empty()) continue;  // index() drops None
-    else if (x.kind != Index::Kind::Slice) throw Error("getitem: unsupported index on a buffer");
+    if (x.kind == Index::Kind::Int)
+      non_slice.push_back(UOp::const_(PyConst(x.i.i())));
+    else if (x.kind == Index::Kind::Tensor)
+      non_slice.push_back(x.tensor);
+    else if (x.kind == Index::Kind::None && slice_idx.empty())
+      continue;  // index() drops None
+    else if (x.kind != Index::Kind::Slice)
+      throw Error("getitem: unsupported index on a buffer");
   }
   if (slice_idx.empty()) return self.index(non_slice);
   PadArg bounds;
@@ -181,7 +192,8 @@ static UOp buffer_getitem(const UOp& self, const std::vector<Index>& indices) {
     if (s.kind == Index::Kind::Slice) {
       sint a = s.start && !(s.start->is_int() && s.start->i() == 0) ? *s.start : sint(0);
       bounds.push_back(OptPair(a, s.stop ? *s.stop : self.shape()[i]));
-    } else bounds.push_back(OptPair(0, self.shape()[i]));
+    } else
+      bounds.push_back(OptPair(0, self.shape()[i]));
   }
   UOp src = self.shrink(bounds);
   if (non_slice.empty()) return src;
@@ -246,9 +258,11 @@ UOp UOp::getitem(const std::vector<Index>& indices) const {
     std::vector<Index> sub(pre.size(), Index::slice());
     sub.push_back(Index(valid.where(linear_idx, 0)));
     UOp xx = x.reshape(concat(concat(pre, {sprod(ishp)}), post)).getitem(sub);
-    return valid.reshape(concat(concat(Shape(pre.size(), sint(1)), big_shape), Shape(post.size(), sint(1)))).where(xx, 0);
+    return valid.reshape(concat(concat(Shape(pre.size(), sint(1)), big_shape), Shape(post.size(), sint(1))))
+        .where(xx, 0);
   }
-  Shape pre_reduce_shape = concat(concat(slice(x.shape(), 0, dims[0]), big_shape), slice(x.shape(), dims[0], INT64_MAX));
+  Shape pre_reduce_shape =
+      concat(concat(slice(x.shape(), 0, dims[0]), big_shape), slice(x.shape(), dims[0], INT64_MAX));
   std::vector<UOp> masks;
   for (size_t k = 0; k < dims.size(); k++) {
     UOp i;
@@ -260,7 +274,8 @@ UOp UOp::getitem(const std::vector<Index>& indices) const {
     masks.push_back(i.one_hot_along_dim(x.shape()[dims[k]], dims[k] - x.ndim()));
   }
   UOp mask = uprod_of(masks);
-  Shape reshape_arg = concat(concat(slice(x.shape(), 0, dims[0]), Shape(big_shape.size(), sint(1))), slice(x.shape(), dims[0], INT64_MAX));
+  Shape reshape_arg = concat(concat(slice(x.shape(), 0, dims[0]), Shape(big_shape.size(), sint(1))),
+                             slice(x.shape(), dims[0], INT64_MAX));
   std::vector<int64_t> sum_axis;
   for (int64_t d : dims) sum_axis.push_back(d + (int64_t)big_shape.size());
   x = mask.where(x.reshape(reshape_arg), 0).sum(sum_axis, false, x.dtype());
@@ -288,7 +303,10 @@ UOp UOp::arange(PyConst start, std::optional<PyConst> stop_, PyConst step, DType
     throw Error("arange: [" + start.str() + ", " + stop.str() + ") is not representable in dtype " + dtype.repr());
   PyConst output_len = ceildiv_const(py_sub(stop, start), step);
   if (!py_lt(PyConst(0), output_len)) return full({sint(0)}, 0, dtype, {}, false);
-  return full({sint(output_len.as_int())}, step, dtype, {}, false).cumalu(0, Ops::ADD).add(py_sub(start, step)).cast(dtype);
+  return full({sint(output_len.as_int())}, step, dtype, {}, false)
+      .cumalu(0, Ops::ADD)
+      .add(py_sub(start, step))
+      .cast(dtype);
 }
 
 UOp UOp::linspace(PyConst start, PyConst stop, int64_t steps, DType dtype) {
@@ -365,7 +383,8 @@ static UOp pad_circular(const UOp& self, const Pairs& pX0) {
   PadArg fin;
   for (size_t i = 0; i < pX.size(); i++) {
     const sint &osh = orig_shape[i], &xsh = X.shape()[i];
-    fin.push_back(OptPair(s_eq(pX[i].first, 0) ? sint(0) : osh - pX[i].first, s_eq(pX[i].second, 0) ? xsh : xsh - osh + pX[i].second));
+    fin.push_back(OptPair(s_eq(pX[i].first, 0) ? sint(0) : osh - pX[i].first,
+                          s_eq(pX[i].second, 0) ? xsh : xsh - osh + pX[i].second));
   }
   return X.shrink(fin);
 }
@@ -379,15 +398,17 @@ static UOp pad_reflect_replicate(const UOp& self, const Pairs& pX, std::string_v
     if (mode == "reflect") {
       pyint s = X.shape()[d].i();
       if (pB >= s || pA >= s)
-        throw Error("pad: Padding (" + pyint_str(pB) + ", " + pyint_str(pA) + ") should be less than the input size=" +
-                    pyint_str(s) + " for dim=" + std::to_string(d) + ".");
+        throw Error("pad: Padding (" + pyint_str(pB) + ", " + pyint_str(pA) +
+                    ") should be less than the input size=" + pyint_str(s) + " for dim=" + std::to_string(d) + ".");
       auto sl = [&](Index slc) {
         std::vector<Index> idx;
         for (int64_t i = 0; i < nd; i++) idx.push_back(i == (int64_t)d ? slc : Index::slice());
         return X.getitem(idx);
       };
       if (pB > 0) xB = sl(Index::slice(sint(pB), sint(0), sint(-1)));
-      if (pA > 0) xA = sl(Index::slice(sint(s - 2), s - 2 - pA >= 0 ? std::optional<sint>(sint(s - 2 - pA)) : std::nullopt, sint(-1)));
+      if (pA > 0)
+        xA = sl(Index::slice(sint(s - 2), s - 2 - pA >= 0 ? std::optional<sint>(sint(s - 2 - pA)) : std::nullopt,
+                             sint(-1)));
     } else {
       PadArg shrB(nd, std::nullopt), shrA(nd, std::nullopt);
       shrB[d] = OptPair(0, 1), shrA[d] = OptPair(X.shape()[d] - sint(1), X.shape()[d]);
@@ -409,7 +430,8 @@ static UOp pad_reflect_replicate(const UOp& self, const Pairs& pX, std::string_v
   return X.shrink(fin);
 }
 
-static UOp pad_dispatch(const UOp& self, const Pairs& pX, std::string_view mode, PyConst value, const std::string& desc) {
+static UOp pad_dispatch(const UOp& self, const Pairs& pX, std::string_view mode, PyConst value,
+                        const std::string& desc) {
   if ((int64_t)pX.size() != self.ndim())
     throw Error("pad: padding length is improper, padding=" + desc + " self.ndim=" + std::to_string(self.ndim()));
   if (mode == "constant") return pad_constant(self, pX, value);
@@ -428,7 +450,8 @@ UOp UOp::pad(const PadArg& padding, std::string_view mode, PyConst value) const 
   std::string desc = "(";
   for (const OptPair& p : padding) {
     pX.push_back(p.none ? std::pair<sint, sint>{0, 0} : std::pair<sint, sint>{p.first, p.second});
-    desc += (desc.size() > 1 ? ", " : "") + (p.none ? std::string("None") : "(" + p.first.str() + ", " + p.second.str() + ")");
+    desc += (desc.size() > 1 ? ", " : "") +
+            (p.none ? std::string("None") : "(" + p.first.str() + ", " + p.second.str() + ")");
   }
   return pad_dispatch(*this, pX, mode, value, desc + (padding.size() == 1 ? ",)" : ")"));
 }
@@ -453,14 +476,16 @@ UOp UOp::pad_to(const OptShape& shape_arg, PyConst value) const {
 UOp UOp::dot(const UOp& w0, DType dtype) const {
   int64_t dx = ndim(), dw = w0.ndim();
   if (!(dx > 0 && dw > 0))
-    throw Error("dot: both tensors need to be at least 1D, got " + std::to_string(dx) + "D and " + std::to_string(dw) + "D");
+    throw Error("dot: both tensors need to be at least 1D, got " + std::to_string(dx) + "D and " + std::to_string(dw) +
+                "D");
   int64_t axis_w = -std::min<int64_t>(dw, 2);
   const Shape &xs = shape(), &ws = w0.shape();
   if (truthy(s_ne(xs.back(), ws[ws.size() + axis_w])))
     throw Error("dot: cannot dot " + shape_str(xs) + " and " + shape_str(ws));
   int64_t ones = std::min<int64_t>({dx - 1, dw - 1, 1});
   UOp x = reshape(concat(concat(slice(xs, 0, -1), Shape(ones, sint(1))), {xs.back()}));
-  UOp w = w0.reshape(concat(concat(slice(ws, 0, -2), Shape(ones, sint(1))), slice(ws, axis_w, INT64_MAX))).transpose(-1, axis_w);
+  UOp w = w0.reshape(concat(concat(slice(ws, 0, -2), Shape(ones, sint(1))), slice(ws, axis_w, INT64_MAX)))
+              .transpose(-1, axis_w);
   return x.mul(w).sum(-1, false, dtype).cast(dtype ? dtype : least_upper_dtype({x.dtype(), w.dtype()}));
 }
 UOp UOp::matmul(const UOp& x, bool reverse, DType dtype) const { return reverse ? x.dot(*this, dtype) : dot(x, dtype); }
@@ -492,11 +517,14 @@ UOp UOp::einsum(const std::string& formula0, std::span<const UOp> operands, DTyp
     std::vector<std::string> inputs = split(lhs, ',');
     std::vector<int64_t> ell_n;
     for (size_t i = 0; i < inputs.size() && i < xs.size(); i++)
-      ell_n.push_back(inputs[i].find("...") != std::string::npos ? std::max<int64_t>(0, xs[i].ndim() - (int64_t)inputs[i].size() + 3) : 0);
+      ell_n.push_back(inputs[i].find("...") != std::string::npos
+                          ? std::max<int64_t>(0, xs[i].ndim() - (int64_t)inputs[i].size() + 3)
+                          : 0);
     int64_t mx = ell_n.empty() ? 0 : *std::max_element(ell_n.begin(), ell_n.end());
     for (size_t i = 0; i < inputs.size() && i < ell_n.size(); i++) {
       size_t p = inputs[i].find("...");
-      if (p != std::string::npos) inputs[i] = inputs[i].substr(0, p) + ell.substr(mx - ell_n[i], ell_n[i]) + inputs[i].substr(p + 3);
+      if (p != std::string::npos)
+        inputs[i] = inputs[i].substr(0, p) + ell.substr(mx - ell_n[i], ell_n[i]) + inputs[i].substr(p + 3);
     }
     std::string auto_;
     for (char c : lhs)
@@ -509,12 +537,14 @@ UOp UOp::einsum(const std::string& formula0, std::span<const UOp> operands, DTyp
       rhs = formula.substr(arrow + 2);
       size_t p = rhs.find("...");
       if (p != std::string::npos) rhs = rhs.substr(0, p) + ell.substr(0, mx) + rhs.substr(p + 3);
-    } else rhs = ell.substr(0, mx) + auto_;
+    } else
+      rhs = ell.substr(0, mx) + auto_;
     formula = new_lhs + "->" + rhs;
     arrow = formula.find("->");
   }
   std::string lhs = arrow == std::string::npos ? formula : formula.substr(0, arrow), rhs;
-  if (arrow != std::string::npos) rhs = formula.substr(arrow + 2);
+  if (arrow != std::string::npos)
+    rhs = formula.substr(arrow + 2);
   else {
     for (char c : formula)
       if (count(formula, c) == 1 && is_alpha(c)) rhs += c;
@@ -522,7 +552,8 @@ UOp UOp::einsum(const std::string& formula0, std::span<const UOp> operands, DTyp
   }
   std::vector<std::string> inputs = split(lhs, ',');
   if (xs.size() != inputs.size())
-    throw Error("einsum: number of operands doesn't match, expected " + std::to_string(inputs.size()) + ", got " + std::to_string(xs.size()));
+    throw Error("einsum: number of operands doesn't match, expected " + std::to_string(inputs.size()) + ", got " +
+                std::to_string(xs.size()));
   // trace: take the diagonal when a letter repeats in one input (python iterates set(s): letters in sorted order here)
   for (size_t i = 0; i < inputs.size(); i++) {
     std::string s = inputs[i], letters = s;
@@ -530,7 +561,8 @@ UOp UOp::einsum(const std::string& formula0, std::span<const UOp> operands, DTyp
     letters.erase(std::unique(letters.begin(), letters.end()), letters.end());
     UOp x = xs[i];
     if ((int64_t)s.size() > x.ndim())
-      throw Error("einsum: operand " + std::to_string(i) + " has " + std::to_string(x.ndim()) + " dims, the formula " + s);
+      throw Error("einsum: operand " + std::to_string(i) + " has " + std::to_string(x.ndim()) + " dims, the formula " +
+                  s);
     for (char c : letters) {
       while (count(s, c) > 1) {
         int64_t j = (int64_t)s.find(c), k = (int64_t)s.find(c, j + 1);
@@ -545,7 +577,8 @@ UOp UOp::einsum(const std::string& formula0, std::span<const UOp> operands, DTyp
           UOp y = x.permute(perm).flatten(-2).pad(pads).unflatten(-1, {n, n + sint(1)});
           std::vector<Index> idx{Ellipsis, Index(0)};
           x = y.getitem(idx);
-        } else x = x.diagonal();
+        } else
+          x = x.diagonal();
         s = s.substr(0, k) + s.substr(k + 1);
       }
     }
@@ -620,7 +653,9 @@ UOp UOp::var(const AxisArg& axis, bool keepdim, PyConst correction) const {
 std::pair<UOp, UOp> UOp::var_mean(const AxisArg& axis, bool keepdim, PyConst correction) const {
   return {var(axis, keepdim, correction), mean(axis, keepdim)};
 }
-UOp UOp::std_(const AxisArg& axis, bool keepdim, PyConst correction) const { return var(axis, keepdim, correction).sqrt(); }
+UOp UOp::std_(const AxisArg& axis, bool keepdim, PyConst correction) const {
+  return var(axis, keepdim, correction).sqrt();
+}
 std::pair<UOp, UOp> UOp::std_mean(const AxisArg& axis, bool keepdim, PyConst correction) const {
   return {std_(axis, keepdim, correction), mean(axis, keepdim)};
 }
@@ -633,9 +668,12 @@ UOp UOp::logsumexp(const AxisArg& axis, bool keepdim) const {
   UOp m = max(axis, true).detach();
   UOp ms = m;
   if (!keepdim) {
-    if (axis.is_none()) ms = m.squeeze();
-    else if (axis.is_scalar()) ms = m.squeeze(axis.axes()[0]);
-    else throw Error("logsumexp: keepdim=False needs an int or None axis (squeeze takes one dim)");
+    if (axis.is_none())
+      ms = m.squeeze();
+    else if (axis.is_scalar())
+      ms = m.squeeze(axis.axes()[0]);
+    else
+      throw Error("logsumexp: keepdim=False needs an int or None axis (squeeze takes one dim)");
   }
   return sub(m).exp().sum(axis, keepdim).log().add(ms);
 }
@@ -664,7 +702,9 @@ UOp UOp::cat(std::span<const UOp> args, int64_t dim) const {
   for (const UOp& a : args) {
     bool ok = a.ndim() == ndim();
     for (size_t i = 0; ok && i < sh.size(); i++) ok = (int64_t)i == d || s_eq(sh[i], a.shape()[i]);
-    if (!ok) throw Error("cat: shapes " + shape_str(sh) + " and " + shape_str(a.shape()) + " differ outside dim " + std::to_string(d));
+    if (!ok)
+      throw Error("cat: shapes " + shape_str(sh) + " and " + shape_str(a.shape()) + " differ outside dim " +
+                  std::to_string(d));
   }
   bool same = true;
   for (const UOp& a : args) same &= s_eq(a.shape()[d], sh[d]);
@@ -676,7 +716,8 @@ UOp UOp::cat(std::span<const UOp> args, int64_t dim) const {
   std::vector<UOp> padded;
   for (size_t i = 0; i < tensors.size(); i++) {
     PadArg p;
-    for (int64_t j = 0; j < tensors[i].ndim(); j++) p.push_back(j == d ? OptPair(cs[i], cs.back() - cs[i + 1]) : OptPair(std::nullopt));
+    for (int64_t j = 0; j < tensors[i].ndim(); j++)
+      p.push_back(j == d ? OptPair(cs[i], cs.back() - cs[i + 1]) : OptPair(std::nullopt));
     padded.push_back(tensors[i].pad(p));
   }
   return usum_of(padded);
@@ -709,7 +750,10 @@ UOp UOp::split_cumalu(int64_t axis0, Ops op) const {
   Pairs p2((size_t)chunks.ndim() - 2, {sint(0), sint(0)});
   p2.push_back({sint(1), sint(-1)});
   UOp base_ = pad_constant(chunks.getitem({Ellipsis, Index(-1)}).cumalu(-1, op), p2, value);
-  return chunks.alu(op, base_.unsqueeze(-1)).flatten(-2).getitem({Ellipsis, Index::slice(sint(-si))}).transpose(axis, -1);
+  return chunks.alu(op, base_.unsqueeze(-1))
+      .flatten(-2)
+      .getitem({Ellipsis, Index::slice(sint(-si))})
+      .transpose(axis, -1);
 }
 
 UOp UOp::cumsum(int64_t axis) const { return split_cumalu(axis, Ops::ADD); }
@@ -722,7 +766,11 @@ std::pair<UOp, UOp> UOp::cummax(int64_t axis) const {
   pyint n = ns.is_int() ? ns.i() : ns.u().as_int();
   UOp x = transpose(axis, -1), values_t = values.transpose(axis, -1);
   UOp match = x.unsqueeze(-1).eq(values_t.unsqueeze(-2)).mul(ones({sint(n), sint(n)}, dtypes::bool_, {}, false).triu());
-  UOp idx = match.mul(arange(PyConst(n), PyConst(0), PyConst(-1)).reshape({sint(n), sint(1)})).max(-2).neg().add(n).cast(dtypes::int32);
+  UOp idx = match.mul(arange(PyConst(n), PyConst(0), PyConst(-1)).reshape({sint(n), sint(1)}))
+                .max(-2)
+                .neg()
+                .add(n)
+                .cast(dtypes::int32);
   return {values, idx.transpose(-1, axis)};
 }
 std::pair<UOp, UOp> UOp::cummin(int64_t axis) const {
@@ -808,7 +856,8 @@ std::vector<sint> resolve_pool_pads(const IntTuple& padding, size_t dims) {
   if (p.size() == 2 * dims) return std::vector<sint>(p.begin(), p.end());
   if (p.size() != dims)
     throw Error("pool: Padding must be an int or a sequence of length " + std::to_string(dims) + " or " +
-                std::to_string(2 * dims) + ", but got padding=" + ints_str(p) + " with dims=" + std::to_string(dims) + ".");
+                std::to_string(2 * dims) + ", but got padding=" + ints_str(p) + " with dims=" + std::to_string(dims) +
+                ".");
   std::vector<sint> r;
   for (auto it = p.rbegin(); it != p.rend(); ++it) r.push_back(*it), r.push_back(*it);
   return r;
@@ -911,7 +960,8 @@ std::pair<UOp, UOp> UOp::max_pool2d_with_indices(const IntTuple& kernel_size, co
 }
 
 UOp UOp::max_unpool2d(const UOp& indices, const IntTuple& kernel_size, const std::optional<IntTuple>& stride,
-                      const IntTuple& dilation, const IntTuple& padding, const std::optional<Shape>& output_size) const {
+                      const IntTuple& dilation, const IntTuple& padding,
+                      const std::optional<Shape>& output_size) const {
   const Shape& sh = shape();
   if (sh.size() < 2) throw Error("max_unpool2d: needs (bs, c, *spatial), got " + shape_str(sh));
   sint bs = sh[0], c = sh[1];
@@ -924,8 +974,10 @@ UOp UOp::max_unpool2d(const UOp& indices, const IntTuple& kernel_size, const std
     Pairs p_ = flat_to_grouped(resolve_pool_pads(padding, n));
     // the reference unpacks each pair as (pA, pB); their sum is what counts
     for (size_t j = 0; j < std::min({n, k_.size(), d_.size(), s_.size(), p_.size()}); j++)
-      out.push_back((spatial[j] - sint(1)) * sint(s_[j]) - (p_[j].second + p_[j].first) + sint(d_[j] * (k_[j] - 1) + 1));
-  } else out = slice(*output_size, -(int64_t)spatial.size(), INT64_MAX);
+      out.push_back((spatial[j] - sint(1)) * sint(s_[j]) - (p_[j].second + p_[j].first) +
+                    sint(d_[j] * (k_[j] - 1) + 1));
+  } else
+    out = slice(*output_size, -(int64_t)spatial.size(), INT64_MAX);
   UOp ret = indices.reshape({bs, c, 1, -1}).one_hot_along_dim(sprod(out), 2).where(reshape({bs, c, 1, -1}), 0).sum(3);
   return ret.reshape(concat({bs, c}, out));
 }
@@ -938,8 +990,8 @@ UOp UOp::conv2d(const UOp& weight, const std::optional<UOp>& bias, int64_t group
   Shape HW(ws.begin() + 2, ws.end());
   std::vector<sint> padding_ = resolve_pool_pads(padding, HW.size());
   if (!s_eq(sint(groups) * cin, cin_) || xs.size() != ws.size())
-    throw Error("conv2d: Input Tensor shape " + shape_str(xs) + " does not match the shape of the weights " + shape_str(ws) +
-                ". (" + (sint(groups) * cin).str() + " vs. " + cin_.str() + ")");
+    throw Error("conv2d: Input Tensor shape " + shape_str(xs) + " does not match the shape of the weights " +
+                shape_str(ws) + ". (" + (sint(groups) * cin).str() + " vs. " + cin_.str() + ")");
   std::vector<int64_t> s_ = stride.make_tuple(HW.size()), d_ = dilation.make_tuple(HW.size());
   UOp x = pad_constant(*this, full_pads(ndim(), HW.size(), padding_), 0.0).pool(HW, s_, d_);
   sint rcout = mixin::floordiv(cout, sint(groups));
@@ -978,7 +1030,8 @@ UOp UOp::conv_transpose2d(const UOp& weight, const std::optional<UOp>& bias, int
     for (int64_t s : s_) p.push_back(std::nullopt), p.push_back(OptPair(0, s - 1));
     x = x.pad(p);
     Shape b = slice(x.shape(), 0, 2);
-    for (size_t j = 0; 2 + 2 * j < x.shape().size() && j < s_.size(); j++) b.push_back(x.shape()[2 + 2 * j] * sint(s_[j]));
+    for (size_t j = 0; 2 + 2 * j < x.shape().size() && j < s_.size(); j++)
+      b.push_back(x.shape()[2 + 2 * j] * sint(s_[j]));
     x = x.reshape(b);
     OptShape c{std::nullopt, std::nullopt};
     for (size_t j = 0; 2 + j < x.shape().size() && j < s_.size(); j++) c.push_back(x.shape()[2 + j] - sint(s_[j] - 1));
@@ -1017,7 +1070,8 @@ UOp UOp::batchnorm(const std::optional<UOp>& weight, const std::optional<UOp>& b
 UOp UOp::binary_crossentropy(const UOp& Y, std::string_view reduction) const {
   return do_reduction(Y.neg().mul(log()).sub(Y.sub(1, true).mul(sub(1, true).log())), reduction);
 }
-UOp UOp::binary_crossentropy_logits(const UOp& Y, std::string_view reduction, const std::optional<UOp>& pos_weight) const {
+UOp UOp::binary_crossentropy_logits(const UOp& Y, std::string_view reduction,
+                                    const std::optional<UOp>& pos_weight) const {
   UOp log_p = logsigmoid(), log_1_minus_p = neg().logsigmoid();
   UOp wy = pos_weight ? pos_weight->mul(Y) : Y.mul(1, true);
   return do_reduction(wy.mul(log_p).add(Y.sub(1, true).mul(log_1_minus_p)).neg(), reduction);
@@ -1041,7 +1095,8 @@ UOp UOp::cross_entropy(const UOp& Y0, std::string_view reduction, double label_s
   UOp Y = Y0;
   if (!shape_eq(shape(), Y.shape())) {
     if (!shape_eq(max(classes_dim).shape(), Y.shape()))
-      throw Error("cross_entropy: shape mismatch: self.shape=" + shape_str(shape()) + ", Y.shape=" + shape_str(Y.shape()));
+      throw Error("cross_entropy: shape mismatch: self.shape=" + shape_str(shape()) +
+                  ", Y.shape=" + shape_str(Y.shape()));
     Y = Y.unsqueeze(classes_dim).one_hot_along_dim(shape()[classes_dim], classes_dim);
   }
   const sint& nc = Y.shape()[classes_dim];
@@ -1068,7 +1123,8 @@ UOp UOp::interpolate(const std::vector<int64_t>& size, std::string_view mode, bo
   if (size.empty() || (int64_t)size.size() > ndim())
     throw Error("interpolate: invalid size=" + ints_str(size) + " for " + shape_str(shape()));
   if (mode != "linear" && mode != "nearest" && mode != "nearest-exact")
-    throw Error("interpolate: only supports linear, nearest or nearest-exact interpolate, got mode=" + std::string(mode));
+    throw Error("interpolate: only supports linear, nearest or nearest-exact interpolate, got mode=" +
+                std::string(mode));
   if (align_corners && mode != "linear")
     throw Error("interpolate: align_corners option can only be set with the interpolating mode linear");
   UOp x = *this;
@@ -1083,8 +1139,10 @@ UOp UOp::interpolate(const std::vector<int64_t>& size, std::string_view mode, bo
       UOp arr = arange(sz);
       UOp num;
       int64_t den;
-      if (align_corners) num = arr.mul(in_sz - 1), den = sz - 1;
-      else num = arr.mul(2).add(1).mul(in_sz).sub(sz), den = sz * 2;
+      if (align_corners)
+        num = arr.mul(in_sz - 1), den = sz - 1;
+      else
+        num = arr.mul(2).add(1).mul(in_sz).sub(sz), den = sz * 2;
       num = num.clip(0, (in_sz - 1) * den);
       UOp low = num.floordiv(den).reshape(reshape_).expand(expand_);
       UOp high = num.add(den).sub(1).floordiv(den).reshape(reshape_).expand(expand_);
@@ -1094,7 +1152,9 @@ UOp UOp::interpolate(const std::vector<int64_t>& size, std::string_view mode, bo
       double scale = (double)in_sz / (double)sz;
       UOp arr = arange(sz, std::nullopt, 1, dtypes::float32);
       UOp index = (mode == "nearest-exact" ? arr.add(0.5).mul(scale, true) : arr.mul(scale, true))
-                      .cast(dtypes::int32).reshape(reshape_).expand(expand_);
+                      .cast(dtypes::int32)
+                      .reshape(reshape_)
+                      .expand(expand_);
       x = x.gather(i, index);
     }
   }
@@ -1110,10 +1170,12 @@ static std::pair<UOp, UOp> pre_scatter(const UOp& self, int64_t dim0, const UOp&
   const Shape &ss = self.shape(), &is = index.shape(), &rs = src0.shape();
   for (size_t d = 0; d < ss.size(); d++)
     if (!(((int64_t)d == dim || truthy(s_ge(ss[d], is[d]))) && truthy(s_ge(rs[d], is[d]))))
-      throw Error("scatter: All dimensions of index.shape=" + shape_str(is) + " should be <= to all dimensions of src.shape=" +
-                  shape_str(rs) + " and all dimensions except dimension " + std::to_string(dim) + " of self.shape=" + shape_str(ss));
+      throw Error("scatter: All dimensions of index.shape=" + shape_str(is) +
+                  " should be <= to all dimensions of src.shape=" + shape_str(rs) +
+                  " and all dimensions except dimension " + std::to_string(dim) + " of self.shape=" + shape_str(ss));
   if (self.dtype() != src0.dtype())
-    throw Error("scatter: expect self.dtype=" + self.dtype().repr() + " to be equal to src.dtype=" + src0.dtype().repr());
+    throw Error("scatter: expect self.dtype=" + self.dtype().repr() +
+                " to be equal to src.dtype=" + src0.dtype().repr());
   UOp src = src0.shrink_to(is);
   src = src.unsqueeze(-1).expand(concat(src.shape(), {ss[dim]})).transpose(-1, dim);
   UOp mask = index.unsqueeze(-1).one_hot_along_dim(ss[dim]).transpose(-1, dim);
@@ -1122,7 +1184,8 @@ static std::pair<UOp, UOp> pre_scatter(const UOp& self, int64_t dim0, const UOp&
   return {src.pad_to(to), mask.pad_to(to)};
 }
 
-UOp UOp::scatter_reduce(int64_t dim, const UOp& index, const UOp& src0, std::string_view reduce, bool include_self) const {
+UOp UOp::scatter_reduce(int64_t dim, const UOp& index, const UOp& src0, std::string_view reduce,
+                        bool include_self) const {
   auto [src, mask] = pre_scatter(*this, dim, index, src0);
   auto inv_mask = [&](const Operand& a, const Operand& b) { return mask.any(-1).logical_not().where(a, b); };
   if (reduce == "sum") return mask.where(src, 0).sum(-1).add(include_self ? *this : inv_mask(*this, 0));
@@ -1139,16 +1202,20 @@ UOp UOp::scatter_reduce(int64_t dim, const UOp& index, const UOp& src0, std::str
     UOp count = mask.where(1, 0).sum(-1).add(include_self ? Operand(1) : Operand(inv_mask(1, 0)));
     return mask.where(src, 0).sum(-1).add(include_self ? *this : inv_mask(*this, 0)).div(count);
   }
-  throw Error("scatter_reduce: reduce='" + std::string(reduce) + "' must be one of 'sum', 'prod', 'mean', 'amax', 'amin'");
+  throw Error("scatter_reduce: reduce='" + std::string(reduce) +
+              "' must be one of 'sum', 'prod', 'mean', 'amax', 'amin'");
 }
 
 UOp UOp::scatter(int64_t dim, const UOp& index, const Operand& src0, std::string_view reduce) const {
   if (!reduce.empty() && reduce != "add" && reduce != "multiply")
     throw Error("scatter: reduce='" + std::string(reduce) + "' must be one of None, 'multiply', or 'add'");
   UOp src;
-  if (!src0.is_uop()) src = full(index.shape(), src0.value(), dtype(), {}, false);
-  else if (!reduce.empty()) throw Error("scatter: non-scalar src is not supported with reduce arg. use scatter_reduce");
-  else src = src0.uop();
+  if (!src0.is_uop())
+    src = full(index.shape(), src0.value(), dtype(), {}, false);
+  else if (!reduce.empty())
+    throw Error("scatter: non-scalar src is not supported with reduce arg. use scatter_reduce");
+  else
+    src = src0.uop();
   if (reduce == "add") return scatter_reduce(dim, index, src, "sum", true);
   if (reduce == "multiply") return scatter_reduce(dim, index, src, "prod", true);
   auto [s, mask] = pre_scatter(*this, dim, index, src);
@@ -1172,7 +1239,8 @@ UOp UOp::masked_merge(const UOp& values0, const UOp& mask0, const std::vector<in
 }
 
 UOp UOp::masked_select(const UOp& mask0, int64_t size, PyConst fill_value) const {
-  if (mask0.dtype() != dtypes::bool_) throw Error("masked_select expects bool mask tensor, got " + mask0.dtype().repr());
+  if (mask0.dtype() != dtypes::bool_)
+    throw Error("masked_select expects bool mask tensor, got " + mask0.dtype().repr());
   UOp x = flatten(), mask = mask0.broadcast_to(shape()).flatten();
   UOp mask_cumsum = mask.cumsum();
   UOp counts = zeros({sint(size)}, dtypes::int32, {}, false).scatter(0, mask_cumsum, 1, "add");
@@ -1233,9 +1301,13 @@ std::pair<UOp, UOp> UOp::sort(int64_t dim0, bool descending) const {
   Shape ms{sint(orig_len), sint(orig_len)};
   for (int64_t i = 0; i < ndim() - dim - 1; i++) ms.push_back(1);
   mask = mask.reshape(ms);
-  auto compute_counts = [&](const UOp& t) { return mask.bitwise_and(t.unsqueeze(dim).eq(t.unsqueeze(dim + 1))).sum(dim + 1); };
+  auto compute_counts = [&](const UOp& t) {
+    return mask.bitwise_and(t.unsqueeze(dim).eq(t.unsqueeze(dim + 1))).sum(dim + 1);
+  };
   UOp count_orig = compute_counts(*this), count_sorted = compute_counts(x);
-  UOp cond = unsqueeze(dim + 1).eq(x.unsqueeze(dim)).bitwise_and(count_orig.unsqueeze(dim + 1).eq(count_sorted.unsqueeze(dim)));
+  UOp cond = unsqueeze(dim + 1)
+                 .eq(x.unsqueeze(dim))
+                 .bitwise_and(count_orig.unsqueeze(dim + 1).eq(count_sorted.unsqueeze(dim)));
   Shape is;
   for (int64_t i = 0; i < x.ndim(); i++) is.push_back(i == dim ? sint(orig_len) : sint(1));
   UOp idx = arange(orig_len).reshape(is);

@@ -23,7 +23,8 @@ static UOp reduce_(const UOp& self0, Ops op, const AxisArg& axis_arg, bool keepd
   if (!keepdim) return ret;
   Shape ks;
   const Shape& sh = self.shape();
-  for (size_t i = 0; i < sh.size(); i++) ks.push_back(std::find(axis.begin(), axis.end(), (int64_t)i) != axis.end() ? sint(1) : sh[i]);
+  for (size_t i = 0; i < sh.size(); i++)
+    ks.push_back(std::find(axis.begin(), axis.end(), (int64_t)i) != axis.end() ? sint(1) : sh[i]);
   return ret.reshape(ks);
 }
 

@@ -1,12 +1,13 @@
 // The UOp side of the builder mixins: the hooks the mixins build on (const, const_like, ufix, alu, _mop, _rop,
 // empty_like, device) and the UOp's own builders of tinygrad/uop/ops.py (sink, group, index, load, store, range, ...).
+#include "lib/uop/uop.h"
+
 #include <algorithm>
 #include <atomic>
 #include <unordered_map>
 
 #include "lib/helpers.h"
 #include "lib/mixin/helpers.h"
-#include "lib/uop/uop.h"
 
 namespace tg {
 
@@ -112,7 +113,8 @@ static UOp shape_to_shape_arg(const Shape& shape) {
   std::vector<UOp> src;
   for (const sint& x : shape) {
     UOp u = x.is_int() ? UOp::const_(PyConst(x.i())) : x.u();
-    if (!dtypes::is_int(u.dtype())) throw Error("shape must be int, got " + u.dtype().repr() + " in " + shape_str(shape));
+    if (!dtypes::is_int(u.dtype()))
+      throw Error("shape must be int, got " + u.dtype().repr() + " in " + shape_str(shape));
     src.push_back(u);
   }
   return src.size() == 1 ? src[0] : UOp(Ops::STACK, DType(), src);
@@ -120,7 +122,8 @@ static UOp shape_to_shape_arg(const Shape& shape) {
 
 UOp UOp::mop(Ops op, const Shape& shape) const {
   if (op == Ops::EXPAND && shape.empty()) return *this;
-  if (op != Ops::RESHAPE && op != Ops::EXPAND) throw Error(std::string(op_repr(op)) + " is not a MovementOp with a shape");
+  if (op != Ops::RESHAPE && op != Ops::EXPAND)
+    throw Error(std::string(op_repr(op)) + " is not a MovementOp with a shape");
   UOp s = UOp::sink({shape_to_shape_arg(shape)}).simplify();
   return UOp(op, DType(), {*this, s.src(0)});
 }
@@ -144,7 +147,8 @@ UOp UOp::rop(Ops op, std::vector<int64_t> axis) const {
   std::sort(axis.begin(), axis.end());
   const Shape& sh = shape();
   for (int64_t x : axis)
-    if (x < 0 || x >= (int64_t)sh.size()) throw Error("reduce: axis " + std::to_string(x) + " out of range for " + shape_str(sh));
+    if (x < 0 || x >= (int64_t)sh.size())
+      throw Error("reduce: axis " + std::to_string(x) + " out of range for " + shape_str(sh));
   std::vector<int64_t> reduce_axis;
   for (int64_t x : axis)
     if (resolve(s_ne(sh[x], 1))) reduce_axis.push_back(x);
@@ -200,7 +204,8 @@ UOp UOp::placeholder(const Shape& shape, DType dtype0, int64_t slot, AddrSpace a
   } else {
     bool ok = (addrspace == AddrSpace::LOCAL || addrspace == AddrSpace::REG) && device.is_none();
     Arg a(static_cast<const ArgObj*>(p));
-    if (!ok) throw Error("placeholder: LOCAL and REG placeholders cannot have a device, other addrspaces must be GLOBAL");
+    if (!ok)
+      throw Error("placeholder: LOCAL and REG placeholders cannot have a device, other addrspaces must be GLOBAL");
     ret = UOp(Ops::BUFFER, DType(), {size}, a);
   }
   return shape.size() > 1 ? ret.reshape(shape) : ret;
@@ -218,7 +223,8 @@ std::vector<int64_t> broadcast_axes(const Shape& src, const Shape& out) {
 
 bool UOp::has_buffer_identity(bool after_ok) const {
   UOp u = *this;
-  while (u.op() == Ops::RESHAPE || u.op() == Ops::UNSHARD || u.op() == Ops::MSELECT || (after_ok && u.op() == Ops::AFTER))
+  while (u.op() == Ops::RESHAPE || u.op() == Ops::UNSHARD || u.op() == Ops::MSELECT ||
+         (after_ok && u.op() == Ops::AFTER))
     u = u.src(0);
   return u.op() == Ops::BUFFER || u.op() == Ops::PARAM;
 }
@@ -229,10 +235,19 @@ Arg UOp::device() const {
   for (const UOp& u : toposort()) {
     Arg d;
     switch (u.op()) {
-      case Ops::PARAM: case Ops::BUFFER: d = u.param_arg() ? u.param_arg()->device : Arg(); break;
-      case Ops::AFTER: d = memo[u.src(0).node()]; break;
-      case Ops::COPY: d = u.arg(); break;
-      case Ops::ALLREDUCE: d = u.arg()[1]; break;
+      case Ops::PARAM:
+      case Ops::BUFFER:
+        d = u.param_arg() ? u.param_arg()->device : Arg();
+        break;
+      case Ops::AFTER:
+        d = memo[u.src(0).node()];
+        break;
+      case Ops::COPY:
+        d = u.arg();
+        break;
+      case Ops::ALLREDUCE:
+        d = u.arg()[1];
+        break;
       case Ops::MSELECT: {
         const Arg& sd = memo[u.src(0).node()];
         if (!sd.is_tuple()) throw Error("mselect must be on tuple device, getting " + sd.repr());
@@ -270,7 +285,8 @@ std::optional<AddrSpace> UOp::addrspace() const {
     } else if (o == Ops::SPECIAL || o == Ops::RANGE || o == Ops::LOAD) {
       a = AddrSpace::ALU;
     } else if (o == Ops::INDEX || o == Ops::CAST || o == Ops::AFTER || o == Ops::REDUCE || o == Ops::STORE ||
-               o == Ops::MSTACK || o == Ops::MSELECT || o == Ops::END || o == Ops::UNSHARD || GroupOp::Movement.has(o)) {
+               o == Ops::MSTACK || o == Ops::MSELECT || o == Ops::END || o == Ops::UNSHARD ||
+               GroupOp::Movement.has(o)) {
       a = memo[u.src(0).node()];
     } else if (o == Ops::STACK || o == Ops::WMMA || o == Ops::GROUP || GroupOp::Elementwise.has(o)) {
       std::vector<AddrSpace> ad;

@@ -81,7 +81,8 @@ class IntTuple {
   IntTuple(std::vector<int64_t> v) : v_(std::move(v)) {}
   bool is_scalar() const { return scalar_; }
   const std::vector<int64_t>& values() const { return v_; }
-  std::vector<int64_t> make_tuple(size_t n) const { return scalar_ ? std::vector<int64_t>(n, v_[0]) : v_; }  // helpers.make_tuple
+  // helpers.make_tuple: the value repeated n times, or the tuple as given
+  std::vector<int64_t> make_tuple(size_t n) const { return scalar_ ? std::vector<int64_t>(n, v_[0]) : v_; }
 
  private:
   std::vector<int64_t> v_;
@@ -213,7 +214,9 @@ class UOp {
   static UOp range(sint end, int64_t axis_id, AxisType axis_type = AxisType::WEAK, DType dtype = DType());
   static UOp special(sint end, const std::string& name, DType dtype = DType());
   static UOp sink(std::span<const UOp> srcs, Arg arg = {});
-  static UOp sink(std::initializer_list<UOp> srcs, Arg arg = {}) { return sink(std::span<const UOp>(srcs.begin(), srcs.size()), arg); }
+  static UOp sink(std::initializer_list<UOp> srcs, Arg arg = {}) {
+    return sink(std::span<const UOp>(srcs.begin(), srcs.size()), arg);
+  }
   static UOp group(std::span<const UOp> srcs);
   UOp broadcast(int64_t count) const;
   UOp index(std::span<const UOp> idx) const;
@@ -389,7 +392,9 @@ class UOp {
   UOp flip(const std::vector<int64_t>& axis) const;
   // UOp.stack(*srcs, dim=...): srcs[0].stack(*srcs[1:], dim=dim)
   static UOp stack(std::span<const UOp> srcs, int64_t dim = 0);
-  static UOp stack(std::initializer_list<UOp> srcs, int64_t dim = 0) { return stack(std::span<const UOp>(srcs.begin(), srcs.size()), dim); }
+  static UOp stack(std::initializer_list<UOp> srcs, int64_t dim = 0) {
+    return stack(std::span<const UOp>(srcs.begin(), srcs.size()), dim);
+  }
   UOp shrink_to(const OptShape& shape) const;
   UOp movement_pad_to(const OptShape& shape) const;  // MovementMixin.pad_to
   UOp squeeze(std::optional<int64_t> dim = std::nullopt) const;
@@ -446,7 +451,9 @@ class UOp {
   UOp log_softmax(int64_t axis = -1, DType dtype = DType()) const;
   UOp softmin(int64_t axis = -1, DType dtype = DType()) const;
   UOp cat(std::span<const UOp> others, int64_t dim = 0) const;
-  UOp cat(std::initializer_list<UOp> others, int64_t dim = 0) const { return cat(std::span<const UOp>(others.begin(), others.size()), dim); }
+  UOp cat(std::initializer_list<UOp> others, int64_t dim = 0) const {
+    return cat(std::span<const UOp>(others.begin(), others.size()), dim);
+  }
   UOp cumalu(int64_t axis, Ops op) const;        // _cumalu
   UOp split_cumalu(int64_t axis, Ops op) const;  // _split_cumalu
   UOp cumsum(int64_t axis = 0) const;
@@ -466,7 +473,8 @@ class UOp {
   UOp interpolate(const std::vector<int64_t>& size, std::string_view mode = "linear", bool align_corners = false) const;
   // scatter: reduce is "", "add" or "multiply"; scatter_reduce: "sum", "prod", "mean", "amax" or "amin"
   UOp scatter(int64_t dim, const UOp& index, const Operand& src, std::string_view reduce = {}) const;
-  UOp scatter_reduce(int64_t dim, const UOp& index, const UOp& src, std::string_view reduce, bool include_self = true) const;
+  UOp scatter_reduce(int64_t dim, const UOp& index, const UOp& src, std::string_view reduce,
+                     bool include_self = true) const;
   UOp masked_merge(const UOp& values, const UOp& mask, const std::vector<int64_t>& axes) const;  // _masked_merge
   // the fixed-size forms only: without a size the reference reads the count back from the device
   UOp masked_select(const UOp& mask, int64_t size, PyConst fill_value = 0) const;

@@ -29,9 +29,12 @@ std::vector<Golden> load(const std::string& path) {
   std::string line;
   while (std::getline(f, line)) {
     if (line.empty() || line[0] == '#') continue;
-    if (line.rfind("case ", 0) == 0) out.push_back({line.substr(5), "", {}});
-    else if (line.rfind("error ", 0) == 0) out.back().error = line.substr(6);
-    else if (line.rfind("spec2_error ", 0) == 0) out.back().spec2_error = line.substr(12);
+    if (line.rfind("case ", 0) == 0)
+      out.push_back({line.substr(5), "", {}});
+    else if (line.rfind("error ", 0) == 0)
+      out.back().error = line.substr(6);
+    else if (line.rfind("spec2_error ", 0) == 0)
+      out.back().spec2_error = line.substr(12);
     else if (line.rfind("graph ", 0) == 0) {
       int n = std::stoi(line.substr(6));
       for (int i = 0; i < n && std::getline(f, line); i++) out.back().graph.push_back(line);
@@ -63,7 +66,6 @@ std::vector<std::string> encode(const Res& r) {
   return lines;
 }
 
-
 UOp P(int64_t slot, DType dt, Shape shape) { return UOp::param(slot, dt, shape); }
 // function-local statics: the engine's own statics (dtypes, intern table) must exist first
 UOp n_var() {
@@ -77,17 +79,79 @@ UOp tt(const Shape& shape) {
 }
 
 const std::map<std::string, std::function<UOp()>> LEAVES = {
-    {"f23", [] { return P(0, dtypes::float32, {2, 3}); }},   {"i23", [] { return P(1, dtypes::int32, {2, 3}); }},
-    {"b23", [] { return P(2, dtypes::bool_, {2, 3}); }},     {"h23", [] { return P(3, dtypes::float16, {2, 3}); }},
-    {"u23", [] { return P(4, dtypes::uint8, {2, 3}); }},     {"f3", [] { return P(5, dtypes::float32, {3}); }},
-    {"f13", [] { return P(6, dtypes::float32, {1, 3}); }},   {"f21", [] { return P(7, dtypes::float32, {2, 1}); }},
-    {"f432", [] { return P(8, dtypes::float32, {4, 3, 2}); }}, {"l23", [] { return P(9, dtypes::int64, {2, 3}); }},
-    {"d23", [] { return P(10, dtypes::float64, {2, 3}); }},  {"bf23", [] { return P(11, dtypes::bfloat16, {2, 3}); }},
-    {"ui23", [] { return P(12, dtypes::uint32, {2, 3}); }},  {"f0", [] { return P(13, dtypes::float32, {}); }},
-    {"fz", [] { return P(14, dtypes::float32, {0, 3}); }},   {"i3", [] { return P(15, dtypes::int32, {3}); }},
-    {"fn3", [] { return P(16, dtypes::float32, {n_var(), 3}); }},  {"c8", [] { return P(17, dtypes::int8, {2, 3}); }},
-    {"t23", [] { return tt({2, 3}); }},                      {"tf23", [] { return tt({2, 3}).float_(); }},
-    {"wi", [] { return UOp::const_(3); }},                   {"wf", [] { return UOp::const_(2.5); }},
+    {"f23",
+     [] {
+       return P(0, dtypes::float32, {2, 3});
+     }},
+    {"i23",
+     [] {
+       return P(1, dtypes::int32, {2, 3});
+     }},
+    {"b23",
+     [] {
+       return P(2, dtypes::bool_, {2, 3});
+     }},
+    {"h23",
+     [] {
+       return P(3, dtypes::float16, {2, 3});
+     }},
+    {"u23",
+     [] {
+       return P(4, dtypes::uint8, {2, 3});
+     }},
+    {"f3", [] { return P(5, dtypes::float32, {3}); }},
+    {"f13",
+     [] {
+       return P(6, dtypes::float32, {1, 3});
+     }},
+    {"f21",
+     [] {
+       return P(7, dtypes::float32, {2, 1});
+     }},
+    {"f432",
+     [] {
+       return P(8, dtypes::float32, {4, 3, 2});
+     }},
+    {"l23",
+     [] {
+       return P(9, dtypes::int64, {2, 3});
+     }},
+    {"d23",
+     [] {
+       return P(10, dtypes::float64, {2, 3});
+     }},
+    {"bf23",
+     [] {
+       return P(11, dtypes::bfloat16, {2, 3});
+     }},
+    {"ui23",
+     [] {
+       return P(12, dtypes::uint32, {2, 3});
+     }},
+    {"f0", [] { return P(13, dtypes::float32, {}); }},
+    {"fz",
+     [] {
+       return P(14, dtypes::float32, {0, 3});
+     }},
+    {"i3", [] { return P(15, dtypes::int32, {3}); }},
+    {"fn3",
+     [] {
+       return P(16, dtypes::float32, {n_var(), 3});
+     }},
+    {"c8",
+     [] {
+       return P(17, dtypes::int8, {2, 3});
+     }},
+    {"t23",
+     [] {
+       return tt({2, 3});
+     }},
+    {"tf23",
+     [] {
+       return tt({2, 3}).float_();
+     }},
+    {"wi", [] { return UOp::const_(3); }},
+    {"wf", [] { return UOp::const_(2.5); }},
 };
 const std::map<std::string, PyConst> CONSTS = {{"c2", 2}, {"c2.5", 2.5}, {"cT", true}, {"cm1", -1}, {"c0", 0}};
 
@@ -267,13 +331,18 @@ UOp reduction(const std::string& fn, const UOp& x, const AxisArg& ax, bool kd) {
 // the table-driven families, read from the case name; false when the name is not one of them
 bool build_family(const std::string& name, Builder& out) {
   std::vector<std::string> p = split(name, '/');
-  if (p[0] == "bin" && p.size() == 4) out = [p] { return Res(binary(p[1], p[2], p[3])); };
-  else if (p[0] == "un" && p.size() == 3) out = [p] { return Res(UNARY.at(p[1])(leaf(p[2]))); };
-  else if (p[0] == "cast" && p.size() == 3) out = [p] { return Res(leaf(p[1]).cast(dtypes::by_name(p[2]))); };
-  else if (p[0] == "bitcast" && p.size() == 3) out = [p] { return Res(leaf(p[1]).bitcast(dtypes::by_name(p[2]))); };
+  if (p[0] == "bin" && p.size() == 4)
+    out = [p] { return Res(binary(p[1], p[2], p[3])); };
+  else if (p[0] == "un" && p.size() == 3)
+    out = [p] { return Res(UNARY.at(p[1])(leaf(p[2]))); };
+  else if (p[0] == "cast" && p.size() == 3)
+    out = [p] { return Res(leaf(p[1]).cast(dtypes::by_name(p[2]))); };
+  else if (p[0] == "bitcast" && p.size() == 3)
+    out = [p] { return Res(leaf(p[1]).bitcast(dtypes::by_name(p[2]))); };
   else if (p[0] == "red" && p.size() == 5)
     out = [p] { return Res(reduction(p[1], leaf(p[2]), parse_axis(p[3]), p[4] == "1")); };
-  else return false;
+  else
+    return false;
   return true;
 }
 
@@ -463,7 +532,9 @@ std::map<std::string, Builder> hand_written() {
   add("mov/diagonal_empty", [] { return P(0, dtypes::float32, {3, 4}).diagonal(4); });
   add("mov/diagonal_same", [] { return f().diagonal(0, 1, 1); });
   addv("mov/meshgrid", [] { return leaf("f3").meshgrid(R{P(1, dtypes::float32, {4})}); });
-  addv("mov/meshgrid_xy", [] { return leaf("f3").meshgrid(R{P(1, dtypes::float32, {4}), P(2, dtypes::float32, {2})}, "xy"); });
+  addv("mov/meshgrid_xy", [] {
+    return leaf("f3").meshgrid(R{P(1, dtypes::float32, {4}), P(2, dtypes::float32, {2})}, "xy");
+  });
   addv("mov/meshgrid_one", [] { return leaf("f3").meshgrid({}); });
   addv("mov/meshgrid_bad", [] { return leaf("f3").meshgrid(R{leaf("f3")}, "ab"); });
   add("mov/pool", [] { return P(0, dtypes::float32, {1, 5, 5}).pool({2, 2}); });
@@ -513,8 +584,14 @@ std::map<std::string, Builder> hand_written() {
   add("red2/var_corr_big", [] { return P(0, dtypes::float32, {2, 3}).var(0, false, 5); });
   add("red2/var_int", [] { return i().var(1, true); });
   add("red2/std_kd", [] { return f432().std_({0, 2}, true); });
-  addv("red2/var_mean", [] { auto [v, m] = f432().var_mean(1); return R{v, m}; });
-  addv("red2/std_mean", [] { auto [s, m] = f432().std_mean(-1, true); return R{s, m}; });
+  addv("red2/var_mean", [] {
+    auto [v, m] = f432().var_mean(1);
+    return R{v, m};
+  });
+  addv("red2/std_mean", [] {
+    auto [s, m] = f432().std_mean(-1, true);
+    return R{s, m};
+  });
   add("red2/sum_bf16", [] { return leaf("bf23").sum(); });
   add("red2/mean_bf16", [] { return leaf("bf23").mean(0); });
   add("red2/sum_u32", [] { return leaf("ui23").sum(); });
@@ -645,11 +722,26 @@ std::map<std::string, Builder> hand_written() {
   add("op/cumsum_600_2d", [] { return P(0, dtypes::int32, {2, 600}).cumsum(1); });
   add("op/cumprod", [] { return f().cumprod(1); });
   add("op/cumprod_600", [] { return P(0, dtypes::float32, {600}).cumprod(0); });
-  addv("op/cummax", [] { auto [v, ix] = f().cummax(1); return R{v, ix}; });
-  addv("op/cummax_0", [] { auto [v, ix] = i().cummax(0); return R{v, ix}; });
-  addv("op/cummax_scalar", [] { auto [v, ix] = leaf("f0").cummax(0); return R{v, ix}; });
-  addv("op/cummin", [] { auto [v, ix] = f().cummin(1); return R{v, ix}; });
-  addv("op/cummin_int", [] { auto [v, ix] = i().cummin(1); return R{v, ix}; });
+  addv("op/cummax", [] {
+    auto [v, ix] = f().cummax(1);
+    return R{v, ix};
+  });
+  addv("op/cummax_0", [] {
+    auto [v, ix] = i().cummax(0);
+    return R{v, ix};
+  });
+  addv("op/cummax_scalar", [] {
+    auto [v, ix] = leaf("f0").cummax(0);
+    return R{v, ix};
+  });
+  addv("op/cummin", [] {
+    auto [v, ix] = f().cummin(1);
+    return R{v, ix};
+  });
+  addv("op/cummin_int", [] {
+    auto [v, ix] = i().cummin(1);
+    return R{v, ix};
+  });
   add("op/logcumsumexp", [] { return f().logcumsumexp(1); });
   add("op/logcumsumexp_0", [] { return f().logcumsumexp(); });
   add("op/cumalu_max", [] { return f().cumalu(1, Ops::MAX); });
@@ -686,8 +778,14 @@ std::map<std::string, Builder> hand_written() {
   add("op/pool_max_dil", [=] { return F(0, {1, 1, 7, 7}).max_pool2d({2, 2}, std::nullopt, 2); });
   add("op/pool_max_int", [=] { return P(0, dtypes::int32, {1, 1, 4, 4}).max_pool2d(); });
   add("op/pool_max_ceil", [=] { return x4().max_pool2d({2, 2}, std::nullopt, 1, 0, true); });
-  addv("op/pool_max_idx", [=] { auto [v, ix] = x4().max_pool2d_with_indices(); return R{v, ix}; });
-  addv("op/pool_max_idx_ceil", [=] { auto [v, ix] = x4().max_pool2d_with_indices(3, 2, 1, 0, true); return R{v, ix}; });
+  addv("op/pool_max_idx", [=] {
+    auto [v, ix] = x4().max_pool2d_with_indices();
+    return R{v, ix};
+  });
+  addv("op/pool_max_idx_ceil", [=] {
+    auto [v, ix] = x4().max_pool2d_with_indices(3, 2, 1, 0, true);
+    return R{v, ix};
+  });
   add("op/pool_bad_pad", [=] { return x4().max_pool2d({2, 2}, std::nullopt, 1, {1, 2, 3}); });
   add("op/max_unpool", [=] {
     auto [o, ix] = F(0, {1, 1, 4, 4}).max_pool2d_with_indices();
@@ -700,21 +798,30 @@ std::map<std::string, Builder> hand_written() {
   add("op/conv", [=] { return F(0, {1, 3, 8, 8}).conv2d(F(1, {4, 3, 3, 3})); });
   add("op/conv_bias", [=] { return F(0, {2, 3, 8, 8}).conv2d(F(1, {4, 3, 3, 3}), F(2, {4})); });
   add("op/conv_stride_pad", [=] { return F(0, {1, 3, 8, 8}).conv2d(F(1, {4, 3, 3, 3}), std::nullopt, 1, 2, 1, 1); });
-  add("op/conv_pad_tuple", [=] { return F(0, {1, 3, 8, 8}).conv2d(F(1, {4, 3, 3, 3}), std::nullopt, 1, 1, 1, {1, 2}); });
+  add("op/conv_pad_tuple", [=] {
+    return F(0, {1, 3, 8, 8}).conv2d(F(1, {4, 3, 3, 3}), std::nullopt, 1, 1, 1, {1, 2});
+  });
   add("op/conv_groups", [=] { return F(0, {1, 4, 6, 6}).conv2d(F(1, {6, 2, 3, 3}), std::nullopt, 2); });
   add("op/conv_dtype", [=] {
-    return P(0, dtypes::float16, {1, 3, 8, 8}).conv2d(P(1, dtypes::float16, {4, 3, 3, 3}), std::nullopt, 1, 1, 1, 0, dtypes::float32);
+    return P(0, dtypes::float16, {1, 3, 8, 8})
+        .conv2d(P(1, dtypes::float16, {4, 3, 3, 3}), std::nullopt, 1, 1, 1, 0, dtypes::float32);
   });
   add("op/conv_1d", [=] { return F(0, {1, 2, 10}).conv2d(F(1, {4, 2, 3})); });
   add("op/conv_bad", [=] { return F(0, {1, 3, 8, 8}).conv2d(F(1, {4, 2, 3, 3})); });
   add("op/conv_t", [=] { return F(0, {1, 4, 5, 5}).conv_transpose2d(F(1, {4, 2, 3, 3})); });
-  add("op/conv_t_stride", [=] { return F(0, {1, 4, 5, 5}).conv_transpose2d(F(1, {4, 2, 3, 3}), std::nullopt, 1, 2, 1, 1, 1); });
+  add("op/conv_t_stride", [=] {
+    return F(0, {1, 4, 5, 5}).conv_transpose2d(F(1, {4, 2, 3, 3}), std::nullopt, 1, 2, 1, 1, 1);
+  });
   add("op/conv_t_groups", [=] { return F(0, {1, 4, 5, 5}).conv_transpose2d(F(1, {4, 1, 3, 3}), F(2, {2}), 2); });
   add("op/layernorm", [] { return f432().layernorm(); });
   add("op/layernorm_axes", [] { return f432().layernorm({1, 2}, 1e-6); });
   add("op/batchnorm", [=] { return F(0, {2, 3, 4, 4}).batchnorm(F(1, {3}), F(2, {3}), F(3, {3}), F(4, {3})); });
-  add("op/batchnorm_none", [=] { return F(0, {2, 3, 4, 4}).batchnorm(std::nullopt, std::nullopt, F(3, {3}), F(4, {3})); });
-  add("op/batchnorm_axes", [=] { return F(0, {2, 3, 4, 4}).batchnorm(std::nullopt, F(2, {3, 4}), F(3, {3, 4}), F(4, {}), {1, 2}); });
+  add("op/batchnorm_none", [=] {
+    return F(0, {2, 3, 4, 4}).batchnorm(std::nullopt, std::nullopt, F(3, {3}), F(4, {3}));
+  });
+  add("op/batchnorm_axes", [=] {
+    return F(0, {2, 3, 4, 4}).batchnorm(std::nullopt, F(2, {3, 4}), F(3, {3, 4}), F(4, {}), {1, 2});
+  });
   add("op/bce", [] { return f().sigmoid().binary_crossentropy(f()); });
   add("op/bce_sum", [] { return f().binary_crossentropy(f(), "sum"); });
   add("op/bce_logits", [] { return f().binary_crossentropy_logits(f()); });
@@ -759,7 +866,9 @@ std::map<std::string, Builder> hand_written() {
   add("op/scatter_bad_shape", [=] { return F(0, {3, 4}).scatter(1, I(1, {4, 2}), F(2, {4, 2})); });
   for (std::string r : {"sum", "prod", "mean", "amax", "amin"})
     for (bool inc : {true, false})
-      add("op/scatter_reduce_" + r + (inc ? "" : "_excl"), [=] { return F(0, {3, 4}).scatter_reduce(0, I(1, {3, 4}), F(2, {3, 4}), r, inc); });
+      add("op/scatter_reduce_" + r + (inc ? "" : "_excl"), [=] {
+        return F(0, {3, 4}).scatter_reduce(0, I(1, {3, 4}), F(2, {3, 4}), r, inc);
+      });
   add("op/scatter_reduce_bad", [=] { return F(0, {3, 4}).scatter_reduce(0, I(1, {3, 4}), F(2, {3, 4}), "median"); });
   add("op/masked_select", [=] { return F(0, {6}).masked_select(P(1, dtypes::bool_, {6}), 4); });
   add("op/masked_select_2d", [] { return f().masked_select(b(), 6, -1); });
@@ -823,28 +932,54 @@ std::map<std::string, Builder> hand_written() {
     m["tum/" + n] = [mk, fn] { return Res(fn(mk())); };
   };
   auto tum2 = [&](const std::string& n, std::function<UOp()> mk, std::function<std::pair<UOp, UOp>(const UOp&)> fn) {
-    m["tum/" + n] = [mk, fn] { auto [a, c] = fn(mk()); return Res(R{a, c}); };
+    m["tum/" + n] = [mk, fn] {
+      auto [a, c] = fn(mk());
+      return Res(R{a, c});
+    };
   };
   using X = const UOp&;
-  tum("TestTensorUOpBinop.test_mul_float_int", [] { return tt({3}).float_(); }, [](X x) { return x * UOp::arange(3); });
-  tum("TestTensorUOpBinop.test_add_scalar_float_on_int", [] { return tt({3}); }, [](X x) { return x + 1.5; });
-  tum("TestTensorUOpBinop.test_div_int_by_int", [] { return tt({4}); }, [](X x) { return x / 3; });
-  tum("TestTensorUOpBinop.test_div_sum_by_sum", [] { return tt({4}).float_(); }, [](X x) { return x.sum() / (x + 1).sum(); });
-  tum("TestTensorUOpBinop.test_isclose", [] { return tt({4}).float_(); }, [](X x) { return x.isclose(x); });
-  tum("TestTensorUOpBinop.test_floordiv_int", [] { return tt({4}); }, [](X x) { return x.floordiv(3); });
-  tum("TestTensorUOpBinop.test_floordiv_float", [] { return tt({4}).float_() + 1.5; }, [](X x) { return x.floordiv(2.0); });
-  tum("TestTensorUOpBinop.test_rfloordiv_int", [] { return tt({4}) + 1; }, [](X x) { return x.floordiv(7, true); });
-  tum("TestTensorUOpBinop.test_mod_int", [] { return tt({4}); }, [](X x) { return x % 3; });
-  tum("TestTensorUOpBinop.test_mod_float", [] { return tt({4}).float_() + 1.5; }, [](X x) { return x % 2.0; });
-  tum("TestTensorUOpBinop.test_div_trunc_int", [] { return tt({4}); }, [](X x) { return x.div(3, false, "trunc"); });
-  tum("TestTensorUOpBinop.test_div_trunc_float", [] { return tt({4}).float_() + 1.5; }, [](X x) { return x.div(2.0, false, "trunc"); });
-  tum("TestTensorUOpBinop.test_fmod_int", [] { return tt({4}); }, [](X x) { return x.fmod(3); });
-  tum("TestTensorUOpBinop.test_fmod_float", [] { return tt({4}).float_() + 1.5; }, [](X x) { return x.fmod(2.0); });
-  tum("TestTensorUOpBinop.test_floordiv_bool", [] { return tt({4}).cast(dtypes::bool_); }, [](X x) { return x.floordiv(true); });
-  tum("TestTensorUOpBinop.test_mod_bool", [] { return tt({4}).cast(dtypes::bool_); }, [](X x) { return x.mod(true); });
-  tum("TestTensorUOpBinop.test_fmod_bool", [] { return tt({4}).cast(dtypes::bool_); }, [](X x) { return x.fmod(true); });
+  tum(
+      "TestTensorUOpBinop.test_mul_float_int", [] { return tt({3}).float_(); }, [](X x) { return x * UOp::arange(3); });
+  tum(
+      "TestTensorUOpBinop.test_add_scalar_float_on_int", [] { return tt({3}); }, [](X x) { return x + 1.5; });
+  tum(
+      "TestTensorUOpBinop.test_div_int_by_int", [] { return tt({4}); }, [](X x) { return x / 3; });
+  tum(
+      "TestTensorUOpBinop.test_div_sum_by_sum", [] { return tt({4}).float_(); },
+      [](X x) { return x.sum() / (x + 1).sum(); });
+  tum(
+      "TestTensorUOpBinop.test_isclose", [] { return tt({4}).float_(); }, [](X x) { return x.isclose(x); });
+  tum(
+      "TestTensorUOpBinop.test_floordiv_int", [] { return tt({4}); }, [](X x) { return x.floordiv(3); });
+  tum(
+      "TestTensorUOpBinop.test_floordiv_float", [] { return tt({4}).float_() + 1.5; },
+      [](X x) { return x.floordiv(2.0); });
+  tum(
+      "TestTensorUOpBinop.test_rfloordiv_int", [] { return tt({4}) + 1; }, [](X x) { return x.floordiv(7, true); });
+  tum(
+      "TestTensorUOpBinop.test_mod_int", [] { return tt({4}); }, [](X x) { return x % 3; });
+  tum(
+      "TestTensorUOpBinop.test_mod_float", [] { return tt({4}).float_() + 1.5; }, [](X x) { return x % 2.0; });
+  tum(
+      "TestTensorUOpBinop.test_div_trunc_int", [] { return tt({4}); }, [](X x) { return x.div(3, false, "trunc"); });
+  tum(
+      "TestTensorUOpBinop.test_div_trunc_float", [] { return tt({4}).float_() + 1.5; },
+      [](X x) { return x.div(2.0, false, "trunc"); });
+  tum(
+      "TestTensorUOpBinop.test_fmod_int", [] { return tt({4}); }, [](X x) { return x.fmod(3); });
+  tum(
+      "TestTensorUOpBinop.test_fmod_float", [] { return tt({4}).float_() + 1.5; }, [](X x) { return x.fmod(2.0); });
+  tum(
+      "TestTensorUOpBinop.test_floordiv_bool", [] { return tt({4}).cast(dtypes::bool_); },
+      [](X x) { return x.floordiv(true); });
+  tum(
+      "TestTensorUOpBinop.test_mod_bool", [] { return tt({4}).cast(dtypes::bool_); }, [](X x) { return x.mod(true); });
+  tum(
+      "TestTensorUOpBinop.test_fmod_bool", [] { return tt({4}).cast(dtypes::bool_); },
+      [](X x) { return x.fmod(true); });
   auto gi = [&](const std::string& n, Shape s, std::vector<Index> idx) {
-    tum("TestTensorUOpGetitem." + n, [s] { return tt(s); }, [idx](X x) { return x[idx]; });
+    tum(
+        "TestTensorUOpGetitem." + n, [s] { return tt(s); }, [idx](X x) { return x[idx]; });
   };
   gi("test_slice_full", {4}, {S::slice()});
   gi("test_slice_positive", {8}, {S::slice(1, 5)});
@@ -874,69 +1009,284 @@ std::map<std::string, Builder> hand_written() {
   gi("test_mixed_slice_int", {2, 3, 4}, {S::slice(0, 2), -1, S::slice(1, 3)});
   gi("test_mixed_slice_slice", {3, 4, 5}, {S::slice(1, 3), S::slice(), S::slice(0, 2)});
   gi("test_high_rank_combo", {4, 5, 6}, {S::slice(1, 3), S::slice(), -1, std::nullopt});
-  tum("TestTensorUOpCumalu.test_cumsum_1d", [] { return tt({5}); }, [](X x) { return x.cumsum(); });
-  tum("TestTensorUOpCumalu.test_cumsum_2d", [] { return tt({3, 4}); }, [](X x) { return x.cumsum(1); });
-  tum("TestTensorUOpCumalu.test_cumsum_non_last", [] { return tt({3, 4}); }, [](X x) { return x.cumsum(0); });
-  tum("TestTensorUOpCumalu.test_cumsum_large", [] { return tt({600}); }, [](X x) { return x.cumsum(); });
-  tum("TestTensorUOpCumalu.test_cumprod", [] { return tt({4}); }, [](X x) { return x.cumprod(0); });
-  tum2("TestTensorUOpCumMinMax.test_cummax_1d", [] { return tt({5}); }, [](X x) { return x.cummax(0); });
-  tum2("TestTensorUOpCumMinMax.test_cummax_2d", [] { return tt({3, 4}); }, [](X x) { return x.cummax(1); });
-  tum2("TestTensorUOpCumMinMax.test_cummax_0d", [] { return tt({1}).reshape({}); }, [](X x) { return x.cummax(0); });
-  tum2("TestTensorUOpCumMinMax.test_cummin_1d", [] { return tt({5}); }, [](X x) { return x.cummin(0); });
-  tum2("TestTensorUOpCumMinMax.test_cummin_2d", [] { return tt({3, 4}); }, [](X x) { return x.cummin(1); });
-  tum("TestTensorUOpArgMinMax.test_argmax", [] { return tt({3, 4}); }, [](X x) { return x.argmax(1); });
-  tum("TestTensorUOpArgMinMax.test_argmax_flat", [] { return tt({3, 4}); }, [](X x) { return x.argmax(); });
-  tum("TestTensorUOpArgMinMax.test_argmin", [] { return tt({3, 4}); }, [](X x) { return x.argmin(0); });
-  tum("TestTensorUOpSequential.test_sequential", [] { return tt({4}); }, [](X x) {
-    return x.sequential({[](const UOp& y) { return y * 2; }, [](const UOp& y) { return y + 1; }});
-  });
-  tum("TestTensorUOpOneHot.test_one_hot", [] { return tt({5}); }, [](X x) { return x.one_hot(5); });
-  tum("TestTensorUOpAllclose.test_allclose", [] { return tt({4}).float_(); }, [](X x) { return x.allclose(x); });
-  tum("TestTensorUOpCast.test_cast_str_dtype", [] { return tt({4}); }, [](X x) { return x.cast("float32"); });
-  tum("TestTensorUOpBitcast.test_bitcast_same_dtype", [] { return tt({4}).float_(); }, [](X x) { return x.bitcast(dtypes::float32); });
-  tum("TestTensorUOpBitcast.test_bitcast_str_dtype", [] { return tt({4}); }, [](X x) { return x.bitcast("uint32"); });
-  tum("TestTensorUOpBitcast.test_bitcast_same_size", [] { return tt({4}).float_(); }, [](X x) { return x.bitcast(dtypes::uint32); });
-  tum("TestTensorUOpBitcast.test_bitcast_widen", [] { return tt({4}).cast(dtypes::uint8); }, [](X x) { return x.bitcast(dtypes::uint16); });
-  tum("TestTensorUOpBitcast.test_bitcast_narrow", [] { return tt({4}).cast(dtypes::uint16); }, [](X x) { return x.bitcast(dtypes::uint8); });
-  tum("TestTensorUOpRand.test_threefry", [] { return tt({4}).cast(dtypes::uint64); }, [](X x) { return x.threefry(x); });
-  tum("TestTensorUOpCat.test_cat_dim0", [] { return tt({2, 3}); }, [](X x) { return x.cat({x}, 0); });
-  tum("TestTensorUOpCat.test_cat_dim1", [] { return tt({2, 3}); }, [](X x) { return x.cat({x}, 1); });
-  tum("TestTensorUOpCat.test_cat_3tensors", [] { return tt({2, 3}); }, [](X x) { return x.cat({x, x}, 0); });
-  tum("TestTensorUOpCat.test_cat_neg_dim", [] { return tt({2, 3, 4}); }, [](X x) { return x.cat({x}, -1); });
-  tum("TestTensorUOpPad.test_pad_flat", [] { return tt({4, 5}); }, [](X x) { return x.pad_flat({1, 2, 0, 3}); });
-  tum("TestTensorUOpPad.test_pad_flat_negative", [] { return tt({4, 5}); }, [](X x) { return x.pad_flat({1, -1, 0, 2}, "constant", -1.0); });
-  tum("TestTensorUOpPad.test_pad_grouped_none", [] { return tt({4, 5}); }, [](X x) { return x.pad({std::nullopt, {0, 3}}); });
-  tum("TestTensorUOpPad.test_pad_circular", [] { return tt({4, 5}); }, [](X x) { return x.pad({{1, 2}, {0, 3}}, "circular"); });
-  tum("TestTensorUOpPad.test_pad_circular_zero_after", [] { return tt({4, 5}); }, [](X x) { return x.pad({{1, 0}, {2, 0}}, "circular"); });
-  tum("TestTensorUOpPad.test_pad_reflect", [] { return tt({4, 5}); }, [](X x) { return x.pad({{1, 2}, {0, 3}}, "reflect"); });
-  tum("TestTensorUOpPad.test_pad_reflect_negative", [] { return tt({4, 5}); }, [](X x) { return x.pad({{1, -1}, {0, 2}}, "reflect"); });
-  tum("TestTensorUOpPad.test_pad_replicate", [] { return tt({4, 5}); }, [](X x) { return x.pad({{1, 2}, {0, 3}}, "replicate"); });
-  tum("TestTensorUOpPad.test_pad_replicate_negative", [] { return tt({4, 5}); }, [](X x) { return x.pad({{1, -1}, {0, 2}}, "replicate"); });
-  tum("TestTensorUOpStack.test_stack_dim0", [] { return tt({2, 3}); }, [](X x) { return UOp::stack({x, x}, 0); });
-  tum("TestTensorUOpStack.test_stack_dim1", [] { return tt({2, 3}); }, [](X x) { return UOp::stack({x, x}, 1); });
-  tum("TestTensorUOpStack.test_stack_3tensors", [] { return tt({2, 3}); }, [](X x) { return UOp::stack({x, x, x}, 0); });
-  tum("TestTensorUOpStack.test_stack_new_last", [] { return tt({2, 3}); }, [](X x) { return UOp::stack({x, x}, -1); });
-  tum("TestTensorUOpEinsum.test_einsum_dot", [] { return tt({2, 3}); }, [](X x) { return UOp::einsum("ij,ij->", R{x, x}); });
-  tum("TestTensorUOpEinsum.test_einsum_transpose", [] { return tt({2, 3}); }, [](X x) { return UOp::einsum("ij->ji", R{x}); });
-  tum("TestTensorUOpSoftmax.test_softmax_default", [] { return tt({2, 3}).float_(); }, [](X x) { return x.softmax(); });
-  tum("TestTensorUOpSoftmax.test_softmax_axis0", [] { return tt({2, 3}).float_(); }, [](X x) { return x.softmax(0); });
-  tum("TestTensorUOpSoftmax.test_log_softmax_default", [] { return tt({2, 3}).float_(); }, [](X x) { return x.log_softmax(); });
-  tum("TestTensorUOpSoftmax.test_log_softmax_axis0", [] { return tt({2, 3}).float_(); }, [](X x) { return x.log_softmax(0); });
+  tum(
+      "TestTensorUOpCumalu.test_cumsum_1d", [] { return tt({5}); }, [](X x) { return x.cumsum(); });
+  tum(
+      "TestTensorUOpCumalu.test_cumsum_2d",
+      [] {
+        return tt({3, 4});
+      },
+      [](X x) { return x.cumsum(1); });
+  tum(
+      "TestTensorUOpCumalu.test_cumsum_non_last",
+      [] {
+        return tt({3, 4});
+      },
+      [](X x) { return x.cumsum(0); });
+  tum(
+      "TestTensorUOpCumalu.test_cumsum_large", [] { return tt({600}); }, [](X x) { return x.cumsum(); });
+  tum(
+      "TestTensorUOpCumalu.test_cumprod", [] { return tt({4}); }, [](X x) { return x.cumprod(0); });
+  tum2(
+      "TestTensorUOpCumMinMax.test_cummax_1d", [] { return tt({5}); }, [](X x) { return x.cummax(0); });
+  tum2(
+      "TestTensorUOpCumMinMax.test_cummax_2d",
+      [] {
+        return tt({3, 4});
+      },
+      [](X x) { return x.cummax(1); });
+  tum2(
+      "TestTensorUOpCumMinMax.test_cummax_0d", [] { return tt({1}).reshape({}); }, [](X x) { return x.cummax(0); });
+  tum2(
+      "TestTensorUOpCumMinMax.test_cummin_1d", [] { return tt({5}); }, [](X x) { return x.cummin(0); });
+  tum2(
+      "TestTensorUOpCumMinMax.test_cummin_2d",
+      [] {
+        return tt({3, 4});
+      },
+      [](X x) { return x.cummin(1); });
+  tum(
+      "TestTensorUOpArgMinMax.test_argmax",
+      [] {
+        return tt({3, 4});
+      },
+      [](X x) { return x.argmax(1); });
+  tum(
+      "TestTensorUOpArgMinMax.test_argmax_flat",
+      [] {
+        return tt({3, 4});
+      },
+      [](X x) { return x.argmax(); });
+  tum(
+      "TestTensorUOpArgMinMax.test_argmin",
+      [] {
+        return tt({3, 4});
+      },
+      [](X x) { return x.argmin(0); });
+  tum(
+      "TestTensorUOpSequential.test_sequential", [] { return tt({4}); },
+      [](X x) {
+        return x.sequential({[](const UOp& y) { return y * 2; }, [](const UOp& y) { return y + 1; }});
+      });
+  tum(
+      "TestTensorUOpOneHot.test_one_hot", [] { return tt({5}); }, [](X x) { return x.one_hot(5); });
+  tum(
+      "TestTensorUOpAllclose.test_allclose", [] { return tt({4}).float_(); }, [](X x) { return x.allclose(x); });
+  tum(
+      "TestTensorUOpCast.test_cast_str_dtype", [] { return tt({4}); }, [](X x) { return x.cast("float32"); });
+  tum(
+      "TestTensorUOpBitcast.test_bitcast_same_dtype", [] { return tt({4}).float_(); },
+      [](X x) { return x.bitcast(dtypes::float32); });
+  tum(
+      "TestTensorUOpBitcast.test_bitcast_str_dtype", [] { return tt({4}); }, [](X x) { return x.bitcast("uint32"); });
+  tum(
+      "TestTensorUOpBitcast.test_bitcast_same_size", [] { return tt({4}).float_(); },
+      [](X x) { return x.bitcast(dtypes::uint32); });
+  tum(
+      "TestTensorUOpBitcast.test_bitcast_widen", [] { return tt({4}).cast(dtypes::uint8); },
+      [](X x) { return x.bitcast(dtypes::uint16); });
+  tum(
+      "TestTensorUOpBitcast.test_bitcast_narrow", [] { return tt({4}).cast(dtypes::uint16); },
+      [](X x) { return x.bitcast(dtypes::uint8); });
+  tum(
+      "TestTensorUOpRand.test_threefry", [] { return tt({4}).cast(dtypes::uint64); },
+      [](X x) { return x.threefry(x); });
+  tum(
+      "TestTensorUOpCat.test_cat_dim0",
+      [] {
+        return tt({2, 3});
+      },
+      [](X x) { return x.cat({x}, 0); });
+  tum(
+      "TestTensorUOpCat.test_cat_dim1",
+      [] {
+        return tt({2, 3});
+      },
+      [](X x) { return x.cat({x}, 1); });
+  tum(
+      "TestTensorUOpCat.test_cat_3tensors",
+      [] {
+        return tt({2, 3});
+      },
+      [](X x) {
+        return x.cat({x, x}, 0);
+      });
+  tum(
+      "TestTensorUOpCat.test_cat_neg_dim",
+      [] {
+        return tt({2, 3, 4});
+      },
+      [](X x) { return x.cat({x}, -1); });
+  tum(
+      "TestTensorUOpPad.test_pad_flat",
+      [] {
+        return tt({4, 5});
+      },
+      [](X x) {
+        return x.pad_flat({1, 2, 0, 3});
+      });
+  tum(
+      "TestTensorUOpPad.test_pad_flat_negative",
+      [] {
+        return tt({4, 5});
+      },
+      [](X x) {
+        return x.pad_flat({1, -1, 0, 2}, "constant", -1.0);
+      });
+  tum(
+      "TestTensorUOpPad.test_pad_grouped_none",
+      [] {
+        return tt({4, 5});
+      },
+      [](X x) {
+        return x.pad({std::nullopt, {0, 3}});
+      });
+  tum(
+      "TestTensorUOpPad.test_pad_circular",
+      [] {
+        return tt({4, 5});
+      },
+      [](X x) {
+        return x.pad({{1, 2}, {0, 3}}, "circular");
+      });
+  tum(
+      "TestTensorUOpPad.test_pad_circular_zero_after",
+      [] {
+        return tt({4, 5});
+      },
+      [](X x) {
+        return x.pad({{1, 0}, {2, 0}}, "circular");
+      });
+  tum(
+      "TestTensorUOpPad.test_pad_reflect",
+      [] {
+        return tt({4, 5});
+      },
+      [](X x) {
+        return x.pad({{1, 2}, {0, 3}}, "reflect");
+      });
+  tum(
+      "TestTensorUOpPad.test_pad_reflect_negative",
+      [] {
+        return tt({4, 5});
+      },
+      [](X x) {
+        return x.pad({{1, -1}, {0, 2}}, "reflect");
+      });
+  tum(
+      "TestTensorUOpPad.test_pad_replicate",
+      [] {
+        return tt({4, 5});
+      },
+      [](X x) {
+        return x.pad({{1, 2}, {0, 3}}, "replicate");
+      });
+  tum(
+      "TestTensorUOpPad.test_pad_replicate_negative",
+      [] {
+        return tt({4, 5});
+      },
+      [](X x) {
+        return x.pad({{1, -1}, {0, 2}}, "replicate");
+      });
+  tum(
+      "TestTensorUOpStack.test_stack_dim0",
+      [] {
+        return tt({2, 3});
+      },
+      [](X x) {
+        return UOp::stack({x, x}, 0);
+      });
+  tum(
+      "TestTensorUOpStack.test_stack_dim1",
+      [] {
+        return tt({2, 3});
+      },
+      [](X x) {
+        return UOp::stack({x, x}, 1);
+      });
+  tum(
+      "TestTensorUOpStack.test_stack_3tensors",
+      [] {
+        return tt({2, 3});
+      },
+      [](X x) {
+        return UOp::stack({x, x, x}, 0);
+      });
+  tum(
+      "TestTensorUOpStack.test_stack_new_last",
+      [] {
+        return tt({2, 3});
+      },
+      [](X x) {
+        return UOp::stack({x, x}, -1);
+      });
+  tum(
+      "TestTensorUOpEinsum.test_einsum_dot",
+      [] {
+        return tt({2, 3});
+      },
+      [](X x) {
+        return UOp::einsum("ij,ij->", R{x, x});
+      });
+  tum(
+      "TestTensorUOpEinsum.test_einsum_transpose",
+      [] {
+        return tt({2, 3});
+      },
+      [](X x) { return UOp::einsum("ij->ji", R{x}); });
+  tum(
+      "TestTensorUOpSoftmax.test_softmax_default",
+      [] {
+        return tt({2, 3}).float_();
+      },
+      [](X x) { return x.softmax(); });
+  tum(
+      "TestTensorUOpSoftmax.test_softmax_axis0",
+      [] {
+        return tt({2, 3}).float_();
+      },
+      [](X x) { return x.softmax(0); });
+  tum(
+      "TestTensorUOpSoftmax.test_log_softmax_default",
+      [] {
+        return tt({2, 3}).float_();
+      },
+      [](X x) { return x.log_softmax(); });
+  tum(
+      "TestTensorUOpSoftmax.test_log_softmax_axis0",
+      [] {
+        return tt({2, 3}).float_();
+      },
+      [](X x) { return x.log_softmax(0); });
   auto t55 = [] { return tt({1, 1, 5, 5}).float_(); };
   tum("TestTensorUOpPool.test_avg_pool2d", t55, [](X x) { return x.avg_pool2d(); });
   tum("TestTensorUOpPool.test_avg_pool2d_padding", t55, [](X x) { return x.avg_pool2d({2, 2}, std::nullopt, 1, 1); });
-  tum("TestTensorUOpPool.test_avg_pool2d_ceil", t55, [](X x) { return x.avg_pool2d({2, 2}, std::nullopt, 1, 0, true); });
-  tum("TestTensorUOpPool.test_avg_pool2d_no_count_pad", t55, [](X x) { return x.avg_pool2d({2, 2}, std::nullopt, 1, 1, false, false); });
+  tum("TestTensorUOpPool.test_avg_pool2d_ceil", t55, [](X x) {
+    return x.avg_pool2d({2, 2}, std::nullopt, 1, 0, true);
+  });
+  tum("TestTensorUOpPool.test_avg_pool2d_no_count_pad", t55, [](X x) {
+    return x.avg_pool2d({2, 2}, std::nullopt, 1, 1, false, false);
+  });
   tum("TestTensorUOpPool.test_max_pool2d", t55, [](X x) { return x.max_pool2d(); });
   tum("TestTensorUOpPool.test_max_pool2d_padding", t55, [](X x) { return x.max_pool2d({2, 2}, std::nullopt, 1, 1); });
-  tum("TestTensorUOpPool.test_max_pool2d_ceil", t55, [](X x) { return x.max_pool2d({2, 2}, std::nullopt, 1, 0, true); });
-  tum2("TestTensorUOpPool.test_max_pool2d_return_indices", t55, [](X x) { return x.max_pool2d_with_indices(); });
-  tum("TestTensorUOpPool.test_max_unpool2d", [] { return tt({1, 1, 4, 4}).float_(); }, [](X x) {
-    auto [o, ix] = x.max_pool2d_with_indices();
-    return o.max_unpool2d(ix);
+  tum("TestTensorUOpPool.test_max_pool2d_ceil", t55, [](X x) {
+    return x.max_pool2d({2, 2}, std::nullopt, 1, 0, true);
   });
+  tum2("TestTensorUOpPool.test_max_pool2d_return_indices", t55, [](X x) { return x.max_pool2d_with_indices(); });
+  tum(
+      "TestTensorUOpPool.test_max_unpool2d",
+      [] {
+        return tt({1, 1, 4, 4}).float_();
+      },
+      [](X x) {
+        auto [o, ix] = x.max_pool2d_with_indices();
+        return o.max_unpool2d(ix);
+      });
   auto tf = [](Shape s) { return [s] { return tt(s).float_(); }; };
-  tum("TestTensorUOpConv2d.test_conv2d_basic", tf({1, 1, 3, 3}), [](X x) { return x.conv2d(tt({1, 1, 2, 2}).float_()); });
+  tum("TestTensorUOpConv2d.test_conv2d_basic", tf({1, 1, 3, 3}), [](X x) {
+    return x.conv2d(tt({1, 1, 2, 2}).float_());
+  });
   tum("TestTensorUOpConv2d.test_conv2d_padded", tf({1, 1, 3, 3}), [](X x) {
     return x.conv2d(tt({1, 1, 2, 2}).float_(), std::nullopt, 1, 1, 1, 1);
   });
@@ -949,9 +1299,15 @@ std::map<std::string, Builder> hand_written() {
   tum("TestTensorUOpConv2d.test_conv2d_stride_dilation", tf({1, 2, 6, 6}), [](X x) {
     return x.conv2d(tt({2, 2, 2, 2}).float_(), std::nullopt, 1, 2, 2);
   });
-  tum("TestTensorUOpConv2d.test_conv2d_groups", tf({1, 4, 4, 4}), [](X x) { return x.conv2d(tt({4, 1, 2, 2}).float_(), std::nullopt, 4); });
-  tum("TestTensorUOpConv2d.test_conv2d_3d", tf({1, 1, 3, 3, 3}), [](X x) { return x.conv2d(tt({1, 1, 2, 2, 2}).float_()); });
-  tum("TestTensorUOpConv2d.test_conv_transpose2d_basic", tf({1, 1, 3, 3}), [](X x) { return x.conv_transpose2d(tt({1, 1, 2, 2}).float_()); });
+  tum("TestTensorUOpConv2d.test_conv2d_groups", tf({1, 4, 4, 4}), [](X x) {
+    return x.conv2d(tt({4, 1, 2, 2}).float_(), std::nullopt, 4);
+  });
+  tum("TestTensorUOpConv2d.test_conv2d_3d", tf({1, 1, 3, 3, 3}), [](X x) {
+    return x.conv2d(tt({1, 1, 2, 2, 2}).float_());
+  });
+  tum("TestTensorUOpConv2d.test_conv_transpose2d_basic", tf({1, 1, 3, 3}), [](X x) {
+    return x.conv_transpose2d(tt({1, 1, 2, 2}).float_());
+  });
   tum("TestTensorUOpConv2d.test_conv_transpose2d_stride", tf({1, 1, 3, 3}), [](X x) {
     return x.conv_transpose2d(tt({1, 1, 2, 2}).float_(), std::nullopt, 1, 2);
   });
@@ -960,35 +1316,66 @@ std::map<std::string, Builder> hand_written() {
   auto t23f = [] { return tt({2, 3}).float_(); };
   auto t23ls = [] { return tt({2, 3}).float_().log_softmax(); };
   tum("TestTensorUOpLoss.test_cross_entropy", t23f, [=](X x) { return x.cross_entropy(y()); });
-  tum("TestTensorUOpLoss.test_sparse_categorical_crossentropy", t23f, [=](X x) { return x.sparse_categorical_crossentropy(y()); });
-  tum("TestTensorUOpLoss.test_sparse_categorical_crossentropy_ignore_index", t23f, [=](X x) {
-    return x.sparse_categorical_crossentropy(y(), 0);
-  });
+  tum("TestTensorUOpLoss.test_sparse_categorical_crossentropy", t23f,
+      [=](X x) { return x.sparse_categorical_crossentropy(y()); });
+  tum("TestTensorUOpLoss.test_sparse_categorical_crossentropy_ignore_index", t23f,
+      [=](X x) { return x.sparse_categorical_crossentropy(y(), 0); });
   tum("TestTensorUOpLoss.test_nll_loss", t23ls, [=](X x) { return x.nll_loss(y()); });
   tum("TestTensorUOpLoss.test_nll_loss_weight", t23ls, [=](X x) { return x.nll_loss(y(), tt({3}).float_()); });
   tum("TestTensorUOpLoss.test_nll_loss_ignore_index", t23ls, [=](X x) { return x.nll_loss(y(), std::nullopt, 1); });
-  tum("TestTensorUOpLoss.test_nll_loss_none_reduction", t23ls, [=](X x) { return x.nll_loss(y(), std::nullopt, std::nullopt, "none"); });
-  tum("TestTensorUOpLoss.test_nll_loss_weight_ignore_index", t23ls, [=](X x) { return x.nll_loss(y(), tt({3}).float_(), 1); });
+  tum("TestTensorUOpLoss.test_nll_loss_none_reduction", t23ls,
+      [=](X x) { return x.nll_loss(y(), std::nullopt, std::nullopt, "none"); });
+  tum("TestTensorUOpLoss.test_nll_loss_weight_ignore_index", t23ls,
+      [=](X x) { return x.nll_loss(y(), tt({3}).float_(), 1); });
   auto iar = [](int64_t n) { return UOp::arange(n, std::nullopt, 1, dtypes::int32); };
-  tum("TestTensorUOpGather.test_gather_1d", [] { return tt({5}); }, [=](X x) { return x.gather(0, (iar(5) * 2) % 3); });
-  tum("TestTensorUOpGather.test_gather_dim0", [] { return tt({3, 4}); }, [=](X x) {
-    return x.gather(0, (iar(12).reshape({3, 4}) * 2) % 3);
-  });
-  tum("TestTensorUOpGather.test_gather_dim1", [] { return tt({3, 4}); }, [=](X x) {
-    return x.gather(1, (iar(12).reshape({3, 4}) * 3) % 4);
-  });
+  tum(
+      "TestTensorUOpGather.test_gather_1d", [] { return tt({5}); }, [=](X x) { return x.gather(0, (iar(5) * 2) % 3); });
+  tum(
+      "TestTensorUOpGather.test_gather_dim0",
+      [] {
+        return tt({3, 4});
+      },
+      [=](X x) {
+        return x.gather(0, (iar(12).reshape({3, 4}) * 2) % 3);
+      });
+  tum(
+      "TestTensorUOpGather.test_gather_dim1",
+      [] {
+        return tt({3, 4});
+      },
+      [=](X x) {
+        return x.gather(1, (iar(12).reshape({3, 4}) * 3) % 4);
+      });
   auto t44 = [] { return tt({1, 1, 4, 4}).float_(); };
   tum("TestTensorUOpInterpolate.test_interpolate_nearest", t44, [](X x) { return x.interpolate({2, 2}, "nearest"); });
-  tum("TestTensorUOpInterpolate.test_interpolate_nearest_exact", t44, [](X x) { return x.interpolate({2, 2}, "nearest-exact"); });
+  tum("TestTensorUOpInterpolate.test_interpolate_nearest_exact", t44, [](X x) {
+    return x.interpolate({2, 2}, "nearest-exact");
+  });
   tum("TestTensorUOpInterpolate.test_interpolate_linear", t44, [](X x) { return x.interpolate({2, 2}, "linear"); });
-  tum2("TestTensorUOpSort.test_sort_2d", [] { return tt({2, 4}).float_(); }, [](X x) { return x.sort(); });
-  tum2("TestTensorUOpSort.test_sort_descending_arange", [] { return tt({3}).float_(); }, [](X x) { return x.sort(-1, true); });
-  tum2("TestTensorUOpSort.test_sort_single_arange", [] { return tt({1}).float_(); }, [](X x) { return x.sort(); });
-  tum("TestTensorUOpSort.test_argsort_arange", [] { return tt({3}).float_(); }, [](X x) { return x.argsort(); });
-  tum2("TestTensorUOpSort.test_topk", [] { return tt({2, 4}).float_(); }, [](X x) { return x.topk(2); });
+  tum2(
+      "TestTensorUOpSort.test_sort_2d",
+      [] {
+        return tt({2, 4}).float_();
+      },
+      [](X x) { return x.sort(); });
+  tum2(
+      "TestTensorUOpSort.test_sort_descending_arange", [] { return tt({3}).float_(); },
+      [](X x) { return x.sort(-1, true); });
+  tum2(
+      "TestTensorUOpSort.test_sort_single_arange", [] { return tt({1}).float_(); }, [](X x) { return x.sort(); });
+  tum(
+      "TestTensorUOpSort.test_argsort_arange", [] { return tt({3}).float_(); }, [](X x) { return x.argsort(); });
+  tum2(
+      "TestTensorUOpSort.test_topk",
+      [] {
+        return tt({2, 4}).float_();
+      },
+      [](X x) { return x.topk(2); });
   auto t34f = [] { return tt({3, 4}).float_(); };
   auto i12 = [=] { return iar(2).reshape({1, 2}); };
-  tum("TestTensorUOpScatter.test_scatter", t34f, [=](X x) { return x.scatter(0, iar(4).reshape({1, 4}) % 3, tt({1, 4}).float_()); });
+  tum("TestTensorUOpScatter.test_scatter", t34f, [=](X x) {
+    return x.scatter(0, iar(4).reshape({1, 4}) % 3, tt({1, 4}).float_());
+  });
   tum("TestTensorUOpScatter.test_scatter_scalar_src", t34f, [=](X x) { return x.scatter(1, i12(), 3.14); });
   tum("TestTensorUOpScatter.test_scatter_inf_src", t34f, [=](X x) { return x.scatter(1, i12(), INFINITY); });
   tum("TestTensorUOpScatter.test_scatter_add", t34f, [=](X x) { return x.scatter(1, i12(), 3.14, "add"); });
@@ -1000,12 +1387,25 @@ std::map<std::string, Builder> hand_written() {
   tum("TestTensorUOpScatterReduce.test_mean_exclude_self", t34f, [=](X x) {
     return x.scatter_reduce(0, iar(12).reshape({3, 4}) % 2, UOp::ones({3, 4}, {}, {}, false).float_(), "mean", false);
   });
-  tum("TestTensorUOpMaskedSelect.test_masked_select_1d", [] { return tt({6}); }, [](X x) { return x.masked_select((tt({6}) % 2).eq(0), 4); });
-  tum("TestTensorUOpMaskedSelect.test_masked_select_2d", [] { return tt({3, 3}); }, [](X x) {
-    return x.masked_select((tt({3, 3}) % 3).eq(1), 6, -1);
-  });
-  tum("TestTensorUOpNonzero.test_nonzero_1d", [] { return tt({5}); }, [](X x) { return x.nonzero(3); });
-  tum("TestTensorUOpNonzero.test_nonzero_2d", [] { return tt({2, 3}); }, [](X x) { return x.nonzero(4); });
+  tum(
+      "TestTensorUOpMaskedSelect.test_masked_select_1d", [] { return tt({6}); },
+      [](X x) { return x.masked_select((tt({6}) % 2).eq(0), 4); });
+  tum(
+      "TestTensorUOpMaskedSelect.test_masked_select_2d",
+      [] {
+        return tt({3, 3});
+      },
+      [](X x) {
+        return x.masked_select((tt({3, 3}) % 3).eq(1), 6, -1);
+      });
+  tum(
+      "TestTensorUOpNonzero.test_nonzero_1d", [] { return tt({5}); }, [](X x) { return x.nonzero(3); });
+  tum(
+      "TestTensorUOpNonzero.test_nonzero_2d",
+      [] {
+        return tt({2, 3});
+      },
+      [](X x) { return x.nonzero(4); });
   auto cre = [&](const std::string& n, std::function<UOp()> fn) { add("tum/TestTensorUOpCreation." + n, fn); };
   cre("test_arange", [] { return UOp::arange(5); });
   cre("test_arange_empty", [] { return UOp::arange(5, 5); });
@@ -1026,7 +1426,9 @@ std::map<std::string, Builder> hand_written() {
   cre("test_ones", [] { return UOp::ones({2, 3}); });
   cre("test_invalids", [] { return UOp::invalids({2, 3}, dtypes::int8); });
   cre("test_empty_like", [] { return UOp::empty({2, 3}, dtypes::int8).empty_like(); });
-  cre("test_empty_like_kwargs", [] { return UOp::empty({2, 3}, dtypes::int8).empty_like(dtypes::float32, Arg("NULL")); });
+  cre("test_empty_like_kwargs", [] {
+    return UOp::empty({2, 3}, dtypes::int8).empty_like(dtypes::float32, Arg("NULL"));
+  });
   return m;
 }
 

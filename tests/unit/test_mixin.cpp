@@ -104,7 +104,11 @@ TEST(MixinErrors, IndexingSaysWhatAndWhere) {
 TEST(MixinShapes, MovementResults) {
   EXPECT_EQ(shp(f432().reshape({4, -1})), (V{4, 6}));
   EXPECT_EQ(shp(f432().reshape({-1})), (V{24}));
-  expect_error([] { P(3, dtypes::float32, {0, 3}).reshape({0, -1, 3}); }, {"division"});  // -1 next to a 0: python 0 // 0
+  expect_error(
+      [] {
+        P(3, dtypes::float32, {0, 3}).reshape({0, -1, 3});
+      },
+      {"division"});  // -1 next to a 0: python 0 // 0
   EXPECT_EQ(shp(P(3, dtypes::float32, {2, 1}).expand({-1, 5})), (V{2, 5}));
   EXPECT_EQ(shp(P(3, dtypes::float32, {3}).expand({2, 4, 3})), (V{2, 4, 3}));
   EXPECT_EQ(shp(P(3, dtypes::float32, {1, 3, 1}).expand({5, 2, 3, 4})), (V{5, 2, 3, 4}));
@@ -168,9 +172,11 @@ TEST(MixinShapes, ReduceAndOpResults) {
   EXPECT_EQ(shp(UOp::arange(3).one_hot(5)), (V{3, 5}));
   // a buffer's [..., None] goes to INDEX (UOp.__getitem__'s buffer path), which has no None: the reference fails too
   expect_error([] { P(3, dtypes::int32, {3}).one_hot(5); }, {"getitem"});
-  EXPECT_EQ(shp(UOp::arange(12).reshape({3, 4})[{Index::slice(1), Index::slice(std::nullopt, std::nullopt, -2)}]), (V{2, 2}));
+  EXPECT_EQ(shp(UOp::arange(12).reshape({3, 4})[{Index::slice(1), Index::slice(std::nullopt, std::nullopt, -2)}]),
+            (V{2, 2}));
   EXPECT_EQ(shp(UOp::arange(24).reshape({2, 3, 4})[{Ellipsis, std::nullopt, 1}]), (V{2, 3, 1}));
-  EXPECT_EQ(shp(UOp::arange(12).reshape({3, 4})[{UOp::arange(5, std::nullopt, 1, dtypes::int32).reshape({5, 1}), 2}]), (V{5, 1}));
+  EXPECT_EQ(shp(UOp::arange(12).reshape({3, 4})[{UOp::arange(5, std::nullopt, 1, dtypes::int32).reshape({5, 1}), 2}]),
+            (V{5, 1}));
   EXPECT_EQ(shp(UOp::einsum("ij,jk->ik", std::vector<UOp>{f23(), P(4, dtypes::float32, {3, 4})})), (V{2, 4}));
   EXPECT_EQ(shp(UOp::arange(2, 11, 3)), (V{3}));
   EXPECT_EQ(shp(UOp::arange(1.5, -1, -0.5)), (V{5}));
@@ -265,8 +271,10 @@ TEST(MixinApi, DevicesAndBuffers) {
   EXPECT_EQ(UOp::empty({4}, dtypes::int8, Arg("cpu:0")).device().as_str(), "CPU");
   setenv("DEV", "CL:OPENCL", 1);
   EXPECT_EQ(UOp::zeros({2}).device().as_str(), "CL") << "DEV's device part is the default device";
-  if (old) setenv("DEV", saved.c_str(), 1);
-  else unsetenv("DEV");
+  if (old)
+    setenv("DEV", saved.c_str(), 1);
+  else
+    unsetenv("DEV");
   UOp full = UOp::full({2, 3}, 42, DType(), Arg("CPU"));
   EXPECT_EQ(full.op(), Ops::AFTER);
   EXPECT_EQ(full.dtype(), dtypes::int32) << "the buffer commits the weak dtype";
@@ -303,12 +311,15 @@ using S = Index;
 }  // namespace
 
 TEST(TestUOpGetItem, FullAndPartialSlices) {
-  EXPECT_EQ(shp(local_placeholder({64, 64})[{S::slice(), S::slice()}]), (V{64, 64}));                 // test_full_slice
-  EXPECT_EQ(shp(local_placeholder({64, 64})[{S::slice(0, 64), S::slice(0, 64)}]), (V{64, 64}));       // test_full_slice_explicit
-  EXPECT_EQ(shp(local_placeholder({64, 80})[{S::slice(), S::slice(std::nullopt, 64)}]), (V{64, 64}));  // test_shrink_cols
-  EXPECT_EQ(shp(local_placeholder({80, 64})[{S::slice(std::nullopt, 64), S::slice()}]), (V{64, 64}));  // test_shrink_rows
+  EXPECT_EQ(shp(local_placeholder({64, 64})[{S::slice(), S::slice()}]), (V{64, 64}));  // test_full_slice
+  EXPECT_EQ(shp(local_placeholder({64, 64})[{S::slice(0, 64), S::slice(0, 64)}]),
+            (V{64, 64}));  // test_full_slice_explicit
+  EXPECT_EQ(shp(local_placeholder({64, 80})[{S::slice(), S::slice(std::nullopt, 64)}]),
+            (V{64, 64}));  // test_shrink_cols
+  EXPECT_EQ(shp(local_placeholder({80, 64})[{S::slice(std::nullopt, 64), S::slice()}]),
+            (V{64, 64}));  // test_shrink_rows
   EXPECT_EQ(shp(local_placeholder({80, 80})[{S::slice(std::nullopt, 64), S::slice(std::nullopt, 64)}]), (V{64, 64}));
-  EXPECT_EQ(shp(local_placeholder({64, 64})[{S::slice(8), S::slice()}]), (V{56, 64}));                // test_shrink_start
+  EXPECT_EQ(shp(local_placeholder({64, 64})[{S::slice(8), S::slice()}]), (V{56, 64}));  // test_shrink_start
   EXPECT_EQ(shp(local_placeholder({64, 64})[{S::slice(8, 56), S::slice(4, 60)}]), (V{48, 56}));
 }
 
