@@ -1,0 +1,379 @@
+// The one translation unit of the project that includes LLVM headers (LLVM 16; they are slow to compile).
+#include "backends/cpu/llvm.h"
+
+#include <llvm/AsmParser/Parser.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Object/ObjectFile.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Passes/StandardInstrumentations.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+
+namespace tg::cpu {
+
+namespace {
+
+constexpr const char* kEntryPrefix = "__tg_entry_";
+constexpr const char* kSigPrefix = "__tg_sig_";
+
+void init_llvm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+std::string to_string(llvm::Error e) { return llvm::toString(std::move(e)); }
+
+// the host's target machine builder: CPU and features detected at run time, O2 codegen, PIC, small code model (the
+// reference: LLVMCodeGenLevelDefault, LLVMRelocPIC, LLVMCodeModelDefault)
+llvm::orc::JITTargetMachineBuilder host_jtmb() {
+  init_llvm();
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb) throw DeviceError("LLVM cannot target this host: " + to_string(jtmb.takeError()));
+  jtmb->setCodeGenOptLevel(llvm::CodeGenOpt::Default);
+  jtmb->setRelocationModel(llvm::Reloc::PIC_);
+  jtmb->setCodeModel(llvm::CodeModel::Small);
+  return std::move(*jtmb);
+}
+
+// the first function the source defines, to name the kernel in messages
+std::string kernel_name_of(const std::string& src) {
+  for (size_t pos = src.find("define "); pos != std::string::npos; pos = src.find("define ", pos + 1)) {
+    if (pos != 0 && src[pos - 1] != '\n') continue;
+    size_t at = src.find('@', pos), eol = src.find('\n', pos);
+    if (at == std::string::npos || at > eol) continue;
+    if (src[at + 1] == '"') {
+      size_t q = src.find('"', at + 2);
+      if (q != std::string::npos && q < eol) return src.substr(at + 2, q - at - 2);
+    }
+    size_t end = src.find('(', at);
+    if (end != std::string::npos && end < eol) return src.substr(at + 1, end - at - 1);
+  }
+  return "<no function defined>";
+}
+
+// collects error diagnostics (the reference's handle_diag); without a handler LLVM exits the process on an error
+struct DiagCollector : llvm::DiagnosticHandler {
+  std::vector<std::string>* msgs;
+  explicit DiagCollector(std::vector<std::string>* m) : msgs(m) {}
+  bool handleDiagnostics(const llvm::DiagnosticInfo& di) override {
+    if (di.getSeverity() == llvm::DS_Error) {
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      llvm::DiagnosticPrinterRawOStream dp(os);
+      di.print(dp);
+      msgs->push_back(os.str());
+    }
+    return true;
+  }
+};
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// adds __tg_entry_<f>(ptr args) and __tg_sig_<f> for every function the module defines
+void add_entries(llvm::Module& mod, const std::string& kname) {
+  llvm::LLVMContext& ctx = mod.getContext();
+  std::vector<llvm::Function*> kernels;
+  for (llvm::Function& f : mod)
+    if (!f.isDeclaration() && !f.hasLocalLinkage() && !f.getName().startswith("__tg_")) kernels.push_back(&f);
+  if (kernels.empty()) throw CompileError("kernel " + kname + ": the LLVM IR defines no function");
+  llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
+  llvm::PointerType* ptr = llvm::PointerType::get(ctx, 0);
+  for (llvm::Function* k : kernels) {
+    std::string name = k->getName().str();
+    auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
+    auto* entry = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, kEntryPrefix + name, mod);
+    entry->addFnAttr(llvm::Attribute::NoUnwind);
+    entry->addParamAttr(0, llvm::Attribute::NoAlias);
+    entry->addParamAttr(0, llvm::Attribute::ReadOnly);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+    std::vector<llvm::Value*> args;
+    std::vector<uint64_t> sig{(uint64_t)k->arg_size()};
+    for (llvm::Argument& a : k->args()) {
+      unsigned i = a.getArgNo();
+      llvm::Value* slot = b.CreateConstInBoundsGEP1_64(i64, entry->getArg(0), i);
+      llvm::Value* word = b.CreateAlignedLoad(i64, slot, llvm::Align(8));
+      llvm::Type* t = a.getType();
+      uint64_t kind, align = 0;
+      if (t->isPointerTy()) {
+        args.push_back(b.CreateIntToPtr(word, t));
+        kind = (uint64_t)ParamKind::PTR;
+        if (llvm::MaybeAlign al = a.getParamAlign()) align = al->value();
+      } else if (t->isIntegerTy() && t->getIntegerBitWidth() <= 64) {
+        args.push_back(t->getIntegerBitWidth() == 64 ? word : b.CreateTrunc(word, t));
+        kind = (uint64_t)ParamKind::INT;
+      } else if (t->isHalfTy() || t->isBFloatTy() || t->isFloatTy() || t->isDoubleTy()) {
+        llvm::Type* it = llvm::Type::getIntNTy(ctx, t->getPrimitiveSizeInBits().getFixedValue());
+        args.push_back(b.CreateBitCast(it == i64 ? word : b.CreateTrunc(word, it), t));
+        kind = (uint64_t)ParamKind::FLOAT;
+      } else {
+        std::string ts;
+        llvm::raw_string_ostream os(ts);
+        t->print(os);
+        throw CompileError("kernel " + name + ": parameter " + std::to_string(i) + " has type " + os.str() +
+                           "; the CPU launcher passes one uint64 per argument (pointers and scalars only)");
+      }
+      sig.push_back(kind | (align << 8));
+    }
+    b.CreateCall(k, args);
+    b.CreateRetVoid();
+    auto* aty = llvm::ArrayType::get(i64, sig.size());
+    std::vector<llvm::Constant*> words;
+    for (uint64_t w : sig) words.push_back(llvm::ConstantInt::get(i64, w));
+    new llvm::GlobalVariable(mod, aty, true, llvm::GlobalValue::ExternalLinkage, llvm::ConstantArray::get(aty, words),
+                             kSigPrefix + name);
+  }
+}
+
+}  // namespace
+
+// ***** LLVMCompiler *****
+
+struct LLVMCompiler::Impl {
+  bool optimize, verify_each;
+  llvm::orc::JITTargetMachineBuilder jtmb;
+  std::string cpu, feats, triple;
+  Impl(bool o, bool v) : optimize(o), verify_each(v), jtmb(host_jtmb()) {
+    cpu = jtmb.getCPU();
+    feats = jtmb.getFeatures().getString();
+    triple = jtmb.getTargetTriple().str();
+  }
+
+  std::unique_ptr<llvm::TargetMachine> target_machine() {
+    auto tm = jtmb.createTargetMachine();
+    if (!tm) throw DeviceError("LLVM cannot create a target machine for this host: " + to_string(tm.takeError()));
+    return std::move(*tm);
+  }
+
+  // parse, verify, add the entries, run the pass pipeline
+  std::unique_ptr<llvm::Module> prepare(const std::string& src, llvm::LLVMContext& ctx, llvm::TargetMachine& tm,
+                                        std::vector<std::string>& diags, CompileTiming* timing) {
+    const std::string kname = kernel_name_of(src);
+    auto t0 = std::chrono::steady_clock::now();
+    ctx.setDiagnosticHandler(std::make_unique<DiagCollector>(&diags));
+    llvm::SMDiagnostic err;
+    std::unique_ptr<llvm::Module> mod = llvm::parseAssemblyString(src, err, ctx);
+    if (!mod) {
+      std::string caret(err.getColumnNo() > 0 ? (size_t)err.getColumnNo() : 0, ' ');
+      throw CompileError("kernel " + kname + ": LLVM IR does not parse: line " + std::to_string(err.getLineNo()) +
+                         ", column " + std::to_string(err.getColumnNo() + 1) + ": " + err.getMessage().str() + "\n  " +
+                         err.getLineContents().str() + "\n  " + caret + "^");
+    }
+    {
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      if (llvm::verifyModule(*mod, &os))
+        throw CompileError("kernel " + kname + ": LLVM IR does not verify: " + os.str());
+    }
+    mod->setTargetTriple(triple);
+    mod->setDataLayout(tm.createDataLayout());
+    add_entries(*mod, kname);
+    if (timing) timing->parse = ms_since(t0);
+
+    t0 = std::chrono::steady_clock::now();
+    // LLVMRunPasses(mod, "default<O2>", tm, pbo) with loop unrolling, loop and SLP vectorization on
+    llvm::PipelineTuningOptions pto;
+    pto.LoopUnrolling = true;
+    pto.LoopVectorization = true;
+    pto.SLPVectorization = true;
+    llvm::PassInstrumentationCallbacks pic;
+    llvm::PassBuilder pb(&tm, pto, std::nullopt, &pic);
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::StandardInstrumentations si(ctx, false, verify_each);
+    si.registerCallbacks(pic, &fam);
+    llvm::ModulePassManager mpm;
+    if (verify_each) mpm.addPass(llvm::VerifierPass());
+    if (auto e = pb.parsePassPipeline(mpm, optimize ? "default<O2>" : "default<O0>"))
+      throw CompileError("kernel " + kname + ": failed to run passes: " + to_string(std::move(e)));
+    mpm.run(*mod, mam);
+    if (timing) timing->opt = ms_since(t0);
+    if (!diags.empty()) throw CompileError("kernel " + kname + ": llvm diagnostic: " + diags.front());
+    return mod;
+  }
+};
+
+LLVMCompiler::LLVMCompiler(bool optimize, bool verify_each)
+    : Compiler(""), impl_(std::make_unique<Impl>(optimize, verify_each)) {
+  cachekey = "compile_llvm_" + impl_->cpu + "_" + impl_->feats + (optimize ? "_opt" : "");
+}
+LLVMCompiler::~LLVMCompiler() = default;
+const std::string& LLVMCompiler::cpu_name() const { return impl_->cpu; }
+const std::string& LLVMCompiler::features() const { return impl_->feats; }
+
+std::vector<uint8_t> LLVMCompiler::compile(const std::string& src) { return compile(src, nullptr); }
+
+std::vector<uint8_t> LLVMCompiler::compile(const std::string& src, CompileTiming* timing) {
+  // a context and a target machine per call: compiles may run on several threads at once
+  llvm::LLVMContext ctx;
+  std::vector<std::string> diags;
+  std::unique_ptr<llvm::TargetMachine> tm = impl_->target_machine();
+  std::unique_ptr<llvm::Module> mod = impl_->prepare(src, ctx, *tm, diags, timing);
+  if (DEBUG >= 7) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    mod->print(os, nullptr);
+    std::printf("%s\n", os.str().c_str());
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  llvm::SmallVector<char, 0> buf;
+  llvm::raw_svector_ostream os(buf);
+  llvm::legacy::PassManager cg;
+  if (tm->addPassesToEmitFile(cg, os, nullptr, llvm::CGFT_ObjectFile))
+    throw CompileError("kernel " + kernel_name_of(src) + ": this target cannot emit an object file");
+  cg.run(*mod);
+  if (timing) timing->codegen = ms_since(t0);
+  if (!diags.empty()) throw CompileError("kernel " + kernel_name_of(src) + ": llvm diagnostic: " + diags.front());
+  return std::vector<uint8_t>(buf.begin(), buf.end());
+}
+
+std::string LLVMCompiler::optimized_ir(const std::string& src) {
+  llvm::LLVMContext ctx;
+  std::vector<std::string> diags;
+  std::unique_ptr<llvm::TargetMachine> tm = impl_->target_machine();
+  std::unique_ptr<llvm::Module> mod = impl_->prepare(src, ctx, *tm, diags, nullptr);
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  mod->print(os, nullptr);
+  return os.str();
+}
+
+// ***** LLVMJit *****
+
+struct LLVMJit::Impl {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::atomic<uint64_t> next_id{0};
+  // what ORC reported while materializing (e.g. "Symbols not found: [ sinhf ]"), for the next failing lookup
+  std::mutex err_mu;
+  std::vector<std::string> reported;
+  std::string take_reported() {
+    std::lock_guard<std::mutex> lk(err_mu);
+    std::string r;
+    for (const auto& e : reported) r += "; " + e;
+    reported.clear();
+    return r;
+  }
+};
+
+LLVMJit::LLVMJit() : impl_(std::make_shared<Impl>()) {
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(host_jtmb()).create();
+  if (!jit) throw DeviceError("cannot create the LLVM JIT: " + to_string(jit.takeError()));
+  impl_->jit = std::move(*jit);
+  // link errors are returned by the lookups; keep ORC from printing them
+  impl_->jit->getExecutionSession().setErrorReporter([impl = impl_.get()](llvm::Error e) {
+    std::string msg = to_string(std::move(e));
+    std::lock_guard<std::mutex> lk(impl->err_mu);
+    if (impl->reported.size() < 16) impl->reported.push_back(std::move(msg));
+  });
+  // external symbols (libm, libgcc's runtime helpers) come from the process, like the reference's link_libs
+  auto gen =
+      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(impl_->jit->getDataLayout().getGlobalPrefix());
+  if (!gen) throw DeviceError("cannot search the process for symbols: " + to_string(gen.takeError()));
+  impl_->jit->getMainJITDylib().addGenerator(std::move(*gen));
+}
+LLVMJit::~LLVMJit() = default;
+
+std::shared_ptr<LLVMJit> LLVMJit::create() { return std::shared_ptr<LLVMJit>(new LLVMJit()); }
+
+struct LLVMJit::Library::Impl {
+  std::shared_ptr<LLVMJit::Impl> jit;
+  llvm::orc::JITDylib* jd = nullptr;
+  std::vector<std::string> kernels;
+};
+
+std::unique_ptr<LLVMJit::Library> LLVMJit::load(std::span<const uint8_t> object) {
+  llvm::StringRef bytes(reinterpret_cast<const char*>(object.data()), object.size());
+  // the kernels it has: the entries in its symbol table
+  std::vector<std::string> kernels;
+  {
+    auto obj = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(bytes, "kernel"));
+    if (!obj) throw DeviceError("not an object file: " + to_string(obj.takeError()));
+    for (const llvm::object::SymbolRef& sym : (*obj)->symbols()) {
+      auto name = sym.getName();
+      if (!name) {
+        llvm::consumeError(name.takeError());
+        continue;
+      }
+      if (name->startswith(kEntryPrefix)) kernels.push_back(name->drop_front(std::strlen(kEntryPrefix)).str());
+    }
+  }
+  llvm::orc::ExecutionSession& es = impl_->jit->getExecutionSession();
+  auto jd = es.createJITDylib("tg_kernel_" + std::to_string(impl_->next_id++));
+  if (!jd) throw DeviceError("cannot create a JITDylib: " + to_string(jd.takeError()));
+  jd->addToLinkOrder(impl_->jit->getMainJITDylib());
+  auto lib = std::unique_ptr<Library>(new Library());
+  lib->impl_ = std::make_unique<Library::Impl>();
+  lib->impl_->jit = impl_;
+  lib->impl_->jd = &*jd;
+  lib->impl_->kernels = std::move(kernels);
+  if (auto e = impl_->jit->addObjectFile(*jd, llvm::MemoryBuffer::getMemBufferCopy(bytes, "kernel")))
+    throw DeviceError("cannot load the kernel object: " + to_string(std::move(e)));  // ~Library removes the JITDylib
+  return lib;
+}
+
+LLVMJit::Library::~Library() {
+  if (impl_ && impl_->jd) llvm::consumeError(impl_->jit->jit->getExecutionSession().removeJITDylib(*impl_->jd));
+}
+
+std::vector<std::string> LLVMJit::Library::kernels() const { return impl_->kernels; }
+
+LLVMJit::Library::Entry LLVMJit::Library::entry(const std::string& name, std::vector<ParamSig>* sig) const {
+  bool known = false;
+  std::string have;
+  for (const auto& k : impl_->kernels) {
+    known = known || k == name;
+    have += (have.empty() ? "" : ", ") + k;
+  }
+  if (!known)
+    throw DeviceError("no function " + name + " in the compiled kernel (it has: " + (have.empty() ? "none" : have) +
+                      ")");
+  llvm::orc::LLJIT& jit = *impl_->jit->jit;
+  auto e = jit.lookup(*impl_->jd, kEntryPrefix + name);
+  if (!e) {
+    std::string msg = to_string(e.takeError());
+    throw DeviceError("kernel " + name + ": cannot link: " + msg + impl_->jit->take_reported());
+  }
+  auto s = jit.lookup(*impl_->jd, kSigPrefix + name);
+  if (!s) {
+    std::string msg = to_string(s.takeError());
+    throw DeviceError("kernel " + name + ": cannot link: " + msg + impl_->jit->take_reported());
+  }
+  const uint64_t* words = s->toPtr<const uint64_t*>();
+  if (sig) {
+    sig->clear();
+    for (uint64_t i = 0; i < words[0]; i++)
+      sig->push_back(ParamSig{(ParamKind)(words[i + 1] & 0xff), (uint32_t)(words[i + 1] >> 8)});
+  }
+  return e->toPtr<Entry>();
+}
+
+}  // namespace tg::cpu

@@ -1,0 +1,119 @@
+#include "lib/device.h"
+
+#include <cctype>
+
+namespace tg {
+
+void* Allocator::alloc(size_t size, const BufferSpec& options) {
+  if (size == 0) throw DeviceError("alloc size must be positive, getting 0 (device " + device + ")");
+  try {
+    void* p = alloc_impl(size, options);
+    if (p == nullptr) throw DeviceError("allocator returned no buffer");
+    return p;
+  } catch (const std::exception& e) {
+    throw DeviceError("Allocation of " + std::to_string(size) + " bytes failed on " + device + ": " + e.what());
+  }
+}
+
+void Allocator::free(void* opaque, size_t size, const BufferSpec& options) {
+  if (opaque != nullptr) free_impl(opaque, size, options);
+}
+
+void* Allocator::offset(void*, size_t, size_t) { throw DeviceError("need offset (device " + device + ")"); }
+
+std::shared_ptr<const std::vector<uint8_t>> Compiler::compile_cached(const std::string& src) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (auto it = cache_.find(src); it != cache_.end()) {
+      hits_++;
+      return it->second;
+    }
+  }
+  // compile outside the lock: two threads may compile the same source, the first result is kept
+  auto lib = std::make_shared<const std::vector<uint8_t>>(compile(src));
+  std::lock_guard<std::mutex> lk(mu_);
+  return cache_.emplace(src, std::move(lib)).first->second;
+}
+
+size_t Compiler::cache_size() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return cache_.size();
+}
+
+size_t Compiler::cache_hits() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return hits_;
+}
+
+std::shared_ptr<Program> Compiled::get_program(const std::string& src, const std::string& name) {
+  auto key = std::make_pair(name, src);
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (auto it = programs_.find(key); it != programs_.end()) return it->second;
+  }
+  auto lib = compiler().compile_cached(src);
+  std::shared_ptr<Program> prg = runtime(name, *lib);
+  std::lock_guard<std::mutex> lk(mu_);
+  return programs_.emplace(std::move(key), std::move(prg)).first->second;
+}
+
+namespace {
+struct Registry {
+  std::mutex mu;
+  std::map<std::string, DeviceFactory> factories;
+  std::map<std::string, std::unique_ptr<Compiled>> opened;
+};
+Registry& registry() {
+  static Registry* r = new Registry();  // never destroyed: devices may be used by other static destructors
+  return *r;
+}
+std::string upper(std::string s) {
+  for (char& c : s) c = (char)std::toupper((unsigned char)c);
+  return s;
+}
+}  // namespace
+
+void register_device(const std::string& name, DeviceFactory factory) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lk(r.mu);
+  r.factories.emplace(upper(name), std::move(factory));
+}
+
+bool device_registered(const std::string& name) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lk(r.mu);
+  return r.factories.count(upper(name.substr(0, name.find(':')))) != 0;
+}
+
+std::vector<std::string> registered_devices() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lk(r.mu);
+  std::vector<std::string> out;
+  for (const auto& [k, v] : r.factories) out.push_back(k);
+  return out;
+}
+
+std::string canonicalize_device(const std::string& device) {
+  size_t colon = device.find(':');
+  std::string d = upper(device.substr(0, colon)) + (colon == std::string::npos ? "" : device.substr(colon));
+  if (d.size() >= 2 && d.compare(d.size() - 2, 2, ":0") == 0) d.resize(d.size() - 2);
+  return d;
+}
+
+Compiled& get_device(const std::string& device) {
+  std::string name = canonicalize_device(device);
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lk(r.mu);
+  if (auto it = r.opened.find(name); it != r.opened.end()) return *it->second;
+  auto f = r.factories.find(name.substr(0, name.find(':')));
+  if (f == r.factories.end()) {
+    std::string known;
+    for (const auto& [k, v] : r.factories) known += (known.empty() ? "" : ", ") + k;
+    throw DeviceError("no backend registered device " + name + " (registered: " + (known.empty() ? "none" : known) +
+                      "); link its backend library and call its register function, e.g. tg::cpu::register_device()");
+  }
+  std::unique_ptr<Compiled> dev = f->second(name);
+  return *r.opened.emplace(name, std::move(dev)).first->second;
+}
+
+}  // namespace tg

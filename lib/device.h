@@ -1,0 +1,142 @@
+// Port of the device interfaces of tinygrad/device.py: BufferSpec, Allocator, Compiler (with its cache keyed by
+// source), Program, Compiled (one device: allocator, compiler, runtime, renderer) and the Device registry. lib/ only
+// defines the interfaces; a backend (backends/cpu, ...) implements them and registers a factory under its device name,
+// so the engine never depends on LLVM or OpenCL:
+//
+//   tg::cpu::register_device();                          // or any use of tg_backend_cpu
+//   tg::Compiled& dev = tg::get_device("CPU");
+//   auto prg = dev.get_program(src, "E_4");              // compiler().compile_cached(src) + runtime("E_4", lib)
+//   (*prg)({out, a, b}, /*vals=*/{}, /*global_size=*/{1, 1, 1});
+//
+// Buffers are opaque handles (a host address on CPU). A Program is called like the reference's Program.__call__: the
+// buffers in ProgramInfo.globals order, the Variable values in ProgramInfo.vars order with nullopt for the runtime
+// variables the launcher fills (core_id), the launch dims.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "lib/dtype.h"
+#include "lib/helpers.h"
+
+namespace tg {
+
+class Renderer;
+
+// device.CompileError: source a compiler refused (the message names the kernel and carries the compiler's diagnostic)
+class CompileError : public Error {
+ public:
+  using Error::Error;
+};
+// a device refused a call or an allocation (wrong argument count, unknown function, out of memory, unknown device)
+class DeviceError : public Error {
+ public:
+  using Error::Error;
+};
+
+struct BufferSpec {
+  bool uncached = false, cpu_access = false, host = false, nolru = false, zero = false;
+  std::optional<uintptr_t> external_ptr;  // wrap memory the caller owns instead of allocating
+};
+
+// Allocator: alloc/free of opaque device buffers and the host copies. alloc checks the size and turns failures into a
+// DeviceError naming the device and the size.
+class Allocator {
+ public:
+  explicit Allocator(std::string device) : device(std::move(device)) {}
+  virtual ~Allocator() = default;
+  const std::string device;
+  void* alloc(size_t size, const BufferSpec& options = {});
+  void free(void* opaque, size_t size, const BufferSpec& options = {});
+  virtual void copyin(void* dest, std::span<const uint8_t> src) = 0;
+  virtual void copyout(std::span<uint8_t> dest, void* src) = 0;
+  // a view of size bytes at offset into buf (Buffer.view); devices without views refuse
+  virtual void* offset(void* buf, size_t size, size_t offset);
+
+ protected:
+  virtual void* alloc_impl(size_t size, const BufferSpec& options) = 0;
+  virtual void free_impl(void* opaque, size_t size, const BufferSpec& options) {}
+};
+
+// Compiler: source text -> a loadable library (bytes). compile_cached keeps every result in memory keyed by the
+// source (the reference keys its disk cache by (cachekey, src)); it is safe to call from several threads.
+class Compiler {
+ public:
+  explicit Compiler(std::string cachekey = "") : cachekey(std::move(cachekey)) {}
+  virtual ~Compiler() = default;
+  std::string cachekey;
+  virtual std::vector<uint8_t> compile(const std::string& src) = 0;  // throws CompileError
+  std::shared_ptr<const std::vector<uint8_t>> compile_cached(const std::string& src);
+  size_t cache_size() const;
+  size_t cache_hits() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<const std::vector<uint8_t>>, std::less<>> cache_;
+  size_t hits_ = 0;
+};
+
+// the launch of a program
+struct LaunchArgs {
+  std::array<int64_t, 3> global_size{1, 1, 1};
+  std::optional<std::array<int64_t, 3>> local_size = std::array<int64_t, 3>{1, 1, 1};
+  bool wait = false;  // return the wall time of the call
+};
+
+// Program: one loaded kernel of a device, callable many times (from one thread at a time per call site; calls on
+// different buffers may run concurrently)
+class Program {
+ public:
+  explicit Program(std::string name) : name(std::move(name)) {}
+  virtual ~Program() = default;
+  const std::string name;
+  // bufs: buffer handles in ProgramInfo.globals order; vals: Variable values in ProgramInfo.vars order, nullopt for a
+  // runtime variable the launcher fills (core_id). Returns the seconds the call took when args.wait, else nullopt.
+  // Throws DeviceError for a call the kernel cannot take (wrong number of arguments, missing value).
+  virtual std::optional<double> operator()(std::span<void* const> bufs, std::span<const std::optional<pyint>> vals = {},
+                                           const LaunchArgs& args = {}) = 0;
+  std::optional<double> operator()(std::initializer_list<void*> bufs,
+                                   std::initializer_list<std::optional<pyint>> vals = {}, const LaunchArgs& args = {}) {
+    return (*this)(std::span<void* const>(bufs.begin(), bufs.size()),
+                   std::span<const std::optional<pyint>>(vals.begin(), vals.size()), args);
+  }
+};
+
+// Compiled: one device (the reference's Compiled): its allocator, compiler, renderer and runtime (a library -> a
+// Program). get_program caches the loaded programs by (name, source), like realize.get_runtime.
+class Compiled {
+ public:
+  explicit Compiled(std::string device) : device(std::move(device)) {}
+  virtual ~Compiled() = default;
+  const std::string device;
+  virtual Allocator& allocator() = 0;
+  virtual Compiler& compiler() = 0;
+  virtual const Renderer& renderer() = 0;
+  virtual std::unique_ptr<Program> runtime(const std::string& name, std::span<const uint8_t> lib) = 0;
+  virtual void synchronize() {}
+  std::shared_ptr<Program> get_program(const std::string& src, const std::string& name);
+
+ private:
+  std::mutex mu_;
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<Program>> programs_;
+};
+
+// ***** the registry (device.Device) *****
+using DeviceFactory = std::function<std::unique_ptr<Compiled>(const std::string& device)>;
+// a backend registers its factory under its device name ("CPU"); registering a name again replaces nothing
+void register_device(const std::string& name, DeviceFactory factory);
+bool device_registered(const std::string& name);
+std::vector<std::string> registered_devices();
+// the device "CPU" / "cpu:0" / "CPU:1": the name before ':' upper-cased, a trailing ":0" dropped (Device.canonicalize)
+std::string canonicalize_device(const std::string& device);
+// Device[name]: opened on first use and kept until exit; throws DeviceError for a device no backend registered
+Compiled& get_device(const std::string& device);
+
+}  // namespace tg

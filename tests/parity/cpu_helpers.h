@@ -1,0 +1,100 @@
+// Helpers of the CPU backend tests: run a compiled program on golden buffers (allocated by the CPU device, so they
+// have the alignment the IR promises), and compare buffers the way the interpreter tests do.
+#pragma once
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/cpu.h"
+#include "backends/interp/interp.h"
+#include "tests/parity/kernel_goldens.h"
+
+namespace tg::cpu_test {
+
+inline std::vector<std::optional<pyint>> parse_vals(const std::vector<std::string>& vals) {
+  std::vector<std::optional<pyint>> r;
+  for (const auto& v : vals) r.push_back(v == "-" ? std::nullopt : std::optional<pyint>(std::stoll(v)));
+  return r;
+}
+
+inline size_t nbytes(const GoldenBuffer& g) { return g.count * (size_t)dtypes::by_name(g.dtype).itemsize(); }
+
+// the buffers after running prg on the golden inputs (device memory from the CPU allocator)
+inline std::vector<std::vector<uint8_t>> run_on_device(Program& prg, const std::vector<GoldenBuffer>& bufs,
+                                                       const std::vector<std::string>& vals,
+                                                       std::array<int64_t, 3> global) {
+  Allocator& alloc = cpu::CPUDevice::get().allocator();
+  std::vector<void*> ptrs;
+  for (const auto& g : bufs) {
+    void* p = alloc.alloc(std::max<size_t>(nbytes(g), 1));
+    if (!g.before.empty()) alloc.copyin(p, g.before);
+    ptrs.push_back(p);
+  }
+  std::vector<std::vector<uint8_t>> out;
+  try {
+    auto v = parse_vals(vals);
+    LaunchArgs la;
+    la.global_size = global;
+    prg(ptrs, v, la);
+    for (size_t i = 0; i < bufs.size(); i++) {
+      out.emplace_back(nbytes(bufs[i]));
+      alloc.copyout(out.back(), ptrs[i]);
+    }
+  } catch (...) {
+    for (size_t i = 0; i < bufs.size(); i++) alloc.free(ptrs[i], std::max<size_t>(nbytes(bufs[i]), 1));
+    throw;
+  }
+  for (size_t i = 0; i < bufs.size(); i++) alloc.free(ptrs[i], std::max<size_t>(nbytes(bufs[i]), 1));
+  return out;
+}
+
+// the interpreter on the same linear program and inputs
+inline std::vector<std::vector<uint8_t>> run_interp(const std::vector<UOp>& program,
+                                                    const std::vector<GoldenBuffer>& bufs,
+                                                    const std::vector<std::string>& vals,
+                                                    std::array<int64_t, 3> global) {
+  std::vector<std::vector<uint8_t>> mem;
+  std::vector<interp::BufferView> views;
+  for (const auto& g : bufs) {
+    mem.push_back(g.before);
+    mem.back().resize(nbytes(g));
+  }
+  for (size_t i = 0; i < mem.size(); i++)
+    views.push_back({mem[i].data(), bufs[i].count, dtypes::by_name(bufs[i].dtype)});
+  interp::LaunchDims dims;
+  dims.global = global;
+  auto v = parse_vals(vals);
+  interp::Program(program).run(views, v, dims);
+  return mem;
+}
+
+// ints and bools exactly; floats like numpy's allclose with rtol = atol = tol by the dtype's precision (1e-6 for
+// float32), nan equal to nan: the interpreter tests' tolerance (the compiled kernel may contract a*b+c to an FMA)
+inline std::string compare_buffer(DType dt, const std::vector<uint8_t>& want, const std::vector<uint8_t>& got) {
+  if (want.size() != got.size())
+    return "size differs: want " + std::to_string(want.size()) + " bytes, got " + std::to_string(got.size());
+  const size_t sz = (size_t)dt.itemsize();
+  double tol = dt == dtypes::float16 ? 2e-3 : dt == dtypes::bfloat16 ? 1e-2 : dt == dtypes::float64 ? 1e-12 : 1e-6;
+  for (size_t i = 0; i < want.size(); i += sz) {
+    PyConst w = interp::load_scalar(want.data() + i, dt), g = interp::load_scalar(got.data() + i, dt);
+    bool ok;
+    if (dtypes::is_float(dt)) {
+      double a = w.as_float(), b = g.as_float();
+      ok = (std::isnan(a) && std::isnan(b)) || a == b || std::fabs(a - b) <= tol + tol * std::fabs(a);
+    } else {
+      ok = std::memcmp(want.data() + i, got.data() + i, sz) == 0;
+    }
+    if (!ok) return "element " + std::to_string(i / sz) + ": want " + w.str() + ", got " + g.str();
+  }
+  return "";
+}
+
+inline std::string join_lines(const std::vector<std::string>& v) {
+  std::string r;
+  for (size_t i = 0; i < v.size(); i++) r += (i ? "\n" : "") + v[i];
+  return r;
+}
+
+}  // namespace tg::cpu_test

@@ -1,0 +1,663 @@
+// The CPU backend (backends/cpu): the device registry of lib/device.h, the host allocator, the LLVM compiler and its
+// cache, the ORC loader, the launcher (argument checks, core_id, the thread pool), clear errors for bad input, and
+// the reference's test_uops.py programs compiled through our CPULLVMRenderer.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "backends/cpu/cpu.h"
+#include "backends/interp/interp.h"
+#include "lib/codegen/late/program.h"
+#include "lib/renderer/llvmir.h"
+#include "lib/uop/serialize.h"
+#include "tests/parity/cpu_bench_kernels.h"
+#include "tests/parity/cpu_helpers.h"
+
+using namespace tg;
+using namespace tg::cpu_test;
+
+namespace {
+
+cpu::CPUDevice& dev() { return cpu::CPUDevice::get(); }
+
+// c[i] = a[i] + b[i] for i < n (a Variable), written like CPULLVMRenderer writes IR
+const char* kAddIR =
+    R"(define void @vadd(float* noalias align 32 %data0, float* noalias align 32 %data1, float* noalias align 32 %data2, i32 %n) #0
+{
+entry:
+  %empty = icmp sle i32 %n, 0
+  br i1 %empty, label %exit, label %loop
+loop:
+  %i = phi i32 [ 0, %entry ], [ %i1, %loop ]
+  %pa = getelementptr inbounds float, float* %data1, i32 %i
+  %pb = getelementptr inbounds float, float* %data2, i32 %i
+  %a = load float, float* %pa
+  %b = load float, float* %pb
+  %s = fadd nsz arcp contract afn float %a, %b
+  %pc = getelementptr inbounds float, float* %data0, i32 %i
+  store float %s, float* %pc
+  %i1 = add i32 %i, 1
+  %done = icmp sge i32 %i1, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+attributes #0 = { alwaysinline nounwind "no-builtins" "no-trapping-math"="true" }
+)";
+
+// device memory holding a vector, freed at scope exit
+template <typename T>
+struct DevBuf {
+  size_t n;
+  void* p;
+  explicit DevBuf(size_t n_) : n(n_), p(dev().allocator().alloc(std::max<size_t>(n_ * sizeof(T), 1))) {}
+  explicit DevBuf(const std::vector<T>& v) : DevBuf(v.size()) { set(v); }
+  ~DevBuf() { dev().allocator().free(p, std::max<size_t>(n * sizeof(T), 1)); }
+  void set(const std::vector<T>& v) {
+    dev().allocator().copyin(p, {reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(T)});
+  }
+  std::vector<T> get() const {
+    std::vector<T> v(n);
+    dev().allocator().copyout({reinterpret_cast<uint8_t*>(v.data()), n * sizeof(T)}, p);
+    return v;
+  }
+};
+
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no tg::Error thrown>";
+}
+
+// the name of the first function an IR text defines
+std::string ir_name(const std::string& src) {
+  size_t d = src.find("define ");
+  size_t at = src.find('@', d);
+  return src.substr(at + 1, src.find('(', at) - at - 1);
+}
+
+const std::vector<KernelGolden>& goldens() {
+  static const std::vector<KernelGolden> g = load_kernel_goldens(TG_TEST_DATA "/kernel_goldens.txt");
+  return g;
+}
+
+}  // namespace
+
+// ***** registry and allocator *****
+
+TEST(CPUDevice, Registry) {
+  cpu::register_device();
+  EXPECT_TRUE(device_registered("CPU"));
+  EXPECT_TRUE(device_registered("cpu:0"));
+  EXPECT_EQ(canonicalize_device("cpu:0"), "CPU");
+  EXPECT_EQ(canonicalize_device("cpu:1"), "CPU:1");
+  EXPECT_EQ(&get_device("cpu"), &get_device("CPU:0"));
+  EXPECT_EQ(&get_device("CPU"), static_cast<Compiled*>(&dev()));
+  EXPECT_EQ(get_device("CPU").device, "CPU");
+  std::string err = error_of([] { get_device("NOPE"); });
+  EXPECT_NE(err.find("no backend registered device NOPE"), std::string::npos) << err;
+  EXPECT_NE(err.find("CPU"), std::string::npos) << err;
+  // the device's renderer is the LLVM one
+  EXPECT_NE(dynamic_cast<const CPULLVMRenderer*>(&dev().renderer()), nullptr);
+  EXPECT_TRUE(dev().renderer().has_threads);
+}
+
+TEST(CPUDevice, Allocator) {
+  Allocator& a = dev().allocator();
+  EXPECT_NE(error_of([&] { a.alloc(0); }).find("alloc size must be positive"), std::string::npos);
+  void* p = a.alloc(100);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 4096, 0u);
+  std::vector<uint8_t> zero(100, 0), got(100, 1), data(100);
+  a.copyout(got, p);
+  EXPECT_EQ(got, zero);  // fresh memory is zeroed
+  for (size_t i = 0; i < data.size(); i++) data[i] = (uint8_t)(i * 7);
+  a.copyin(p, data);
+  a.copyout(got, p);
+  EXPECT_EQ(got, data);
+  EXPECT_EQ(a.offset(p, 10, 32), static_cast<uint8_t*>(p) + 32);
+  a.free(p, 100);
+  // external memory is wrapped, not owned
+  alignas(64) static float ext[16];
+  BufferSpec spec;
+  spec.external_ptr = reinterpret_cast<uintptr_t>(ext);
+  void* e = a.alloc(sizeof(ext), spec);
+  EXPECT_EQ(e, ext);
+  a.free(e, sizeof(ext), spec);
+}
+
+// ***** compile, run, cache *****
+
+TEST(CPUDevice, CompileAndRun) {
+  auto prg = dev().compile(kAddIR, "vadd");
+  EXPECT_EQ(prg->name, "vadd");
+  const size_t n = 1000;
+  std::vector<float> a(n), b(n);
+  for (size_t i = 0; i < n; i++) a[i] = (float)i * 0.5f, b[i] = 3.0f - (float)i;
+  DevBuf<float> A(a), B(b), C(n + 1);
+  (*prg)({C.p, A.p, B.p}, {std::optional<pyint>(n)});
+  auto c = C.get();
+  for (size_t i = 0; i < n; i++) ASSERT_EQ(c[i], a[i] + b[i]) << i;
+  EXPECT_EQ(c[n], 0.0f);  // nothing past n
+  // a smaller n, and the wall time when asked
+  C.set(std::vector<float>(n + 1, -1.0f));
+  LaunchArgs la;
+  la.wait = true;
+  auto t = (*prg)({C.p, A.p, B.p}, {std::optional<pyint>(7)}, la);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_GE(*t, 0.0);
+  c = C.get();
+  EXPECT_EQ(c[6], a[6] + b[6]);
+  EXPECT_EQ(c[7], -1.0f);
+}
+
+TEST(CPUDevice, CompileCache) {
+  Compiler& comp = dev().compiler();
+  std::string src = std::string(kAddIR) + "; cache test\n";
+  size_t size0 = comp.cache_size(), hits0 = comp.cache_hits();
+  auto l1 = comp.compile_cached(src);
+  auto l2 = comp.compile_cached(src);
+  EXPECT_EQ(l1.get(), l2.get());
+  EXPECT_EQ(comp.cache_size(), size0 + 1);
+  EXPECT_EQ(comp.cache_hits(), hits0 + 1);
+  EXPECT_GT(l1->size(), 64u);
+  EXPECT_EQ(std::string(l1->begin(), l1->begin() + 4),
+            "\x7f"
+            "ELF");
+  // programs are cached by (name, source)
+  auto p1 = dev().compile(src, "vadd"), p2 = dev().compile(src, "vadd");
+  EXPECT_EQ(p1.get(), p2.get());
+  // two programs of the same name from different sources live side by side (one JITDylib each)
+  std::string src2 = src;
+  src2.replace(src2.find("fadd"), 4, "fsub");
+  auto p3 = dev().compile(src2, "vadd");
+  EXPECT_NE(p1.get(), p3.get());
+  DevBuf<float> A(std::vector<float>{5, 6}), B(std::vector<float>{1, 2}), C(2), D(2);
+  (*p1)({C.p, A.p, B.p}, {std::optional<pyint>(2)});
+  (*p3)({D.p, A.p, B.p}, {std::optional<pyint>(2)});
+  EXPECT_EQ(C.get(), (std::vector<float>{6, 8}));
+  EXPECT_EQ(D.get(), (std::vector<float>{4, 4}));
+  EXPECT_NE(comp.cachekey.find("compile_llvm_"), std::string::npos);
+}
+
+TEST(CPUDevice, HostFeaturesAndO2) {
+  auto& comp = dev().compiler();
+  EXPECT_FALSE(comp.cpu_name().empty());
+  EXPECT_NE(comp.features().find("+sse2"), std::string::npos) << comp.features();
+  // the scalar loop comes out vectorized for the host (default<O2> with loop vectorization), and the entry inlines it
+  std::string ir = comp.optimized_ir(kAddIR);
+  EXPECT_NE(ir.find(" x float>"), std::string::npos) << ir;
+  size_t entry = ir.find("define void @__tg_entry_vadd(ptr noalias nocapture readonly %0)");
+  ASSERT_NE(entry, std::string::npos) << ir;
+  EXPECT_EQ(ir.find("call void @vadd", entry), std::string::npos) << ir;  // inlined
+  // the signature: 4 parameters, three `ptr align 32` (1 | 32 << 8) and an int
+  EXPECT_NE(ir.find("constant [5 x i64] [i64 4, i64 8193, i64 8193, i64 8193, i64 0]"), std::string::npos) << ir;
+}
+
+TEST(CPUDevice, UnoptimizedCompiler) {
+  // LLVMOPT=0: the default<O0> pipeline still gives a working kernel
+  cpu::LLVMCompiler o0(false);
+  EXPECT_EQ(o0.cachekey.find("_opt"), std::string::npos);
+  auto lib = o0.compile(kAddIR);
+  auto prg = dev().runtime("vadd", lib);
+  DevBuf<float> A(std::vector<float>{1, 2, 3}), B(std::vector<float>{10, 20, 30}), C(3);
+  (*prg)({C.p, A.p, B.p}, {std::optional<pyint>(3)});
+  EXPECT_EQ(C.get(), (std::vector<float>{11, 22, 33}));
+  cpu::CompileTiming t;
+  o0.compile(kAddIR, &t);
+  EXPECT_GT(t.total(), 0.0);
+}
+
+// external functions resolve from the process (libm), like the reference links libm and libgcc_s
+TEST(CPUDevice, ExternalSymbols) {
+  const char* ir = R"(declare float @sinf(float)
+declare float @llvm.exp.f32(float)
+define void @ext(float* noalias align 32 %data0, float* noalias align 32 %data1) #0
+{
+  %x = load float, float* %data1
+  %s = call float @sinf(float %x)
+  %e = call float @llvm.exp.f32(float %x)
+  store float %s, float* %data0
+  %p = getelementptr inbounds float, float* %data0, i32 1
+  store float %e, float* %p
+  ret void
+}
+attributes #0 = { alwaysinline nounwind "no-builtins" "no-trapping-math"="true" }
+)";
+  auto prg = dev().compile(ir, "ext");
+  DevBuf<float> out(2), in(std::vector<float>{0.5f});
+  (*prg)({out.p, in.p});
+  auto o = out.get();
+  EXPECT_FLOAT_EQ(o[0], std::sin(0.5f));
+  EXPECT_FLOAT_EQ(o[1], std::exp(0.5f));
+}
+
+// ***** errors: a tg::Error with a useful message, and the device keeps working *****
+
+TEST(CPUDevice, ErrorMalformedIR) {
+  std::string bad = "define void @broken(float* %data0) #0\n{\n  %v0 = fadd float 1.0, \n  ret void\n}\n";
+  std::string err = error_of([&] { dev().compile(bad, "broken"); });
+  EXPECT_NE(err.find("kernel broken: LLVM IR does not parse"), std::string::npos) << err;
+  EXPECT_NE(err.find("line 4, column 3: expected value token\n    ret void\n    ^"), std::string::npos) << err;
+  EXPECT_THROW(dev().compile(bad, "broken"), CompileError);
+  // garbage
+  err = error_of([] { dev().compiler().compile("this is not IR"); });
+  EXPECT_NE(err.find("does not parse"), std::string::npos) << err;
+  // a module without functions
+  err = error_of([] { dev().compiler().compile(""); });
+  EXPECT_NE(err.find("defines no function"), std::string::npos) << err;
+  // parses, but does not verify
+  std::string unverified = R"(define void @dom(i32* %data0)
+{
+entry:
+  br label %next
+next:
+  store i32 %x, i32* %data0
+  %x = add i32 1, 2
+  ret void
+}
+)";
+  err = error_of([&] { dev().compile(unverified, "dom"); });
+  EXPECT_NE(err.find("kernel dom: LLVM IR does not verify"), std::string::npos) << err;
+  EXPECT_NE(err.find("dominate"), std::string::npos) << err;
+  // a parameter the launcher cannot pass
+  err = error_of([] { dev().compiler().compile("define void @vec(<4 x float> %v)\n{\n  ret void\n}\n"); });
+  EXPECT_NE(err.find("kernel vec: parameter 0 has type <4 x float>"), std::string::npos) << err;
+  // failures are not cached, and the device still compiles and runs
+  EXPECT_THROW(dev().compile(bad, "broken"), CompileError);
+  auto prg = dev().compile(kAddIR, "vadd");
+  DevBuf<float> A(std::vector<float>{1}), B(std::vector<float>{2}), C(1);
+  (*prg)({C.p, A.p, B.p}, {std::optional<pyint>(1)});
+  EXPECT_EQ(C.get()[0], 3.0f);
+}
+
+TEST(CPUDevice, ErrorMissingFunction) {
+  std::string err = error_of([] { dev().compile(kAddIR, "vsub"); });
+  EXPECT_NE(err.find("no function vsub in the compiled kernel (it has: vadd)"), std::string::npos) << err;
+  EXPECT_THROW(dev().compile(kAddIR, "vsub"), DeviceError);
+}
+
+TEST(CPUDevice, ErrorUnresolvedSymbol) {
+  const char* ir = R"(declare void @tg_no_such_function_anywhere()
+define void @calls_missing(float* noalias align 32 %data0) #0
+{
+  call void @tg_no_such_function_anywhere()
+  ret void
+}
+attributes #0 = { alwaysinline nounwind "no-builtins" "no-trapping-math"="true" }
+)";
+  std::string err = error_of([&] { dev().compile(ir, "calls_missing"); });
+  EXPECT_NE(err.find("kernel calls_missing: cannot link"), std::string::npos) << err;
+  EXPECT_NE(err.find("Symbols not found: [ tg_no_such_function_anywhere ]"), std::string::npos) << err;
+}
+
+TEST(CPUDevice, ErrorArguments) {
+  auto prg = dev().compile(kAddIR, "vadd");
+  DevBuf<float> A(4), B(4), C(4);
+  std::string err = error_of([&] { (*prg)({C.p, A.p}); });
+  EXPECT_NE(err.find("kernel vadd takes 4 arguments, got 2 buffers and 0 values"), std::string::npos) << err;
+  err = error_of([&] { (*prg)({C.p, A.p, B.p}, {std::optional<pyint>(1), std::optional<pyint>(2)}); });
+  EXPECT_NE(err.find("takes 4 arguments, got 3 buffers and 2 values"), std::string::npos) << err;
+  err = error_of([&] { (*prg)({C.p, A.p, B.p, A.p}); });
+  EXPECT_NE(err.find("kernel vadd: argument 3 is a value, got a buffer"), std::string::npos) << err;
+  err = error_of([&] { (*prg)({C.p, A.p}, {std::optional<pyint>(1), std::optional<pyint>(2)}); });
+  EXPECT_NE(err.find("kernel vadd: argument 2 is a buffer, got a value"), std::string::npos) << err;
+  // the IR promises align 32
+  err = error_of([&] { (*prg)({static_cast<uint8_t*>(C.p) + 4, A.p, B.p}, {std::optional<pyint>(1)}); });
+  EXPECT_NE(err.find("kernel vadd: buffer 0 is not 32-byte aligned"), std::string::npos) << err;
+  EXPECT_THROW((*prg)({C.p}), DeviceError);
+}
+
+// ***** THREAD kernels: core_id, the thread pool *****
+
+namespace {
+// records which thread ran each core_id and whether two calls were in flight at once
+struct Recorder {
+  std::mutex mu;
+  std::vector<std::pair<int, std::thread::id>> calls;
+  std::atomic<int> inside{0};
+  std::atomic<bool> overlapped{false};
+  bool wait = true;
+};
+Recorder* g_rec = nullptr;
+void tg_test_record(int core_id) {
+  g_rec->inside++;
+  // wait a little for a second call to arrive: with two threads both chunks are inside at once
+  auto t0 = std::chrono::steady_clock::now();
+  while (g_rec->wait && g_rec->inside.load() < 2 &&
+         std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(250))
+    std::this_thread::yield();
+  if (g_rec->inside.load() >= 2) g_rec->overlapped = true;
+  {
+    std::lock_guard<std::mutex> lk(g_rec->mu);
+    g_rec->calls.emplace_back(core_id, std::this_thread::get_id());
+  }
+  g_rec->inside--;
+}
+// the callback comes in as a "buffer" (a function address), core_id is the last argument like the renderer's
+const char* kRecordIR = R"(define void @rec(ptr %fn, i32 %core_id) #0
+{
+  call void %fn(i32 %core_id)
+  ret void
+}
+attributes #0 = { alwaysinline nounwind "no-builtins" "no-trapping-math"="true" }
+)";
+}  // namespace
+
+TEST(CPUThreads, ChunksRunOnThePool) {
+  auto prg = dev().compile(kRecordIR, "rec");
+  void* fn = reinterpret_cast<void*>(&tg_test_record);
+  LaunchArgs la;
+  la.global_size = {2, 1, 1};
+  int saved = dev().threads();
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE("threads=" + std::to_string(threads));
+    dev().set_threads(threads);
+    EXPECT_EQ(dev().threads(), threads);
+    Recorder rec;
+    g_rec = &rec;
+    (*prg)({fn}, {std::nullopt}, la);
+    ASSERT_EQ(rec.calls.size(), 2u);
+    std::set<int> ids{rec.calls[0].first, rec.calls[1].first};
+    EXPECT_EQ(ids, (std::set<int>{0, 1}));
+    if (threads == 1) {
+      // in order, on the caller
+      EXPECT_EQ(rec.calls[0].first, 0);
+      EXPECT_EQ(rec.calls[0].second, std::this_thread::get_id());
+      EXPECT_EQ(rec.calls[1].second, std::this_thread::get_id());
+      EXPECT_FALSE(rec.overlapped.load());
+    } else {
+      EXPECT_NE(rec.calls[0].second, rec.calls[1].second);
+      EXPECT_TRUE(rec.overlapped.load());
+    }
+    // more chunks than threads: every core_id exactly once
+    rec.calls.clear();
+    rec.wait = false;
+    LaunchArgs la5;
+    la5.global_size = {5, 1, 1};
+    (*prg)({fn}, {std::nullopt}, la5);
+    std::multiset<int> all;
+    for (auto& c : rec.calls) all.insert(c.first);
+    EXPECT_EQ(all, (std::multiset<int>{0, 1, 2, 3, 4}));
+    g_rec = nullptr;
+  }
+  dev().set_threads(saved);
+}
+
+// the reference's THREAD kernels (core_id, global_size = (2,1,1)): 1 and 2 threads give the same bits, and the
+// reference's outputs
+TEST(CPUThreads, GoldenThreadKernelsSameWithOneAndTwoThreads) {
+  int n = 0, saved = dev().threads();
+  for (const auto& k : goldens()) {
+    if (k.program.rfind("thread_", 0) != 0) continue;
+    SCOPED_TRACE(k.program + " " + k.name);
+    n++;
+    ASSERT_EQ(k.llvm.global[0], 2);
+    ASSERT_NE(std::find(k.vals.begin(), k.vals.end(), "-"), k.vals.end());  // has a core_id
+    auto prg = dev().compile(join_lines(k.llvm.source), k.name);
+    dev().set_threads(1);
+    auto one = run_on_device(*prg, k.bufs, k.vals, k.llvm.global);
+    dev().set_threads(2);
+    auto two = run_on_device(*prg, k.bufs, k.vals, k.llvm.global);
+    EXPECT_EQ(one, two);
+    for (size_t i = 0; i < k.bufs.size(); i++)
+      EXPECT_EQ(compare_buffer(dtypes::by_name(k.bufs[i].dtype), k.bufs[i].after, two[i]), "") << "buffer " << i;
+  }
+  dev().set_threads(saved);
+  EXPECT_EQ(n, 3);
+}
+
+// the reference's big kernels lowered with its default optimizations (THREAD over 2 cores, tests/parity/
+// cpu_bench_kernels.txt): exact results, and the same bits with 1 and 2 threads
+TEST(CPUThreads, ReferenceBigKernelsOneAndTwoThreads) {
+  auto ks = load_cpu_bench_kernels(TG_TEST_DATA "/cpu_bench_kernels.txt");
+  int saved = dev().threads();
+  {
+    const CPUBenchKernel& k = find_cpu_bench_kernel(ks, "add_16M");
+    ASSERT_EQ(k.global[0], 2);
+    ASSERT_EQ(k.vals, std::vector<std::string>{"-"});
+    const size_t n = k.bufs[0].second;
+    std::vector<float> a(n), b(n);
+    for (size_t i = 0; i < n; i++) a[i] = (float)(i % 1000) * 0.25f, b[i] = (float)(i % 77) - 30.0f;
+    DevBuf<float> C(n), A(a), B(b);
+    auto prg = dev().compile(k.source, k.name);
+    std::vector<std::vector<float>> results;
+    for (int threads : {1, 2}) {
+      dev().set_threads(threads);
+      C.set(std::vector<float>(n, -1.0f));
+      LaunchArgs la;
+      la.global_size = k.global;
+      (*prg)({C.p, A.p, B.p}, {std::nullopt}, la);
+      results.push_back(C.get());
+      size_t bad = 0;
+      for (size_t i = 0; i < n; i++) bad += results.back()[i] != a[i] + b[i];
+      EXPECT_EQ(bad, 0u) << "threads=" << threads;
+    }
+    EXPECT_TRUE(results[0] == results[1]);
+  }
+  {
+    const CPUBenchKernel& k = find_cpu_bench_kernel(ks, "matmul_1024");
+    ASSERT_EQ(k.global[0], 2);
+    const size_t N = 1024;
+    ASSERT_EQ(k.bufs[0].second, N * N);
+    // multiples of 1/4 in [-1, 1]: every product and partial sum is exact in float32, so any summation order gives
+    // the integer result exactly
+    std::vector<float> a(N * N), b(N * N);
+    uint32_t seed = 12345;
+    auto rnd = [&] {
+      seed = seed * 1664525u + 1013904223u;
+      return (int)((seed >> 16) % 9) - 4;
+    };
+    for (auto& x : a) x = (float)rnd() / 4.0f;
+    for (auto& x : b) x = (float)rnd() / 4.0f;
+    DevBuf<float> C(N * N), A(a), B(b);
+    auto prg = dev().compile(k.source, k.name);
+    std::vector<std::vector<float>> results;
+    for (int threads : {1, 2}) {
+      dev().set_threads(threads);
+      C.set(std::vector<float>(N * N, -7.0f));
+      LaunchArgs la;
+      la.global_size = k.global;
+      (*prg)({C.p, A.p, B.p}, {std::nullopt}, la);
+      results.push_back(C.get());
+    }
+    EXPECT_TRUE(results[0] == results[1]);
+    size_t bad = 0;
+    for (size_t r = 0; r < N; r += 31)
+      for (size_t c = 0; c < N; c++) {
+        int64_t acc = 0;  // in units of 1/16
+        for (size_t j = 0; j < N; j++) acc += (int64_t)(a[r * N + j] * 4) * (int64_t)(b[j * N + c] * 4);
+        bad += results[1][r * N + c] != (float)acc / 16.0f;
+      }
+    EXPECT_EQ(bad, 0u);
+  }
+  dev().set_threads(saved);
+}
+
+TEST(CPUThreads, PoolParallelFor) {
+  for (int threads : {1, 2, 3}) {
+    cpu::ThreadPool pool(threads);
+    EXPECT_EQ(pool.size(), threads);
+    for (int64_t n : {0, 1, 2, 7, 100}) {
+      std::vector<std::atomic<int>> hits((size_t)n);
+      pool.parallel_for(n, [&](int64_t i) { hits[(size_t)i]++; });
+      for (int64_t i = 0; i < n; i++) ASSERT_EQ(hits[(size_t)i].load(), 1) << "n=" << n << " i=" << i;
+    }
+  }
+  // concurrent submitters are served one after the other
+  cpu::ThreadPool pool(2);
+  std::atomic<int64_t> sum{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; t++)
+    ts.emplace_back([&] {
+      for (int r = 0; r < 50; r++) pool.parallel_for(10, [&](int64_t i) { sum += i; });
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(sum.load(), 4 * 50 * 45);
+}
+
+// ***** test/backend/test_uops.py programs (tests/parity/uops_kernel_goldens.txt) through CPULLVMRenderer *****
+
+namespace {
+struct UopsRecord {
+  std::string test;
+  bool is_case = false, has_llvm_source = false;
+  std::vector<std::string> program, llvm_source;
+  std::array<int64_t, 3> global{1, 1, 1};
+  std::vector<std::string> vals;
+  std::vector<GoldenBuffer> bufs;
+  int runs = 0;
+};
+std::vector<UopsRecord> load_uops() {
+  std::ifstream f(TG_TEST_DATA "/uops_kernel_goldens.txt", std::ios::binary);
+  std::vector<UopsRecord> rs;
+  std::string line;
+  auto words = [](const std::string& s) {
+    std::vector<std::string> w;
+    size_t i = 0;
+    for (;;) {
+      size_t j = s.find(' ', i);
+      w.push_back(s.substr(i, j == std::string::npos ? std::string::npos : j - i));
+      if (j == std::string::npos) break;
+      i = j + 1;
+    }
+    return w;
+  };
+  while (std::getline(f, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    auto w = words(line);
+    if (w[0] == "pysort" || w[0] == "perm") continue;
+    if (w[0] == "case" || w[0] == "linear") {
+      rs.emplace_back();
+      rs.back().test = w[1];
+      rs.back().is_case = w[0] == "case";
+      continue;
+    }
+    UopsRecord& r = rs.back();
+    if (w[0] == "run") {
+      r.runs++;
+      for (int i = 0; i < 3; i++) r.global[(size_t)i] = std::stoll(w[(size_t)i + 1]);
+      r.bufs.clear();  // the last run's buffers
+    } else if (w[0] == "vals") {
+      r.vals.assign(w.begin() + 1, w.end());
+      if (r.vals.size() == 1 && r.vals[0].empty()) r.vals.clear();
+    } else if (w[0] == "global") {
+      for (int i = 0; i < 3; i++) r.global[(size_t)i] = std::stoll(w[(size_t)i + 1]);
+    } else if (w[0] == "buf") {
+      r.bufs.push_back({w[1], std::stoull(w[2]), golden_unhex(w[3]), golden_unhex(w[4])});
+    } else {
+      std::vector<std::string> sink_or_source;
+      std::vector<std::string>* dst = w[0] == "program"       ? &r.program
+                                      : w[0] == "llvm_source" ? &r.llvm_source
+                                                              : &sink_or_source;
+      if (w[0] == "llvm_source") r.has_llvm_source = true;
+      int n = std::stoi(w[1]);
+      for (int i = 0; i < n && std::getline(f, line); i++) dst->push_back(line);
+    }
+  }
+  return rs;
+}
+std::vector<UOp> dec_linear(const std::vector<std::string>& lines) {
+  UOp l = decode_graph(lines);
+  return std::vector<UOp>(l.src().begin(), l.src().end());
+}
+// TestUOps._equal: floats with rtol 2e-7 (nan equals nan), everything else exactly
+std::string uops_equal(DType dt, const std::vector<uint8_t>& want, const std::vector<uint8_t>& got) {
+  if (want.size() != got.size()) return "size differs";
+  const size_t sz = (size_t)dt.itemsize();
+  for (size_t i = 0; i < want.size(); i += sz) {
+    PyConst w = interp::load_scalar(want.data() + i, dt), g = interp::load_scalar(got.data() + i, dt);
+    bool ok;
+    if (dtypes::is_float(dt)) {
+      double a = g.as_float(), b = w.as_float();
+      ok = std::isnan(b) ? std::isnan(a) : std::isinf(b) ? a == b : std::fabs(a - b) <= 2e-7 * std::fabs(b);
+    } else {
+      ok = std::memcmp(want.data() + i, got.data() + i, sz) == 0;
+    }
+    if (!ok) return "element " + std::to_string(i / sz) + ": want " + w.str() + ", got " + g.str();
+  }
+  return "";
+}
+}  // namespace
+
+// The programs were lowered for ClangRenderer (the reference's default on CPU), so a few hold ops CPULLVMRenderer does
+// not render (SQRT: its pipeline decomposes it; an INDEX on a uint64 BITCAST view): those are counted and skipped.
+TEST(CPUUops, TestUopsProgramsThroughLLVM) {
+  CPULLVMRenderer ren(Target{"CPU", "LLVM", "x86_64,native", "", ""});
+  int n = 0, ran = 0;
+  std::map<std::string, int> refused;
+  for (const auto& r : load_uops()) {
+    if (!r.is_case || r.bufs.empty()) continue;
+    SCOPED_TRACE(r.test + " #" + std::to_string(n));
+    n++;
+    std::vector<UOp> prg = dec_linear(r.program);
+    std::string src;
+    try {
+      src = ren.render(prg);
+    } catch (const Error& e) {
+      refused[r.test + ": " + e.what()]++;
+      continue;
+    }
+    try {
+      auto p = dev().compile(src, ir_name(src));
+      auto got = run_on_device(*p, r.bufs, r.vals, r.global);
+      auto interp = run_interp(prg, r.bufs, r.vals, r.global);
+      ran++;
+      // single ops: TestUOps._equal (rtol 2e-7); whole programs (matmul): the interpreter tests' 1e-6, the compiled
+      // kernel contracts a*b+c to an FMA
+      bool program = r.test.rfind("TestUOpPrograms.", 0) == 0;
+      for (size_t i = 0; i < r.bufs.size(); i++) {
+        DType dt = dtypes::by_name(r.bufs[i].dtype);
+        auto cmp = program ? compare_buffer : uops_equal;
+        EXPECT_EQ(cmp(dt, r.bufs[i].after, got[i]), "") << "buffer " << i << " vs the reference";
+        EXPECT_EQ(cmp(dt, interp[i], got[i]), "") << "buffer " << i << " vs the interpreter";
+      }
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
+  }
+  int n_refused = 0;
+  for (const auto& [what, count] : refused) {
+    std::printf("[ skipped ] %dx %s\n", count, what.c_str());
+    n_refused += count;
+  }
+  std::printf("[ uops    ] %d/%d programs compiled and ran\n", ran, n);
+  EXPECT_GE(n, 425);
+  EXPECT_LE(n_refused, 5);
+  EXPECT_EQ(ran + n_refused, n);
+}
+
+// the hand-built programs the reference's LLVM renderer renders (its own IR), run on the PYTHON device's inputs;
+// CPUDevice.timestamp_prog (calls a function pointer of the reference's process) and worker_prog (never returns) are
+// left out
+TEST(CPUUops, HandBuiltProgramsThroughLLVM) {
+  int n = 0;
+  for (const auto& r : load_uops()) {
+    if (r.is_case || !r.has_llvm_source || r.runs == 0) continue;
+    if (r.test == "CPUDevice.timestamp_prog" || r.test == "CPUDevice.worker_prog") continue;
+    SCOPED_TRACE(r.test);
+    n++;
+    try {
+      std::string src = join_lines(r.llvm_source);
+      std::string name = ir_name(src);
+      auto p = dev().compile(src, name);
+      auto got = run_on_device(*p, r.bufs, r.vals, r.global);
+      for (size_t i = 0; i < r.bufs.size(); i++)
+        EXPECT_EQ(compare_buffer(dtypes::by_name(r.bufs[i].dtype), r.bufs[i].after, got[i]), "") << "buffer " << i;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
+  }
+  EXPECT_GE(n, 3);
+}
