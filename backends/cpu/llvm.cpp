@@ -139,6 +139,10 @@ void add_entries(llvm::Module& mod, const std::string& kname) {
     }
     b.CreateCall(k, args);
     b.CreateRetVoid();
+    // the kernel is compiled once, as the reference compiles it, and the entry stays a thunk: the renderer's
+    // alwaysinline would copy the kernel into the entry and optimize and emit it twice
+    k->removeFnAttr(llvm::Attribute::AlwaysInline);
+    k->addFnAttr(llvm::Attribute::NoInline);
     auto* aty = llvm::ArrayType::get(i64, sig.size());
     std::vector<llvm::Constant*> words;
     for (uint64_t w : sig) words.push_back(llvm::ConstantInt::get(i64, w));

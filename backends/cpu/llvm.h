@@ -9,7 +9,8 @@
 // The launcher calls a kernel the way the reference's CPUProgram does, with one uint64 per argument (buffer
 // addresses, then Variable values). To do that with a plain C++ call, compile adds to the module, for every function
 // it defines, an entry `void __tg_entry_<name>(const uint64_t* args)` that converts args[i] to the i-th parameter
-// (inttoptr, trunc) and calls the kernel (inlined: the renderer marks it alwaysinline), and a constant
+// (inttoptr, trunc) and calls the kernel (kept out of line, so it is optimized and emitted once, like the reference
+// compiles it: its alwaysinline becomes noinline), and a constant
 // `__tg_sig_<name>`: the parameter count, then one word per parameter (kind | alignment << 8), which the launcher
 // checks calls against.
 #pragma once

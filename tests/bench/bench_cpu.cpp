@@ -44,6 +44,8 @@ void BM_llvm_compile_goldens(benchmark::State& state) {
   cpu::LLVMCompiler compiler(true, state.range(0) != 0);
   std::vector<double> total, parse, opt, codegen, load;
   int n_kernels = 0;
+  std::string slowest;
+  double slowest_ms = 0;
   // warm up LLVM (the first compile pays for lazy initialization)
   compiler.compile(join_lines(goldens()[0].llvm.source));
   for (auto _ : state) {
@@ -59,6 +61,7 @@ void BM_llvm_compile_goldens(benchmark::State& state) {
         continue;  // the reference refuses it too (trunc_floor: @llvm.trunc.float)
       }
       total.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      if (total.back() > slowest_ms) slowest_ms = total.back(), slowest = k.name + " (" + k.program + ")";
       parse.push_back(t.parse);
       opt.push_back(t.opt);
       codegen.push_back(t.codegen);
@@ -69,6 +72,7 @@ void BM_llvm_compile_goldens(benchmark::State& state) {
       n_kernels++;
     }
   }
+  state.SetLabel("slowest: " + slowest);
   state.counters["kernels"] = n_kernels;
   state.counters["median_compile_ms"] = median(total);
   state.counters["median_parse_ms"] = median(parse);
