@@ -15,6 +15,7 @@
 #include <llvm/Object/ObjectFile.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Passes/StandardInstrumentations.h>
+#include <llvm/Support/ErrorHandling.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/TargetSelect.h>
@@ -25,6 +26,7 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <stdexcept>
 
 namespace tg::cpu {
 
@@ -33,12 +35,19 @@ namespace {
 constexpr const char* kEntryPrefix = "__tg_entry_";
 constexpr const char* kSigPrefix = "__tg_sig_";
 
+// LLVM reports some errors with report_fatal_error, which ends the process ("LLVM ERROR: Cannot select: ..."). The
+// handler turns them into this exception, caught around each compile.
+struct LLVMFatalError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 void init_llvm() {
   static std::once_flag once;
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::InitializeNativeTargetAsmParser();
+    llvm::install_fatal_error_handler([](void*, const char* reason, bool) { throw LLVMFatalError(reason); });
   });
 }
 
@@ -155,6 +164,26 @@ void add_entries(llvm::Module& mod, const std::string& kname) {
 
 // ***** LLVMCompiler *****
 
+// the state of one compile, on the heap: after an LLVM fatal error it is leaked, not destroyed (the error unwinds
+// through LLVM frames built without exceptions, which leaves their objects half updated). Members are destroyed in
+// reverse order: the pipeline before the module, the module before its context.
+struct CompileJob {
+  llvm::LLVMContext ctx;
+  std::vector<std::string> diags;
+  std::unique_ptr<llvm::TargetMachine> tm;
+  std::unique_ptr<llvm::Module> mod;
+  llvm::PassInstrumentationCallbacks pic;
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  std::unique_ptr<llvm::StandardInstrumentations> si;
+  llvm::ModulePassManager mpm;
+  llvm::SmallVector<char, 0> obj;
+  std::unique_ptr<llvm::raw_svector_ostream> obj_os;
+  std::unique_ptr<llvm::legacy::PassManager> cg;
+};
+
 struct LLVMCompiler::Impl {
   bool optimize, verify_each;
   llvm::orc::JITTargetMachineBuilder jtmb;
@@ -165,35 +194,32 @@ struct LLVMCompiler::Impl {
     triple = jtmb.getTargetTriple().str();
   }
 
-  std::unique_ptr<llvm::TargetMachine> target_machine() {
+  // parse, verify, add the entries, run the pass pipeline; emit the object when asked
+  void run(CompileJob& job, const std::string& src, const std::string& kname, CompileTiming* timing, bool emit) {
+    // a context and a target machine per compile: compiles may run on several threads at once
     auto tm = jtmb.createTargetMachine();
     if (!tm) throw DeviceError("LLVM cannot create a target machine for this host: " + to_string(tm.takeError()));
-    return std::move(*tm);
-  }
-
-  // parse, verify, add the entries, run the pass pipeline
-  std::unique_ptr<llvm::Module> prepare(const std::string& src, llvm::LLVMContext& ctx, llvm::TargetMachine& tm,
-                                        std::vector<std::string>& diags, CompileTiming* timing) {
-    const std::string kname = kernel_name_of(src);
+    job.tm = std::move(*tm);
     auto t0 = std::chrono::steady_clock::now();
-    ctx.setDiagnosticHandler(std::make_unique<DiagCollector>(&diags));
+    job.ctx.setDiagnosticHandler(std::make_unique<DiagCollector>(&job.diags));
     llvm::SMDiagnostic err;
-    std::unique_ptr<llvm::Module> mod = llvm::parseAssemblyString(src, err, ctx);
-    if (!mod) {
+    job.mod = llvm::parseAssemblyString(src, err, job.ctx);
+    if (!job.mod) {
       std::string caret(err.getColumnNo() > 0 ? (size_t)err.getColumnNo() : 0, ' ');
       throw CompileError("kernel " + kname + ": LLVM IR does not parse: line " + std::to_string(err.getLineNo()) +
                          ", column " + std::to_string(err.getColumnNo() + 1) + ": " + err.getMessage().str() + "\n  " +
                          err.getLineContents().str() + "\n  " + caret + "^");
     }
+    llvm::Module& mod = *job.mod;
     {
       std::string s;
       llvm::raw_string_ostream os(s);
-      if (llvm::verifyModule(*mod, &os))
+      if (llvm::verifyModule(mod, &os))
         throw CompileError("kernel " + kname + ": LLVM IR does not verify: " + os.str());
     }
-    mod->setTargetTriple(triple);
-    mod->setDataLayout(tm.createDataLayout());
-    add_entries(*mod, kname);
+    mod.setTargetTriple(triple);
+    mod.setDataLayout(job.tm->createDataLayout());
+    add_entries(mod, kname);
     if (timing) timing->parse = ms_since(t0);
 
     t0 = std::chrono::steady_clock::now();
@@ -202,27 +228,50 @@ struct LLVMCompiler::Impl {
     pto.LoopUnrolling = true;
     pto.LoopVectorization = true;
     pto.SLPVectorization = true;
-    llvm::PassInstrumentationCallbacks pic;
-    llvm::PassBuilder pb(&tm, pto, std::nullopt, &pic);
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
-    llvm::StandardInstrumentations si(ctx, false, verify_each);
-    si.registerCallbacks(pic, &fam);
-    llvm::ModulePassManager mpm;
-    if (verify_each) mpm.addPass(llvm::VerifierPass());
-    if (auto e = pb.parsePassPipeline(mpm, optimize ? "default<O2>" : "default<O0>"))
+    llvm::PassBuilder pb(job.tm.get(), pto, std::nullopt, &job.pic);
+    pb.registerModuleAnalyses(job.mam);
+    pb.registerCGSCCAnalyses(job.cgam);
+    pb.registerFunctionAnalyses(job.fam);
+    pb.registerLoopAnalyses(job.lam);
+    pb.crossRegisterProxies(job.lam, job.fam, job.cgam, job.mam);
+    job.si = std::make_unique<llvm::StandardInstrumentations>(job.ctx, false, verify_each);
+    job.si->registerCallbacks(job.pic, &job.fam);
+    if (verify_each) job.mpm.addPass(llvm::VerifierPass());
+    if (auto e = pb.parsePassPipeline(job.mpm, optimize ? "default<O2>" : "default<O0>"))
       throw CompileError("kernel " + kname + ": failed to run passes: " + to_string(std::move(e)));
-    mpm.run(*mod, mam);
+    job.mpm.run(mod, job.mam);
     if (timing) timing->opt = ms_since(t0);
-    if (!diags.empty()) throw CompileError("kernel " + kname + ": llvm diagnostic: " + diags.front());
-    return mod;
+    if (!job.diags.empty()) throw CompileError("kernel " + kname + ": llvm diagnostic: " + job.diags.front());
+    if (!emit) return;
+
+    if (DEBUG >= 7) {
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      mod.print(os, nullptr);
+      std::printf("%s\n", os.str().c_str());
+    }
+    t0 = std::chrono::steady_clock::now();
+    // LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile)
+    job.obj_os = std::make_unique<llvm::raw_svector_ostream>(job.obj);
+    job.cg = std::make_unique<llvm::legacy::PassManager>();
+    if (job.tm->addPassesToEmitFile(*job.cg, *job.obj_os, nullptr, llvm::CGFT_ObjectFile))
+      throw CompileError("kernel " + kname + ": this target cannot emit an object file");
+    job.cg->run(mod);
+    if (timing) timing->codegen = ms_since(t0);
+    if (!job.diags.empty()) throw CompileError("kernel " + kname + ": llvm diagnostic: " + job.diags.front());
+  }
+
+  // runs a job; an LLVM fatal error (e.g. "Cannot select" in instruction selection) becomes a CompileError
+  std::unique_ptr<CompileJob> run_safely(const std::string& src, CompileTiming* timing, bool emit) {
+    const std::string kname = kernel_name_of(src);
+    auto job = std::make_unique<CompileJob>();
+    try {
+      run(*job, src, kname, timing, emit);
+    } catch (const LLVMFatalError& e) {
+      (void)job.release();  // leaked on purpose, see CompileJob
+      throw CompileError("kernel " + kname + ": LLVM fatal error: " + e.what());
+    }
+    return job;
   }
 };
 
@@ -237,37 +286,15 @@ const std::string& LLVMCompiler::features() const { return impl_->feats; }
 std::vector<uint8_t> LLVMCompiler::compile(const std::string& src) { return compile(src, nullptr); }
 
 std::vector<uint8_t> LLVMCompiler::compile(const std::string& src, CompileTiming* timing) {
-  // a context and a target machine per call: compiles may run on several threads at once
-  llvm::LLVMContext ctx;
-  std::vector<std::string> diags;
-  std::unique_ptr<llvm::TargetMachine> tm = impl_->target_machine();
-  std::unique_ptr<llvm::Module> mod = impl_->prepare(src, ctx, *tm, diags, timing);
-  if (DEBUG >= 7) {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    mod->print(os, nullptr);
-    std::printf("%s\n", os.str().c_str());
-  }
-  auto t0 = std::chrono::steady_clock::now();
-  llvm::SmallVector<char, 0> buf;
-  llvm::raw_svector_ostream os(buf);
-  llvm::legacy::PassManager cg;
-  if (tm->addPassesToEmitFile(cg, os, nullptr, llvm::CGFT_ObjectFile))
-    throw CompileError("kernel " + kernel_name_of(src) + ": this target cannot emit an object file");
-  cg.run(*mod);
-  if (timing) timing->codegen = ms_since(t0);
-  if (!diags.empty()) throw CompileError("kernel " + kernel_name_of(src) + ": llvm diagnostic: " + diags.front());
-  return std::vector<uint8_t>(buf.begin(), buf.end());
+  std::unique_ptr<CompileJob> job = impl_->run_safely(src, timing, true);
+  return std::vector<uint8_t>(job->obj.begin(), job->obj.end());
 }
 
 std::string LLVMCompiler::optimized_ir(const std::string& src) {
-  llvm::LLVMContext ctx;
-  std::vector<std::string> diags;
-  std::unique_ptr<llvm::TargetMachine> tm = impl_->target_machine();
-  std::unique_ptr<llvm::Module> mod = impl_->prepare(src, ctx, *tm, diags, nullptr);
+  std::unique_ptr<CompileJob> job = impl_->run_safely(src, nullptr, false);
   std::string s;
   llvm::raw_string_ostream os(s);
-  mod->print(os, nullptr);
+  job->mod->print(os, nullptr);
   return os.str();
 }
 

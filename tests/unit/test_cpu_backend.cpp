@@ -317,6 +317,30 @@ next:
   EXPECT_EQ(C.get()[0], 3.0f);
 }
 
+// IR that verifies but that the x86 backend cannot select (an AMD GPU intrinsic): LLVM calls report_fatal_error, which
+// ends the process unless handled; here it is a CompileError and the device goes on
+TEST(CPUDevice, ErrorLLVMFatal) {
+  const char* ir = R"(declare float @llvm.amdgcn.rcp.f32(float)
+define void @amd(float* noalias align 32 %data0) #0
+{
+  %x = load float, float* %data0
+  %r = call float @llvm.amdgcn.rcp.f32(float %x)
+  store float %r, float* %data0
+  ret void
+}
+attributes #0 = { alwaysinline nounwind "no-builtins" "no-trapping-math"="true" }
+)";
+  for (int i = 0; i < 2; i++) {
+    std::string err = error_of([&] { dev().compile(ir, "amd"); });
+    EXPECT_NE(err.find("kernel amd: LLVM fatal error: Cannot select: intrinsic %llvm.amdgcn.rcp"), std::string::npos)
+        << err;
+  }
+  auto prg = dev().compile(kAddIR, "vadd");
+  DevBuf<float> A(std::vector<float>{1}), B(std::vector<float>{2}), C(1);
+  (*prg)({C.p, A.p, B.p}, {std::optional<pyint>(1)});
+  EXPECT_EQ(C.get()[0], 3.0f);
+}
+
 TEST(CPUDevice, ErrorMissingFunction) {
   std::string err = error_of([] { dev().compile(kAddIR, "vsub"); });
   EXPECT_NE(err.find("no function vsub in the compiled kernel (it has: vadd)"), std::string::npos) << err;
