@@ -45,7 +45,7 @@ size_t Compiler::cache_hits() const {
   return hits_;
 }
 
-std::shared_ptr<Program> Compiled::get_program(const std::string& src, const std::string& name) {
+std::shared_ptr<Program> Compiled::compile(const std::string& src, const std::string& name) {
   auto key = std::make_pair(name, src);
   {
     std::lock_guard<std::mutex> lk(mu_);

@@ -3,10 +3,10 @@
 // defines the interfaces; a backend (backends/cpu, ...) implements them and registers a factory under its device name,
 // so the engine never depends on LLVM or OpenCL:
 //
-//   tg::cpu::register_device();                          // or any use of tg_backend_cpu
+//   tg::cpu::register_device();                          // (or tg::cpu::CPUDevice::get())
 //   tg::Compiled& dev = tg::get_device("CPU");
-//   auto prg = dev.get_program(src, "E_4");              // compiler().compile_cached(src) + runtime("E_4", lib)
-//   (*prg)({out, a, b}, /*vals=*/{}, /*global_size=*/{1, 1, 1});
+//   auto prg = dev.compile(src, "E_4");                  // compiler().compile_cached(src) + runtime("E_4", lib)
+//   prg->run(bufs, vals, /*global_size=*/{2, 1, 1});      // or (*prg)({out, a, b}, {std::nullopt}, LaunchArgs{...})
 //
 // Buffers are opaque handles (a host address on CPU). A Program is called like the reference's Program.__call__: the
 // buffers in ProgramInfo.globals order, the Variable values in ProgramInfo.vars order with nullopt for the runtime
@@ -107,10 +107,17 @@ class Program {
     return (*this)(std::span<void* const>(bufs.begin(), bufs.size()),
                    std::span<const std::optional<pyint>>(vals.begin(), vals.size()), args);
   }
+  // the same call with the launch dims spelled out (what realize's exec_kernel passes)
+  std::optional<double> run(std::span<void* const> bufs, std::span<const std::optional<pyint>> vals,
+                            std::array<int64_t, 3> global_size = {1, 1, 1},
+                            std::optional<std::array<int64_t, 3>> local_size = std::array<int64_t, 3>{1, 1, 1},
+                            bool wait = false) {
+    return (*this)(bufs, vals, LaunchArgs{global_size, local_size, wait});
+  }
 };
 
 // Compiled: one device (the reference's Compiled): its allocator, compiler, renderer and runtime (a library -> a
-// Program). get_program caches the loaded programs by (name, source), like realize.get_runtime.
+// Program).
 class Compiled {
  public:
   explicit Compiled(std::string device) : device(std::move(device)) {}
@@ -121,7 +128,9 @@ class Compiled {
   virtual const Renderer& renderer() = 0;
   virtual std::unique_ptr<Program> runtime(const std::string& name, std::span<const uint8_t> lib) = 0;
   virtual void synchronize() {}
-  std::shared_ptr<Program> get_program(const std::string& src, const std::string& name);
+  // compile(src, name) -> program: compiler().compile_cached(src), then runtime(name, lib); the programs are cached by
+  // (name, source) like realize.get_runtime caches runtimes
+  std::shared_ptr<Program> compile(const std::string& src, const std::string& name);
 
  private:
   std::mutex mu_;

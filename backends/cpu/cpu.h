@@ -81,8 +81,6 @@ class CPUDevice : public Compiled {
   LLVMCompiler& compiler() override { return *compiler_; }
   const Renderer& renderer() override;
   std::unique_ptr<Program> runtime(const std::string& name, std::span<const uint8_t> lib) override;
-  // compile(src, name) -> program, both cached (compile_cached keyed by the source, programs by (name, source))
-  std::shared_ptr<Program> compile(const std::string& src, const std::string& name) { return get_program(src, name); }
 
   int threads() const;
   void set_threads(int n);  // 0: NUM_CPU_THREADS

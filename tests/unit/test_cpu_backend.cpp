@@ -109,6 +109,21 @@ TEST(CPUDevice, Registry) {
   std::string err = error_of([] { get_device("NOPE"); });
   EXPECT_NE(err.find("no backend registered device NOPE"), std::string::npos) << err;
   EXPECT_NE(err.find("CPU"), std::string::npos) << err;
+  // the engine's path: only lib/device.h's interfaces
+  Compiled& d = get_device("CPU");
+  std::shared_ptr<Program> prg = d.compile(kAddIR, "vadd");
+  EXPECT_EQ(prg.get(), d.compile(kAddIR, "vadd").get());
+  void* bufs[3];
+  std::vector<float> a{1, 2, 3}, b{4, 5, 6}, c(3);
+  for (void*& p : bufs) p = d.allocator().alloc(3 * sizeof(float));
+  d.allocator().copyin(bufs[1], {reinterpret_cast<const uint8_t*>(a.data()), 12});
+  d.allocator().copyin(bufs[2], {reinterpret_cast<const uint8_t*>(b.data()), 12});
+  std::optional<pyint> n = 3;
+  auto t = prg->run(bufs, {&n, 1}, {1, 1, 1}, std::nullopt, true);
+  EXPECT_TRUE(t.has_value());
+  d.allocator().copyout({reinterpret_cast<uint8_t*>(c.data()), 12}, bufs[0]);
+  EXPECT_EQ(c, (std::vector<float>{5, 7, 9}));
+  for (void* p : bufs) d.allocator().free(p, 3 * sizeof(float));
   // the device's renderer is the LLVM one
   EXPECT_NE(dynamic_cast<const CPULLVMRenderer*>(&dev().renderer()), nullptr);
   EXPECT_TRUE(dev().renderer().has_threads);
