@@ -71,4 +71,14 @@ std::string KernelInfo::repr() const {
          ", beam=" + std::to_string(beam) + ")";
 }
 
+size_t BufferizeOpts::hash() const { return (device.hash() * 31 + (size_t)addrspace) * 31 + removable; }
+bool BufferizeOpts::equals(const ArgObj& o) const {
+  auto* b = dynamic_cast<const BufferizeOpts*>(&o);
+  return b && device.same(b->device) && addrspace == b->addrspace && removable == b->removable;
+}
+std::string BufferizeOpts::repr() const {
+  return "BufferizeOpts(device=" + device.repr() + ", addrspace=AddrSpace." + addrspace_name(addrspace) +
+         ", removable=" + (removable ? "True" : "False") + ")";
+}
+
 }  // namespace tg

@@ -39,6 +39,23 @@ struct KernelInfo final : ArgObj {
   const char* type_name() const override { return "KernelInfo"; }
 };
 
+// BufferizeOpts (schedule/indexing.py): the arg of STAGE. device is None, a device name, a tuple of names, or (on
+// AddrSpace.LOCAL) an int id
+struct BufferizeOpts final : ArgObj {
+  Arg device;
+  AddrSpace addrspace = AddrSpace::GLOBAL;
+  bool removable = true;
+
+  BufferizeOpts() = default;
+  BufferizeOpts(Arg d, AddrSpace a, bool r = true) : device(std::move(d)), addrspace(a), removable(r) {}
+  BufferizeOpts(const BufferizeOpts& o) : ArgObj(), device(o.device), addrspace(o.addrspace), removable(o.removable) {}
+  Arg to_arg() const { return Arg(static_cast<const ArgObj*>(new BufferizeOpts(*this))); }
+  size_t hash() const override;
+  bool equals(const ArgObj& o) const override;
+  std::string repr() const override;
+  const char* type_name() const override { return "BufferizeOpts"; }
+};
+
 std::string ansistrip(const std::string& s);
 std::string to_function_name(const std::string& s);
 

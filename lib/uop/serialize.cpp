@@ -48,6 +48,8 @@ std::string encode_arg(const Arg& a) {
                encode_arg(k->opts_to_apply) + "," + encode_arg(k->estimates) + "," + encode_arg(Arg((long long)k->beam)) +
                ")";
       }
+      if (const BufferizeOpts* b = a.as<BufferizeOpts>())
+        return "B(" + encode_arg(b->device) + ",A" + addrspace_name(b->addrspace) + " ," + (b->removable ? "T" : "F") + ")";
       // other structured args: their repr, marked so they are never confused with a string
       std::string rep = a.repr();
       return "R" + std::to_string(rep.size()) + ":" + rep;
@@ -181,6 +183,26 @@ struct Parser {
         k->beam = (int64_t)next().as_int();
         return keep;
       }
+      case 'B': {
+        if (s[i++] != '(') fail("BufferizeOpts");
+        auto* b = new BufferizeOpts();
+        Arg keep(static_cast<const ArgObj*>(b));
+        auto next = [&]() {
+          Arg a = parse();
+          if (peek() == ',' || peek() == ')') i++;
+          return a;
+        };
+        b->device = next();
+        if (peek() != 'A') fail("BufferizeOpts addrspace");
+        i++;
+        std::string w = word();
+        for (int k = 0; k <= 4; k++)
+          if (w == addrspace_name((AddrSpace)k)) b->addrspace = (AddrSpace)k;
+        if (peek() == ' ') i++;
+        if (peek() == ',') i++;
+        b->removable = next().as_bool();
+        return keep;
+      }
       default: fail(std::string("unknown tag '") + c + "'");
     }
   }
@@ -212,7 +234,13 @@ std::vector<std::string> encode_graph(const UOp& root) {
 
 UOp decode_graph(const std::vector<std::string>& lines) {
   std::vector<UOp> nodes;
-  for (const std::string& line : lines) {
+  for (const std::string& line : lines) nodes.push_back(decode_node(line, nodes));
+  if (nodes.empty()) throw Error("empty encoded graph");
+  return nodes.back();
+}
+
+UOp decode_node(const std::string& line, const std::vector<UOp>& nodes) {
+  {
     size_t a = line.find(' ');
     size_t b = line.find(' ', a + 1);
     if (a == std::string::npos || b == std::string::npos) throw Error("bad encoded node: " + line);
@@ -234,10 +262,8 @@ UOp decode_graph(const std::vector<std::string>& lines) {
       src.push_back(nodes[k]);
       st = e + 1;
     }
-    nodes.push_back(UOp(op, dt, src, arg, tag));
+    return UOp(op, dt, src, arg, tag);
   }
-  if (nodes.empty()) throw Error("empty encoded graph");
-  return nodes.back();
 }
 
 }  // namespace tg

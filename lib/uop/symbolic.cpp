@@ -158,8 +158,8 @@ static UOp fold_add_divmod_recombine(const UOp& x) {
   return UOp();
 }
 
-static UPat invalid_pat() { return UPat(Ops::CONST).arg(Arg::invalid()).named("i"); }
-static UPat invalid_gate() { return UPat::var("cond").where(UPat::var("x"), invalid_pat()); }
+UPat invalid_pat() { return UPat(Ops::CONST).arg(Arg::invalid()).named("i"); }
+UPat invalid_gate() { return UPat::var("cond").where(UPat::var("x"), invalid_pat()); }
 
 // Invalid poisons the value: ops move inside the gate so the Invalid reaches the LOAD/STORE and folds there
 const PatternMatcher& pm_data_invalid() {

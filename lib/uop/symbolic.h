@@ -17,6 +17,8 @@ const PatternMatcher& pm_clean_up_group_sink();
 const PatternMatcher& sym();
 
 // helpers exposed for tests and other passes
+UPat invalid_pat();   // CONST(Invalid) named "i"
+UPat invalid_gate();  // cond.where(x, Invalid)
 UOp fold_const_alu(const UOp& a);
 UOp simplify_valid(const UOp& valid);
 UOp uop_given_valid(const UOp& valid, const UOp& uop, bool try_simplex = true);

@@ -95,16 +95,19 @@ class UOp {
   UOp(const UOp& o) : n_(o.n_) { inc(); }
   UOp(UOp&& o) noexcept : n_(o.n_) { o.n_ = nullptr; }
   UOp& operator=(const UOp& o) {
-    if (o.n_) o.n_->rc.fetch_add(1, std::memory_order_relaxed);
+    // read o's node before dec(): o may live inside the node this releases (x = x.src(0))
+    detail::UOpNode* n = o.n_;
+    if (n) n->rc.fetch_add(1, std::memory_order_relaxed);
     dec();
-    n_ = o.n_;
+    n_ = n;
     return *this;
   }
   UOp& operator=(UOp&& o) noexcept {
     if (this != &o) {
-      dec();
-      n_ = o.n_;
+      detail::UOpNode* n = o.n_;
       o.n_ = nullptr;
+      dec();
+      n_ = n;
     }
     return *this;
   }
