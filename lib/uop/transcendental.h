@@ -1,7 +1,4 @@
-// Port of the parts of tinygrad/codegen/decomp/transcendental.py the symbolic rules need (xpow).
+// The transcendental decompositions (xpow, xsin, xexp2, xlog2) live in lib/codegen/decomp/transcendental.h (the port of
+// tinygrad/codegen/decomp/transcendental.py); symbolic's POW rule reaches xpow through this header.
 #pragma once
-#include "lib/uop/uop.h"
-
-namespace tg {
-UOp xpow(const UOp& base, const UOp& exponent);
-}  // namespace tg
+#include "lib/codegen/decomp/transcendental.h"

@@ -1,0 +1,294 @@
+#include "lib/codegen/opt/heuristic.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "lib/codegen/helpers.h"
+
+namespace tg {
+
+static pyint iv(const sint& s) {
+  if (!s.is_int()) throw Error("symbolic shape in hand_coded_optimizations: " + s.str());
+  return s.i();
+}
+// python's `x in u.backward_slice` (the slice excludes u itself)
+static bool in_bs(const UOp& u, const UOp& x) { return u != x && u.in_backward_slice_with_self(x); }
+
+// python's resolve(prod(...) <op> x, default) over int|UOp shapes
+static sint sprod(const std::vector<sint>& v) {
+  sint p = 1;
+  for (const sint& s : v) {
+    if (p.is_int() && s.is_int())
+      p = sint(p.i() * s.i());
+    else
+      p = sint(p.to_uop() * s.to_uop());
+  }
+  return p;
+}
+
+Scheduler hand_coded_optimizations(const Scheduler& k0) {
+  // first try the tensor cores
+  // NOTE: unless TC_OPT is > 0, we only trigger tensor cores if there's only one reduce axis
+  if (USE_TC.value() > 0 &&
+      (k0.axes_of({AxisType::GROUP_REDUCE, AxisType::REDUCE}).size() == 1 || TC_OPT.value() >= 1)) {
+    for (int axis = 0; axis < 3; axis++) {
+      Scheduler tk = k0.copy();
+      try {
+        tk.apply_opt(Opt(OptOps::TC, axis,
+                         Arg::tup(Arg((long long)TC_SELECT.value()), Arg((long long)TC_OPT.value()),
+                                  Arg((long long)USE_TC.value()))));
+      } catch (const KernelOptError&) {
+        continue;
+      }
+      throw Error("tensor cores are not ported");
+    }
+  }
+
+  // make a copy so it does not mutate the input
+  Scheduler k = k0.copy();
+
+  // (IMAGE upcasts are not ported: IMAGE=0)
+  if (IMAGE.value()) throw Error("IMAGE is not ported");
+
+  // should use matvec - TODO: adjust/tune based on the wide vs tall/large vs small mat
+  int64_t MV_BLOCKSIZE = getenv_int("MV_BLOCKSIZE", 4), MV_THREADS_PER_ROW = getenv_int("MV_THREADS_PER_ROW", 8),
+          MV_ROWS_PER_THREAD = getenv_int("MV_ROWS_PER_THREAD", 4);
+  UOp red = k.reduceop();
+  if (k.ren->has_local && getenv_int("MV", 1) != 0 &&
+      (MV_BLOCKSIZE > 1 || MV_THREADS_PER_ROW > 1 || MV_ROWS_PER_THREAD > 1) && red &&
+      red.arg()[0].as_op() == Ops::ADD && k.full_shape().size() >= 2 && k.ren->has_shared &&
+      red.src(0).op() == Ops::MUL && red.src(0).src(0).op() == Ops::INDEX && red.src(0).src(1).op() == Ops::INDEX) {
+    UOp mulop = red.src(0);
+    UOp idx0 = mulop.src(0).src(1).get_idx(), idx1 = mulop.src(1).src(1).get_idx();
+    auto reduce_rngs = k.ranges_of({AxisType::REDUCE});
+    if (!reduce_rngs.empty()) {
+      UOp first_reduce_rng = reduce_rngs[0];
+      auto terms = idx0.split_uop(Ops::ADD);
+      bool in_terms = contains(terms, first_reduce_rng);
+      bool all_in = true;
+      auto r1 = idx1.ranges();
+      for (const UOp& r : idx0.ranges())
+        if (!contains(r1, r)) all_in = false;
+      if (in_terms && all_in) {
+        for (int64_t global_idx : k.axes_of({AxisType::GLOBAL})) {
+          if (first_reduce_rng.src(0).divides(MV_THREADS_PER_ROW) &&
+              iv(k.full_shape()[(size_t)global_idx]) % (MV_BLOCKSIZE * MV_ROWS_PER_THREAD) == 0) {
+            try {
+              if (MV_THREADS_PER_ROW > 1) k.apply_opt(Opt(OptOps::GROUP, 0, Arg((long long)MV_THREADS_PER_ROW)));
+            } catch (const KernelOptError&) {
+            }
+            if (MV_BLOCKSIZE > 1) k.apply_opt(Opt(OptOps::LOCAL, global_idx, Arg((long long)MV_BLOCKSIZE)));
+            if (MV_ROWS_PER_THREAD > 1)
+              k.apply_opt(Opt(OptOps::UPCAST, global_idx, Arg((long long)MV_ROWS_PER_THREAD)));
+            return k;
+          }
+        }
+      }
+    }
+  }
+
+  // are we grouping? (requires local shape support)
+  {
+    auto os = k.output_shape();
+    std::vector<sint> v;
+    for (int64_t i : k.upcastable_dims()) v.push_back(os[(size_t)i]);
+    sint p = sprod(v);
+    pyint lim = NOLOCALS.value() ? 240 : 2048;
+    bool grouping = p.is_int() ? p.i() <= lim : resolve(p.u().le(PyConst(lim)), false);
+    if (grouping) {
+      for (int axis : {0, 1, 2}) {
+        try {
+          k.apply_opt(Opt(OptOps::GROUPTOP, axis, Arg(16)));
+          break;
+        } catch (const KernelOptError&) {
+        }
+      }
+    }
+  }
+
+  // no more opt if we are grouping
+  if (k.group_for_reduces()) return k;
+
+  // **** below this line need to be optional and benchmarked ****
+
+  // if there are small dims with lots of valid masks, upcast them (they might be from Tensor.stack)
+  std::vector<int64_t> to_upcast;
+  std::vector<UOp> where_gate_rngs;
+  for (const UOp& u : k.ast.backward_slice())
+    if (u.op() == Ops::WHERE)
+      for (const UOp& r : u.src(0).ranges())
+        if (!contains(where_gate_rngs, r)) where_gate_rngs.push_back(r);
+  // upcast leading axes first (hack-ish for winograd; we actually want to upcast masked axes with low stride first)
+  {
+    auto fs = k.full_shape();
+    auto rs = k.rngs();
+    for (int64_t axis : k.upcastable_dims()) {
+      bool is_masked = contains(where_gate_rngs, rs[(size_t)axis]);
+      pyint p = 1;
+      for (int64_t j : to_upcast) p *= iv(fs[(size_t)j]);
+      if (iv(fs[(size_t)axis]) <= 7 && is_masked && p * iv(fs[(size_t)axis]) <= 7 * 7) to_upcast.push_back(axis);
+    }
+  }
+  for (auto it = to_upcast.rbegin(); it != to_upcast.rend(); ++it) k.apply_opt(Opt(OptOps::UPCAST, *it, Arg(0)));
+
+  // potentially do more upcasts of non reduce axes based on a heuristic
+  bool is_dsp = k.ren->target.device == "DSP";
+  std::vector<int64_t> upcasted_axis;
+  while (true) {
+    auto os = k.output_shape();
+    std::vector<sint> v;
+    for (int64_t i : k.upcastable_dims()) v.push_back(os[(size_t)i]);
+    sint p = sprod(v);
+    bool big = p.is_int() ? p.i() >= 1024 : resolve(p.u().ge(PyConst(1024)));
+    if (!(big && k.upcast_size() < 32)) break;
+    std::vector<std::tuple<pyint, pyint, int64_t, int64_t>> xb_choices;
+    std::vector<int64_t> amounts = is_dsp ? (upcasted_axis.empty() ? std::vector<int64_t>{128} : std::vector<int64_t>{})
+                                          : std::vector<int64_t>{3, 4};
+    auto fs = k.full_shape();
+    auto rs = k.rngs();
+    auto bufs = k.bufs();
+    auto upc = k.ranges_of({AxisType::UPCAST, AxisType::UNROLL});
+    // consider all upcastable axes with 3 or 4 upcast (128 on the DSP)
+    for (int64_t axis : k.upcastable_dims())
+      for (int64_t upcast_amount : amounts) {
+        // if we haven't upcasted it, it mods, and buffer has stride 0 on axis while having no stride 0 in the upcasted
+        // axis already
+        if (std::find(upcasted_axis.begin(), upcasted_axis.end(), axis) != upcasted_axis.end() ||
+            iv(fs[(size_t)axis]) % upcast_amount != 0)
+          continue;
+        const UOp& rng = rs[(size_t)axis];
+        bool any = false;
+        for (const UOp& b : bufs) {
+          UOp idx = b.src(1).get_idx();
+          if (in_bs(idx, rng)) continue;
+          bool all = true;
+          for (const UOp& r2 : upc)
+            if (!in_bs(idx, r2)) all = false;
+          if (all) any = true;
+        }
+        if (any) {
+          pyint num_strides = 0, sum_strides = 0;
+          for (const UOp& b : bufs) {
+            UOp idx = b.src(1).get_idx();
+            if (in_bs(idx, rng)) num_strides += 1;
+            for (const UOp& c : idx.split_uop(Ops::ADD)) {
+              if (c == rng) sum_strides += 1;
+              if (c.op() == Ops::MUL && c.src(0) == rng && c.src(1).op() == Ops::CONST)
+                sum_strides += c.src(1).val().as_int();
+              if (c.op() == Ops::MUL && c.src(1) == rng && c.src(0).op() == Ops::CONST)
+                sum_strides += c.src(0).val().as_int();
+            }
+          }
+          xb_choices.emplace_back(num_strides, sum_strides, axis, upcast_amount);
+        }
+      }
+    if (xb_choices.empty()) break;
+    std::sort(xb_choices.begin(), xb_choices.end());
+    k.apply_opt(Opt(OptOps::UPCAST, std::get<2>(xb_choices[0]), Arg((long long)std::get<3>(xb_choices[0]))));
+    upcasted_axis.push_back(std::get<2>(xb_choices[0]));
+  }
+
+  // if last reduce dim is small(ish), loop unroll the reduce
+  // NOTE: this can fail on multireduce with mismatching dimensions, this is okay
+  try {
+    auto ud = k.unrollable_dims();
+    if (!ud.empty() && (k.upcast_size() <= 4 || k.axes_of({AxisType::UNROLL}).empty()) && k.upcast_size() < 64) {
+      pyint s = iv(k.full_shape()[(size_t)ud.back()]);
+      if (s <= 32) {
+        k.apply_opt(Opt(OptOps::UNROLL, (int64_t)ud.size() - 1, Arg(0)));
+        // if it's small, upcast a second reduce dimension too
+        ud = k.unrollable_dims();
+        if (!ud.empty() && s <= 3 && iv(k.full_shape()[(size_t)ud.back()]) <= 3)
+          k.apply_opt(Opt(OptOps::UNROLL, (int64_t)ud.size() - 1, Arg(0)));
+      } else {
+        for (int64_t splits : {4}) {
+          if (iv(k.full_shape()[(size_t)ud.back()]) % splits == 0) {
+            k.apply_opt(Opt(OptOps::UNROLL, (int64_t)ud.size() - 1, Arg((long long)splits)));
+            break;
+          }
+        }
+      }
+    }
+  } catch (const KernelOptError&) {
+  }
+
+  // if nothing at all is upcasted and it's easy to, do an upcast
+  for (int64_t splits : {4}) {
+    auto ud = k.upcastable_dims();
+    if (!k.upcasted() && !ud.empty() && iv(k.full_shape()[(size_t)ud.back()]) % splits == 0)
+      k.apply_opt(Opt(OptOps::UPCAST, ud.back(), Arg((long long)splits)));
+  }
+
+  // **** local groups ****
+  if (k.ren->has_local) {
+    if (NOLOCALS.value()) {
+      k.apply_opt(Opt(OptOps::NOLOCALS));
+    } else {
+      // prioritize making expand axes local
+      std::vector<std::pair<bool, int64_t>> ranking;
+      auto rs = k.rngs();
+      auto bufs = k.bufs();
+      for (int64_t axis : k.axes_of({AxisType::GLOBAL, AxisType::WEAK})) {
+        if (rs[(size_t)axis].src(0).op() != Ops::CONST) continue;
+        bool any = false;
+        for (const UOp& b : bufs) {
+          UOp idx = b.src(1).get_idx();
+          if (!in_bs(idx, rs[(size_t)axis])) any = true;
+        }
+        ranking.emplace_back(any, axis);
+      }
+      std::stable_sort(ranking.begin(), ranking.end(), [](const auto& a, const auto& b) {
+        if (a.first != b.first) return a.first > b.first;
+        return a.second > b.second;
+      });
+      std::vector<std::pair<int64_t, int64_t>> to_local;
+      auto fs = k.full_shape();
+      for (const auto& [_, axis] : ranking) {
+        pyint local_size = 1;
+        for (const auto& [a, sz] : to_local) local_size *= sz;
+        std::vector<int64_t> cands;
+        if (axis == 0) cands.push_back(32);
+        for (int64_t x : {16, 8, 4, 3, 2}) cands.push_back(x);
+        for (int64_t x : cands)
+          if (iv(fs[(size_t)axis]) % x == 0 && local_size * x <= 128) {
+            to_local.emplace_back(axis, x);
+            break;
+          }
+      }
+      if (to_local.size() > 3) to_local.resize(3);
+      std::sort(to_local.begin(), to_local.end());
+      int64_t deleted_shape = 0;
+      for (auto [axis, local_sz] : to_local) {
+        axis = axis - deleted_shape;
+        bool will_delete_shape = local_sz == iv(k.full_shape()[(size_t)axis]);
+        k.apply_opt(Opt(OptOps::LOCAL, axis, Arg((long long)local_sz)));
+        if (will_delete_shape) deleted_shape += 1;
+      }
+    }
+  }
+
+  // **** threading ****
+  if (k.ren->has_threads && k.ren->global_max.has_value()) {
+    for (int64_t threads : {32, 16, 12, 8, 6, 5, 4, 3, 2}) {
+      // Skip if too many threads. Heuristic: use about 128K ops per thread
+      sint p = sprod(k.full_shape());
+      bool too_few = p.is_int() ? floordiv(p.i(), (pyint)(128 << 10)) < threads
+                                : resolve(p.u().floordiv(PyConst((pyint)(128 << 10))).lt(PyConst(threads)));
+      if (threads > (*k.ren->global_max)[0] || too_few) continue;
+      auto fs = k.full_shape();
+      for (int64_t axis : k.axes_of({AxisType::WEAK})) {
+        if (iv(fs[(size_t)axis]) % threads == 0) {
+          try {
+            k.apply_opt(Opt(OptOps::THREAD, axis, Arg((long long)threads)));
+          } catch (const KernelOptError&) {
+          }
+          break;
+        }
+      }
+      if (!k.applied_opts.empty() && k.applied_opts.back().op == OptOps::THREAD) break;
+    }
+  }
+  return k;
+}
+
+}  // namespace tg
