@@ -94,6 +94,13 @@ def single_kernel_softmax(x_in:Tensor) -> Tensor:
 case("two_grouped_stores_local", last_ast(single_kernel_softmax(Tensor.rand(32, 32).realize())),
      [Opt(OptOps.GROUP, 1, 4), Opt(OptOps.GROUP, 2, 4)], ren="local")
 
+# opts the goldens' programs do not reach: SWAP of two global axes, NOLOCALS (global dims named idx), GROUP + LOCAL
+xt = Tensor.empty(16, 24)
+case("swap_globals", last_ast((xt.T + 1).contiguous()), [Opt(OptOps.SWAP, 0, 1)], ren="local")
+case("nolocals", last_ast((xt.T + 1).contiguous()), [Opt(OptOps.NOLOCALS), Opt(OptOps.UPCAST, 0, 4)], ren="local")
+case("group_local", last_ast(Tensor.empty(32, 64).sum(1)), [Opt(OptOps.GROUP, 0, 8), Opt(OptOps.LOCAL, 0, 4)], ren="local")
+case("thread_upcast_unroll", last_ast(Tensor.empty(32, 64).sum(1)), [Opt(OptOps.THREAD, 0, 4), Opt(OptOps.UPCAST, 0, 2), Opt(OptOps.UNROLL, 0, 4)])
+
 print("# kernel ASTs of the reference's codegen unit tests (tests/parity/gen_codegen_unit_asts.py), tinygrad a9069c17")
 for name, ast, ren in cases:
   r = clang_ren if ren == "clang" else local_ren

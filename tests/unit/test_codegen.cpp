@@ -373,6 +373,28 @@ std::optional<AddrSpace> as_of(const UOp& u) { return u.addrspace(); }
 bool is_reg_buffer(const UOp& u) { return u.op() == Ops::BUFFER && as_of(u) == AddrSpace::REG; }
 }  // namespace
 
+// every case: our SINK and program are the reference's (lower_case checks), opts included
+TEST(Linearizer, EveryCaseIsTheReferences) {
+  for (const auto& [name, c] : unit_cases()) {
+    SCOPED_TRACE(name);
+    lower_case(name);
+  }
+  EXPECT_GE(unit_cases().size(), 32u);
+}
+TEST(Linearizer, SwapAndNolocals) {
+  // SWAP exchanges the two global axes' numbers; NOLOCALS launches with global dims only (idx0, idx1)
+  auto swapped = lower_case("swap_globals");
+  EXPECT_EQ(swapped.sink.arg().as<KernelInfo>()->applied_opts.repr(), "(('SWAP', 0, 1),)");
+  auto nl = lower_case("nolocals");
+  bool idx = false, lidx = false;
+  for (const UOp& u : nl.uops)
+    if (u.op() == Ops::SPECIAL)
+      idx |= u.arg().as_str().rfind("idx", 0) == 0, lidx |= u.arg().as_str().rfind("lidx", 0) == 0;
+  EXPECT_TRUE(idx);
+  EXPECT_FALSE(lidx);
+  EXPECT_TRUE(nl.sink.arg().as<KernelInfo>()->dont_use_locals);
+}
+
 TEST(LinearizerRewrite, Reduction) {
   auto l = lower_case("rewrite_reduction");
   EXPECT_FALSE(l.source.empty());
