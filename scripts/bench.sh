@@ -13,6 +13,18 @@ if [ -n "${TINYGRAD_REF:-}" ]; then
 fi
 
 echo
+echo "== codegen: full_rewrite_to_sink + linearize + render per kernel (88 reference kernel ASTs)"
+"$BUILD/tests/bench_codegen" --benchmark_counters_tabular=true
+if [ -n "${TINYGRAD_REF:-}" ]; then
+  echo "== the reference on the same ASTs"
+  (cd "$TINYGRAD_REF" && PYTHONPATH=. python3 "$ROOT/tests/bench/bench_reference_codegen.py" 3)
+fi
+
+echo
+echo "== CPU backend: LLVM compile per kernel, 16M-element add (GB/s) and 1024^3 matmul (GFLOPS), 1 and 2 threads"
+"$BUILD/tests/bench_cpu" --benchmark_counters_tabular=true
+
+echo
 echo "== tinyviz: stepping on graphs of about 100, 500 and 2,000 nodes, and 100,000 steps on the timeline"
 BIG="$BUILD/bench-big.trace.db"
 "$BUILD/tests/gen_big_trace" "$BIG" --steps 100000 | while read -r _ id _; do
