@@ -7,7 +7,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev sqlite3 zlib1g-dev
   qt6-base-dev qt6-base-dev-tools libgl-dev fonts-dejavu-core libgraphviz-dev graphviz xvfb xauth
-  llvm-16-dev
+  llvm-16-dev dataset-fashion-mnist
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
