@@ -81,4 +81,16 @@ std::string BufferizeOpts::repr() const {
          ", removable=" + (removable ? "True" : "False") + ")";
 }
 
+size_t CallInfo::hash() const {
+  return ((name ? std::hash<std::string>()(*name) : 7) * 31 + precompile) * 31 + precompile_backward;
+}
+bool CallInfo::equals(const ArgObj& o) const {
+  auto* c = dynamic_cast<const CallInfo*>(&o);
+  return c && name == c->name && precompile == c->precompile && precompile_backward == c->precompile_backward;
+}
+std::string CallInfo::repr() const {
+  return std::string("CallInfo(None, ") + (name ? Arg(*name).repr() : std::string("None")) + ", " +
+         (precompile ? "True" : "False") + ", " + (precompile_backward ? "True" : "False") + ")";
+}
+
 }  // namespace tg

@@ -2,6 +2,7 @@
 // plain args here (an Opt as the tuple (op name, axis, arg), Estimates as (ops, lds, mem)) until codegen/opt ports
 // them.
 #pragma once
+#include <optional>
 #include <string>
 
 #include "lib/uop/arg.h"
@@ -54,6 +55,22 @@ struct BufferizeOpts final : ArgObj {
   bool equals(const ArgObj& o) const override;
   std::string repr() const override;
   const char* type_name() const override { return "BufferizeOpts"; }
+};
+
+// CallInfo (uop/ops.py): the arg of CALL/FUNCTION. grad_fxn (a python callable) and aux are not carried.
+struct CallInfo final : ArgObj {
+  std::optional<std::string> name;
+  bool precompile = false, precompile_backward = false;
+
+  CallInfo() = default;
+  CallInfo(std::optional<std::string> n, bool p = false, bool pb = false)
+      : name(std::move(n)), precompile(p), precompile_backward(pb) {}
+  CallInfo(const CallInfo& o) : ArgObj(), name(o.name), precompile(o.precompile), precompile_backward(o.precompile_backward) {}
+  Arg to_arg() const { return Arg(static_cast<const ArgObj*>(new CallInfo(*this))); }
+  size_t hash() const override;
+  bool equals(const ArgObj& o) const override;
+  std::string repr() const override;  // CallInfo(None, 'name', False, False)
+  const char* type_name() const override { return "CallInfo"; }
 };
 
 std::string ansistrip(const std::string& s);

@@ -48,6 +48,9 @@ std::string encode_arg(const Arg& a) {
                encode_arg(k->opts_to_apply) + "," + encode_arg(k->estimates) + "," + encode_arg(Arg((long long)k->beam)) +
                ")";
       }
+      if (const CallInfo* c = a.as<CallInfo>())
+        return "C(" + (c->name ? encode_arg(Arg(*c->name)) : std::string("N")) + "," + (c->precompile ? "T" : "F") + "," +
+               (c->precompile_backward ? "T" : "F") + ")";
       if (const BufferizeOpts* b = a.as<BufferizeOpts>())
         return "B(" + encode_arg(b->device) + ",A" + addrspace_name(b->addrspace) + " ," + (b->removable ? "T" : "F") + ")";
       // other structured args: their repr, marked so they are never confused with a string
@@ -181,6 +184,21 @@ struct Parser {
         k->opts_to_apply = next();
         k->estimates = next();
         k->beam = (int64_t)next().as_int();
+        return keep;
+      }
+      case 'C': {
+        if (s[i++] != '(') fail("CallInfo");
+        auto* c = new CallInfo();
+        Arg keep(static_cast<const ArgObj*>(c));
+        auto next = [&]() {
+          Arg a = parse();
+          if (peek() == ',' || peek() == ')') i++;
+          return a;
+        };
+        Arg n = next();
+        if (!n.is_none()) c->name = n.as_str();
+        c->precompile = next().as_bool();
+        c->precompile_backward = next().as_bool();
         return keep;
       }
       case 'B': {

@@ -3,7 +3,7 @@
 //   arg:   N None | i<int> | f<16 hex: double bits> | T/F | I Invalid | s<len>:<bytes> | d<dtype attr>' ' |
 //          o<OPS>' ' | a<AxisType>' ' | A<AddrSpace>' ' | (a,b,...) | P(slot,dtype,vmin_vmax,multiple_of,name,addrspace,axis,device,volatile) |
 //          K(name,axis_types,dont_use_locals,applied_opts,opts_to_apply,estimates,beam) KernelInfo |
-//          B(device,addrspace,removable) BufferizeOpts
+//          B(device,addrspace,removable) BufferizeOpts | C(name,precompile,precompile_backward) CallInfo
 //   graph: one node per line in toposort order: "<OP> <dtype attr> <arg> <tag> <src indices, comma separated>"
 #pragma once
 #include <string>

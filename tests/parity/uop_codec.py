@@ -31,6 +31,8 @@ def enc_arg(a) -> str:
     est = None if a.estimates is None else (a.estimates.ops, a.estimates.lds, a.estimates.mem)
     fields = (a.name, a.axis_types, a.dont_use_locals, opts(a.applied_opts), opts(a.opts_to_apply), est, a.beam)
     return "K(" + ",".join(enc_arg(x) for x in fields) + ")"
+  if type(a).__name__ == "CallInfo":  # grad_fxn and aux are not encoded
+    return "C(" + ",".join(enc_arg(x) for x in (a.name, a.precompile, a.precompile_backward)) + ")"
   if type(a).__name__ == "BufferizeOpts":  # schedule/indexing.py (the arg of STAGE)
     return "B(" + ",".join(enc_arg(x) for x in (a.device, a.addrspace, a.removable)) + ")"
   raise TypeError(f"cannot encode arg {a!r} of type {type(a)}")
@@ -73,6 +75,10 @@ def dec_arg(s: str, i: int = 0):
     name, axis_types, dont_use_locals, applied, to_apply, est, beam = fields
     return KernelInfo(name, axis_types, dont_use_locals, opts(applied), opts(to_apply), None if est is None else Estimates(*est),
                       beam), i
+  if c == "C":
+    from tinygrad.uop.ops import CallInfo
+    fields, i = dec_arg(s, i)
+    return CallInfo(None, *fields), i
   if c == "B":
     from tinygrad.schedule.indexing import BufferizeOpts
     fields, i = dec_arg(s, i)
