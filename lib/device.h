@@ -137,6 +137,71 @@ class Compiled {
   std::map<std::pair<std::string, std::string>, std::shared_ptr<Program>> programs_;
 };
 
+// ***** Buffer (device.py) *****
+// A device buffer: `size` elements of `dtype` on `device`, allocated lazily through the device's allocator. A view
+// (base + byte offset) shares its base's memory. Buffers are held by shared_ptr; the last reference frees the memory
+// (the reference frees when the BUFFER UOp dies; see uop_buffer below for how UOps keep theirs).
+class Buffer : public std::enable_shared_from_this<Buffer> {
+ public:
+  Buffer(const std::string& device, size_t size, DType dtype, BufferSpec options = {},
+         std::shared_ptr<Buffer> base = nullptr, size_t offset = 0);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  const std::string device;
+  const size_t size;
+  const DType dtype;
+  BufferSpec options;
+  const size_t offset;  // bytes into the base (views only)
+  size_t nbytes() const { return size * (size_t)dtype.itemsize(); }
+  Buffer& base() { return base_ ? *base_ : *this; }
+  bool is_view() const { return base_ != nullptr; }
+  // allocated here (views: the base is allocated and this view has its opaque)
+  bool is_initialized() const { return opaque_ != nullptr; }
+  bool is_allocated() const { return base_ ? base_->is_allocated() : opaque_ != nullptr; }
+  Buffer& ensure_allocated() { return is_initialized() ? *this : allocate(); }
+  // allocate through Device[device].allocator (or wrap `opaque`/external memory); throws if already allocated
+  Buffer& allocate(void* opaque = nullptr, std::optional<uintptr_t> external_ptr = std::nullopt);
+  void deallocate();
+  void* opaque() const { return opaque_; }  // the device handle (_buf)
+  Allocator& allocator() const;
+  // host copies of the whole buffer (copyin/copyout); the sizes must match nbytes
+  void copyin(std::span<const uint8_t> src);
+  void copyout(std::span<uint8_t> dest);
+  std::vector<uint8_t> as_bytes();  // as_memoryview: a host copy
+  Buffer& copy_from(Buffer& src);   // same size; through the host
+  // a view of `size` elements of `dtype` at byte `offset` of this buffer (Buffer.view)
+  std::shared_ptr<Buffer> view(size_t size, DType dtype, size_t offset);
+  std::string repr() const;
+  int64_t uop_refcount = 0;  // BUFFER UOps holding this buffer (base only)
+
+ private:
+  std::shared_ptr<Buffer> base_;
+  void* opaque_ = nullptr;
+  Allocator* allocator_ = nullptr;
+  bool counted_ = false;  // counted in GlobalCounters::mem_used
+};
+
+// Device.DEFAULT: the device part of DEV (DEV=CPU:LLVM -> CPU, DEV=INTERP), else CPU
+std::string default_device();
+// device.canonicalize_device for one name; nullopt/empty is the default device
+std::string canonicalize_device_or_default(const std::string& device);
+
+// ***** the UOp -> Buffer association of uop/ops.py (`buffers`, UOp.buffer / realized / is_realized) *****
+// The table holds the UOp and its Buffer; collect_buffers() drops the entries whose UOp only the table still holds,
+// which frees the memory of buffers no Tensor or graph refers to any more (the reference frees in UOp.__del__).
+class UOp;
+std::shared_ptr<Buffer> uop_buffer(const UOp& u);         // UOp.buffer: created (unallocated) on first use
+std::shared_ptr<Buffer> uop_buffer_get(const UOp& u);     // buffers.get(u): nullptr if none
+void uop_set_buffer(const UOp& u, std::shared_ptr<Buffer> b);
+std::shared_ptr<Buffer> uop_realized(const UOp& u);       // UOp.realized
+bool uop_is_realized(const UOp& u);                       // UOp.is_realized (of the base)
+bool uop_base_buffer_is_realized(const UOp& u);           // UOp._base_buffer_is_realized
+size_t collect_buffers();                                 // returns how many entries were dropped
+size_t live_buffer_count();                               // entries in the table
+// UOp.contiguous_view: (BUFFER, element offset) when the movement ops on a BUFFER read one contiguous range
+std::optional<std::pair<UOp, int64_t>> contiguous_view(const UOp& u);
+
 // ***** the registry (device.Device) *****
 using DeviceFactory = std::function<std::unique_ptr<Compiled>(const std::string& device)>;
 // a backend registers its factory under its device name ("CPU"); registering a name again replaces nothing

@@ -1,5 +1,7 @@
 #include "lib/helpers.h"
+#include "lib/uop/kernel_info.h"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #if defined(__x86_64__) || defined(__i386__)
@@ -119,6 +121,30 @@ double ns_per_tick() {
 #else
   return 1.0;
 #endif
+}
+
+std::string size_to_str(int64_t s) {
+  const std::pair<int64_t, const char*> units[] = {{1LL << 30, "GB"}, {1LL << 20, "MB"}, {1LL << 10, "KB"}};
+  char buf[64];
+  for (const auto& [d, pr] : units)
+    if (s >= d) {
+      std::snprintf(buf, sizeof(buf), "%.2f %s", (double)s / (double)d, pr);
+      return buf;
+    }
+  return std::to_string(s) + " B";
+}
+
+std::string time_to_str(double t, int w) {
+  char buf[64];
+  if (t > 10) std::snprintf(buf, sizeof(buf), "%*.2fs ", w, t);
+  else if (t > 10 / 1e3) std::snprintf(buf, sizeof(buf), "%*.2fms", w, t * 1e3);
+  else std::snprintf(buf, sizeof(buf), "%*.2fus", w, t * 1e6);
+  return buf;
+}
+
+std::string ansipad(const std::string& s, int n) {
+  int len = (int)ansistrip(s).size();
+  return s + std::string((size_t)std::max(n - len, 0), ' ');
 }
 
 }  // namespace tg

@@ -69,4 +69,16 @@ int64_t fast_ticks();
 double ns_per_tick();
 inline int64_t ticks_to_ns(int64_t ticks) { return (int64_t)((double)ticks * ns_per_tick()); }
 
+// helpers.GlobalCounters: totals the realize engine keeps (kernel count, FLOPs, bytes, kernel seconds, memory in use)
+struct GlobalCounters {
+  static inline std::atomic<int64_t> global_ops{0}, global_mem{0}, kernel_count{0}, mem_used{0};
+  static inline std::atomic<double> time_sum_s{0.0};
+  static void reset() { global_ops = 0, global_mem = 0, kernel_count = 0, time_sum_s = 0.0; }
+};
+
+// helpers.size_to_str / time_to_str / ansipad (ansistrip is in lib/uop/kernel_info.h (colored is in lib/codegen/opt/opt.h)
+std::string size_to_str(int64_t s);
+std::string time_to_str(double t, int w = 8);
+std::string ansipad(const std::string& s, int n);
+
 }  // namespace tg

@@ -75,4 +75,8 @@ void run_program(const UOp& prg, std::span<const BufferView> bufs,
 PyConst load_scalar(const uint8_t* p, DType dt);
 void store_scalar(uint8_t* p, DType dt, const PyConst& v);
 
+// registers the PYTHON and INTERP devices (host buffers; programs run in this interpreter) with lib/device.h's registry;
+// idempotent. DEV=INTERP makes INTERP the default device.
+void register_device();
+
 }  // namespace tg::interp
