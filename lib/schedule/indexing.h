@@ -1,0 +1,46 @@
+// Port of tinygrad/schedule/indexing.py: movement ops become index math on ranges (rangeify). run_rangeify decides
+// which nodes are realized (STAGE) and gives every node its input and output ranges; pm_apply_rangeify rewrites the
+// tensor graph into ranged form. apply_movement_op (the index math of each movement op) and _apply_reshape live in
+// lib/codegen/mops.* for now (codegen needed them first); this header re-exports them.
+#pragma once
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "lib/codegen/mops.h"
+#include "lib/helpers.h"
+#include "lib/uop/kernel_info.h"
+#include "lib/uop/rewrite.h"
+
+namespace tg {
+
+extern ContextVar PCONTIG;  // partial contiguous in rangeify
+
+struct IndexingContext {
+  // realize_map: None (realize all, decided later) or the realized axes; insertion order is not observable
+  UOpMap<std::optional<std::vector<int64_t>>> realize_map;
+  UOpSet non_removable;
+  // range_map: node -> (input ranges, output ranges)
+  UOpMap<std::pair<std::vector<UOp>, std::vector<UOp>>> range_map;
+  int64_t range_idx = 0;
+  UOp new_range(const sint& s, AxisType axistype = AxisType::WEAK);
+};
+
+// ops that are always contiguous (never get a STAGE)
+bool always_contiguous(Ops op);
+// the srcs of a node that carry data (the rest are shape/bound/index args)
+std::vector<UOp> data_srcs(Ops op, std::span<const UOp> src);
+std::vector<UOp> broadcast_rngs(const UOp& x, const UOp& src, const std::vector<UOp>& rngs);
+
+const PatternMatcher& pm_generate_realize_map();  // ctx: IndexingContext
+const PatternMatcher& pm_apply_rangeify();        // ctx: IndexingContext
+const PatternMatcher& pm_fix_deviceless();        // ctx: Arg (the sink's device)
+
+UOp run_rangeify(const UOp& tsink, bool debug = false);
+
+// BufferizeOpts as an Arg
+inline Arg bufferize_opts(Arg device, AddrSpace addrspace = AddrSpace::GLOBAL, bool removable = true) {
+  return BufferizeOpts(std::move(device), addrspace, removable).to_arg();
+}
+
+}  // namespace tg

@@ -1,0 +1,73 @@
+// Loader for tests/parity/schedule_goldens.txt (written by gen_schedule_goldens.py; the format is described there).
+#pragma once
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lib/uop/serialize.h"
+
+struct SchedCase {
+  int id = 0;
+  std::string prog;
+  int nth = 0;
+  tg::UOp big_sink;
+  std::string error, context;
+  std::vector<tg::UOp> kernel_graphs;
+  tg::UOp linear_unplanned, linear;
+  std::vector<std::pair<std::string, long long>> vars;
+  std::vector<std::string> steps;
+};
+
+inline std::vector<SchedCase> load_schedule_goldens(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot open golden file " + path);
+  std::vector<SchedCase> cs;
+  std::vector<tg::UOp> pool;
+  std::string line;
+  auto ref = [&](const std::string& w) -> tg::UOp {
+    if (w.empty() || w[0] != '@') throw std::runtime_error("bad graph reference " + w);
+    return pool.at(std::stoul(w.substr(1)));
+  };
+  while (std::getline(f, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line.rfind("+ ", 0) == 0) {
+      pool.push_back(tg::decode_node(line.substr(2), pool));
+      continue;
+    }
+    size_t sp = line.find(' ');
+    std::string key = line.substr(0, sp), rest = sp == std::string::npos ? "" : line.substr(sp + 1);
+    if (key == "case") {
+      pool.clear();
+      cs.emplace_back();
+      size_t a = rest.find(' '), b = rest.rfind(' ');
+      cs.back().id = std::stoi(rest.substr(0, a));
+      cs.back().prog = rest.substr(a + 1, b - a - 1);
+      cs.back().nth = std::stoi(rest.substr(b + 1));
+      continue;
+    }
+    SchedCase& c = cs.back();
+    if (key == "big_sink")
+      c.big_sink = ref(rest);
+    else if (key == "error")
+      c.error = rest;
+    else if (key == "context")
+      c.context = rest;
+    else if (key == "kernel_graph")
+      c.kernel_graphs.push_back(ref(rest));
+    else if (key == "linear_unplanned")
+      c.linear_unplanned = ref(rest);
+    else if (key == "linear")
+      c.linear = ref(rest);
+    else if (key == "var") {
+      size_t b = rest.rfind(' ');
+      c.vars.emplace_back(rest.substr(0, b), std::stoll(rest.substr(b + 1)));
+    } else if (key == "steps") {
+      int n = std::stoi(rest);
+      for (int i = 0; i < n && std::getline(f, line); i++) c.steps.push_back(line);
+    } else
+      throw std::runtime_error("unknown golden line " + line);
+  }
+  return cs;
+}

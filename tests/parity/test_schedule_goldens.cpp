@@ -1,0 +1,256 @@
+// The scheduler against the reference, schedule by schedule (tests/parity/schedule_goldens.txt, from
+// gen_schedule_goldens.py: the big SINK ~90 small tensor programs hand to create_linear_with_vars):
+//   * every tracked graph_rewrite (and the get_kernel_graph / run_rangeify steps) has the reference's name, depth and
+//     flags, in order (the function-cached "reshape"/"pad" steps of apply_movement_op are left out on both sides);
+//   * the kernel graph get_kernel_graph returns equals the reference's;
+//   * the LINEAR before memory planning and the final LINEAR equal the reference's (kernel count, kernel ASTs, buffer
+//     args and sizes, arena sizes and offsets). Buffers made by UOp.new_buffer during scheduling take the next number
+//     of a process-wide counter, so on both sides those numbers are renumbered in order of first appearance;
+//   * var_vals and the trace context name ("Schedule N Kernels") match.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "lib/recorder.h"
+#include "lib/schedule/schedule.h"
+#include "lib/uop/serialize.h"
+#include "tests/parity/schedule_goldens.h"
+
+using namespace tg;
+
+namespace {
+
+const std::vector<SchedCase>& goldens() {
+  static const std::vector<SchedCase> g = load_schedule_goldens(TG_TEST_DATA "/schedule_goldens.txt");
+  return g;
+}
+
+class StepRecorder : public Recorder {
+ public:
+  struct Step {
+    std::string name;
+    int depth;
+    std::string flags;
+    UOp out;
+  };
+  std::vector<Step> steps;
+  uint64_t next = 1;
+  std::map<uint64_t, size_t> open;
+  std::string context_name;
+  uint64_t context_begin(const std::string& name, int64_t) override {
+    context_name = name;
+    return next++;
+  }
+  void context_rename(uint64_t, const std::string& name) override { context_name = name; }
+  void context_end(uint64_t, int64_t) override {}
+  uint64_t step_begin(const StepInfo& s, const UOp&) override {
+    std::string f = std::string(s.bottom_up ? "b" : "") + (s.walk ? "w" : "");
+    steps.push_back({s.name, s.depth, f.empty() ? "-" : f, UOp()});
+    open[next] = steps.size() - 1;
+    return next++;
+  }
+  void step_end(uint64_t id, const UOp* out, int64_t, std::vector<RuleStat>&&, const std::string&) override {
+    if (out) steps[open[id]].out = *out;
+  }
+  void match(uint64_t, uint32_t, const UOp&, const UOp&, uint32_t, int64_t) override {}
+  void rule_error(uint64_t, uint32_t, const UOp&, const UOp&, uint32_t, const std::string&) override {}
+  void note_uop(const UOp&) override {}
+  void finish() override {}
+  std::string path() const override { return "(test recorder)"; }
+};
+
+struct Result {
+  std::string error;
+  LinearWithVars lv;
+  std::vector<std::string> steps;
+  std::vector<UOp> kernel_graphs;
+  UOp unplanned;
+  std::string context;
+};
+
+bool cached_step(const std::string& name) { return name == "reshape" || name == "pad"; }
+
+const Result& run(const SchedCase& c) {
+  static std::map<int, Result> cache;
+  if (auto it = cache.find(c.id); it != cache.end()) return it->second;
+  Result& r = cache[c.id];
+  static StepRecorder* rec = new StepRecorder();  // outlives the exit handler
+  rec->steps.clear();
+  rec->open.clear();
+  set_recorder(rec);
+  try {
+    Context ctx({{"TRACK_MATCH_STATS", 2}, {"SCACHE", 0}, {"VIZ", 0}});
+    r.lv = create_linear_with_vars(c.big_sink);
+  } catch (const std::exception& e) {
+    r.error = e.what();
+  }
+  set_recorder(nullptr);
+  r.context = rec->context_name;
+  for (const auto& s : rec->steps) {
+    if (s.name == "get_kernel_graph" && s.out) r.kernel_graphs.push_back(s.out);
+    if (s.name == "create COPY kernels for SDMA" && s.out) r.unplanned = s.out;
+    if (!cached_step(s.name)) r.steps.push_back(std::to_string(s.depth + 1) + " " + s.flags + " " + s.name);
+  }
+  return r;
+}
+
+std::vector<std::string> golden_steps(const SchedCase& c) {
+  std::vector<std::string> r;
+  for (const auto& s : c.steps) {
+    size_t a = s.find(' '), b = s.find(' ', a + 1);
+    if (!cached_step(s.substr(b + 1))) r.push_back(s);
+  }
+  return r;
+}
+
+// BUFFER numbers not present in the big sink (new_buffer's counter) renumbered by first appearance
+std::vector<std::string> normalized(const UOp& g, const UOp& big_sink) {
+  std::set<long long> known;
+  for (const UOp& u : big_sink.toposort())
+    if (u.op() == Ops::BUFFER && u.param_arg()) known.insert((long long)u.param_arg()->slot);
+  std::map<long long, long long> renum;
+  std::vector<std::pair<UOp, UOp>> sub;
+  for (const UOp& u : g.toposort()) {
+    if (u.op() != Ops::BUFFER || !u.param_arg() || known.count((long long)u.param_arg()->slot)) continue;
+    long long s = (long long)u.param_arg()->slot;
+    if (!renum.count(s)) renum[s] = 1000000 + (long long)renum.size();
+    auto* p = new ParamArg(*u.param_arg());
+    p->slot = renum[s];
+    sub.emplace_back(u, u.with_arg(Arg(static_cast<const ArgObj*>(p))));
+  }
+  UOp n = sub.empty() ? g : g.substitute(sub, nullptr, true);
+  return encode_graph(n);
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string r;
+  for (size_t i = 0; i < v.size(); i++) r += (i ? "\n" : "") + v[i];
+  return r;
+}
+std::string first_diff(const std::vector<std::string>& want, const std::vector<std::string>& got) {
+  for (size_t i = 0; i < std::max(want.size(), got.size()); i++) {
+    std::string w = i < want.size() ? want[i] : "<end>", g = i < got.size() ? got[i] : "<end>";
+    if (w != g) return "line " + std::to_string(i) + "\n  want: " + w + "\n  got:  " + g;
+  }
+  return "";
+}
+
+struct Tally {
+  std::string what;
+  int total = 0, ok = 0;
+  ~Tally() { std::printf("[ schedule ] %-40s %d/%d match\n", what.c_str(), ok, total); }
+};
+
+template <typename F>
+void each(F f) {
+  for (const auto& c : goldens()) {
+    if (!c.error.empty()) continue;
+    SCOPED_TRACE("case " + std::to_string(c.id) + " " + c.prog + " #" + std::to_string(c.nth));
+    f(c, run(c));
+  }
+}
+
+}  // namespace
+
+TEST(ScheduleGoldens, Loaded) {
+  ASSERT_GE(goldens().size(), 80u);
+  for (const auto& c : goldens()) ASSERT_TRUE(c.big_sink) << c.id;
+}
+
+TEST(ScheduleGoldens, NoErrors) {
+  Tally t{"scheduled without error"};
+  each([&](const SchedCase&, const Result& r) {
+    t.total++;
+    if (r.error.empty())
+      t.ok++;
+    else
+      ADD_FAILURE() << r.error;
+  });
+}
+
+TEST(ScheduleGoldens, Steps) {
+  Tally t{"trace steps (name, depth, flags)"};
+  each([&](const SchedCase& c, const Result& r) {
+    if (!r.error.empty()) return;
+    t.total++;
+    std::string d = first_diff(golden_steps(c), r.steps);
+    if (d.empty())
+      t.ok++;
+    else
+      ADD_FAILURE() << d << "\nwant:\n" << join(golden_steps(c)) << "\ngot:\n" << join(r.steps);
+  });
+}
+
+TEST(ScheduleGoldens, KernelGraph) {
+  Tally t{"kernel graph (get_kernel_graph)"};
+  each([&](const SchedCase& c, const Result& r) {
+    if (!r.error.empty()) return;
+    t.total++;
+    if (c.kernel_graphs.size() != r.kernel_graphs.size()) {
+      ADD_FAILURE() << "get_kernel_graph calls: want " << c.kernel_graphs.size() << " got " << r.kernel_graphs.size();
+      return;
+    }
+    for (size_t i = 0; i < c.kernel_graphs.size(); i++) {
+      std::string d = first_diff(encode_graph(c.kernel_graphs[i]), encode_graph(r.kernel_graphs[i]));
+      if (!d.empty()) {
+        ADD_FAILURE() << "kernel graph " << i << ": " << d;
+        return;
+      }
+    }
+    t.ok++;
+  });
+}
+
+TEST(ScheduleGoldens, LinearBeforeMemoryPlan) {
+  Tally t{"LINEAR before memory planning"};
+  each([&](const SchedCase& c, const Result& r) {
+    if (!r.error.empty() || !c.linear_unplanned) return;
+    t.total++;
+    if (!r.unplanned) {
+      ADD_FAILURE() << "no LINEAR recorded";
+      return;
+    }
+    std::string d = first_diff(normalized(c.linear_unplanned, c.big_sink), normalized(r.unplanned, c.big_sink));
+    if (d.empty())
+      t.ok++;
+    else
+      ADD_FAILURE() << d;
+  });
+}
+
+TEST(ScheduleGoldens, Linear) {
+  Tally t{"final LINEAR (memory planned)"};
+  Tally k{"kernel count"};
+  each([&](const SchedCase& c, const Result& r) {
+    if (!r.error.empty()) return;
+    t.total++, k.total++;
+    if (c.linear.nsrc() == r.lv.linear.nsrc())
+      k.ok++;
+    else
+      ADD_FAILURE() << "kernels: want " << c.linear.nsrc() << " got " << r.lv.linear.nsrc();
+    std::string d = first_diff(normalized(c.linear, c.big_sink), normalized(r.lv.linear, c.big_sink));
+    if (d.empty())
+      t.ok++;
+    else
+      ADD_FAILURE() << d;
+  });
+}
+
+TEST(ScheduleGoldens, VarValsAndContext) {
+  Tally t{"var_vals and context name"};
+  each([&](const SchedCase& c, const Result& r) {
+    if (!r.error.empty()) return;
+    t.total++;
+    std::vector<std::pair<std::string, long long>> got;
+    for (const auto& [k, v] : r.lv.var_vals) got.emplace_back(k, (long long)v);
+    auto want = c.vars;
+    std::sort(want.begin(), want.end());
+    bool ok = got == want;
+    EXPECT_EQ(got.size(), want.size());
+    // the context is "<name> n<k>": compare the name
+    std::string ctx = r.context.substr(0, r.context.rfind(" n"));
+    if (ctx != c.context) ok = false, ADD_FAILURE() << "context: want " << c.context << " got " << r.context;
+    if (ok) t.ok++;
+  });
+}
