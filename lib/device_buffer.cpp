@@ -129,7 +129,11 @@ BufferTable& table() {
   static BufferTable* t = new BufferTable();  // never destroyed: UOps may die in other static destructors
   return *t;
 }
-// ctx is the source UOp a contiguous view is searched for (pm_contiguous_view_offset)
+// ctx is the source UOp a contiguous view is searched for (pm_contiguous_view_offset); a rule parameter of type UOp
+// is a binding, so the ctx is wrapped
+struct ViewCtx {
+  UOp src;
+};
 const PatternMatcher& pm_contiguous_view_offset() {
   static const PatternMatcher pm(
       "pm_contiguous_view_offset",
@@ -140,10 +144,10 @@ const PatternMatcher& pm_contiguous_view_offset() {
                     return b.shape().size() != 1 ? b.src(0).flatten().bitcast(b.dtype()).reshape(b.shape()) : UOp();
                   }),
           TG_RULE(UPat(Ops::BITCAST).named("b").index(UPat::cvar("c")),
-                  [](const UOp& ctx, UOp b, UOp c) {
+                  [](const ViewCtx& ctx, UOp b, UOp c) {
                     if (b.tag().is_none()) return UOp();
                     int64_t osz = b.element_size(), isz = b.src(0).element_size();
-                    sint n = ctx.numel();
+                    sint n = ctx.src.numel();
                     sint m = n.is_int() ? sint(n.i() * osz / isz) : sint(n.u().mul((pyint)osz).floordiv((pyint)isz));
                     return b.src(0).flatten().index(UOp::range(m, 0) + c.mul((pyint)osz).floordiv((pyint)isz));
                   }),
@@ -153,8 +157,8 @@ const PatternMatcher& pm_contiguous_view_offset() {
           TG_RULE(UPat(Ops::INDEX).src(UPat::var("b"), UPat(Ops::RANGE) + UPat::cvar("c")),
                   [](UOp b, UOp c) { return b.rtag().index(c); }),
           TG_RULE(UPat(Ops::INDEX).src(UPat::var("b"), UPat::cvar("c")),
-                  [](const UOp& ctx, UOp b, UOp c) {
-                    sint n = ctx.numel();
+                  [](const ViewCtx& ctx, UOp b, UOp c) {
+                    sint n = ctx.src.numel();
                     return n.is_int() && n.i() == 1 ? b.rtag().index(c) : UOp();
                   }),
       });
@@ -172,7 +176,8 @@ std::optional<std::pair<UOp, int64_t>> contiguous_view(const UOp& self) {
   UOp idx = self.flatten().index(UOp::range(self.numel(), 0));
   static const PatternMatcher pm = pm_mops() + symbolic() + pm_contiguous_view_offset();
   RewriteOpts o;
-  o.ctx = CtxRef(&self);
+  ViewCtx vctx{self};
+  o.ctx = CtxRef(&vctx);
   o.name = "contiguous_view_offset";
   UOp out = graph_rewrite(idx, pm, o);
   if (out.op() != Ops::INDEX || out.nsrc() < 2) return std::nullopt;

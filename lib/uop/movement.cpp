@@ -36,7 +36,7 @@ const PatternMatcher& mop_cleanup() {
             [](UOp src, UOp stk) {
       if (!shapes_same(stk.shape(), src.shape())) return UOp();
       for (size_t i = 0; i < stk.nsrc(); i++)
-        if (stk.src(i).src(1).val().as_int() != (pyint)i) return UOp();
+        if (stk.src(i).src(1).val().is_invalid() || stk.src(i).src(1).val().as_int() != (pyint)i) return UOp();
       return src;
     }),
     // const INDEX into STACK is src

@@ -1,0 +1,301 @@
+// Port of tinygrad/engine/realize.py (see realize.h).
+#include "lib/engine/realize.h"
+
+#include <cstdio>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "lib/codegen/codegen.h"
+#include "lib/codegen/late/program.h"
+#include "lib/codegen/opt/opt.h"
+#include "lib/uop/kernel_info.h"
+#include "lib/uop/rewrite.h"
+#include "lib/uop/track.h"
+
+namespace tg {
+
+namespace {
+int64_t noopt_value() {
+  ContextVar* v = ContextVar::find("NOOPT");
+  return v ? v->value() : 0;
+}
+
+std::unordered_map<std::string, pyint> to_umap(const VarVals& v) { return {v.begin(), v.end()}; }
+
+pyint infer(const sint& s, const VarVals& var_vals) {
+  if (s.is_int()) return s.i();
+  PyConst r = s.u().sym_infer(to_umap(var_vals));
+  return r.is_int() ? r.as_int() : (pyint)r.as_float();
+}
+
+std::string first_device(const Arg& d) {
+  if (d.is_str()) return d.as_str();
+  if (d.is_tuple() && d.size()) return d[0].as_str();
+  return "";
+}
+
+// the estimates of compiled programs (do_estimates is not part of C++ pm_to_program), by PROGRAM
+std::mutex est_mu;
+UOpMap<Estimates>& est_cache() {
+  static auto* m = new UOpMap<Estimates>();
+  return *m;
+}
+
+struct ProgramKey {
+  UOp ast;
+  const Renderer* ren;
+  int64_t noopt;
+  bool operator==(const ProgramKey& o) const { return ast == o.ast && ren == o.ren && noopt == o.noopt; }
+};
+struct ProgramKeyHash {
+  size_t operator()(const ProgramKey& k) const { return k.ast.ptr_hash() ^ (std::hash<const void*>()(k.ren) * 31) ^ (size_t)k.noopt; }
+};
+std::mutex prg_mu;
+std::unordered_map<ProgramKey, UOp, ProgramKeyHash>& to_program_cache() {
+  static auto* m = new std::unordered_map<ProgramKey, UOp, ProgramKeyHash>();
+  return *m;
+}
+std::unordered_set<size_t>& first_run_cache() {
+  static auto* s = new std::unordered_set<size_t>();
+  return *s;
+}
+
+// do_to_program plus what pm_to_program does after rendering in the reference: estimates, DEBUG prints
+UOp compile_one(const UOp& ast, const Renderer& ren) {
+  if (DEBUG >= 5) std::printf("%s\n", ast.repr().c_str());
+  UOp prg = to_program(ast, ren);
+  const KernelInfo* ki = prg.src(0).arg().as<KernelInfo>();
+  if (DEBUG >= 3 && ki && ki->applied_opts.is_tuple() && ki->applied_opts.size())
+    std::printf("%-25s opts: %s\n", ki->function_name().c_str(), ki->applied_opts.repr().c_str());
+  if (DEBUG >= 4 && prg.nsrc() > 2) std::printf("%s\n", prg.src(2).arg().as_str().c_str());
+  if (prg.nsrc() > 1 && prg.src(1).op() == Ops::LINEAR) {
+    std::vector<UOp> lin(prg.src(1).src().begin(), prg.src(1).src().end());
+    std::lock_guard<std::mutex> lk(est_mu);
+    est_cache()[prg] = Estimates::from_uops(lin, true);
+  }
+  return prg;
+}
+}  // namespace
+
+std::vector<UOp> get_call_arg_uops(const UOp& call) {
+  std::vector<UOp> out;
+  for (size_t i = 1; i < call.nsrc(); i++)
+    if (!call.src(i).is_bound_var()) out.push_back(call.src(i));
+  return out;
+}
+
+std::pair<std::vector<int64_t>, std::vector<int64_t>> get_call_outs_ins(const UOp& call) {
+  const UOp& ast = call.src(0);
+  if (ast.op() == Ops::PROGRAM)
+    if (const ProgramInfo* pi = ast.arg().as<ProgramInfo>()) return {pi->outs, pi->ins};
+  if (ast.op() == Ops::COPY) return {{0}, {1}};
+  return {};
+}
+
+std::string get_call_name(const UOp& call, const std::vector<std::shared_ptr<Buffer>>& bufs, const VarVals& var_vals) {
+  const UOp& ast = call.src(0);
+  if (ast.op() == Ops::PROGRAM) return ast.arg().as<ProgramInfo>()->name;
+  if (ast.op() == Ops::COPY) {
+    std::vector<UOp> args = get_call_arg_uops(call);
+    sint n = args.at(0).numel();
+    pyint sz = infer(n, var_vals) * args[0].dtype().itemsize();
+    auto dev = [&](size_t i) {
+      std::string d = i < bufs.size() && bufs[i] ? bufs[i]->device : first_device(args.at(i).device());
+      return d.substr(0, 7);
+    };
+    char buf[160];
+    std::snprintf(buf, sizeof(buf), "copy %10s, %7s <- %-7s", size_to_str(sz).c_str(), dev(0).c_str(), dev(1).c_str());
+    return colored(buf, "yellow");
+  }
+  throw Error(std::string("get_call_name is not implemented for a CALL of ") + op_name(ast.op()));
+}
+
+Estimates estimate_uop(const UOp& call) {
+  const UOp& ast = call.src(0);
+  if (ast.op() == Ops::PROGRAM) {
+    std::lock_guard<std::mutex> lk(est_mu);
+    auto it = est_cache().find(ast);
+    return it == est_cache().end() ? Estimates{} : it->second;
+  }
+  if (ast.op() == Ops::COPY) {
+    const UOp& a = call.src(1);
+    sint n = a.numel();
+    sint nbytes = n.is_int() ? sint(n.i() * a.dtype().itemsize()) : sint(n.u().mul((pyint)a.dtype().itemsize()));
+    Estimates e;
+    e.lds = nbytes, e.mem = nbytes;
+    return e;
+  }
+  return {};
+}
+
+std::vector<UOp> resolve_params(const UOp& call, const std::vector<UOp>& inputs) {
+  auto slot_of = [&](const UOp& p) -> const UOp& {
+    int64_t s = p.param_arg()->slot;
+    if (s < 0 || (size_t)s >= inputs.size())
+      throw Error("run_linear: PARAM slot " + std::to_string(s) + " has no input (" + std::to_string(inputs.size()) +
+                  " input uops)");
+    return inputs[(size_t)s];
+  };
+  std::vector<UOp> out;
+  for (const UOp& b : get_call_arg_uops(call)) {
+    if ((b.op() == Ops::MSELECT || b.op() == Ops::SHRINK) && b.src(0).op() == Ops::PARAM) {
+      std::vector<UOp> src(b.src().begin(), b.src().end());
+      src[0] = slot_of(b.src(0));
+      out.push_back(b.with_src(src));
+    } else if (b.op() == Ops::PARAM) {
+      out.push_back(slot_of(b));
+    } else {
+      out.push_back(b);
+    }
+  }
+  return out;
+}
+
+UOp lower_and_compile(const UOp& linear) {
+  // the calls to lower and compile: a SINK body (a PROGRAM body is compiled already: its runtime is loaded on use)
+  std::vector<std::pair<UOp, UOp>> subs;
+  UOpSet seen;
+  for (const UOp& c : linear.toposort()) {
+    if (c.op() != Ops::CALL || c.src(0).op() != Ops::SINK || !seen.insert(c).second) continue;
+    std::string dev = first_device(c.device());
+    if (dev.empty()) throw Error("compile_linear: a kernel CALL without a device");
+    const Renderer& ren = get_device(dev).renderer();
+    ProgramKey key{c.src(0), &ren, noopt_value()};
+    UOp prg;
+    {
+      std::lock_guard<std::mutex> lk(prg_mu);
+      auto it = to_program_cache().find(key);
+      if (it != to_program_cache().end()) prg = it->second;
+    }
+    if (!prg) {
+      prg = compile_one(c.src(0), ren);
+      std::lock_guard<std::mutex> lk(prg_mu);
+      to_program_cache().emplace(key, prg);
+    }
+    std::vector<UOp> src(c.src().begin(), c.src().end());
+    src[0] = prg;
+    subs.emplace_back(c, c.with_src(src));
+  }
+  if (subs.empty()) return linear;
+  return linear.substitute(subs, "precompile kernels");
+}
+
+UOp compile_linear(const UOp& linear) { return lower_and_compile(linear); }
+
+size_t to_program_cache_size() {
+  std::lock_guard<std::mutex> lk(prg_mu);
+  return to_program_cache().size();
+}
+
+std::shared_ptr<Program> get_runtime(const std::string& device, const UOp& prg) {
+  const ProgramInfo* pi = prg.arg().as<ProgramInfo>();
+  if (!pi || prg.nsrc() < 3 || prg.src(2).op() != Ops::SOURCE) throw Error("get_runtime: the PROGRAM has no SOURCE");
+  return get_device(device).compile(prg.src(2).arg().as_str(), pi->function_name());
+}
+
+namespace {
+std::vector<std::optional<double>> exec_kernel(ExecContext& ctx, const UOp& call, const UOp& ast) {
+  const ProgramInfo* pi = ast.arg().as<ProgramInfo>();
+  std::vector<UOp> resolved = resolve_params(call, ctx.input_uops);
+  std::string device = first_device(call.src(1).device());
+  std::vector<void*> bufs;
+  for (int64_t g : pi->globals) {
+    if ((size_t)g >= resolved.size())
+      throw Error("exec_kernel " + pi->name + ": no argument for buffer " + std::to_string(g));
+    std::shared_ptr<Buffer> b = uop_buffer(resolved[(size_t)g]);
+    b->ensure_allocated();
+    bufs.push_back(b->opaque());
+  }
+  auto vv = to_umap(ctx.var_vals);
+  std::shared_ptr<Program> rt = get_runtime(device, ast);
+  auto [gs, ls] = pi->launch_dims(vv);
+  std::array<int64_t, 3> g{1, 1, 1};
+  for (size_t i = 0; i < 3 && i < gs.size(); i++) g[i] = (int64_t)gs[i];
+  std::optional<std::array<int64_t, 3>> l;
+  if (ls) {
+    l = std::array<int64_t, 3>{1, 1, 1};
+    for (size_t i = 0; i < 3 && i < ls->size(); i++) (*l)[i] = (int64_t)(*ls)[i];
+  }
+  std::vector<std::optional<pyint>> vals = pi->vals(vv);
+  return {rt->run(bufs, vals, g, l, ctx.wait)};
+}
+
+std::vector<std::optional<double>> exec_copy(ExecContext& ctx, const UOp& call) {
+  std::vector<UOp> resolved = resolve_params(call, ctx.input_uops);
+  std::shared_ptr<Buffer> dest = uop_buffer(resolved.at(0)), src = uop_buffer(resolved.at(1));
+  dest->ensure_allocated(), src->ensure_allocated();
+  dest->copyin(src->as_bytes());
+  return {};
+}
+
+void track_stats(ExecContext& ctx, const UOp& call, int64_t st_ns, const std::vector<std::optional<double>>& ets) {
+  Estimates est = estimate_uop(call);
+  if (ctx.update_stats) {
+    GlobalCounters::kernel_count += 1;
+    GlobalCounters::global_ops += (int64_t)infer(est.ops, ctx.var_vals);
+    GlobalCounters::global_mem += (int64_t)infer(est.mem, ctx.var_vals);
+    for (const auto& e : ets)
+      if (e) GlobalCounters::time_sum_s = GlobalCounters::time_sum_s + *e;
+  }
+  if (DEBUG < 2 || !ctx.update_stats) return;
+  std::string device = first_device(call.src(1).device());
+  std::optional<double> et = ets.empty() ? std::nullopt : ets[0];
+  if (!et) {
+    get_device(device).synchronize();
+    et = (double)(now_ns() - st_ns) * 1e-9;
+    GlobalCounters::time_sum_s = GlobalCounters::time_sum_s + *et;
+  }
+  std::vector<std::shared_ptr<Buffer>> bufs;
+  std::vector<UOp> args = resolve_params(call, ctx.input_uops);
+  if (call.src(0).op() == Ops::PROGRAM) {
+    for (int64_t g : call.src(0).arg().as<ProgramInfo>()->globals) bufs.push_back(uop_buffer(args.at((size_t)g)));
+  } else {
+    for (const UOp& a : args) bufs.push_back(uop_buffer(a));
+  }
+  std::string display_name = get_call_name(call, bufs, ctx.var_vals);
+  double op_est = (double)infer(est.ops, ctx.var_vals), mem_est = (double)infer(est.mem, ctx.var_vals),
+         lds_est = (double)infer(est.lds, ctx.var_vals);
+  size_t key = call.src(0).ptr_hash();
+  std::string header_color = ctx.jit ? "magenta" : (first_run_cache().count(key) == 0 ? "green" : "");
+  std::string ptm = colored(time_to_str(*et, 9), *et > 0.01 ? "yellow" : "");
+  double t = *et > 0 ? *et : 1e-20;
+  double flops = op_est / t, membw = mem_est / t, ldsbw = lds_est / t;
+  char b1[64], b2[64], head[64], tail[128];
+  std::string flops_str, mem_str;
+  if (flops < 1e14) std::snprintf(b1, sizeof(b1), "%7.0f GFLOPS", flops * 1e-9), flops_str = b1;
+  else std::snprintf(b1, sizeof(b1), "%7.0f TFLOPS", flops * 1e-12), flops_str = colored(b1, "green");
+  if (membw < 1e13 && ldsbw < 1e15) std::snprintf(b2, sizeof(b2), "%4.0f|%-6.0f GB/s", membw * 1e-9, ldsbw * 1e-9), mem_str = b2;
+  else std::snprintf(b2, sizeof(b2), "%4.0f|%-6.0f TB/s", membw * 1e-12, ldsbw * 1e-12), mem_str = colored(b2, "green");
+  std::snprintf(head, sizeof(head), "*** %-7s %4lld", device.substr(0, 7).c_str(), (long long)GlobalCounters::kernel_count.load());
+  std::snprintf(tail, sizeof(tail), " arg %2zu mem %6.2f GB", bufs.size(), (double)GlobalCounters::mem_used.load() / 1e9);
+  char tm[96];
+  std::snprintf(tm, sizeof(tm), "/%9.2fms (", GlobalCounters::time_sum_s.load() * 1e3);
+  std::string line = colored(head, header_color) + " " + ansipad(display_name, 46) + tail + " tm " + ptm + tm + flops_str +
+                     " " + mem_str + ")";
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+  first_run_cache().insert(key);
+}
+}  // namespace
+
+std::vector<std::optional<double>> exec_call(ExecContext& ctx, const UOp& call) {
+  if (call.op() != Ops::CALL || call.nsrc() < 1) throw Error("run_linear: expected a CALL, got " + call.repr());
+  const UOp& ast = call.src(0);
+  if (ast.op() == Ops::COPY) return exec_copy(ctx, call);
+  if (ast.op() == Ops::PROGRAM) return exec_kernel(ctx, call, ast);
+  throw Error(std::string("run_linear: no exec rule for a CALL of ") + op_name(ast.op()));
+}
+
+void run_linear(const UOp& linear, const VarVals& var_vals, const std::vector<UOp>& input_uops, bool update_stats,
+                bool jit, bool wait) {
+  UOp lin = jit ? linear : compile_linear(linear);
+  ExecContext ctx{var_vals, input_uops, update_stats, jit, wait || DEBUG >= 2, true};
+  for (const UOp& call : lin.src()) {
+    int64_t st = now_ns();
+    auto ets = exec_call(ctx, call);
+    track_stats(ctx, call, st, ets);
+  }
+}
+
+}  // namespace tg
