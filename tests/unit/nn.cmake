@@ -2,3 +2,4 @@
 find_package(ZLIB REQUIRED)
 tg_test(test_datasets LABEL unit SOURCES unit/test_datasets.cpp LIBS ZLIB::ZLIB)
 tg_test(test_safetensors LABEL parity SOURCES unit/test_safetensors.cpp)
+tg_test(test_gradient_goldens LABEL parity SOURCES parity/test_gradient_goldens.cpp)
