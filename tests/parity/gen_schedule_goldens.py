@@ -15,6 +15,7 @@
 #
 # File format (graphs go to a per-case node pool: "+ <uop_codec node line>" appends one node; "@i" is a pool index):
 #   case <id> <program name> <n-th schedule of the program>
+#   ctx <VAR=value ...>     the scheduler's ContextVars (SPLIT_REDUCEOP, PCONTIG, ...) when it ran
 #   context <name>          the trace context ("Schedule 3 Kernels")
 #   big_sink @i
 #   kernel_graph @i         (one line per get_kernel_graph call)
@@ -61,6 +62,9 @@ def recording_graph_rewrite(sink, pm, *args, **kwargs):
 cell.cell_contents = recording_graph_rewrite
 
 # ***** capture *****
+from tinygrad.helpers import ContextVar, Context
+# the settings the scheduler reads, written per case (some programs set them)
+SCHED_VARS = {"SPLIT_REDUCEOP", "PCONTIG", "MAX_KERNEL_BUFFERS", "NO_MEMORY_PLANNER", "FLOAT16", "OPENPILOT_HACKS"}
 cases: list[dict] = []
 current = {"prog": "?", "n": 0}
 orig_clwv, orig_gkg, orig_mpr = S.create_linear_with_vars, S.get_kernel_graph, S.memory_plan_rewrite
@@ -83,7 +87,8 @@ def memory_plan_rewrite(linear, held_bufs=None):
   return orig_mpr(linear, held_bufs)
 S.get_kernel_graph, S.memory_plan_rewrite = get_kernel_graph, memory_plan_rewrite
 def create_linear_with_vars(big_sink):
-  c = {"prog": current["prog"], "n": current["n"], "big_sink": big_sink, "kernel_graphs": [], "unplanned": None}
+  c = {"prog": current["prog"], "n": current["n"], "big_sink": big_sink, "kernel_graphs": [], "unplanned": None,
+       "ctx": " ".join(f"{k}={v.value}" for k, v in sorted(ContextVar._cache.items()) if k in SCHED_VARS)}
   current["n"] += 1
   cases.append(c)
   rec.update(on=True, depth=1, steps=[])  # the context itself is depth 0 in the tracker; steps start at 1
@@ -304,6 +309,63 @@ def expand_reduce(): R(E(4, 1).expand(4, 8).sum(1))
 @prog
 def double_transpose_matmul(): a = E(6, 5); R(a.T@a)
 
+# the MLP of the benchmark: 784-512-512-10 forward at batch 512
+@prog
+def mlp_784_512_512_10():
+  x = E(512, 784); w1 = E(784, 512); b1 = E(512); w2 = E(512, 512); b2 = E(512); w3 = E(512, 10); b3 = E(10)
+  R((x.linear(w1, b1).relu().linear(w2, b2).relu().linear(w3, b3)).log_softmax(-1))
+
+# from the reference's test/null/test_schedule.py
+@prog
+def reduce_expand_child():
+  a = E(32, 32, 32); b = E(1, 16)
+  R(a.sum()+2, a.sum()+b)
+@prog
+def conv2d_backward():
+  img = E(2, 3, 16, 16); w = E(4, 3, 3, 3)
+  img.requires_grad = w.requires_grad = True
+  ret = img.conv2d(w).relu().mean().backward()
+  R(ret, img.grad, w.grad)
+
+# the same with SPLIT_REDUCEOP=0 (test_schedule.py's TestSchedule runs so), and other scheduler settings
+@prog
+def reduce_expand_child_nosplit():
+  with Context(SPLIT_REDUCEOP=0): reduce_expand_child()
+@prog
+def conv2d_backward_nosplit():
+  with Context(SPLIT_REDUCEOP=0): conv2d_backward()
+@prog
+def big_sum_nosplit():
+  with Context(SPLIT_REDUCEOP=0): R(E(65536).sum())
+@prog
+def no_memory_planner():
+  with Context(NO_MEMORY_PLANNER=1): diamond()
+@prog
+def max_kernel_buffers():
+  with Context(MAX_KERNEL_BUFFERS=8): R(sum([E(4) for _ in range(12)], Tensor.zeros(4)))
+
+# schedules the reference refuses (test/unit/test_assign.py: "cycle")
+@prog
+def assign_diamond_cycle():
+  a = Tensor.ones(4).contiguous().realize()
+  times_a = a*3
+  a.assign(Tensor.full((4,), 2.).contiguous())
+  R(a + (times_a-1))
+@prog
+def assign_diamond_contiguous_cycle():
+  a = Tensor.ones(4).contiguous().realize()
+  times_a = a*3
+  a.assign(Tensor.full((4,), 2.))
+  R(a.contiguous() + times_a-1)
+@prog
+def crossunder_assign():
+  a = Tensor.full((4,), 2).contiguous().realize()
+  b = Tensor.full((4,), 3).contiguous().realize()
+  c = a+9
+  a += b
+  b += c
+  R(a, b)
+
 for fn in PROGS:
   current.update(prog=fn.__name__, n=0)
   try: fn()
@@ -321,6 +383,7 @@ with open(out_path, "w") as f:
         pool[u] = len(pool)
       return f"@{pool[root]}"
     f.write(f"case {cid} {c['prog']} {c['n']}\n")
+    f.write(f"ctx {c['ctx']}\n")
     f.write(f"big_sink {ref(c['big_sink'])}\n")
     if "error" in c:
       f.write(f"error {c['error']}\n")

@@ -18,6 +18,7 @@ struct SchedCase {
   tg::UOp linear_unplanned, linear;
   std::vector<std::pair<std::string, long long>> vars;
   std::vector<std::string> steps;
+  std::vector<std::pair<std::string, long long>> ctx;  // the scheduler's ContextVars when it ran
 };
 
 inline std::vector<SchedCase> load_schedule_goldens(const std::string& path) {
@@ -48,7 +49,16 @@ inline std::vector<SchedCase> load_schedule_goldens(const std::string& path) {
       continue;
     }
     SchedCase& c = cs.back();
-    if (key == "big_sink")
+    if (key == "ctx") {
+      size_t p = 0;
+      while (p < rest.size()) {
+        size_t e = rest.find(' ', p);
+        std::string kv = rest.substr(p, e == std::string::npos ? std::string::npos : e - p);
+        size_t q = kv.find('=');
+        if (q != std::string::npos) c.ctx.emplace_back(kv.substr(0, q), std::stoll(kv.substr(q + 1)));
+        p = e == std::string::npos ? rest.size() : e + 1;
+      }
+    } else if (key == "big_sink")
       c.big_sink = ref(rest);
     else if (key == "error")
       c.error = rest;

@@ -79,12 +79,20 @@ const Result& run(const SchedCase& c) {
   rec->steps.clear();
   rec->open.clear();
   set_recorder(rec);
+  std::vector<std::pair<ContextVar*, int64_t>> saved;
+  for (const auto& [k, v] : c.ctx) {
+    ContextVar* cv = ContextVar::find(k);
+    if (!cv) throw std::runtime_error("no ContextVar " + k);
+    saved.emplace_back(cv, cv->value());
+    cv->set(v);
+  }
   try {
     Context ctx({{"TRACK_MATCH_STATS", 2}, {"SCACHE", 0}, {"VIZ", 0}});
     r.lv = create_linear_with_vars(c.big_sink);
   } catch (const std::exception& e) {
     r.error = e.what();
   }
+  for (auto& [cv, v] : saved) cv->set(v);
   set_recorder(nullptr);
   r.context = rec->context_name;
   for (const auto& s : rec->steps) {
@@ -253,4 +261,21 @@ TEST(ScheduleGoldens, VarValsAndContext) {
     if (ctx != c.context) ok = false, ADD_FAILURE() << "context: want " << c.context << " got " << r.context;
     if (ok) t.ok++;
   });
+}
+
+// schedules the reference refuses (test_assign.py's cycles) fail here with the same message (first line)
+TEST(ScheduleGoldens, ReferenceErrors) {
+  Tally t{"reference errors reproduced"};
+  for (const auto& c : goldens()) {
+    if (c.error.empty()) continue;
+    SCOPED_TRACE("case " + std::to_string(c.id) + " " + c.prog + ": " + c.error);
+    t.total++;
+    const Result& r = run(c);
+    std::string want = c.error.substr(c.error.find(": ") + 2), got = r.error.substr(0, r.error.find('\n'));
+    if (!r.error.empty() && got == want)
+      t.ok++;
+    else
+      ADD_FAILURE() << "got: " << (r.error.empty() ? "no error" : got);
+  }
+  EXPECT_GE(t.total, 3);
 }

@@ -2,3 +2,8 @@
 tg_test(test_schedule_goldens LABEL parity SOURCES parity/test_schedule_goldens.cpp)
 add_test(NAME schedule_goldens_spec2 COMMAND test_schedule_goldens)
 set_tests_properties(schedule_goldens_spec2 PROPERTIES ENVIRONMENT SPEC=2 LABELS parity)
+# the kernel-count assertions of the reference's test/null/test_schedule.py on the big SINKs it scheduled
+tg_test(test_schedule_counts LABEL parity SOURCES parity/test_schedule_counts.cpp)
+# benchmark (`make bench` style, not a test): create_linear_with_vars on the largest golden SINKs and the MLP
+add_executable(bench_schedule bench/bench_schedule.cpp)
+target_link_libraries(bench_schedule PRIVATE tinygrad benchmark::benchmark)
