@@ -1,4 +1,6 @@
 // The C++ Tensor and realize engine against the reference (tests/parity/tensor_goldens.txt, gen_tensor_goldens.py).
+// CallifyGoldens: the same programs written with the C++ Tensor API give the reference's callify CALL (BUFFER slots
+// renumbered by first appearance).
 // EngineGoldens: the reference's final LINEAR of each program, run by the C++ engine (codegen, compile, run) on CPU
 // and on INTERP: kernel names and linearized op sequences equal the reference's (CPU), values within 1e-5.
 #include <gtest/gtest.h>
@@ -14,7 +16,9 @@
 #include "lib/engine/realize.h"
 #include "lib/uop/kernel_info.h"
 #include "lib/uop/serialize.h"
+#include "lib/tensor.h"
 #include "tests/parity/tensor_goldens.h"
+#include "tests/parity/tensor_programs.h"
 
 using namespace tg;
 
@@ -120,7 +124,61 @@ void run_golden_linear(const TensorGolden& c, size_t case_idx, const std::string
   }
 }
 
+// gen_tensor_goldens.py's renumber: BUFFER slots by first appearance (Variables keep -1)
+std::vector<std::string> renumber(const std::vector<std::string>& lines) {
+  static const std::regex slot(R"(P\(i(-?\d+),)");
+  std::map<std::string, int> m;
+  std::vector<std::string> out;
+  for (std::string l : lines) {
+    std::smatch mm;
+    if (l.rfind("BUFFER ", 0) == 0 && std::regex_search(l, mm, slot) && mm[1] != "-1") {
+      auto it = m.emplace(mm[1], (int)m.size()).first;
+      l = mm.prefix().str() + "P(i" + std::to_string(it->second) + "," + mm.suffix().str();
+    }
+    out.push_back(l);
+  }
+  return out;
+}
+
+const TensorGolden* golden(const std::string& name) {
+  for (const TensorGolden& g : goldens())
+    if (g.name == name) return &g;
+  return nullptr;
+}
+
+std::vector<Tensor> contiguous_outs(const tensor_programs::Program& p) {
+  std::vector<Tensor> outs;
+  for (const Tensor& t : p.second()) outs.push_back(t.contiguous());
+  return outs;
+}
+
 }  // namespace
+
+TEST(CallifyGoldens, TransformToCall) {
+  int checked = 0;
+  for (const auto& p : tensor_programs::programs()) {
+    SCOPED_TRACE(p.first);
+    const TensorGolden* g = golden(p.first);
+    ASSERT_NE(g, nullptr) << p.first;
+    std::vector<Tensor> outs = contiguous_outs(p);
+    if (!g->error.empty()) {
+      // the reference refused to realize (a weak dtype): so does linear_with_vars
+      try {
+        Tensor::linear_with_vars(outs);
+        ADD_FAILURE() << p.first << ": expected the error " << g->error;
+      } catch (const tg::Error& e) {
+        EXPECT_EQ(std::string(e.what()), g->error);
+      }
+      continue;
+    }
+    CallifyResult r = Tensor::callify_sink(outs);
+    std::vector<std::string> got = renumber(encode_graph(r.call));
+    EXPECT_EQ(got, g->callify) << p.first;
+    checked++;
+  }
+  EXPECT_EQ(checked + 1, (int)tensor_programs::programs().size());
+  EXPECT_EQ(tensor_programs::programs().size(), goldens().size());
+}
 
 class EngineGoldens : public ::testing::TestWithParam<std::string> {};
 

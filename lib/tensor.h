@@ -1,0 +1,468 @@
+// Port of tinygrad/tensor.py: the user-facing Tensor. A Tensor is a handle on a lazy UOp graph; copies of a Tensor
+// share it (like python references), so realize(), assign() and the scheduler's rewrite of every live Tensor are seen
+// by all copies. Every op is the UOp mixin's (lib/mixin): a Tensor method is _apply_uop of the UOp method, so both build
+// the same graph.
+//
+//   tg::Tensor a = tg::Tensor::from_vector<float>({1, 2, 3, 4}).reshape({2, 2});
+//   tg::Tensor b = (a.matmul(a) + 1).relu();
+//   std::vector<float> v = b.to_vector<float>();     // realizes: schedule, codegen, compile, run on DEV (CPU default)
+//   float s = b.sum().item<float>();
+//
+// Devices are registered by their backends (tg::cpu::register_device(), tg::interp::register_device()); DEV picks
+// the default one (CPU, or INTERP for the interpreter).
+#pragma once
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "lib/device.h"
+#include "lib/uop/uop.h"
+
+namespace tg {
+
+class Tensor;
+
+// ***** callify (tensor.py transform_to_call) *****
+struct CallifyResult {
+  UOp call;                                    // SINK(assigns).call(*buffers)
+  std::vector<std::pair<UOp, UOp>> buffer_map;  // original tensor node -> its storage after the call
+};
+// trace context "Callify N Buffers" with the steps "number the uops", "early transform tensor graph", "finalize call",
+// "replace bufs"
+CallifyResult transform_to_call(const UOp& big_sink);
+
+// UOp helpers of uop/ops.py the Tensor needs (UOp.copy_to_device, clone, is_virtual, param_like, call, _frompy)
+UOp uop_copy_to_device(const UOp& u, const Arg& device);
+UOp uop_clone(const UOp& u, const Arg& device = {});
+bool uop_is_virtual(const UOp& u);
+UOp uop_param_like(const UOp& u, int64_t slot);
+UOp uop_call(const UOp& body, std::span<const UOp> srcs, std::optional<std::string> name = std::nullopt);
+// a PYTHON-device buffer holding `data` (host bytes of `dtype`), reshaped to shape and copied to `device`
+UOp uop_frompy(const std::vector<uint8_t>& data, const Shape& shape, DType dtype, const Arg& device = {});
+
+// a Tensor or a python scalar: the operand of the elementwise methods
+class TOperand {
+ public:
+  TOperand(const Tensor& t);
+  TOperand(PyConst c) : c_(c) {}
+  TOperand(int v) : c_(v) {}
+  TOperand(long v) : c_(v) {}
+  TOperand(long long v) : c_(v) {}
+  TOperand(unsigned long v) : c_(v) {}
+  TOperand(pyint v) : c_(v) {}
+  TOperand(double v) : c_(v) {}
+  TOperand(float v) : c_((double)v) {}
+  TOperand(bool v) : c_(v) {}
+  Operand op() const { return u_ ? Operand(u_) : Operand(c_); }
+
+ private:
+  PyConst c_;
+  UOp u_;
+};
+
+// nested initializer lists of scalars: Tensor({{1, 2}, {3, 4}})
+template <typename T>
+struct NestedList {
+  NestedList(T v) : leaf(v), is_leaf(true) {}  // NOLINT
+  NestedList(std::initializer_list<NestedList<T>> l) : items(l) {}
+  T leaf{};
+  bool is_leaf = false;
+  std::vector<NestedList<T>> items;
+};
+
+class Tensor {
+ public:
+  // ***** construction *****
+  Tensor();                                    // Tensor(None): a 0.0 const
+  explicit Tensor(const UOp& u, const Arg& device = {}, DType dtype = DType());
+  Tensor(double v, DType dtype = DType(), const Arg& device = {});  // a python scalar: a const (virtual) tensor
+  Tensor(int v, DType dtype = DType(), const Arg& device = {});
+  Tensor(long v, DType dtype = DType(), const Arg& device = {});
+  Tensor(bool v, DType dtype = DType(), const Arg& device = {});
+  // a list: host data in a PYTHON buffer copied to the device (the dtype defaults like dtypes.from_py)
+  Tensor(NestedList<double> data, DType dtype = DType(), const Arg& device = {});
+  Tensor(std::initializer_list<NestedList<double>> data, DType dtype = DType(), const Arg& device = {})
+      : Tensor(NestedList<double>(data), dtype, device) {}
+  template <typename V>
+  static Tensor from_vector(const std::vector<V>& data, DType dtype = DType(), const Arg& device = {});
+  static Tensor from_values(const std::vector<PyConst>& data, const Shape& shape, DType dtype,
+                            const Arg& device = {});
+  static Tensor from_bytes(const std::vector<uint8_t>& data, DType dtype = DType(), const Arg& device = {});
+  static Tensor const_(PyConst b, DType dtype = DType()) { return Tensor(UOp::const_(b, dtype)); }
+
+  static Tensor empty(const Shape& shape, DType dtype = DType(), const Arg& device = {});
+  static Tensor zeros(const Shape& shape, DType dtype = DType(), const Arg& device = {});
+  static Tensor ones(const Shape& shape, DType dtype = DType(), const Arg& device = {});
+  static Tensor full(const Shape& shape, const TOperand& fill_value, DType dtype = DType(), const Arg& device = {});
+  static Tensor arange(PyConst start, std::optional<PyConst> stop = std::nullopt, PyConst step = 1,
+                       DType dtype = DType());
+  static Tensor linspace(PyConst start, PyConst stop, int64_t steps, DType dtype = DType());
+  static Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, DType dtype = DType());
+  static Tensor stack(const std::vector<Tensor>& ts, int64_t dim = 0);
+  Tensor zeros_like(DType dtype = DType()) const;
+  Tensor ones_like(DType dtype = DType()) const;
+  Tensor full_like(PyConst v, DType dtype = DType()) const;
+  Tensor empty_like(DType dtype = DType()) const;
+
+  // ***** random (mixin/rand.py, lib/mixin/rand.cpp) *****
+  static void manual_seed(int64_t seed = 0);
+  static Tensor rand(const Shape& shape, DType dtype = DType(), const Arg& device = {}, bool contiguous = true);
+  static Tensor randn(const Shape& shape, DType dtype = DType(), const Arg& device = {});
+  static Tensor randint(const Shape& shape, pyint low = 0, pyint high = 10, DType dtype = DType(),
+                        const Arg& device = {});
+  static Tensor uniform(const Shape& shape, PyConst low = 0.0, PyConst high = 1.0, DType dtype = DType(),
+                        const Arg& device = {});
+  static Tensor normal(const Shape& shape, double mean = 0.0, double std = 1.0, DType dtype = DType(),
+                       const Arg& device = {});
+  static Tensor scaled_uniform(const Shape& shape, DType dtype = DType(), const Arg& device = {});
+  static Tensor glorot_uniform(const Shape& shape, DType dtype = DType(), const Arg& device = {});
+  Tensor rand_like(DType dtype = DType()) const;
+  Tensor randn_like(DType dtype = DType()) const;
+  static std::pair<Tensor, Tensor> next_counter(const std::string& device, pyint num);  // _next_counter
+
+  // ***** the graph *****
+  const UOp& uop() const { return d_->uop; }
+  void set_uop(const UOp& u) { d_->uop = u; }
+  Arg device() const { return uop().device(); }
+  std::string device_str() const;  // the device name (throws for no device / multi device)
+  const Shape& shape() const { return uop().shape(); }
+  DType dtype() const { return uop().dtype(); }
+  int64_t ndim() const { return uop().ndim(); }
+  sint numel() const { return uop().numel(); }
+  bool is(const Tensor& o) const { return d_ == o.d_; }
+  std::string repr() const;
+  Tensor apply(const std::function<UOp(const UOp&)>& f) const { return Tensor::wrap(f(uop())); }  // _apply_uop
+
+  // ***** realize / schedule (the engine) *****
+  static CallifyResult callify_sink(const std::vector<Tensor>& ts);  // transform_to_call + apply the map
+  Tensor& callify(const std::vector<Tensor>& more = {});
+  // the LINEAR and var_vals that realize these tensors (rewrites every live tensor onto the result buffers)
+  static std::pair<UOp, std::map<std::string, pyint>> linear_with_vars(const std::vector<Tensor>& ts);
+  static UOp schedule_linear(const std::vector<Tensor>& ts);
+  Tensor& realize(const std::vector<Tensor>& more = {}, bool do_update_stats = true);
+  static void realize_all(const std::vector<Tensor>& ts, bool do_update_stats = true);
+  Tensor& replace(const Tensor& x);
+  Tensor& assign(const Tensor& x);
+  Tensor& assign(const TOperand& x);
+  Tensor contiguous() const { return apply([](const UOp& u) { return u.contiguous(); }); }
+  Tensor clone(const Arg& device = {}) const;
+  Tensor to(const Arg& device) const;
+  Tensor detach() const { return apply([](const UOp& u) { return u.detach(); }); }
+  bool is_realized() const { return uop_is_realized(uop()); }
+
+  // ***** data *****
+  std::shared_ptr<Buffer> buffer() const;  // _buffer: realized contiguous buffer of this tensor
+  std::vector<uint8_t> data() const;       // raw bytes in this tensor's (strong) dtype, row major
+  std::vector<PyConst> tolist_flat() const;  // python values, row major
+  template <typename V>
+  std::vector<V> to_vector() const;
+  template <typename V>
+  V item() const;
+
+  // ***** movement (mixin/movement.py) *****
+  Tensor reshape(const Shape& s) const { return apply([&](const UOp& u) { return u.reshape(s); }); }
+  Tensor view(const Shape& s) const { return reshape(s); }
+  Tensor expand(const OptShape& s) const { return apply([&](const UOp& u) { return u.expand(s); }); }
+  Tensor permute(const std::vector<int64_t>& o) const { return apply([&](const UOp& u) { return u.permute(o); }); }
+  Tensor flip(const std::vector<int64_t>& a) const { return apply([&](const UOp& u) { return u.flip(a); }); }
+  Tensor flip(int64_t a) const { return flip(std::vector<int64_t>{a}); }
+  Tensor shrink(const PadArg& a) const { return apply([&](const UOp& u) { return u.shrink(a); }); }
+  Tensor pad(const PadArg& p, std::string_view mode = "constant", PyConst value = 0.0) const {
+    return apply([&](const UOp& u) { return u.pad(p, mode, value); });
+  }
+  Tensor pad_to(const OptShape& s, PyConst value = 0) const {
+    return apply([&](const UOp& u) { return u.pad_to(s, value); });
+  }
+  Tensor shrink_to(const OptShape& s) const { return apply([&](const UOp& u) { return u.shrink_to(s); }); }
+  Tensor squeeze(std::optional<int64_t> d = std::nullopt) const {
+    return apply([&](const UOp& u) { return u.squeeze(d); });
+  }
+  Tensor unsqueeze(int64_t d) const { return apply([&](const UOp& u) { return u.unsqueeze(d); }); }
+  Tensor T() const { return transpose(); }
+  Tensor transpose(int64_t d0 = 1, int64_t d1 = 0) const {
+    return apply([&](const UOp& u) { return u.transpose(d0, d1); });
+  }
+  Tensor flatten(int64_t s = 0, int64_t e = -1) const { return apply([&](const UOp& u) { return u.flatten(s, e); }); }
+  Tensor unflatten(int64_t d, const Shape& s) const { return apply([&](const UOp& u) { return u.unflatten(d, s); }); }
+  Tensor broadcast_to(const Shape& s) const { return apply([&](const UOp& u) { return u.broadcast_to(s); }); }
+  Tensor repeat(const std::vector<sint>& r) const { return apply([&](const UOp& u) { return u.repeat(r); }); }
+  Tensor rearrange(const std::string& f, const std::vector<std::pair<std::string, int64_t>>& s = {}) const {
+    return apply([&](const UOp& u) { return u.rearrange(f, s); });
+  }
+  Tensor roll(const std::vector<int64_t>& shifts, const std::optional<std::vector<int64_t>>& dims = std::nullopt) const {
+    return apply([&](const UOp& u) { return u.roll(shifts, dims); });
+  }
+  Tensor getitem(const std::vector<Index>& idx) const;  // __getitem__ (a Tensor index goes as Index(t.uop()))
+  Tensor operator[](const std::vector<Index>& idx) const { return getitem(idx); }
+  Tensor operator[](int64_t i) const { return getitem({Index((long long)i)}); }
+  Tensor cat(const std::vector<Tensor>& others, int64_t dim = 0) const;
+  std::vector<Tensor> split(int64_t size, int64_t dim = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+
+  // ***** reduce (mixin/reduce.py, op.py) *****
+  Tensor sum(const AxisArg& a = AxisArg(), bool keepdim = false, DType dt = DType()) const {
+    return apply([&](const UOp& u) { return u.sum(a, keepdim, dt); });
+  }
+  Tensor prod(const AxisArg& a = AxisArg(), bool keepdim = false, DType dt = DType()) const {
+    return apply([&](const UOp& u) { return u.prod(a, keepdim, dt); });
+  }
+  Tensor max(const AxisArg& a = AxisArg(), bool keepdim = false) const {
+    return apply([&](const UOp& u) { return u.max(a, keepdim); });
+  }
+  Tensor min(const AxisArg& a = AxisArg(), bool keepdim = false) const {
+    return apply([&](const UOp& u) { return u.min(a, keepdim); });
+  }
+  Tensor any(const AxisArg& a = AxisArg(), bool keepdim = false) const {
+    return apply([&](const UOp& u) { return u.any(a, keepdim); });
+  }
+  Tensor all(const AxisArg& a = AxisArg(), bool keepdim = false) const {
+    return apply([&](const UOp& u) { return u.all(a, keepdim); });
+  }
+  Tensor mean(const AxisArg& a = AxisArg(), bool keepdim = false) const {
+    return apply([&](const UOp& u) { return u.mean(a, keepdim); });
+  }
+  Tensor var(const AxisArg& a = AxisArg(), bool keepdim = false, PyConst correction = 1) const {
+    return apply([&](const UOp& u) { return u.var(a, keepdim, correction); });
+  }
+  Tensor std(const AxisArg& a = AxisArg(), bool keepdim = false, PyConst correction = 1) const {
+    return apply([&](const UOp& u) { return u.std_(a, keepdim, correction); });
+  }
+  Tensor argmax(std::optional<int64_t> a = std::nullopt, bool keepdim = false) const {
+    return apply([&](const UOp& u) { return u.argmax(a, keepdim); });
+  }
+  Tensor argmin(std::optional<int64_t> a = std::nullopt, bool keepdim = false) const {
+    return apply([&](const UOp& u) { return u.argmin(a, keepdim); });
+  }
+  Tensor softmax(int64_t a = -1, DType dt = DType()) const { return apply([&](const UOp& u) { return u.softmax(a, dt); }); }
+  Tensor log_softmax(int64_t a = -1, DType dt = DType()) const {
+    return apply([&](const UOp& u) { return u.log_softmax(a, dt); });
+  }
+  Tensor logsumexp(const AxisArg& a = AxisArg(), bool keepdim = false) const {
+    return apply([&](const UOp& u) { return u.logsumexp(a, keepdim); });
+  }
+  Tensor cumsum(int64_t a = 0) const { return apply([&](const UOp& u) { return u.cumsum(a); }); }
+  Tensor cumprod(int64_t a) const { return apply([&](const UOp& u) { return u.cumprod(a); }); }
+
+  // ***** linear algebra, nn (op.py) *****
+  Tensor dot(const Tensor& w, DType dt = DType()) const;
+  Tensor matmul(const Tensor& x, DType dt = DType()) const;
+  Tensor linear(const Tensor& w, const std::optional<Tensor>& b = std::nullopt) const;
+  Tensor conv2d(const Tensor& w, const std::optional<Tensor>& b = std::nullopt, int64_t groups = 1,
+                const IntTuple& stride = 1, const IntTuple& dilation = 1, const IntTuple& padding = 0) const;
+  Tensor max_pool2d(const IntTuple& k = {2, 2}, const std::optional<IntTuple>& stride = std::nullopt,
+                    const IntTuple& dilation = 1, const IntTuple& padding = 0) const {
+    return apply([&](const UOp& u) { return u.max_pool2d(k, stride, dilation, padding); });
+  }
+  Tensor avg_pool2d(const IntTuple& k = {2, 2}, const std::optional<IntTuple>& stride = std::nullopt) const {
+    return apply([&](const UOp& u) { return u.avg_pool2d(k, stride); });
+  }
+  Tensor layernorm(const AxisArg& a = -1, double eps = 1e-5) const {
+    return apply([&](const UOp& u) { return u.layernorm(a, eps); });
+  }
+  Tensor gather(int64_t dim, const Tensor& index) const;
+  Tensor one_hot(int64_t n) const { return apply([&](const UOp& u) { return u.one_hot(n); }); }
+  Tensor triu(int64_t d = 0) const { return apply([&](const UOp& u) { return u.triu(d); }); }
+  Tensor tril(int64_t d = 0) const { return apply([&](const UOp& u) { return u.tril(d); }); }
+  Tensor sparse_categorical_crossentropy(const Tensor& Y, int64_t ignore_index = -1, double label_smoothing = 0.0,
+                                         std::string_view reduction = "mean") const;
+  Tensor cross_entropy(const Tensor& Y, std::string_view reduction = "mean", double label_smoothing = 0.0) const;
+  std::pair<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
+  std::pair<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted_ = true) const;
+
+  // ***** dtype (mixin/dtype.py) *****
+  Tensor cast(DType d) const { return apply([&](const UOp& u) { return u.cast(d); }); }
+  Tensor bitcast(DType d) const { return apply([&](const UOp& u) { return u.bitcast(d); }); }
+  Tensor float_() const { return apply([](const UOp& u) { return u.float_(); }); }
+  Tensor half() const { return apply([](const UOp& u) { return u.half(); }); }
+  Tensor int_() const { return apply([](const UOp& u) { return u.int_(); }); }
+  Tensor bool_() const { return apply([](const UOp& u) { return u.bool_(); }); }
+  Tensor double_() const { return apply([](const UOp& u) { return u.double_(); }); }
+  Tensor long_() const { return apply([](const UOp& u) { return u.long_(); }); }
+  bool is_floating_point() const { return uop().is_floating_point(); }
+
+  // ***** elementwise (mixin/elementwise.py) *****
+  Tensor add(const TOperand& x, bool reverse = false) const { return bin([&](const UOp& u, const Operand& o) { return u.add(o, reverse); }, x); }
+  Tensor sub(const TOperand& x, bool reverse = false) const { return bin([&](const UOp& u, const Operand& o) { return u.sub(o, reverse); }, x); }
+  Tensor mul(const TOperand& x, bool reverse = false) const { return bin([&](const UOp& u, const Operand& o) { return u.mul(o, reverse); }, x); }
+  Tensor div(const TOperand& x, bool reverse = false, std::string_view rounding_mode = {}) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.div(o, reverse, rounding_mode); }, x);
+  }
+  Tensor floordiv(const TOperand& x, bool reverse = false) const { return bin([&](const UOp& u, const Operand& o) { return u.floordiv(o, reverse); }, x); }
+  Tensor mod(const TOperand& x, bool reverse = false) const { return bin([&](const UOp& u, const Operand& o) { return u.mod(o, reverse); }, x); }
+  Tensor pow(const TOperand& x, bool reverse = false) const { return bin([&](const UOp& u, const Operand& o) { return u.pow(o, reverse); }, x); }
+  Tensor maximum(const TOperand& x) const { return bin([&](const UOp& u, const Operand& o) { return u.maximum(o); }, x); }
+  Tensor minimum(const TOperand& x) const { return bin([&](const UOp& u, const Operand& o) { return u.minimum(o); }, x); }
+  Tensor bitwise_and(const TOperand& x, bool r = false) const { return bin([&](const UOp& u, const Operand& o) { return u.bitwise_and(o, r); }, x); }
+  Tensor bitwise_or(const TOperand& x, bool r = false) const { return bin([&](const UOp& u, const Operand& o) { return u.bitwise_or(o, r); }, x); }
+  Tensor bitwise_xor(const TOperand& x, bool r = false) const { return bin([&](const UOp& u, const Operand& o) { return u.bitwise_xor(o, r); }, x); }
+  Tensor lshift(const TOperand& x, bool r = false) const { return bin([&](const UOp& u, const Operand& o) { return u.lshift(o, r); }, x); }
+  Tensor rshift(const TOperand& x, bool r = false) const { return bin([&](const UOp& u, const Operand& o) { return u.rshift(o, r); }, x); }
+  Tensor lt(const TOperand& x) const { return bin([&](const UOp& u, const Operand& o) { return u.lt(o); }, x); }
+  Tensor gt(const TOperand& x) const { return bin([&](const UOp& u, const Operand& o) { return u.gt(o); }, x); }
+  Tensor le(const TOperand& x) const { return bin([&](const UOp& u, const Operand& o) { return u.le(o); }, x); }
+  Tensor ge(const TOperand& x) const { return bin([&](const UOp& u, const Operand& o) { return u.ge(o); }, x); }
+  Tensor eq(const TOperand& x) const { return bin([&](const UOp& u, const Operand& o) { return u.eq(o); }, x); }
+  Tensor ne(const TOperand& x) const { return bin([&](const UOp& u, const Operand& o) { return u.ne(o); }, x); }
+  Tensor where(const TOperand& x, const TOperand& y) const;
+  Tensor clip(const std::optional<TOperand>& lo, const std::optional<TOperand>& hi) const;
+  Tensor clamp(const std::optional<TOperand>& lo, const std::optional<TOperand>& hi) const { return clip(lo, hi); }
+  Tensor masked_fill(const Tensor& mask, const TOperand& v) const;
+  Tensor lerp(const Tensor& end, const TOperand& w) const;
+#define TG_TENSOR_UNARY(name) \
+  Tensor name() const { return apply([](const UOp& u) { return u.name(); }); }
+  TG_TENSOR_UNARY(neg)
+  TG_TENSOR_UNARY(logical_not)
+  TG_TENSOR_UNARY(bitwise_not)
+  TG_TENSOR_UNARY(reciprocal)
+  TG_TENSOR_UNARY(trunc)
+  TG_TENSOR_UNARY(sqrt)
+  TG_TENSOR_UNARY(rsqrt)
+  TG_TENSOR_UNARY(sin)
+  TG_TENSOR_UNARY(cos)
+  TG_TENSOR_UNARY(tan)
+  TG_TENSOR_UNARY(exp)
+  TG_TENSOR_UNARY(exp2)
+  TG_TENSOR_UNARY(log)
+  TG_TENSOR_UNARY(log2)
+  TG_TENSOR_UNARY(log10)
+  TG_TENSOR_UNARY(square)
+  TG_TENSOR_UNARY(abs)
+  TG_TENSOR_UNARY(sign)
+  TG_TENSOR_UNARY(ceil)
+  TG_TENSOR_UNARY(floor)
+  TG_TENSOR_UNARY(round)
+  TG_TENSOR_UNARY(relu)
+  TG_TENSOR_UNARY(relu6)
+  TG_TENSOR_UNARY(sigmoid)
+  TG_TENSOR_UNARY(tanh)
+  TG_TENSOR_UNARY(swish)
+  TG_TENSOR_UNARY(silu)
+  TG_TENSOR_UNARY(hardswish)
+  TG_TENSOR_UNARY(quick_gelu)
+  TG_TENSOR_UNARY(mish)
+  TG_TENSOR_UNARY(logsigmoid)
+  TG_TENSOR_UNARY(softsign)
+  TG_TENSOR_UNARY(sinh)
+  TG_TENSOR_UNARY(cosh)
+  TG_TENSOR_UNARY(atanh)
+  TG_TENSOR_UNARY(asinh)
+  TG_TENSOR_UNARY(acosh)
+  TG_TENSOR_UNARY(asin)
+  TG_TENSOR_UNARY(acos)
+  TG_TENSOR_UNARY(atan)
+  TG_TENSOR_UNARY(erf)
+  TG_TENSOR_UNARY(isnan)
+  TG_TENSOR_UNARY(isfinite)
+#undef TG_TENSOR_UNARY
+  Tensor gelu(std::string_view approximate = "tanh") const { return apply([&](const UOp& u) { return u.gelu(approximate); }); }
+  Tensor leaky_relu(double s = 0.01) const { return apply([&](const UOp& u) { return u.leaky_relu(s); }); }
+  Tensor elu(double a = 1.0) const { return apply([&](const UOp& u) { return u.elu(a); }); }
+  Tensor celu(double a = 1.0) const { return apply([&](const UOp& u) { return u.celu(a); }); }
+  Tensor softplus(double b = 1.0) const { return apply([&](const UOp& u) { return u.softplus(b); }); }
+  Tensor hardtanh(PyConst lo = -1, PyConst hi = 1) const { return apply([&](const UOp& u) { return u.hardtanh(lo, hi); }); }
+  Tensor isinf(bool pos = true, bool neg = true) const { return apply([&](const UOp& u) { return u.isinf(pos, neg); }); }
+
+  // internal: wrap a UOp into a new registered Tensor without device/dtype handling (_apply_uop's constructor)
+  static Tensor wrap(const UOp& u);
+  // all live tensors (all_tensors), for _apply_map_to_tensors
+  static std::vector<Tensor> live_tensors();
+  static size_t live_tensor_count();
+
+  struct Data {
+    UOp uop;
+  };
+
+ private:
+  explicit Tensor(std::shared_ptr<Data> d) : d_(std::move(d)) {}
+  Tensor bin(const std::function<UOp(const UOp&, const Operand&)>& f, const TOperand& x) const {
+    return Tensor::wrap(f(uop(), x.op()));
+  }
+  void init_from(const UOp& data, const Arg& device, DType dtype);
+  std::shared_ptr<Data> d_;
+};
+
+// _apply_map_to_tensors: every live Tensor whose graph reaches a key gets the substituted graph
+void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& applied_map, const std::string& name);
+
+// C++ operators: python semantics (broadcasting, promotion, weak scalars)
+Tensor operator+(const Tensor& a, const TOperand& b);
+Tensor operator-(const Tensor& a, const TOperand& b);
+Tensor operator*(const Tensor& a, const TOperand& b);
+Tensor operator/(const Tensor& a, const TOperand& b);
+Tensor operator%(const Tensor& a, const TOperand& b);
+Tensor operator&(const Tensor& a, const TOperand& b);
+Tensor operator|(const Tensor& a, const TOperand& b);
+Tensor operator^(const Tensor& a, const TOperand& b);
+Tensor operator<<(const Tensor& a, const TOperand& b);
+Tensor operator>>(const Tensor& a, const TOperand& b);
+Tensor operator<(const Tensor& a, const TOperand& b);
+Tensor operator>(const Tensor& a, const TOperand& b);
+Tensor operator<=(const Tensor& a, const TOperand& b);
+Tensor operator>=(const Tensor& a, const TOperand& b);
+Tensor operator==(const Tensor& a, const TOperand& b);
+Tensor operator!=(const Tensor& a, const TOperand& b);
+Tensor operator-(const Tensor& a);
+Tensor operator~(const Tensor& a);
+// a python scalar on the left: the reflected op (1 - t == t.sub(1, reverse=True))
+Tensor operator+(PyConst a, const Tensor& b);
+Tensor operator-(PyConst a, const Tensor& b);
+Tensor operator*(PyConst a, const Tensor& b);
+Tensor operator/(PyConst a, const Tensor& b);
+
+// ***** data conversion *****
+// one element of `dt` at p as a python value (int, float or bool)
+PyConst load_host_scalar(const uint8_t* p, DType dt);
+void store_host_scalar(uint8_t* p, DType dt, const PyConst& v);
+
+template <typename V>
+Tensor Tensor::from_vector(const std::vector<V>& data, DType dtype, const Arg& device) {
+  std::vector<PyConst> v;
+  v.reserve(data.size());
+  for (const V& x : data) {
+    if constexpr (std::is_same_v<V, bool>) v.emplace_back((bool)x);
+    else if constexpr (std::is_floating_point_v<V>) v.emplace_back((double)x);
+    else v.emplace_back((pyint)x);
+  }
+  DType dt = dtype;
+  if (!dt) {
+    if constexpr (std::is_same_v<V, bool>) dt = dtypes::bool_;
+    else if constexpr (std::is_same_v<V, float>) dt = dtypes::float32;
+    else if constexpr (std::is_same_v<V, double>) dt = dtypes::float64;
+    else if constexpr (std::is_same_v<V, int8_t>) dt = dtypes::int8;
+    else if constexpr (std::is_same_v<V, uint8_t>) dt = dtypes::uint8;
+    else if constexpr (std::is_same_v<V, int16_t>) dt = dtypes::int16;
+    else if constexpr (std::is_same_v<V, uint16_t>) dt = dtypes::uint16;
+    else if constexpr (std::is_same_v<V, int32_t>) dt = dtypes::int32;
+    else if constexpr (std::is_same_v<V, uint32_t>) dt = dtypes::uint32;
+    else if constexpr (std::is_same_v<V, uint64_t>) dt = dtypes::uint64;
+    else dt = dtypes::int64;
+  }
+  return from_values(v, Shape{sint((pyint)data.size())}, dt, device);
+}
+
+template <typename V>
+std::vector<V> Tensor::to_vector() const {
+  std::vector<PyConst> vals = tolist_flat();
+  std::vector<V> out;
+  out.reserve(vals.size());
+  for (const PyConst& v : vals) {
+    if constexpr (std::is_same_v<V, bool>) out.push_back(v.truthy());
+    else if constexpr (std::is_floating_point_v<V>) out.push_back((V)(v.is_float() ? v.as_float() : (double)v.as_int()));
+    else out.push_back((V)(v.is_float() ? (pyint)v.as_float() : v.as_int()));
+  }
+  return out;
+}
+
+template <typename V>
+V Tensor::item() const {
+  sint n = numel();
+  if (!n.is_int() || n.i() != 1) throw Error("item() needs a tensor with one element, got shape of " + repr());
+  return to_vector<V>().at(0);
+}
+
+}  // namespace tg
