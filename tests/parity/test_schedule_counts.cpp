@@ -71,6 +71,17 @@ const std::vector<CountCase>& cases() {
   return c;
 }
 
+// multi-device graphs (sharded PARAMs, UNSHARD, MSELECT/MSTACK, ALLREDUCE, tuple devices) are out of scope: the
+// scheduler ports one device only (schedule/multi.py as one device needs it, no allreduce.py)
+bool multi_device(const UOp& sink) {
+  for (const UOp& u : sink.toposort()) {
+    Ops o = u.op();
+    if (o == Ops::UNSHARD || o == Ops::MSELECT || o == Ops::MSTACK || o == Ops::ALLREDUCE) return true;
+    if ((o == Ops::PARAM || o == Ops::BUFFER) && u.param_arg() && u.param_arg()->device.is_tuple()) return true;
+  }
+  return false;
+}
+
 int kernel_count(const UOp& linear, bool filter_sink) {
   int n = 0;
   for (const UOp& call : linear.src()) {
@@ -87,11 +98,15 @@ TEST(ScheduleCounts, Loaded) { ASSERT_GE(cases().size(), 250u); }
 
 // every check_schedule of test_schedule.py: our kernel count is the reference's
 TEST(ScheduleCounts, KernelCounts) {
-  int total = 0, ok = 0, errors = 0, asserted = 0;
+  int total = 0, ok = 0, errors = 0, asserted = 0, multi = 0;
   std::map<std::string, int> failed_tests;
   for (const auto& c : cases()) {
     if (c.ref == "error") continue;
     SCOPED_TRACE(c.test + " #" + std::to_string(c.nth));
+    if (multi_device(c.big_sink)) {
+      multi++;
+      continue;
+    }
     total++;
     asserted += std::stoi(c.ref) == c.allowed;
     std::vector<std::pair<ContextVar*, int64_t>> saved;
@@ -116,6 +131,7 @@ TEST(ScheduleCounts, KernelCounts) {
   }
   std::printf(
       "[ counts ] %d/%d check_schedule cases give the reference's kernel count (%d errors; %d cases where the "
-      "reference met the asserted count)\n",
-      ok, total, errors, asserted);
+      "reference met the asserted count; %d multi-device cases out of scope)\n",
+      ok, total, errors, asserted, multi);
+  EXPECT_GE(total, 250);
 }
