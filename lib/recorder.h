@@ -32,6 +32,34 @@ struct RuleStat {
   int64_t incl_ns = 0;         // time in the rule including nested rewrites
 };
 
+// a compiled kernel (tinygrad's ProfileProgramEvent plus what the workbench shows): written once per program
+struct ProgramRecord {
+  std::string name;          // the kernel name, E_4_4 (no colours)
+  std::string device;        // CPU, PYTHON, ...
+  uint64_t context = 0;      // the trace context of its codegen (to_program), 0 when that was not recorded
+  std::string source;        // the rendered source (C or LLVM IR)
+  std::string uops;          // the linearized UOps, one per line (print_uops)
+  std::string global_size, local_size;  // python reprs, e.g. "[4, 1, 1]"
+  int64_t ops = -1, mem = -1, lds = -1;  // Estimates (FLOPs, bytes); -1 when symbolic
+};
+
+// one buffer a kernel touched (the reference's "exec" point event arg: bufs, outputs, inputs)
+struct BufferUse {
+  uint64_t id = 0;      // a stable number per buffer for this process
+  uint64_t nbytes = 0;
+  bool written = false;
+};
+
+// one kernel (or copy) run on a device: tinygrad's ProfileRangeEvent(device, name, st, en, profile_key)
+struct KernelEvent {
+  uint64_t program = 0;     // id returned by Recorder::program, 0 for copies and unrecorded programs
+  std::string name;         // kernel name, or "copy 4.00 KB CPU <- PYTHON"
+  std::string device;       // lane: "CPU", "CPU:COPY", ...
+  int64_t t_start_ns = 0, t_end_ns = 0;  // same clock as contexts and steps (tg::now_ns)
+  std::vector<BufferUse> bufs;
+  std::string var_vals;     // "{'n': 3}" when the kernel has symbolic variables
+};
+
 class Recorder {
  public:
   virtual ~Recorder() = default;
@@ -46,6 +74,9 @@ class Recorder {
   virtual void rule_error(uint64_t step, uint32_t ordinal, const UOp& before, const UOp& error_node, uint32_t rule,
                           const std::string& message) = 0;
   virtual void note_uop(const UOp& u) = 0;  // a node the trace must hold (e.g. a rebuild that re-derived its dtype)
+  // kernels and their runs (PROFILE): a program is recorded once and gets an id kernel events refer to
+  virtual uint64_t program(const ProgramRecord& p) { return 0; }
+  virtual void kernel_event(const KernelEvent& e) {}
   virtual void finish() = 0;                // flush everything, build indexes, close
   virtual std::string path() const = 0;
 };
@@ -56,6 +87,10 @@ Recorder* recorder();
 void set_recorder(Recorder* r);
 using RecorderFactory = Recorder* (*)();
 void set_recorder_factory(RecorderFactory f);
+
+// The recorder kernels and their runs go to: the installed one when PROFILE>=1 or a trace is recorded (installing
+// it on first use), else nullptr.
+Recorder* profile_recorder();
 
 // VIZ=1: at exit, after the trace is saved, the launcher opens it in the workbench (registered by tg::viz)
 using VizLauncher = void (*)(const std::string& trace_path);

@@ -76,9 +76,11 @@ std::unique_ptr<Trace> Trace::open(const std::string& path) {
     throw TraceError("trace '" + path + "' was written by a newer tinygrad-cpp (schema " + std::to_string(ver) +
                      ", this reader understands up to " + std::to_string(TRACE_SCHEMA_VERSION) + ")");
   if (ver < 1) throw TraceError("trace '" + path + "' has no schema version (not a tinygrad trace)");
-  if (ver < TRACE_SCHEMA_VERSION)
+  if (ver < TRACE_SCHEMA_MIN_READ)
     throw TraceError("trace '" + path + "' was written by an older tinygrad-cpp (schema " + std::to_string(ver) +
-                     ", this reader understands " + std::to_string(TRACE_SCHEMA_VERSION) + "): record it again");
+                     ", this reader understands " + std::to_string(TRACE_SCHEMA_MIN_READ) + " to " +
+                     std::to_string(TRACE_SCHEMA_VERSION) + "): record it again");
+  t->schema_version_ = (int)ver;
   try {
     t->load();
   } catch (const TraceError&) {
@@ -93,7 +95,49 @@ Trace::~Trace() {
   if (db_) sqlite3_close(db_);
 }
 
+const ProgramRow* Trace::program(int64_t id) const {
+  auto it = program_index_.find(id);
+  return it == program_index_.end() ? nullptr : &programs_[it->second];
+}
+
+const ProgramRow* Trace::program_of_context(int64_t context) const {
+  auto it = program_by_ctx_.find(context);
+  return it == program_by_ctx_.end() ? nullptr : &programs_[it->second];
+}
+
 void Trace::load() {
+  bool has_kernels = false;
+  {
+    Stmt q(db_, "SELECT name FROM sqlite_master WHERE type='table' AND name='kernel_events'", path_);
+    has_kernels = q.step();
+  }
+  if (has_kernels) {
+    {
+      Stmt q(db_,
+             "SELECT id, name, device, context, source, uops, global_size, local_size, ops, mem, lds FROM programs "
+             "ORDER BY id",
+             path_);
+      while (q.step()) {
+        ProgramRow p;
+        p.id = q.i(0), p.name = str(q.i(1)), p.device = str(q.i(2)), p.context = q.i(3);
+        p.source = q.t(4), p.uops = q.t(5), p.global_size = q.t(6), p.local_size = q.t(7);
+        p.ops = q.i(8), p.mem = q.i(9), p.lds = q.i(10);
+        program_index_[p.id] = programs_.size();
+        if (p.context) program_by_ctx_[p.context] = programs_.size();
+        programs_.push_back(std::move(p));
+      }
+    }
+    Stmt q(db_,
+           "SELECT id, program, name, device, t_start, t_end, bufs, var_vals FROM kernel_events ORDER BY t_start, id",
+           path_);
+    while (q.step()) {
+      KernelEventRow k;
+      k.id = q.i(0), k.program = q.i(1), k.name = str(q.i(2)), k.device = str(q.i(3));
+      k.t_start = q.i(4), k.t_end = q.i(5), k.bufs = q.t(6);
+      if (!q.null(7)) k.var_vals = q.t(7);
+      kernel_events_.push_back(std::move(k));
+    }
+  }
   {
     Stmt q(db_, "SELECT name FROM sqlite_master WHERE type='index' AND name='steps_context'", path_);
     has_index_ = q.step();

@@ -60,6 +60,21 @@ struct RuleStatRow {
   int64_t excl_ns = 0, incl_ns = 0;
 };
 
+// a compiled kernel (schema 3): its codegen context (0 if not recorded), source and linearized UOps
+struct ProgramRow {
+  int64_t id = 0, context = 0;
+  std::string name, device, source, uops, global_size, local_size;
+  int64_t ops = -1, mem = -1, lds = -1;  // -1: symbolic
+};
+
+// one kernel or copy run (PROFILE); bufs as JSON [[buffer, nbytes, written], ...]
+struct KernelEventRow {
+  int64_t id = 0, program = 0;  // program 0: a copy or an unrecorded program
+  std::string name, device;
+  int64_t t_start = 0, t_end = 0;
+  std::string bufs, var_vals;
+};
+
 // a UOp of the trace. Recorded nodes have positive ids; nodes the replay had to build have negative ids.
 struct Node {
   int64_t id = 0;
@@ -97,6 +112,13 @@ class Trace {
   // the steps holding at least one match of any of these rules, ascending (tinyviz's search by rule)
   std::vector<int64_t> steps_with_rules(const std::vector<int64_t>& rules) const;
 
+  // kernels (empty for schema 2 traces and runs without PROFILE)
+  const std::vector<ProgramRow>& programs() const { return programs_; }
+  const ProgramRow* program(int64_t id) const;
+  const ProgramRow* program_of_context(int64_t context) const;  // the kernel a codegen context produced
+  const std::vector<KernelEventRow>& kernel_events() const { return kernel_events_; }  // by start time
+  int schema_version() const { return schema_version_; }
+
   const Node& node(int64_t id) const;  // throws TraceError for an unknown id
   const std::string& str(int64_t id) const;
   const std::string& dtype_name(int dtype) const;  // "float", "weakint"
@@ -119,6 +141,10 @@ class Trace {
   std::string path_;
   std::vector<ContextRow> contexts_;
   std::vector<StepRow> steps_;
+  std::vector<ProgramRow> programs_;
+  std::vector<KernelEventRow> kernel_events_;
+  std::unordered_map<int64_t, size_t> program_index_, program_by_ctx_;
+  int schema_version_ = 0;
   std::unordered_map<int64_t, size_t> step_index_, ctx_index_;
   mutable std::unordered_map<int64_t, std::string> strings_;
   mutable std::unordered_map<int64_t, Node> nodes_;

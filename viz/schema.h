@@ -7,7 +7,9 @@ namespace tg::viz {
 
 constexpr int32_t TRACE_APPLICATION_ID = 0x54477472;  // "TGtr"
 // 2: steps.stats entries leave out trailing default fields
-constexpr int32_t TRACE_SCHEMA_VERSION = 2;
+// 3: programs and kernel_events (kernel sources and timings); version 2 files are still read (they have neither)
+constexpr int32_t TRACE_SCHEMA_VERSION = 3;
+constexpr int32_t TRACE_SCHEMA_MIN_READ = 2;
 
 // uops.op is the Ops value (names in table ops), uops.dtype an id into table dtypes, uops.arg/tag the exact arg
 //   encoding of lib/uop/serialize.h (a strings id; tag NULL = None), uops.src the srcs as zigzag varints of
@@ -17,6 +19,9 @@ constexpr int32_t TRACE_SCHEMA_VERSION = 2;
 //   incl_ns], ...] where trailing early_rejects = 0 and incl_ns = excl_ns are left out (one row per step; the view
 //   rule_stats expands it with json_each and fills them in);
 // context_rule_stats: per context, every candidate rule (including those only early-rejected), summed over its steps.
+// programs: one row per compiled kernel: its codegen context (0 if not recorded), source, linearized UOps,
+//   launch dims and estimates (ops/mem/lds, -1 when symbolic). kernel_events: one row per kernel or copy run
+//   (PROFILE): device lane, steady-clock ns start/end, bufs as JSON [[buffer, nbytes, written], ...].
 inline constexpr const char* TRACE_SCHEMA_SQL = R"SQL(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS strings(id INTEGER PRIMARY KEY, value TEXT NOT NULL);
@@ -40,6 +45,17 @@ CREATE TABLE IF NOT EXISTS context_rule_stats(context INTEGER NOT NULL, rule INT
 CREATE TABLE IF NOT EXISTS rule_errors(step INTEGER NOT NULL, ordinal INTEGER NOT NULL, before INTEGER NOT NULL,
   error_uop INTEGER NOT NULL, rule INTEGER NOT NULL, message INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS step_uops(step INTEGER NOT NULL, uop INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS programs(id INTEGER PRIMARY KEY, name INTEGER NOT NULL, device INTEGER NOT NULL,
+  context INTEGER NOT NULL, source TEXT NOT NULL, uops TEXT NOT NULL, global_size TEXT NOT NULL,
+  local_size TEXT NOT NULL, ops INTEGER NOT NULL, mem INTEGER NOT NULL, lds INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS kernel_events(id INTEGER PRIMARY KEY, program INTEGER NOT NULL, name INTEGER NOT NULL,
+  device INTEGER NOT NULL, t_start INTEGER NOT NULL, t_end INTEGER NOT NULL, bufs TEXT NOT NULL, var_vals TEXT);
+CREATE VIEW IF NOT EXISTS kernel_events_view AS SELECT k.id, n.value AS name, d.value AS device, k.t_start,
+  k.t_end - k.t_start AS ns, k.program, p.context,
+  CASE WHEN p.ops >= 0 AND k.t_end > k.t_start THEN p.ops * 1.0 / (k.t_end - k.t_start) END AS gflops,
+  CASE WHEN p.mem >= 0 AND k.t_end > k.t_start THEN p.mem * 1.0 / (k.t_end - k.t_start) END AS gbs, k.bufs
+  FROM kernel_events k JOIN strings n ON n.id=k.name JOIN strings d ON d.id=k.device
+  LEFT JOIN programs p ON p.id=k.program;
 CREATE VIEW IF NOT EXISTS uops_view AS SELECT u.id, o.name AS op, d.name AS dtype, a.value AS arg, t.value AS tag,
   length(u.src) AS src_bytes FROM uops u JOIN ops o ON o.id=u.op JOIN dtypes d ON d.id=u.dtype
   JOIN strings a ON a.id=u.arg LEFT JOIN strings t ON t.id=u.tag;
@@ -64,6 +80,7 @@ inline constexpr const char* TRACE_INDEX_SQL = R"SQL(
 CREATE INDEX IF NOT EXISTS steps_context ON steps(context);
 CREATE INDEX IF NOT EXISTS rule_errors_step ON rule_errors(step);
 CREATE INDEX IF NOT EXISTS step_uops_step ON step_uops(step);
+CREATE INDEX IF NOT EXISTS kernel_events_t ON kernel_events(t_start);
 )SQL";
 
 }  // namespace tg::viz

@@ -49,7 +49,9 @@ struct Batch {
   std::vector<Event> other;  // in order: contexts, steps, rules, errors
   std::vector<UopEv> uops;
   std::vector<MatchEv> matches;
-  size_t size() const { return other.size() + uops.size() + matches.size(); }
+  std::vector<std::pair<uint64_t, ProgramRecord>> programs;
+  std::vector<KernelEvent> kernels;
+  size_t size() const { return other.size() + uops.size() + matches.size() + programs.size() + kernels.size(); }
   bool empty() const { return size() == 0; }
 };
 
@@ -84,6 +86,8 @@ class TraceWriter final : public Recorder {
   void rule_error(uint64_t step, uint32_t ordinal, const UOp& before, const UOp& error_node, uint32_t rule,
                   const std::string& message) override;
   void note_uop(const UOp& u) override;
+  uint64_t program(const ProgramRecord& p) override;
+  void kernel_event(const KernelEvent& e) override;
   void finish() override;
   std::string path() const override { return path_; }
   WriterStats stats() const {
@@ -136,7 +140,7 @@ class TraceWriter final : public Recorder {
   sqlite3* db_ = nullptr;
   uint32_t gen_;
   std::atomic<uint32_t> next_uop_{1};
-  std::atomic<uint64_t> next_step_{1}, next_ctx_{1};
+  std::atomic<uint64_t> next_step_{1}, next_ctx_{1}, next_program_{1};
   // every recorded node stays alive until finish(): with hash-consing, a node built later with the same content is
   // the same object, so its id (kept on the node) is found without a content lookup and a UOp is written once
   std::vector<UOp> keep_;  // writer thread
@@ -167,7 +171,7 @@ class TraceWriter final : public Recorder {
   std::unordered_map<uint64_t, std::unordered_map<uint32_t, Agg>> ctx_stats_;
   sqlite3_stmt *st_str_ = nullptr, *st_uop_ = nullptr, *st_rule_ = nullptr, *st_ctx_ = nullptr, *st_ctx_name_ = nullptr,
                *st_ctx_end_ = nullptr, *st_step_ = nullptr, *st_step_end_ = nullptr, *st_match_ = nullptr,
-               *st_cstat_ = nullptr, *st_err_ = nullptr, *st_note_ = nullptr;
+               *st_cstat_ = nullptr, *st_err_ = nullptr, *st_note_ = nullptr, *st_prog_ = nullptr, *st_kev_ = nullptr;
 };
 
 TraceWriter::TraceWriter(const std::string& path) : path_(path), gen_(++g_generation) {
@@ -203,6 +207,10 @@ TraceWriter::TraceWriter(const std::string& path) : path_(path), gen_(++g_genera
       "incl_ns) VALUES(?,?,?,?,?,?,?,?)");
   st_err_ = prep("INSERT INTO rule_errors(step, ordinal, before, error_uop, rule, message) VALUES(?,?,?,?,?,?)");
   st_note_ = prep("INSERT INTO step_uops(step, uop) VALUES(?,?)");
+  st_prog_ = prep(
+      "INSERT INTO programs(id, name, device, context, source, uops, global_size, local_size, ops, mem, lds) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?,?)");
+  st_kev_ = prep("INSERT INTO kernel_events(program, name, device, t_start, t_end, bufs, var_vals) VALUES(?,?,?,?,?,?,?)");
   exec("BEGIN");
   {
     sqlite3_stmt* s = prep("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)");
@@ -335,6 +343,21 @@ void TraceWriter::ensure_rule(ThreadBuf& tb, uint32_t rule) {
   Event e{Ev::Rule};
   e.a = rule;
   tb.batch.other.push_back(std::move(e));
+}
+
+uint64_t TraceWriter::program(const ProgramRecord& p) {
+  ThreadBuf& tb = tbuf();
+  std::lock_guard<std::mutex> lk(tb.mu);
+  uint64_t id = next_program_.fetch_add(1);
+  tb.batch.programs.emplace_back(id, p);
+  maybe_handover(tb, true);
+  return id;
+}
+void TraceWriter::kernel_event(const KernelEvent& e) {
+  ThreadBuf& tb = tbuf();
+  std::lock_guard<std::mutex> lk(tb.mu);
+  tb.batch.kernels.push_back(e);
+  maybe_handover(tb, true);
 }
 
 uint64_t TraceWriter::context_begin(const std::string& name, int64_t t_ns) {
@@ -620,6 +643,39 @@ void TraceWriter::write_batch(Batch& b) {
     run(st_match_);
     stats_.matches++;
   }
+  for (auto& [id, p] : b.programs) {
+    sqlite3_bind_int64(st_prog_, 1, (int64_t)id);
+    sqlite3_bind_int64(st_prog_, 2, intern(p.name));
+    sqlite3_bind_int64(st_prog_, 3, intern(p.device));
+    sqlite3_bind_int64(st_prog_, 4, (int64_t)p.context);
+    sqlite3_bind_text(st_prog_, 5, p.source.data(), (int)p.source.size(), SQLITE_STATIC);
+    sqlite3_bind_text(st_prog_, 6, p.uops.data(), (int)p.uops.size(), SQLITE_STATIC);
+    sqlite3_bind_text(st_prog_, 7, p.global_size.data(), (int)p.global_size.size(), SQLITE_STATIC);
+    sqlite3_bind_text(st_prog_, 8, p.local_size.data(), (int)p.local_size.size(), SQLITE_STATIC);
+    sqlite3_bind_int64(st_prog_, 9, p.ops);
+    sqlite3_bind_int64(st_prog_, 10, p.mem);
+    sqlite3_bind_int64(st_prog_, 11, p.lds);
+    run(st_prog_);
+  }
+  for (const KernelEvent& k : b.kernels) {
+    json.clear();
+    json += '[';
+    for (size_t i = 0; i < k.bufs.size(); i++) {
+      if (i) json += ',';
+      json += '[' + std::to_string(k.bufs[i].id) + ',' + std::to_string(k.bufs[i].nbytes) + ',' +
+              (k.bufs[i].written ? '1' : '0') + ']';
+    }
+    json += ']';
+    sqlite3_bind_int64(st_kev_, 1, (int64_t)k.program);
+    sqlite3_bind_int64(st_kev_, 2, intern(k.name));
+    sqlite3_bind_int64(st_kev_, 3, intern(k.device));
+    sqlite3_bind_int64(st_kev_, 4, k.t_start_ns);
+    sqlite3_bind_int64(st_kev_, 5, k.t_end_ns);
+    sqlite3_bind_text(st_kev_, 6, json.data(), (int)json.size(), SQLITE_STATIC);
+    if (k.var_vals.empty()) sqlite3_bind_null(st_kev_, 7);
+    else sqlite3_bind_text(st_kev_, 7, k.var_vals.data(), (int)k.var_vals.size(), SQLITE_STATIC);
+    run(st_kev_);
+  }
 }
 
 void TraceWriter::writer_loop() {
@@ -687,7 +743,7 @@ void TraceWriter::finish() {
     std::fprintf(stderr, "tinygrad: trace writer: %s\n", e.what());
   }
   for (sqlite3_stmt* s : {st_str_, st_uop_, st_rule_, st_ctx_, st_ctx_name_, st_ctx_end_, st_step_, st_step_end_,
-                          st_match_, st_cstat_, st_err_, st_note_})
+                          st_match_, st_cstat_, st_err_, st_note_, st_prog_, st_kev_})
     sqlite3_finalize(s);
   sqlite3_exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
   sqlite3_close(db_);

@@ -26,7 +26,16 @@ static void ensure_atexit() {
 }
 
 Recorder* recorder() { return g_recorder.load(std::memory_order_acquire); }
+static std::mutex g_prog_mu;
+static UOpMap<uint64_t>& program_ids() {
+  static auto* m = new UOpMap<uint64_t>();
+  return *m;
+}
 void set_recorder(Recorder* r) {
+  {
+    std::lock_guard<std::mutex> lk(g_prog_mu);
+    program_ids().clear();
+  }
   g_recorder.store(r, std::memory_order_release);
   g_last_context.store(0);
   if (r) ensure_atexit();
@@ -54,6 +63,15 @@ static Recorder* active_recorder() {
   }
   return g_recorder.load();
 }
+
+}  // namespace track
+
+Recorder* profile_recorder() {
+  if (PROFILE.value() < 1 && TRACK_MATCH_STATS.value() < 2) return nullptr;
+  return track::active_recorder();
+}
+
+namespace track {
 
 // ************************* per-thread state *************************
 
@@ -136,6 +154,18 @@ Untracked::Untracked() { ts().untracked++; }
 Untracked::~Untracked() { ts().untracked--; }
 
 // ************************* groups *************************
+
+uint64_t program_id(const UOp& prg) {
+  std::lock_guard<std::mutex> lk(g_prog_mu);
+  auto it = program_ids().find(prg);
+  return it == program_ids().end() ? 0 : it->second;
+}
+void set_program_id(const UOp& prg, uint64_t id) {
+  std::lock_guard<std::mutex> lk(g_prog_mu);
+  program_ids()[prg] = id;
+}
+
+uint64_t current_context() { return ts().groups.empty() ? 0 : ts().groups.back(); }
 
 Group::Group(const std::string& fn_name) : fn_(fn_name) {
   if (TRACK_MATCH_STATS.value() < 2) return;

@@ -57,6 +57,11 @@ class Step {
 
 // whether this thread currently records steps and matches
 bool recording();
+// the innermost trace context open on this thread (0: none, or nothing is recorded)
+uint64_t current_context();
+// ids the installed recorder gave to PROGRAM nodes (Recorder::program); forgotten when the recorder changes
+uint64_t program_id(const UOp& prg);
+void set_program_id(const UOp& prg, uint64_t id);
 // a node the trace must contain (when recording)
 void note_uop(const UOp& u);
 

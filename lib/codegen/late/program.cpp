@@ -1,11 +1,14 @@
 #include "lib/codegen/late/program.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "lib/codegen/late/linearizer.h"
 #include "lib/codegen/late/uop_props.h"
 #include "lib/renderer/renderer.h"
+#include "lib/recorder.h"
 #include "lib/uop/kernel_info.h"
+#include "lib/uop/track.h"
 
 namespace tg {
 
@@ -205,7 +208,69 @@ const PatternMatcher& pm_to_program() {
 
 UOp to_program_from_full_sink(const UOp& full_sink, const Renderer& ren) {
   UOp prg(Ops::PROGRAM, dtypes::void_, {full_sink}, ProgramInfo::from_sink(full_sink, ren.target.repr()).to_arg());
-  return graph_rewrite(prg, pm_to_program(), {.ctx = const_cast<const Renderer*>(&ren), .name = "linearize/render"});
+  UOp ret = graph_rewrite(prg, pm_to_program(), {.ctx = const_cast<const Renderer*>(&ren), .name = "linearize/render"});
+  record_program(ret, ren.target.device);
+  return ret;
 }
+
+// ***** kernels in the trace *****
+
+std::string format_uops(const std::vector<UOp>& uops) {
+  std::unordered_map<const void*, size_t> index;
+  for (size_t i = 0; i < uops.size(); i++) index[uops[i].node()] = i;
+  std::string out;
+  char buf[64];
+  for (size_t i = 0; i < uops.size(); i++) {
+    const UOp& u = uops[i];
+    std::string srcs = "[";
+    for (size_t k = 0; k < u.nsrc(); k++) {
+      const UOp& x = u.src(k);
+      auto it = index.find(x.node());
+      srcs += (k ? ", " : "") + (it == index.end() ? std::string("'--'")
+                                 : x.op() == Ops::CONST ? "'" + x.val().repr() + "'"
+                                                        : std::to_string(it->second));
+    }
+    srcs += "]";
+    std::string op = op_repr(u.op()), dt = u.dtype().repr();
+    std::snprintf(buf, sizeof buf, "%4zu ", i);
+    out += buf;
+    out += op + std::string(op.size() < 20 ? 20 - op.size() : 0, ' ') + ": ";
+    out += dt + std::string(dt.size() < 40 ? 40 - dt.size() : 0, ' ') + " ";
+    out += srcs + std::string(srcs.size() < 32 ? 32 - srcs.size() : 0, ' ') + " " + u.arg().repr() + "\n";
+  }
+  return out;
+}
+
+uint64_t record_program(const UOp& prg, const std::string& device) {
+  Recorder* r = profile_recorder();
+  if (!r || prg.op() != Ops::PROGRAM || prg.nsrc() < 3) return 0;
+  if (uint64_t id = track::program_id(prg)) return id;
+  const ProgramInfo* pi = prg.arg().as<ProgramInfo>();
+  ProgramRecord rec;
+  rec.name = ansistrip(pi ? pi->name : "kernel");
+  rec.device = device;
+  rec.context = track::current_context();
+  rec.source = prg.src(2).arg().is_str() ? prg.src(2).arg().as_str() : "";
+  std::vector<UOp> lines(prg.src(1).src().begin(), prg.src(1).src().end());
+  rec.uops = format_uops(lines);
+  auto dims = [](const std::vector<sint>& v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); i++) s += (i ? ", " : "") + v[i].str();
+    return s + "]";
+  };
+  if (pi) {
+    rec.global_size = dims(pi->global_size);
+    rec.local_size = pi->local_size ? dims(*pi->local_size) : "None";
+  }
+  Estimates est = Estimates::from_uops(lines, true).simplify();
+  rec.ops = est.ops.is_int() ? (int64_t)est.ops.i() : -1;
+  rec.mem = est.mem.is_int() ? (int64_t)est.mem.i() : -1;
+  rec.lds = est.lds.is_int() ? (int64_t)est.lds.i() : -1;
+  uint64_t id = r->program(rec);
+  track::set_program_id(prg, id);
+  return id;
+}
+
+uint64_t recorded_program_id(const UOp& prg) { return track::program_id(prg); }
 
 }  // namespace tg

@@ -66,4 +66,11 @@ const PatternMatcher& pm_to_program();
 // pm_to_program in a "linearize/render" step
 UOp to_program_from_full_sink(const UOp& full_sink, const Renderer& ren);
 
+// Kernels in the trace: when PROFILE or a trace is on, each PROGRAM is recorded once (name, device, the trace context
+// it was generated in, source, linearized UOps, launch dims, estimates); kernel runs refer to it by this id.
+uint64_t record_program(const UOp& prg, const std::string& device);  // 0 when nothing is recorded
+uint64_t recorded_program_id(const UOp& prg);                        // 0 when it was not recorded
+// print_uops (uop/render.py) without colours: "   3 Ops.ADD   : dtypes.float  [1, 2]  None", one line per UOp
+std::string format_uops(const std::vector<UOp>& uops);
+
 }  // namespace tg
