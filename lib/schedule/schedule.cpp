@@ -253,7 +253,8 @@ static const PatternMatcher& pm_resolve_linear_call() {
 // ***** the schedule cache and pm_schedule *****
 
 static std::mutex g_cache_mu;
-static std::unordered_map<std::string, UOp> g_schedule_cache;
+// never destroyed: UOps must not be released after the intern table is gone at exit
+static auto& g_schedule_cache = *new std::unordered_map<std::string, UOp>();
 
 static UOp lower_sink_to_linear(const UOp& function) {
   auto st = std::chrono::steady_clock::now();
