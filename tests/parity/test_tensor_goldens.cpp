@@ -14,6 +14,7 @@
 #include "lib/codegen/late/program.h"
 #include "lib/device.h"
 #include "lib/engine/realize.h"
+#include "lib/schedule/schedule.h"
 #include "lib/uop/kernel_info.h"
 #include "lib/uop/serialize.h"
 #include "lib/tensor.h"
@@ -179,6 +180,59 @@ TEST(CallifyGoldens, TransformToCall) {
   EXPECT_EQ(checked + 1, (int)tensor_programs::programs().size());
   EXPECT_EQ(tensor_programs::programs().size(), goldens().size());
 }
+
+// End to end: the C++ program is scheduled by lib/schedule, compiled and run; kernel count (and on CPU, names and
+// op sequences) equal the reference's, values within 1e-5. Run on CPU and on INTERP (DEV=INTERP).
+class EndToEnd : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EndToEnd, RealizeProgram) {
+  const std::string device = GetParam();
+  goldens();
+  setenv("DEV", device.c_str(), 1);
+  int ran = 0;
+  for (const auto& p : tensor_programs::programs()) {
+    SCOPED_TRACE(p.first);
+    const TensorGolden* g = golden(p.first);
+    ASSERT_NE(g, nullptr);
+    if (!g->error.empty()) continue;
+    try {
+      std::vector<Tensor> outs = contiguous_outs(p);
+      auto [linear, var_vals] = Tensor::linear_with_vars(outs);
+      UOp compiled = compile_linear(linear);
+      EXPECT_EQ(compiled.nsrc(), g->kernels.size()) << p.first << " kernel count";
+      if (device == "CPU" && compiled.nsrc() == g->kernels.size()) {
+        for (size_t i = 0; i < g->kernels.size(); i++) {
+          const UOp& ast = compiled.src(i).src(0);
+          if (g->kernels[i].first == "copy") {
+            EXPECT_EQ(ast.op(), Ops::COPY) << p.first << " call " << i;
+            continue;
+          }
+          ASSERT_EQ(ast.op(), Ops::PROGRAM) << p.first << " call " << i;
+          EXPECT_EQ(ansistrip(ast.arg().as<ProgramInfo>()->name), g->kernels[i].first) << p.first;
+          if (p.first.rfind("rand", 0) == 0 || p.first == "uniform") continue;  // see run_golden_linear
+          EXPECT_EQ(ops_of(ast), g->kernels[i].second) << p.first << " kernel " << g->kernels[i].first;
+        }
+      }
+      run_linear(compiled, var_vals);
+      ASSERT_EQ(outs.size(), g->outs.size());
+      for (size_t i = 0; i < outs.size(); i++) {
+        std::vector<PyConst> vals = outs[i].tolist_flat();
+        std::vector<uint8_t> bytes(vals.size() * (size_t)outs[i].dtype().itemsize());
+        for (size_t j = 0; j < vals.size(); j++)
+          store_host_scalar(bytes.data() + j * (size_t)outs[i].dtype().itemsize(), outs[i].dtype(), vals[j]);
+        EXPECT_EQ(vals.size(), g->outs[i].values.size()) << p.first;
+        expect_values(bytes, outs[i].dtype(), g->outs[i], p.first + " on " + device);
+      }
+      ran++;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << p.first << ": " << e.what();
+    }
+  }
+  unsetenv("DEV");
+  EXPECT_EQ(ran + 1, (int)tensor_programs::programs().size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, EndToEnd, ::testing::Values("CPU", "INTERP"));
 
 class EngineGoldens : public ::testing::TestWithParam<std::string> {};
 
