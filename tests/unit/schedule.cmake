@@ -7,3 +7,7 @@ tg_test(test_schedule_counts LABEL parity SOURCES parity/test_schedule_counts.cp
 # benchmark (`make bench` style, not a test): create_linear_with_vars on the largest golden SINKs and the MLP
 add_executable(bench_schedule bench/bench_schedule.cpp)
 target_link_libraries(bench_schedule PRIVATE tinygrad benchmark::benchmark)
+# the memory planner's TLSFAllocator against the reference's on random alloc/free sequences
+tg_test(test_schedule_memory LABEL parity SOURCES parity/test_schedule_memory.cpp)
+# unit tests: schedule cache and its DEBUG line, pm_flatten_linear, bind mismatch
+tg_test(test_schedule LABEL unit SOURCES unit/test_schedule.cpp)

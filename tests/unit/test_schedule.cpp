@@ -1,0 +1,92 @@
+// Unit tests of lib/schedule beyond the goldens: the schedule cache (SCACHE) and its DEBUG line, pm_flatten_linear,
+// and errors a user can cause (bind mismatch).
+#include <gtest/gtest.h>
+
+#include "lib/helpers.h"
+#include "lib/schedule/schedule.h"
+#include "lib/uop/kernel_info.h"
+#include "lib/uop/rewrite.h"
+#include "tests/parity/schedule_goldens.h"
+
+using namespace tg;
+
+namespace {
+const SchedCase& golden(const std::string& prog) {
+  static const std::vector<SchedCase> g = load_schedule_goldens(TG_TEST_DATA "/schedule_goldens.txt");
+  for (const auto& c : g)
+    if (c.prog == prog && c.nth == 0) return c;
+  throw std::runtime_error("no golden " + prog);
+}
+std::vector<Ops> kernel_ops(const UOp& linear) {
+  std::vector<Ops> r;
+  for (const UOp& c : linear.src()) r.push_back(c.src(0).op());
+  return r;
+}
+}  // namespace
+
+// lower_sink_to_linear: with SCACHE the second schedule of the same function is a cache hit giving the same kernels
+TEST(Schedule, CacheHit) {
+  const SchedCase& c = golden("softmax");
+  Context ctx({{"SCACHE", 1}, {"DEBUG", 1}});
+  testing::internal::CaptureStdout();
+  LinearWithVars a = create_linear_with_vars(c.big_sink);
+  LinearWithVars b = create_linear_with_vars(c.big_sink);
+  std::string out = testing::internal::GetCapturedStdout();
+  ASSERT_EQ(a.linear.nsrc(), 3u);
+  ASSERT_EQ(b.linear.nsrc(), 3u);
+  for (size_t i = 0; i < 3; i++) EXPECT_EQ(a.linear.src(i).src(0), b.linear.src(i).src(0)) << "kernel " << i;
+  // "scheduled     3 kernels in     x.xx ms | CACHE MISS 1234abcd | ..." then " cache hit" with the same key
+  size_t miss = out.find("scheduled     3 kernels in"), m2 = out.find("| CACHE MISS "), hit = out.find("|  cache hit ");
+  ASSERT_NE(miss, std::string::npos) << out;
+  ASSERT_NE(m2, std::string::npos) << out;
+  ASSERT_NE(hit, std::string::npos) << out;
+  EXPECT_EQ(out.substr(m2 + 13, 8), out.substr(hit + 13, 8)) << out;
+}
+
+TEST(Schedule, NoCacheWithoutSCACHE) {
+  const SchedCase& c = golden("softmax");
+  Context ctx({{"SCACHE", 0}, {"DEBUG", 1}});
+  testing::internal::CaptureStdout();
+  create_linear_with_vars(c.big_sink);
+  create_linear_with_vars(c.big_sink);
+  std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(out.find("cache hit"), std::string::npos) << out;
+  EXPECT_NE(out.find("CACHE MISS"), std::string::npos) << out;
+}
+
+TEST(Schedule, FlattenLinear) {
+  UOp a = UOp::const_(PyConst(1)), b = UOp::const_(PyConst(2)), c = UOp::const_(PyConst(3));
+  UOp inner = UOp(Ops::LINEAR, DType(), {b, c});
+  UOp lin = UOp(Ops::LINEAR, DType(), {a, inner, a});
+  UOp got = graph_rewrite(lin, pm_flatten_linear());
+  EXPECT_EQ(got, UOp(Ops::LINEAR, DType(), {a, b, c, a}));
+  // without a LINEAR src it does nothing
+  UOp flat = UOp(Ops::LINEAR, DType(), {a, b});
+  EXPECT_EQ(graph_rewrite(flat, pm_flatten_linear()), flat);
+}
+
+// var_vals: two bindings of one Variable to different values is a user error
+TEST(Schedule, BindMismatch) {
+  const SchedCase& c = golden("symbolic_shrink");
+  ASSERT_EQ(c.vars.size(), 1u);
+  UOp bound;
+  for (size_t i = 1; i < c.big_sink.nsrc(); i++)
+    if (c.big_sink.src(i).is_bound_var()) bound = c.big_sink.src(i);
+  ASSERT_TRUE(bound);
+  auto [v, val] = bound.unbind();
+  std::vector<UOp> src(c.big_sink.src().begin(), c.big_sink.src().end());
+  src.push_back(v.bind(val + 1));  // an extra (unused) argument binding the same Variable to another value
+  UOp sink = c.big_sink.with_src(src);
+  Context ctx({{"SCACHE", 0}});
+  try {
+    create_linear_with_vars(sink);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "bind mismatch on " + v.expr() + ", " + std::to_string((long long)val) +
+                                         " != " + std::to_string((long long)(val + 1)));
+  }
+  // the same value twice is fine
+  src.back() = v.bind(val);
+  LinearWithVars lv = create_linear_with_vars(c.big_sink.with_src(src));
+  EXPECT_EQ(lv.var_vals.at(v.expr()), val);
+}
