@@ -1,8 +1,10 @@
 #include "gui/code_view.h"
 
-#include <QFontDatabase>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QRegularExpression>
+#include <QSyntaxHighlighter>
+#include <QTabBar>
 #include <QVBoxLayout>
 
 #include "gui/async.h"
@@ -10,10 +12,63 @@
 
 namespace tv {
 
+using namespace tg::viz;
+
+// C and LLVM IR: keywords, types, numbers, comments, LLVM %values and @globals, preprocessor lines
+class SourceHighlighter : public QSyntaxHighlighter {
+ public:
+  explicit SourceHighlighter(QTextDocument* doc) : QSyntaxHighlighter(doc) {
+    auto fmt = [](QRgb c, bool bold = false) {
+      QTextCharFormat f;
+      f.setForeground(QColor::fromRgb(c));
+      if (bold) f.setFontWeight(QFont::Bold);
+      return f;
+    };
+    rules_ = {
+        {QRegularExpression(R"(\b(if|else|for|while|return|void|define|declare|ret|br|label|phi|call|store|load|)"
+                            R"(getelementptr|inbounds|alloca|icmp|fcmp|select|to|nsw|nuw|nnan|ninf|nsz|arcp|contract|)"
+                            R"(afn|reassoc|fast|restrict|const|static|inline|struct|typedef|unsigned|signed|align)\b)"),
+         fmt(0xc678dd, true)},
+        {QRegularExpression(R"(\b(float|double|half|bool|char|short|int|long|__bf16|_Float16|i1|i8|i16|i32|i64|)"
+                            R"(ptr|size_t|u?int(8|16|32|64)_t|float[0-9]+|half[0-9]+|int[0-9]+)\b|<\d+ x [a-z0-9]+>)"),
+         fmt(0xe5c07b)},
+        {QRegularExpression(R"(\b(add|fadd|sub|fsub|mul|fmul|sdiv|udiv|fdiv|srem|urem|frem|shl|lshr|ashr|and|or|xor|)"
+                            R"(sitofp|uitofp|fptosi|fptoui|fpext|fptrunc|zext|sext|trunc|bitcast|extractelement|)"
+                            R"(insertelement|shufflevector)\b)"),
+         fmt(0x61afef)},
+        {QRegularExpression(R"([%@][A-Za-z0-9_.]+)"), fmt(0xe06c75)},
+        {QRegularExpression(R"(\b(0x[0-9a-fA-F]+|[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?[fFuUlL]*)\b)"), fmt(0xd19a66)},
+        {QRegularExpression(R"(^\s*#.*$)"), fmt(0x98c379)},
+        {QRegularExpression(R"((//|;).*$)"), fmt(0x7f848e)},
+    };
+  }
+
+ protected:
+  void highlightBlock(const QString& text) override {
+    for (const auto& [re, f] : rules_) {
+      auto it = re.globalMatch(text);
+      while (it.hasNext()) {
+        auto m = it.next();
+        setFormat((int)m.capturedStart(), (int)m.capturedLength(), f);
+      }
+    }
+  }
+
+ private:
+  std::vector<std::pair<QRegularExpression, QTextCharFormat>> rules_;
+};
+
 CodeView::CodeView(QWidget* parent) : QWidget(parent) {
   auto* lay = new QVBoxLayout(this);
   lay->setContentsMargins(4, 4, 4, 4);
   title_ = new QLabel(this);
+  title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  title_->setWordWrap(true);
+  modes_ = new QTabBar(this);
+  modes_->addTab(tr("Source"));
+  modes_->addTab(tr("Linearized UOps"));
+  modes_->addTab(tr("Step graphs"));
+  modes_->setDrawBase(false);
   text_ = new QPlainTextEdit(this);
   text_->setReadOnly(true);
   text_->setLineWrapMode(QPlainTextEdit::NoWrap);
@@ -21,15 +76,20 @@ CodeView::CodeView(QWidget* parent) : QWidget(parent) {
   mono.setStyleHint(QFont::Monospace);
   mono.setPointSizeF(9);
   text_->setFont(mono);
+  hl_ = new SourceHighlighter(text_->document());
   lay->addWidget(title_);
+  lay->addWidget(modes_);
   lay->addWidget(text_, 1);
+  connect(modes_, &QTabBar::currentChanged, this, [this](int i) { set_mode((Mode)i); });
 }
 
 QString CodeView::text() const { return text_->toPlainText(); }
+QString CodeView::title() const { return title_->text(); }
 
 void CodeView::set_session(SessionPtr s) {
   session_ = std::move(s);
-  shown_step_ = -1;
+  shown_ctx_ = shown_step_ = -1;
+  shown_mode_ = -1;
   text_->clear();
   title_->clear();
 }
@@ -39,22 +99,65 @@ void CodeView::set_selection(const Selection& s) {
   if (isVisible()) load();
 }
 
+void CodeView::set_mode(Mode m) {
+  mode_ = m;
+  if (modes_->currentIndex() != (int)m) modes_->setCurrentIndex((int)m);
+  if (isVisible()) load();
+}
+
 void CodeView::showEvent(QShowEvent* e) {
   QWidget::showEvent(e);
   load();
 }
 
+static QString kernel_summary(const Trace& t, const ProgramRow& p) {
+  int64_t runs = 0, ns = 0;
+  for (const auto& k : t.kernel_events())
+    if (k.program == p.id) runs++, ns += k.t_end - k.t_start;
+  QString s = QObject::tr("Kernel <b>%1</b> on %2 — global %3, local %4")
+                  .arg(QString::fromStdString(p.name).toHtmlEscaped(), QString::fromStdString(p.device),
+                       QString::fromStdString(p.global_size), QString::fromStdString(p.local_size));
+  if (p.ops >= 0) s += QObject::tr(", %1 FLOPs").arg(p.ops);
+  if (p.mem >= 0) s += QObject::tr(", %1 bytes").arg(p.mem);
+  if (runs) {
+    double avg = double(ns) / runs;
+    s += QObject::tr("<br>%1 runs, %2 µs on average").arg(runs).arg(avg / 1e3, 0, 'f', 1);
+    if (p.ops >= 0 && avg > 0) s += QObject::tr(", %1 GFLOPS").arg(p.ops / avg, 0, 'f', 2);
+    if (p.mem >= 0 && avg > 0) s += QObject::tr(", %1 GB/s").arg(p.mem / avg, 0, 'f', 2);
+  }
+  return s;
+}
+
 void CodeView::load() {
-  if (!session_ || sel_.step == shown_step_) return;
-  shown_step_ = sel_.step;
+  if (!session_) return;
+  Trace& t = session_->ui();
+  const ProgramRow* prg = sel_.context ? t.program_of_context(sel_.context) : nullptr;
+  modes_->setTabEnabled(Source, prg != nullptr);
+  modes_->setTabEnabled(Uops, prg != nullptr);
+  Mode m = prg ? mode_ : Graphs;
+  if (sel_.context == shown_ctx_ && sel_.step == shown_step_ && (int)m == shown_mode_) return;
+  shown_ctx_ = sel_.context, shown_step_ = sel_.step, shown_mode_ = (int)m;
+  if (modes_->currentIndex() != (int)m) {
+    QSignalBlocker b(modes_);
+    modes_->setCurrentIndex((int)m);
+  }
+  ++gen_;
+  loading_ = false;
+  if (prg && m != Graphs) {
+    title_->setText(kernel_summary(t, *prg));
+    hl_->setDocument(m == Source ? text_->document() : nullptr);
+    text_->setPlainText(QString::fromStdString(m == Source ? prg->source : prg->uops));
+    return;
+  }
+  hl_->setDocument(nullptr);
   if (!sel_.step) {
-    title_->setText(tr("Select a step to see its graphs as text."));
+    title_->setText(prg ? tr("Select a step of this kernel's codegen to see its graphs as text.")
+                        : tr("Select a kernel's context to see its source, or a step to see its graphs as text."));
     text_->clear();
     return;
   }
-  title_->setText(
-      tr("Step %1: input and output graphs (kernel source appears here once traces record kernels)").arg(sel_.step));
-  uint64_t gen = ++gen_;
+  title_->setText(tr("Step %1: input and output graphs").arg(sel_.step));
+  uint64_t gen = gen_;
   loading_ = true;
   SessionPtr s = session_;
   int64_t step = sel_.step;

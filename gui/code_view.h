@@ -1,5 +1,6 @@
-// The "Code" tab. Kernels (rendered source, linearized UOps) are not recorded in traces yet; until they are it shows
-// the selected step's input and output graphs as text, one node per line, sources first.
+// The "Code" tab. A kernel's codegen context (and every step in it) shows the kernel: its rendered source with
+// syntax highlighting (C or LLVM IR), its linearized UOps, launch dims, estimates and recorded runs; "Step graphs"
+// shows the selected step's input and output graphs as text, one node per line, sources first.
 #pragma once
 #include <QWidget>
 
@@ -7,16 +8,23 @@
 
 class QPlainTextEdit;
 class QLabel;
+class QTabBar;
 
 namespace tv {
+
+class SourceHighlighter;
 
 class CodeView : public QWidget {
   Q_OBJECT
  public:
+  enum Mode { Source = 0, Uops = 1, Graphs = 2 };
   explicit CodeView(QWidget* parent = nullptr);
   void set_session(SessionPtr s);
   void set_selection(const Selection& s);  // loads lazily, only while the tab is visible
+  void set_mode(Mode m);
+  Mode mode() const { return mode_; }
   bool loading() const { return loading_; }
+  QString title() const;
   QString text() const;
 
  protected:
@@ -26,11 +34,15 @@ class CodeView : public QWidget {
   void load();
   SessionPtr session_;
   Selection sel_;
-  int64_t shown_step_ = -1;
+  Mode mode_ = Source;
+  int64_t shown_ctx_ = -1, shown_step_ = -1;
+  int shown_mode_ = -1;
   uint64_t gen_ = 0;
   bool loading_ = false;
   QLabel* title_;
+  QTabBar* modes_;
   QPlainTextEdit* text_;
+  SourceHighlighter* hl_;
 };
 
 }  // namespace tv

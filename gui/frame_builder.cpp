@@ -276,8 +276,7 @@ std::string step_graph_text(TraceSession::Frames& fr, int64_t step) {
     return out;
   };
   std::string out = "# step " + std::to_string(s.id) + ": " + s.name + "  (" + s.file + ":" + std::to_string(s.line) +
-                    ")\n# kernels are not in traces yet: this is the step's input and output graph, one node per "
-                    "line, sources first\n\n## input (root " +
+                    ")\n# the step's input and output graph, one node per line, sources first\n\n## input (root " +
                     std::to_string(s.input_root) + ")\n";
   out += dump(s.input_root);
   if (s.output_root)

@@ -18,6 +18,7 @@ using namespace tg::viz;
 
 namespace {
 constexpr int kAxisH = 24, kLaneH = 20, kLaneGap = 2, kGroupGap = 8;
+const QRgb kKernelColors[] = {0x8c5a1e, 0x8a6d1f, 0x7f4a26, 0x946b35, 0x7a5530, 0x9a5f2a, 0x85602c, 0x6f4f24};
 const QRgb kStepColors[] = {0x2f5d73, 0x3b6e5a, 0x5a4f7a, 0x6e5a3b, 0x375a8c, 0x4d6b2f,
                             0x7a4860, 0x2e6b6b, 0x5f5f2f, 0x4a4a7a, 0x6b3b3b, 0x2f4f6f};
 QString fmt_ns(double ns) {
@@ -39,6 +40,22 @@ QString fmt_tick(double ns, double step) {
   int decimals = std::max(0, (int)std::ceil(-std::log10(step / div) - 1e-9));
   return QString::number(ns / div, 'f', decimals) + " " + unit;
 }
+QString kernel_tooltip(const Trace& t, const KernelEventRow& k) {
+  double ns = std::max<int64_t>(k.t_end - k.t_start, 1);
+  QString tip = QObject::tr("%1 on %2\n%3").arg(QString::fromStdString(k.name), QString::fromStdString(k.device),
+                                                 fmt_ns(ns));
+  if (const ProgramRow* p = k.program ? t.program(k.program) : nullptr) {
+    if (p->ops >= 0) tip += QObject::tr(", %1 GFLOPS").arg(p->ops / ns, 0, 'f', 2);
+    if (p->mem >= 0) tip += QObject::tr(", %1 GB/s").arg(p->mem / ns, 0, 'f', 2);
+    tip += QObject::tr("\nglobal %1 local %2").arg(QString::fromStdString(p->global_size),
+                                                   QString::fromStdString(p->local_size));
+    if (p->context) tip += QObject::tr("\nclick: codegen context %1").arg(p->context);
+  }
+  int nb = k.bufs.empty() ? 0 : (int)std::count(k.bufs.begin(), k.bufs.end(), '[') - 1;
+  if (nb > 0) tip += QObject::tr("\n%1 buffers").arg(nb);
+  if (!k.var_vals.empty()) tip += "\n" + QString::fromStdString(k.var_vals);
+  return tip;
+}
 }  // namespace
 
 TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
@@ -57,6 +74,7 @@ size_t TimelineView::span_count() const {
 void TimelineView::set_session(SessionPtr s) {
   session_ = std::move(s);
   lanes_.clear();
+  kernel_lanes_ = 0;
   sel_ = {};
   hover_.reset();
   if (!session_) return update();
@@ -64,7 +82,34 @@ void TimelineView::set_session(SessionPtr s) {
   int64_t t0 = session_->time_origin(), tmax = 0;
   for (const auto& c : t.contexts()) tmax = std::max(tmax, std::max(c.t_start, c.t_end));
   for (const auto& st : t.steps()) tmax = std::max(tmax, std::max(st.t_start, st.t_end));
+  for (const auto& k : t.kernel_events()) tmax = std::max(tmax, k.t_end);
   total_ = std::max<double>(1.0, (double)(tmax - t0));
+  // kernel lanes first, one per device (overlapping runs, e.g. from several threads, get extra lanes)
+  kernel_lanes_ = 0;
+  {
+    std::map<std::string, std::vector<Span>> by_dev;
+    const auto& evs = t.kernel_events();
+    for (size_t i = 0; i < evs.size(); i++) {
+      const auto& k = evs[i];
+      const ProgramRow* prg = k.program ? t.program(k.program) : nullptr;
+      by_dev[k.device].push_back({k.t_start - t0, std::max(k.t_end, k.t_start) - t0, prg ? prg->context : 0, 0,
+                                  (int)(qHash(QString::fromStdString(k.name)) & 0xffff), (int64_t)i + 1});
+    }
+    for (auto& [dev, spans] : by_dev) {
+      std::vector<Lane> packed;
+      for (const Span& sp : spans) {  // already by start time
+        auto it = std::find_if(packed.begin(), packed.end(), [&](const Lane& l) { return l.spans.back().t1 <= sp.t0; });
+        if (it == packed.end()) {
+          QString name = tr("%1 kernels").arg(QString::fromStdString(dev));
+          if (!packed.empty()) name += QString(" (%1)").arg(packed.size() + 1);
+          packed.push_back({name, {}});
+          it = packed.end() - 1;
+        }
+        it->spans.push_back(sp);
+      }
+      for (Lane& l : packed) lanes_.push_back(std::move(l)), kernel_lanes_++;
+    }
+  }
   // lanes: per thread, contexts then steps by depth; overlapping spans go to extra lanes (first fit)
   std::map<std::pair<int64_t, int>, std::vector<Span>> groups;
   std::map<int64_t, int> thread_no;  // recording threads, numbered in order of their first context
@@ -157,6 +202,17 @@ std::optional<TimelineView::Span> TimelineView::hit(QPoint p) const {
   return std::nullopt;
 }
 
+std::optional<QPoint> TimelineView::point_of_kernel(size_t event) const {
+  for (size_t li = 0; li < kernel_lanes_; li++)
+    for (const Span& s : lanes_[li].spans)
+      if (s.kernel == (int64_t)event + 1) {
+        double x = x_of((s.t0 + s.t1) / 2.0);
+        if (x < plot_left() || x > width()) return std::nullopt;
+        return QPoint((int)x, lane_y(li) + kLaneH / 2);
+      }
+  return std::nullopt;
+}
+
 std::optional<QPoint> TimelineView::point_of(int64_t step) const {
   for (size_t li = 0; li < lanes_.size(); li++)
     for (const Span& s : lanes_[li].spans)
@@ -178,7 +234,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
   int W = width(), pl = plot_left();
   if (lanes_.empty()) {
     p.setPen(QColor(0xa0, 0xa4, 0xb8));
-    p.drawText(rect(), Qt::AlignCenter, session_ ? tr("The trace has no contexts.") : tr("No trace open."));
+    p.drawText(rect(), Qt::AlignCenter, session_ ? tr("The trace has no contexts or kernels.") : tr("No trace open."));
     return;
   }
   // axis
@@ -208,8 +264,11 @@ void TimelineView::paintEvent(QPaintEvent*) {
     double right = left_ + (W - pl) * npp_;
     while (it != spans.end() && it->t0 <= right) {
       double x0 = x_of(it->t0), x1 = x_of(it->t1);
-      bool is_sel = (it->step && it->step == sel_.step) || (!it->step && !sel_.step && it->context == sel_.context);
-      QColor c = it->step ? QColor::fromRgb(kStepColors[it->name_hash % 12]) : QColor(0x1b, 0x57, 0x45);
+      bool is_sel = (it->step && it->step == sel_.step) ||
+                    (!it->step && !sel_.step && it->context && it->context == sel_.context);
+      QColor c = it->kernel ? QColor::fromRgb(kKernelColors[it->name_hash % 8])
+                 : it->step ? QColor::fromRgb(kStepColors[it->name_hash % 12])
+                            : QColor(0x1b, 0x57, 0x45);
       if (x1 - x0 < 1.0) {
         // sub-pixel: one column for everything that starts in this pixel, then jump past it
         int px = (int)std::floor(x0);
@@ -221,7 +280,8 @@ void TimelineView::paintEvent(QPaintEvent*) {
       }
       QRectF r(std::max(x0, (double)pl - 2), y, std::min(x1, (double)W + 2) - std::max(x0, (double)pl - 2), kLaneH);
       p.fillRect(r, c);
-      if (hover_ && hover_->t0 == it->t0 && hover_->step == it->step) p.fillRect(r, QColor(255, 255, 255, 40));
+      if (hover_ && hover_->t0 == it->t0 && hover_->step == it->step && hover_->kernel == it->kernel)
+        p.fillRect(r, QColor(255, 255, 255, 40));
       if (r.width() > 4) {
         p.setPen(QColor(0x10, 0x10, 0x18));
         p.drawLine(QPointF(r.left(), y), QPointF(r.left(), y + kLaneH));
@@ -230,7 +290,9 @@ void TimelineView::paintEvent(QPaintEvent*) {
         QString name;
         if (session_) {
           Trace& t = session_->ui();
-          name = QString::fromStdString(it->step ? t.step(it->step).name : t.context(it->context).name);
+          name = QString::fromStdString(it->kernel ? t.kernel_events()[it->kernel - 1].name
+                                        : it->step ? t.step(it->step).name
+                                                   : t.context(it->context).name);
         }
         p.setPen(QColor(0xe8, 0xea, 0xf2));
         p.drawText(r.adjusted(4, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
@@ -287,13 +349,16 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
     return;
   }
   auto h = hit(e->pos());
-  bool changed = h.has_value() != hover_.has_value() || (h && (h->t0 != hover_->t0 || h->step != hover_->step));
+  bool changed = h.has_value() != hover_.has_value() ||
+                 (h && (h->t0 != hover_->t0 || h->step != hover_->step || h->kernel != hover_->kernel));
   hover_ = h;
   if (changed) update();
   if (h && session_) {
     Trace& t = session_->ui();
     QString tip;
-    if (h->step) {
+    if (h->kernel) {
+      tip = kernel_tooltip(t, t.kernel_events()[h->kernel - 1]);
+    } else if (h->step) {
       const StepRow& s = t.step(h->step);
       tip = tr("%1\nstep %2, %3 matches\n%4 at %5\n%6:%7")
                 .arg(QString::fromStdString(s.name))
@@ -320,6 +385,7 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
   pressed_ = false;
   if (dragged_) return;
   if (auto h = hit(e->pos())) {
+    if (h->kernel && !h->context) return;  // a kernel whose codegen was not recorded (PROFILE=1 only)
     sel_ = {h->context, h->step, 0};
     update();
     emit selected(sel_);

@@ -16,6 +16,7 @@ std::shared_ptr<TraceSession> TraceSession::open(const std::string& path) {
   int64_t t0 = INT64_MAX;
   for (const auto& c : s->ui_->contexts()) t0 = std::min(t0, c.t_start);
   for (const auto& st : s->ui_->steps()) t0 = std::min(t0, st.t_start);
+  if (!s->ui_->kernel_events().empty()) t0 = std::min(t0, s->ui_->kernel_events().front().t_start);
   s->t0_ = t0 == INT64_MAX ? 0 : t0;
   return s;
 }
