@@ -15,7 +15,9 @@
 #include "lib/codegen/late/linearizer.h"
 #include "lib/codegen/late/program.h"
 #include "lib/codegen/late/uop_props.h"
-#include "lib/codegen/mops.h"
+#include "lib/schedule/indexing.h"
+#include "lib/schedule/multi.h"
+#include "lib/schedule/rangeify.h"
 #include "lib/codegen/opt/opt.h"
 #include "lib/codegen/opt/postrange.h"
 #include "lib/codegen/simplify.h"
@@ -42,21 +44,6 @@ struct AddrSpaceScope {
   AddrSpaceScope() : prev(t_addrspace) { t_addrspace = &cache; }
   ~AddrSpaceScope() { t_addrspace = prev; }
 };
-
-// ***** schedule/multi.py on one device *****
-const PatternMatcher& multi_pm() {
-  static const PatternMatcher pm(
-      "multi_pm",
-      {
-          // param_to_multi: only PARAMs with an axis (sharded over devices) change; multi-device kernels are not ported
-          TG_RULE(UPat(Ops::PARAM).named("p"),
-                  [](UOp p) -> UOp {
-                    if (!p.param_arg()->has_axis) return UOp();
-                    throw Error("multi-device (sharded) kernels are not ported");
-                  }),
-      });
-  return pm;
-}
 
 const PatternMatcher& pm_number_params() {
   static const PatternMatcher pm("pm_number_params",

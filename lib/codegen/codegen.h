@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "lib/renderer/renderer.h"
+#include "lib/schedule/multi.h"  // multi_pm (full_rewrite_to_sink runs it first)
 
 namespace tg {
 
-const PatternMatcher& multi_pm();  // schedule/multi.py's matcher as it acts on one device (PARAMs without an axis)
 const PatternMatcher& pm_number_params();
 const PatternMatcher& expander2();
 const PatternMatcher& pm_wmma_add();

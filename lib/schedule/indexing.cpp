@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <mutex>
 
 #include "lib/helpers.h"
 #include "lib/mixin/helpers.h"
@@ -11,6 +12,152 @@
 namespace tg {
 
 ContextVar PCONTIG("PCONTIG", 0);
+
+// ***** the definition of the movement ops (moved here from lib/codegen/mops.cpp) *****
+
+using mixin::s_eq;
+
+MArg marg(const UOp& u) {
+  MArg m;
+  switch (u.op()) {
+    case Ops::RESHAPE:
+    case Ops::EXPAND:
+      m.shape = u.src(1).as_shape();
+      break;
+    case Ops::PAD:
+    case Ops::SHRINK: {
+      Shape a = u.src(1).as_shape(), b = u.src(2).as_shape();
+      for (size_t i = 0; i < a.size() && i < b.size(); i++) m.pairs.emplace_back(a[i], b[i]);
+      break;
+    }
+    case Ops::PERMUTE:
+    case Ops::FLIP:
+      m.tuple = u.arg();
+      break;
+    default:
+      throw Error(std::string(op_repr(u.op())) + " is not a MovementOp");
+  }
+  return m;
+}
+
+namespace {
+struct ReshapeKey {
+  Shape in, out;
+  UOp u;
+  bool operator==(const ReshapeKey& o) const { return u == o.u && shape_eq(in, o.in) && shape_eq(out, o.out); }
+};
+struct ReshapeKeyHash {
+  size_t operator()(const ReshapeKey& k) const {
+    size_t h = k.u.ptr_hash();
+    for (const Shape* s : {&k.in, &k.out}) {
+      h = h * 1000003 + s->size();
+      for (const sint& x : *s) h = h * 31 + (x.is_int() ? std::hash<int64_t>()((int64_t)x.i()) : x.u().ptr_hash());
+    }
+    return h;
+  }
+};
+}  // namespace
+
+UOp apply_reshape(const Shape& in_shape, const Shape& out_shape, const UOp& urngs) {
+  static std::mutex mu;
+  static std::unordered_map<ReshapeKey, UOp, ReshapeKeyHash> cache;
+  ReshapeKey key{in_shape, out_shape, urngs};
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  sint acc = 1;
+  std::vector<UOp> axes_in;
+  size_t n = std::min(out_shape.size(), urngs.nsrc());
+  for (size_t k = n; k > 0; k--) {
+    const sint& s = out_shape[k - 1];
+    const UOp& src = urngs.src(k - 1);
+    axes_in.push_back(acc.is_int() ? src.mul(PyConst(acc.i()), true) : acc.u() * src);
+    acc = mixin::operator*(acc, s);
+  }
+  UOp combined = UOp::const_(PyConst(0)).usum(axes_in);
+  std::vector<UOp> axes_out;
+  for (size_t k = in_shape.size(); k > 0; k--) {
+    const sint& s = in_shape[k - 1];
+    axes_out.push_back(s.is_int() ? combined.mod(PyConst(s.i())) : combined.mod(s.u()));
+    combined = s.is_int() ? combined.floordiv(PyConst(s.i())) : combined.floordiv(s.u());
+  }
+  std::reverse(axes_out.begin(), axes_out.end());
+  static const PatternMatcher pm = symbolic() + pm_simplify_valid() + pm_drop_and_clauses();
+  UOp ret = graph_rewrite(UOp::sink(axes_out), pm, {.name = "reshape"});
+  std::lock_guard<std::mutex> lk(mu);
+  return cache.emplace(std::move(key), ret).first->second;
+}
+
+std::vector<UOp> apply_movement_op(Ops op, const Shape& in_shape, const MArg& arg, const std::vector<UOp>& rngs) {
+  std::vector<UOp> r;
+  switch (op) {
+    case Ops::SHRINK:
+      for (size_t i = 0; i < rngs.size() && i < arg.pairs.size(); i++) {
+        const sint& off = arg.pairs[i].first;
+        if (off.is_int() && off.i() == 0)
+          r.push_back(rngs[i]);
+        else
+          r.push_back(rngs[i].add(off));
+      }
+      return r;
+    case Ops::PERMUTE: {
+      const auto& items = arg.tuple.items();
+      std::vector<size_t> order(items.size());
+      for (size_t i = 0; i < order.size(); i++) order[i] = i;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t a, size_t b) { return items[a].as_int() < items[b].as_int(); });
+      for (size_t p : order) r.push_back(rngs[p]);
+      return r;
+    }
+    case Ops::FLIP: {
+      const auto& items = arg.tuple.items();
+      for (size_t i = 0; i < rngs.size() && i < in_shape.size() && i < items.size(); i++) {
+        if (!items[i].as_bool()) {
+          r.push_back(rngs[i]);
+          continue;
+        }
+        const sint& s = in_shape[i];
+        r.push_back(s.is_int() ? rngs[i].sub(PyConst(s.i() - 1), true) : (s.u() - UOp::const_(PyConst(1))) - rngs[i]);
+      }
+      return r;
+    }
+    case Ops::EXPAND:
+      for (size_t i = arg.shape.size(); i < rngs.size(); i++) r.push_back(rngs[i]);
+      return r;
+    case Ops::PAD: {
+      static const PatternMatcher pm = symbolic() + pm_simplify_valid();
+      for (size_t i = 0; i < rngs.size() && i < in_shape.size() && i < arg.pairs.size(); i++) {
+        const sint& sh = in_shape[i];
+        const sint& off = arg.pairs[i].first;
+        const sint& sz = arg.pairs[i].second;
+        const UOp& x = rngs[i];
+        if (s_eq(sz, sh) && off.is_int() && off.i() == 0) {
+          r.push_back(x);
+          continue;
+        }
+        UOp cond = x.ge(off).bitwise_and(x.lt(mixin::operator+(sh, off)));
+        UOp v = graph_rewrite(cond, pm, {.name = "pad"});
+        r.push_back(x.sub(off).valid(v));
+      }
+      return r;
+    }
+    case Ops::RESHAPE: {
+      UOp sink = UOp::sink(rngs).simplify();
+      std::vector<std::pair<UOp, UOp>> sub, unsub;
+      auto rs = sink.ranges();
+      for (size_t i = 0; i < rs.size(); i++) {
+        UOp p = rs[i].replace({}, {}, std::vector<UOp>{rs[i].src(0)}, Arg::tup((int64_t)i, AxisType::PLACEHOLDER));
+        sub.emplace_back(rs[i], p);
+        unsub.emplace_back(p, rs[i]);
+      }
+      UOp out = apply_reshape(in_shape, arg.shape, sink.substitute(sub)).substitute(unsub);
+      return std::vector<UOp>(out.src().begin(), out.src().end());
+    }
+    default:
+      throw Error(std::string(op_repr(op)) + " is not a MovementOp");
+  }
+}
 
 UOp IndexingContext::new_range(const sint& s, AxisType axistype) {
   if (!s.is_int() && s.u().op() == Ops::RANGE) return s.u();

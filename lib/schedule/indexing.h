@@ -1,18 +1,30 @@
 // Port of tinygrad/schedule/indexing.py: movement ops become index math on ranges (rangeify). run_rangeify decides
 // which nodes are realized (STAGE) and gives every node its input and output ranges; pm_apply_rangeify rewrites the
-// tensor graph into ranged form. apply_movement_op (the index math of each movement op) and _apply_reshape live in
-// lib/codegen/mops.* for now (codegen needed them first); this header re-exports them.
+// tensor graph into ranged form. apply_movement_op is the definition of the movement ops as index math (codegen uses
+// it too, through pm_mops).
 #pragma once
 #include <optional>
 #include <utility>
 #include <vector>
 
-#include "lib/codegen/mops.h"
 #include "lib/helpers.h"
 #include "lib/uop/kernel_info.h"
 #include "lib/uop/rewrite.h"
 
 namespace tg {
+
+// UOp.marg of a movement op: RESHAPE/EXPAND a shape, PAD/SHRINK (a, b) pairs, PERMUTE/FLIP the tuple arg
+struct MArg {
+  Shape shape;
+  std::vector<std::pair<sint, sint>> pairs;
+  Arg tuple;
+};
+MArg marg(const UOp& mop);
+// the ranges of a movement op's input given the ranges of its output
+std::vector<UOp> apply_movement_op(Ops op, const Shape& in_shape, const MArg& arg, const std::vector<UOp>& rngs);
+// the RESHAPE index math: out ranges (urngs.src, PLACEHOLDER ranges) -> in ranges; memoized like functools.cache, so
+// its "reshape" rewrite step shows only the first time a (shapes, ranges) key is seen in the process
+UOp apply_reshape(const Shape& in_shape, const Shape& out_shape, const UOp& urngs);
 
 extern ContextVar PCONTIG;  // partial contiguous in rangeify
 

@@ -101,6 +101,60 @@ const PatternMatcher& pm_fold_moved_after() {
   return pm;
 }
 
+// movement op on INDEX as a PatternMatcher
+static UOp mop_index(const UOp& r, const UOp& idx) {
+  std::vector<UOp> idxs(idx.src().begin() + 1, idx.src().end());
+  const Shape& rshape = r.shape();
+  const Shape& sshape = r.src(0).shape();
+  auto index_with_arg = [&](const std::vector<UOp>& ii) {
+    UOp ret = r.src(0).index(ii);
+    if (ret.op() == Ops::INDEX && !idx.arg().is_none() && ret.src(0) == r.src(0)) ret = ret.with_arg(idx.arg());
+    return ret;
+  };
+  if (idxs.size() == rshape.size()) return index_with_arg(apply_movement_op(r.op(), sshape, marg(r), idxs));
+  if (r.op() == Ops::RESHAPE) {
+    int64_t src_prefix = (int64_t)sshape.size() - (int64_t)(rshape.size() - std::min(idxs.size(), rshape.size()));
+    if (src_prefix >= 0) {
+      Shape a(sshape.begin() + src_prefix, sshape.end());
+      Shape b(rshape.begin() + std::min(idxs.size(), rshape.size()), rshape.end());
+      if (shape_eq(a, b)) {
+        if (src_prefix == 0) return r.src(0).dtype() == idx.dtype() ? r.src(0) : UOp();
+        MArg m;
+        m.shape = Shape(rshape.begin(), rshape.begin() + std::min(idxs.size(), rshape.size()));
+        UOp ret = index_with_arg(
+            apply_movement_op(Ops::RESHAPE, Shape(sshape.begin(), sshape.begin() + src_prefix), m, idxs));
+        return ret.shape_opt() && idx.shape_opt() && shape_eq(ret.shape(), idx.shape()) ? ret : UOp();
+      }
+    }
+  }
+  return UOp();
+}
+
+const PatternMatcher& pm_mops() {
+  static const PatternMatcher pm(
+      "pm_mops", {
+                     // handle movement ops on INDEX
+                     TG_RULE(UPat(GroupOp::Movement).named("r").f(Ops::INDEX).any_len().named("idx"),
+                             [](UOp r, UOp idx) { return mop_index(r, idx); }),
+                     // move movement ops and INDEX after AFTER
+                     TG_RULE(UPat(GroupOp::Movement | OpSet{Ops::INDEX}).named("r").after().named("a").any_len(),
+                             [](UOp r, UOp a) {
+                               std::vector<UOp> asrc{r.src(0)};
+                               asrc.insert(asrc.end(), a.src().begin() + 1, a.src().end());
+                               std::vector<UOp> src{a.with_src(asrc)};
+                               src.insert(src.end(), r.src().begin() + 1, r.src().end());
+                               return UOp(r.op(), DType(), src, r.arg());
+                             }),
+                     TG_RULE(UPat(GroupOp::Movement).named("r").end().named("a").any_len(),
+                             [](UOp r, UOp a) {
+                               std::vector<UOp> asrc{r.src(0)};
+                               asrc.insert(asrc.end(), a.src().begin() + 1, a.src().end());
+                               return a.with_src(asrc);
+                             }),
+                 });
+  return pm;
+}
+
 // ***** 0. cleanup rewrites *****
 
 static UOp fix_store_hazard(const UOp& target, const UOp& src) {

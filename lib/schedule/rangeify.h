@@ -11,6 +11,8 @@ namespace tg {
 
 extern ContextVar SPLIT_REDUCEOP, DEBUG_RANGEIFY, MAX_KERNEL_BUFFERS, OPENPILOT_HACKS, FLOAT16;
 
+// movement ops on INDEX, and moved past AFTER/END
+const PatternMatcher& pm_mops();
 const PatternMatcher& pm_fold_moved_after();  // ctx: UOpMap<UOp>
 const PatternMatcher& earliest_rewrites();
 const PatternMatcher& pm_gate_substitute();

