@@ -151,11 +151,9 @@ UOp create_schedule(const UOp& sched_sink) {
 
 // ***** resolve the LINEAR call *****
 
-using PostSchedCtx = std::pair<UOpMap<UOp>, std::vector<UOp>>;
-
 static bool is_global_buffer(const UOp& b) { return b.param_arg() && addrspace(b) == AddrSpace::GLOBAL; }
 
-static const PatternMatcher& pm_post_sched_cache() {
+const PatternMatcher& pm_post_sched_cache() {
   static const PatternMatcher pm(
       "pm_post_sched_cache",
       {
@@ -238,7 +236,7 @@ static UOp resolve_linear_call(const UOp& linear_call, const Binds& outer_binds)
   return linear.with_src(out);
 }
 
-static const PatternMatcher& pm_resolve_linear_call() {
+const PatternMatcher& pm_resolve_linear_call() {
   static const PatternMatcher pm =
       PatternMatcher("pm_resolve_linear_call",
                      {
@@ -283,7 +281,7 @@ static UOp lower_sink_to_linear(const UOp& function) {
   return linear;
 }
 
-static const PatternMatcher& pm_schedule() {
+const PatternMatcher& pm_schedule() {
   static const PatternMatcher pm(
       "pm_schedule",
       {
@@ -316,7 +314,7 @@ static UOp simplify_copy_kernel(const UOp& call, const UOp& ast, const UOp& dst,
   return call.with_src(s);
 }
 
-static const PatternMatcher& pm_copy_from_store() {
+const PatternMatcher& pm_copy_from_store() {
   static const PatternMatcher pm(
       "pm_copy_from_store",
       {

@@ -11,3 +11,5 @@ target_link_libraries(bench_schedule PRIVATE tinygrad benchmark::benchmark)
 tg_test(test_schedule_memory LABEL parity SOURCES parity/test_schedule_memory.cpp)
 # unit tests: schedule cache and its DEBUG line, pm_flatten_linear, bind mismatch
 tg_test(test_schedule LABEL unit SOURCES unit/test_schedule.cpp)
+# the scheduler's rule tables against the reference's UPats
+tg_test(test_schedule_patterns LABEL parity SOURCES parity/test_schedule_patterns.cpp)
