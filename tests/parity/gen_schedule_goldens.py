@@ -23,6 +23,7 @@
 #   linear @i
 #   var <name> <value>      (one line per var_vals entry)
 #   steps <n>               + n lines "<depth> <flags> <name>"
+#   step_out <i> @j         the graph the i-th step returned
 #   error <message>         the reference raised; nothing but steps follow
 import os, sys
 os.environ["DEV"] = "CPU"
@@ -45,7 +46,7 @@ out_path = sys.argv[1] if len(sys.argv) > 1 else "schedule_goldens.txt"
 gr = O.graph_rewrite
 cell = gr.__closure__[gr.__code__.co_freevars.index("func")]
 orig_graph_rewrite = cell.cell_contents
-rec: dict = {"on": False, "depth": 0, "steps": []}
+rec: dict = {"on": False, "depth": 0, "steps": [], "outs": []}
 def recording_graph_rewrite(sink, pm, *args, **kwargs):
   if not rec["on"]: return orig_graph_rewrite(sink, pm, *args, **kwargs)
   tracked = TRACK_MATCH_STATS.value >= 2
@@ -55,8 +56,13 @@ def recording_graph_rewrite(sink, pm, *args, **kwargs):
   if tracked:
     flags = ("b" if kwargs.get("bottom_up") else "") + ("w" if kwargs.get("walk") else "")
     rec["steps"].append(f"{d} {flags or '-'} {name}")
+    rec["outs"].append(None)
+    idx = len(rec["outs"]) - 1
     rec["depth"] += 1
-  try: return orig_graph_rewrite(sink, pm, *args, **kwargs)
+  try:
+    ret = orig_graph_rewrite(sink, pm, *args, **kwargs)
+    if tracked: rec["outs"][idx] = ret
+    return ret
   finally:
     if tracked: rec["depth"] -= 1
 cell.cell_contents = recording_graph_rewrite
@@ -72,8 +78,12 @@ orig_clwv, orig_gkg, orig_mpr = S.create_linear_with_vars, S.get_kernel_graph, S
 def as_step(name, fn, *args):
   if not rec["on"]: return fn(*args)
   rec["steps"].append(f"{rec['depth']} - {name}")
+  rec["outs"].append(None)
+  idx = len(rec["outs"]) - 1
   rec["depth"] += 1
-  try: return fn(*args)
+  try:
+    ret = rec["outs"][idx] = fn(*args)
+    return ret
   finally: rec["depth"] -= 1
 import tinygrad.schedule.rangeify as RF
 orig_run_rangeify = RF.run_rangeify
@@ -91,7 +101,7 @@ def create_linear_with_vars(big_sink):
        "ctx": " ".join(f"{k}={v.value}" for k, v in sorted(ContextVar._cache.items()) if k in SCHED_VARS)}
   current["n"] += 1
   cases.append(c)
-  rec.update(on=True, depth=1, steps=[])  # the context itself is depth 0 in the tracker; steps start at 1
+  rec.update(on=True, depth=1, steps=[], outs=[])  # the context itself is depth 0 in the tracker; steps start at 1
   try:
     linear, var_vals = orig_clwv(big_sink)
     c.update(linear=linear, var_vals=var_vals, context=f"Schedule {pluralize('Kernel', len(linear.src))}")
@@ -101,7 +111,7 @@ def create_linear_with_vars(big_sink):
     raise
   finally:
     rec["on"] = False
-    c["steps"] = rec["steps"]
+    c["steps"], c["outs"] = rec["steps"], rec["outs"]
 T.create_linear_with_vars = create_linear_with_vars
 
 # ***** the programs *****
@@ -412,6 +422,9 @@ with open(out_path, "w") as f:
       if c["unplanned"] is not None: f.write(f"linear_unplanned {ref(c['unplanned'])}\n")
       f.write(f"linear {ref(c['linear'])}\n")
       for k, v in c["var_vals"].items(): f.write(f"var {k} {v}\n")
+    # the graph each step returned (after the step list, so the node pool is complete when read)
+    outs = [(i, ref(o)) for i, o in enumerate(c["outs"]) if o is not None]
     f.write(f"steps {len(c['steps'])}\n")
     for s in c["steps"]: f.write(s + "\n")
+    for i, r in outs: f.write(f"step_out {i} {r}\n")
 print(f"{len(PROGS)} programs, {len(cases)} schedules, {sum('error' in c for c in cases)} errors -> {out_path}")

@@ -19,6 +19,7 @@ struct SchedCase {
   std::vector<std::pair<std::string, long long>> vars;
   std::vector<std::string> steps;
   std::vector<std::pair<std::string, long long>> ctx;  // the scheduler's ContextVars when it ran
+  std::vector<std::pair<int, tg::UOp>> step_outs;      // (step index, the graph it returned)
 };
 
 inline std::vector<SchedCase> load_schedule_goldens(const std::string& path) {
@@ -49,7 +50,10 @@ inline std::vector<SchedCase> load_schedule_goldens(const std::string& path) {
       continue;
     }
     SchedCase& c = cs.back();
-    if (key == "ctx") {
+    if (key == "step_out") {
+      size_t b = rest.find(' ');
+      c.step_outs.emplace_back(std::stoi(rest.substr(0, b)), ref(rest.substr(b + 1)));
+    } else if (key == "ctx") {
       size_t p = 0;
       while (p < rest.size()) {
         size_t e = rest.find(' ', p);

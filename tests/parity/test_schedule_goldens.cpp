@@ -64,6 +64,7 @@ struct Result {
   std::string error;
   LinearWithVars lv;
   std::vector<std::string> steps;
+  std::vector<UOp> step_outs;  // parallel to steps
   std::vector<UOp> kernel_graphs;
   UOp unplanned;
   std::string context;
@@ -98,7 +99,10 @@ const Result& run(const SchedCase& c) {
   for (const auto& s : rec->steps) {
     if (s.name == "get_kernel_graph" && s.out) r.kernel_graphs.push_back(s.out);
     if (s.name == "create COPY kernels for SDMA" && s.out) r.unplanned = s.out;
-    if (!cached_step(s.name)) r.steps.push_back(std::to_string(s.depth + 1) + " " + s.flags + " " + s.name);
+    if (!cached_step(s.name)) {
+      r.steps.push_back(std::to_string(s.depth + 1) + " " + s.flags + " " + s.name);
+      r.step_outs.push_back(s.out);
+    }
   }
   return r;
 }
@@ -207,6 +211,44 @@ TEST(ScheduleGoldens, Steps) {
     else
       ADD_FAILURE() << d << "\nwant:\n" << join(golden_steps(c)) << "\ngot:\n" << join(r.steps);
   });
+}
+
+// the graph every step returned (BUFFER numbers from new_buffer renumbered): the first divergence is reported
+TEST(ScheduleGoldens, StepGraphs) {
+  Tally t{"graph after every step"};
+  size_t graphs = 0;
+  each([&](const SchedCase& c, const Result& r) {
+    if (!r.error.empty()) return;
+    t.total++;
+    std::map<int, UOp> want;
+    for (const auto& [i, g] : c.step_outs) want[i] = g;
+    size_t k = 0;  // index into our (uncached) steps
+    for (size_t i = 0; i < c.steps.size(); i++) {
+      const std::string& s = c.steps[i];
+      if (cached_step(s.substr(s.find(' ', s.find(' ') + 1) + 1))) continue;
+      if (k >= r.step_outs.size()) {
+        ADD_FAILURE() << "missing step " << s;
+        return;
+      }
+      auto it = want.find((int)i);
+      if (it != want.end()) {
+        graphs++;
+        if (!r.step_outs[k]) {
+          ADD_FAILURE() << "step " << s << ": no output recorded";
+          return;
+        }
+        std::string d = first_diff(normalized(it->second, c.big_sink), normalized(r.step_outs[k], c.big_sink));
+        if (!d.empty()) {
+          ADD_FAILURE() << "step " << i << " '" << s << "': " << d;
+          return;
+        }
+      }
+      k++;
+    }
+    t.ok++;
+  });
+  std::printf("[ schedule ] %zu step graphs compared\n", graphs);
+  EXPECT_GT(graphs, 1500u);
 }
 
 TEST(ScheduleGoldens, KernelGraph) {
