@@ -18,7 +18,12 @@
 
 namespace tg {
 
-ContextVar SCACHE("SCACHE", 1);
+ContextVar SCACHE("SCACHE", 1), CAPTURING("CAPTURING", 1);
+
+std::vector<LinearCapturer*>& capturing() {
+  static auto* c = new std::vector<LinearCapturer*>();
+  return *c;
+}
 
 // ***** schedule linearizer *****
 
@@ -390,8 +395,13 @@ LinearWithVars create_linear_with_vars(const UOp& big_sink) {
                   " != " + std::to_string((long long)val));
     ret.var_vals[nm] = val;
   }
-  // JIT capturing (engine/jit.py `capturing`) is not ported: this is where a capturing JIT would take the schedule
-  // (capturing[0].add_linear(linear, var_vals)) and return an empty LINEAR instead of running it.
+  // jit captures this schedule, no need to execute
+  if (!capturing().empty() && CAPTURING) {
+    capturing()[0]->add_linear(linear, ret.var_vals);
+    ret.linear = UOp(Ops::LINEAR, DType(), std::vector<UOp>{});
+    group.rename("Schedule " + pluralize("Kernel", 0));
+    return ret;
+  }
   UOpSet held_bufs;
   if (linear_call.op() == Ops::CALL)
     for (size_t i = 1; i < linear_call.nsrc(); i++)

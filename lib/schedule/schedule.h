@@ -3,7 +3,9 @@
 #pragma once
 #include <map>
 #include <string>
+#include <vector>
 
+#include "lib/helpers.h"
 #include "lib/uop/uop.h"
 #include "lib/uop/upat.h"
 
@@ -16,6 +18,18 @@ struct LinearWithVars {
 
 // big_sink = output of tensor.py's transform_to_call. Runs in a trace context named "Schedule N Kernels".
 LinearWithVars create_linear_with_vars(const UOp& big_sink);
+
+// THE JIT HOOK (engine/realize.py's `capturing` list and the CAPTURING ContextVar). A TinyJit under capture pushes
+// itself here; while the list is not empty and CAPTURING is set, create_linear_with_vars hands the schedule (after the
+// COPY kernels, before memory planning) to capturing()[0]->add_linear and returns an empty LINEAR with the var_vals.
+// The JIT itself is not ported yet.
+class LinearCapturer {
+ public:
+  virtual ~LinearCapturer() = default;
+  virtual void add_linear(const UOp& linear, const std::map<std::string, pyint>& var_vals) = 0;
+};
+std::vector<LinearCapturer*>& capturing();
+extern ContextVar CAPTURING;
 
 // engine/realize.py's pm_flatten_linear (defined here, used by the realize engine).
 const PatternMatcher& pm_flatten_linear();

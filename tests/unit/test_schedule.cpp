@@ -90,3 +90,26 @@ TEST(Schedule, BindMismatch) {
   LinearWithVars lv = create_linear_with_vars(c.big_sink.with_src(src));
   EXPECT_EQ(lv.var_vals.at(v.expr()), val);
 }
+
+// the JIT hook: a capturer takes the schedule (before memory planning) and an empty LINEAR comes back
+TEST(Schedule, CapturingHook) {
+  struct Capture : LinearCapturer {
+    std::vector<UOp> linears;
+    void add_linear(const UOp& linear, const std::map<std::string, pyint>&) override { linears.push_back(linear); }
+  } cap;
+  const SchedCase& c = golden("softmax");
+  Context ctx({{"SCACHE", 0}});
+  capturing().push_back(&cap);
+  LinearWithVars lv = create_linear_with_vars(c.big_sink);
+  capturing().pop_back();
+  EXPECT_EQ(lv.linear.nsrc(), 0u);
+  ASSERT_EQ(cap.linears.size(), 1u);
+  EXPECT_EQ(cap.linears[0].nsrc(), 3u);
+  // with CAPTURING=0 the capturer is bypassed
+  Context off({{"CAPTURING", 0}});
+  capturing().push_back(&cap);
+  lv = create_linear_with_vars(c.big_sink);
+  capturing().pop_back();
+  EXPECT_EQ(lv.linear.nsrc(), 3u);
+  EXPECT_EQ(cap.linears.size(), 1u);
+}
