@@ -7,7 +7,7 @@
 # (DEV=NULL as the test file is meant to run.)
 #
 # Capture: test.helpers.check_schedule(t, allowed, ...) is wrapped where test_schedule.py imported it; while it runs,
-# every create_linear_with_vars call records its big SINK (the last one is the asserted schedule: to_prerealize runs
+# every create_linear_with_vars call records its big SINK and the LINEAR it returned (the last one is the asserted schedule: to_prerealize runs
 # first). We write the asserted count, the reference's count (kernels whose AST is a SINK unless filter_sink=False),
 # and the big SINK.
 #
@@ -16,6 +16,7 @@
 #   allowed <n> ref <n|error> filter <0|1>
 #   ctx <VAR=value ...>     the scheduler's ContextVars when the check ran
 #   big_sink @i
+#   linear @j               the LINEAR create_linear_with_vars returned (memory planned)
 import os, sys, unittest
 os.environ["DEV"] = "NULL"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -40,8 +41,9 @@ state = {"in_check": False, "sinks": [], "test": "?", "n": {}}
 
 orig_clwv = T.create_linear_with_vars
 def create_linear_with_vars(big_sink):
-  if state["in_check"]: state["sinks"].append(big_sink)
-  return orig_clwv(big_sink)
+  ret = orig_clwv(big_sink)
+  if state["in_check"]: state["sinks"].append((big_sink, ret[0]))
+  return ret
 T.create_linear_with_vars = create_linear_with_vars
 
 # the settings the scheduler reads (test classes set some in setUp, e.g. TestSchedule's SPLIT_REDUCEOP=0)
@@ -63,7 +65,7 @@ def check_schedule(t, allowed, to_prerealize=None, filter_sink=True):
   finally:
     state["in_check"] = False
     if state["sinks"]:
-      c["big_sink"] = state["sinks"][-1]
+      c["big_sink"], c["linear"] = state["sinks"][-1]
       cases.append(c)
 TS.check_schedule = check_schedule
 
@@ -90,4 +92,5 @@ with open(out_path, "w") as f:
     f.write(f"allowed {c['allowed']} ref {c['ref']} filter {int(c['filter'])}\n")
     f.write(f"ctx {c['ctx']}\n")
     f.write(f"big_sink {ref(c['big_sink'])}\n")
+    f.write(f"linear {ref(c['linear'])}\n")
 print(f"{len(cases)} kernel-count checks from {len({c['test'] for c in cases})} tests -> {out_path}")

@@ -1,6 +1,8 @@
 // Loader for tests/parity/schedule_goldens.txt (written by gen_schedule_goldens.py; the format is described there).
 #pragma once
 #include <fstream>
+#include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -84,4 +86,23 @@ inline std::vector<SchedCase> load_schedule_goldens(const std::string& path) {
       throw std::runtime_error("unknown golden line " + line);
   }
   return cs;
+}
+
+// BUFFER numbers not present in the big sink (new_buffer's counter) renumbered by first appearance
+inline std::vector<std::string> normalized(const tg::UOp& g, const tg::UOp& big_sink) {
+  std::set<long long> known;
+  for (const tg::UOp& u : big_sink.toposort())
+    if (u.op() == tg::Ops::BUFFER && u.param_arg()) known.insert((long long)u.param_arg()->slot);
+  std::map<long long, long long> renum;
+  std::vector<std::pair<tg::UOp, tg::UOp>> sub;
+  for (const tg::UOp& u : g.toposort()) {
+    if (u.op() != tg::Ops::BUFFER || !u.param_arg() || known.count((long long)u.param_arg()->slot)) continue;
+    long long s = (long long)u.param_arg()->slot;
+    if (!renum.count(s)) renum[s] = 1000000 + (long long)renum.size();
+    auto* p = new tg::ParamArg(*u.param_arg());
+    p->slot = renum[s];
+    sub.emplace_back(u, u.with_arg(tg::Arg(static_cast<const tg::ArgObj*>(p))));
+  }
+  tg::UOp n = sub.empty() ? g : g.substitute(sub, nullptr, true);
+  return tg::encode_graph(n);
 }

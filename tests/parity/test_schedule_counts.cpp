@@ -1,7 +1,8 @@
 // The kernel-count assertions of the reference's test/null/test_schedule.py (check_schedule(t, allowed)), on the big
 // SINK each assertion scheduled in the reference (tests/parity/schedule_count_goldens.txt, from
 // gen_schedule_count_goldens.py; DEV=NULL as that file runs). Our create_linear_with_vars must give the reference's
-// count (which is the asserted one except for the cases that assert a KernelCountException).
+// count (which is the asserted one except for the cases that assert a KernelCountException), and the reference's whole
+// LINEAR (kernel ASTs, buffer args, memory plan; new_buffer numbers renumbered as in test_schedule_goldens).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -11,6 +12,7 @@
 #include "lib/helpers.h"
 #include "lib/schedule/schedule.h"
 #include "lib/uop/serialize.h"
+#include "tests/parity/schedule_goldens.h"
 
 using namespace tg;
 
@@ -25,6 +27,7 @@ struct CountCase {
   bool filter = true;
   std::vector<std::pair<std::string, int64_t>> ctx;  // the scheduler's ContextVars when the check ran
   UOp big_sink;
+  UOp linear;  // the reference's LINEAR (memory planned)
 };
 
 std::vector<CountCase> load(const std::string& path) {
@@ -61,6 +64,8 @@ std::vector<CountCase> load(const std::string& path) {
       }
     } else if (line.rfind("big_sink @", 0) == 0) {
       cs.back().big_sink = pool.at(std::stoul(line.substr(10)));
+    } else if (line.rfind("linear @", 0) == 0) {
+      cs.back().linear = pool.at(std::stoul(line.substr(8)));
     }
   }
   return cs;
@@ -98,7 +103,7 @@ TEST(ScheduleCounts, Loaded) { ASSERT_GE(cases().size(), 250u); }
 
 // every check_schedule of test_schedule.py: our kernel count is the reference's
 TEST(ScheduleCounts, KernelCounts) {
-  int total = 0, ok = 0, errors = 0, asserted = 0, multi = 0;
+  int total = 0, ok = 0, errors = 0, asserted = 0, multi = 0, same_linear = 0;
   std::map<std::string, int> failed_tests;
   for (const auto& c : cases()) {
     if (c.ref == "error") continue;
@@ -119,6 +124,10 @@ TEST(ScheduleCounts, KernelCounts) {
     try {
       LinearWithVars lv = create_linear_with_vars(c.big_sink);
       int n = kernel_count(lv.linear, c.filter);
+      if (c.linear && normalized(lv.linear, c.big_sink) == normalized(c.linear, c.big_sink))
+        same_linear++;
+      else
+        ADD_FAILURE() << "LINEAR differs from the reference's";
       if (n == std::stoi(c.ref))
         ok++;
       else
@@ -131,7 +140,8 @@ TEST(ScheduleCounts, KernelCounts) {
   }
   std::printf(
       "[ counts ] %d/%d check_schedule cases give the reference's kernel count (%d errors; %d cases where the "
-      "reference met the asserted count; %d multi-device cases out of scope)\n",
-      ok, total, errors, asserted, multi);
+      "reference met the asserted count; %d multi-device cases out of scope)\n"
+      "[ counts ] %d/%d give the reference's whole LINEAR (kernel ASTs, buffers, memory plan)\n",
+      ok, total, errors, asserted, multi, same_linear, total);
   EXPECT_GE(total, 250);
 }

@@ -116,25 +116,6 @@ std::vector<std::string> golden_steps(const SchedCase& c) {
   return r;
 }
 
-// BUFFER numbers not present in the big sink (new_buffer's counter) renumbered by first appearance
-std::vector<std::string> normalized(const UOp& g, const UOp& big_sink) {
-  std::set<long long> known;
-  for (const UOp& u : big_sink.toposort())
-    if (u.op() == Ops::BUFFER && u.param_arg()) known.insert((long long)u.param_arg()->slot);
-  std::map<long long, long long> renum;
-  std::vector<std::pair<UOp, UOp>> sub;
-  for (const UOp& u : g.toposort()) {
-    if (u.op() != Ops::BUFFER || !u.param_arg() || known.count((long long)u.param_arg()->slot)) continue;
-    long long s = (long long)u.param_arg()->slot;
-    if (!renum.count(s)) renum[s] = 1000000 + (long long)renum.size();
-    auto* p = new ParamArg(*u.param_arg());
-    p->slot = renum[s];
-    sub.emplace_back(u, u.with_arg(Arg(static_cast<const ArgObj*>(p))));
-  }
-  UOp n = sub.empty() ? g : g.substitute(sub, nullptr, true);
-  return encode_graph(n);
-}
-
 std::string join(const std::vector<std::string>& v) {
   std::string r;
   for (size_t i = 0; i < v.size(); i++) r += (i ? "\n" : "") + v[i];
