@@ -159,7 +159,8 @@ TEST(ScheduleGoldens, KnownGaps) {
     if (!known_gap(c)) continue;
     n++;
     const Result& r = run(c);
-    EXPECT_NE(r.error.find("no shape handling for Ops.GETTUPLE"), std::string::npos) << c.prog << ": " << r.error;
+    // "no shape handling for Ops.GETTUPLE" (with SPEC=2 the creation-time check names the GETTUPLE first)
+    EXPECT_NE(r.error.find("GETTUPLE"), std::string::npos) << c.prog << ": " << r.error;
   }
   std::printf("[ schedule ] %d programs not schedulable yet (FUNCTION values through GETTUPLE)\n", n);
   EXPECT_EQ(n, 3);

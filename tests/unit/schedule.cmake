@@ -1,9 +1,12 @@
 # the scheduler (lib/schedule): create_linear_with_vars against the reference's schedules
 tg_test(test_schedule_goldens LABEL parity SOURCES parity/test_schedule_goldens.cpp)
+# SPEC=2: every UOp the scheduler creates is type-checked, and each function is verified against spec_tensor
 add_test(NAME schedule_goldens_spec2 COMMAND test_schedule_goldens)
 set_tests_properties(schedule_goldens_spec2 PROPERTIES ENVIRONMENT SPEC=2 LABELS parity)
 # the kernel-count assertions of the reference's test/null/test_schedule.py on the big SINKs it scheduled
 tg_test(test_schedule_counts LABEL parity SOURCES parity/test_schedule_counts.cpp)
+add_test(NAME schedule_counts_spec2 COMMAND test_schedule_counts)
+set_tests_properties(schedule_counts_spec2 PROPERTIES ENVIRONMENT SPEC=2 LABELS parity)
 # benchmark (`make bench` style, not a test): create_linear_with_vars on the largest golden SINKs and the MLP
 add_executable(bench_schedule bench/bench_schedule.cpp)
 target_link_libraries(bench_schedule PRIVATE tinygrad benchmark::benchmark)
