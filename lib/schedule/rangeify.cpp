@@ -213,30 +213,51 @@ static UOp split_reduceop(const UOp& reduce, const UOp& x) {
     if (d != dim_to_split) perm.push_back(d);
   perm.push_back(dim_to_split);
   UOp splitted = x.reshape(splitted_shape).permute(perm);
-  if (DEBUG >= 3) std::printf("split %lld\n", (long long)divisor);
+  if (DEBUG >= 3)
+    std::printf("split %lld: %s -> %s -> %s\n", (long long)divisor, mixin::shape_str(x.shape()).c_str(),
+                mixin::shape_str(splitted.shape()).c_str(), mixin::shape_str(reduce.shape()).c_str());
   std::vector<int64_t> axes;
   for (int64_t i = 0; i < nred; i++) axes.push_back(i);
   Ops rop = reduce.arg()[0].as_op();
   return splitted.rop(rop, axes).contiguous().rop(rop, {(int64_t)reduce.shape().size()}).reshape(reduce.shape());
 }
 
+static const PatternMatcher& pm_gather_params() {
+  static const PatternMatcher pm("pm_gather_params", {
+                                                         TG_RULE(UPat(Ops::PARAM).named("p"),
+                                                                 [](std::vector<UOp>& ctx, UOp p) {
+                                                                   if (p.param_arg()->slot >= 0) ctx.push_back(p);
+                                                                   return UOp();
+                                                                 }),
+                                                     });
+  return pm;
+}
+
 // resolve FUNCTION calls (inline the body)
 static UOp resolve_function(const UOp& c) {
   if (auto* ci = c.arg().as<CallInfo>(); ci && ci->precompile) return UOp();
   std::vector<UOp> params;
-  for (const UOp& u : c.src(0).toposort())
-    if (u.op() == Ops::PARAM && u.param_arg()->slot >= 0) dedup_push(params, u);
+  graph_rewrite(c.src(0), pm_gather_params(), {.ctx = &params, .bottom_up = true, .name = "gather params"});
   std::stable_sort(params.begin(), params.end(),
                    [](const UOp& a, const UOp& b) { return a.param_arg()->slot < b.param_arg()->slot; });
+  // NOTE: unused args are fine (allow_param_mismatch)
   std::vector<std::pair<UOp, UOp>> dict_map;
   for (const UOp& p : params) {
+    bool seen = false;
+    for (const auto& [k, v] : dict_map) seen = seen || k == p;
+    if (seen) continue;
     size_t slot = (size_t)p.param_arg()->slot;
     if (slot + 1 >= c.nsrc()) throw Error("resolve_function: PARAM slot " + std::to_string(slot) + " has no argument");
-    const UOp& a = c.src(slot + 1);
+    dict_map.emplace_back(p, c.src(slot + 1));
+  }
+  for (size_t i = 0; i < dict_map.size(); i++) {
+    const auto& [p, a] = dict_map[i];
+    std::string arg = "arg " + std::to_string(i);
+    if (max_shape(p) != max_shape(a))
+      throw Error(arg + " shape mismatch: expected " + mixin::shape_str(p.shape()) + ", got " +
+                  mixin::shape_str(a.shape()));
     if (p.dtype() != a.dtype())
-      throw Error("arg " + std::to_string(dict_map.size()) + " dtype mismatch: expected " + p.dtype().repr() +
-                  ", got " + a.dtype().repr());
-    dict_map.emplace_back(p, a);
+      throw Error(arg + " dtype mismatch: expected " + p.dtype().repr() + ", got " + a.dtype().repr());
   }
   return c.src(0).substitute(dict_map, nullptr, true);
 }
@@ -445,9 +466,39 @@ static UOp remove_bufferize(const UOp& src, const UOp& buf, const UOp& idx) {
     return !buffer_in_reduce;
   });
   if (buffer_in_reduce) {
-    // PCONTIG > 2 (partial contiguous) is not ported
-    if (PCONTIG > 2) throw Error("PCONTIG>2 is not ported");
-    return UOp();
+    if (!(PCONTIG > 2)) return UOp();
+    sint bprod = sprod(buf.shape());
+    pyint in_total = 0;
+    for (const UOp& x : ab) {
+      sint n = x.numel();
+      if (!n.is_int() || !bprod.is_int()) return UOp();  // symbolic sizes: keep the buffer
+      in_total += n.i();
+    }
+    double out_in_ratio = (double)(bprod.i() + 1) / (double)(in_total + 1);
+    if (out_in_ratio < 10) return UOp();
+    // here we have to check the indexes, we might do a partial contig here
+    std::vector<UOp> groups;
+    for (const UOp& x : indexes)
+      if (x.src(0).op() == Ops::STAGE && bopts(x.src(0)).addrspace == AddrSpace::LOCAL) {
+        std::vector<UOp> g(x.src().begin() + 1, x.src().end());
+        groups.push_back(UOp::group(g));
+      }
+    std::vector<UOp> exclude_ranges = UOp::group(groups).ranges();
+    std::vector<std::pair<UOp, UOp>> is_pcontig, is_subs;
+    for (size_t i = 1; i < buf.nsrc() && i < idx.nsrc(); i++) {
+      const UOp &k = buf.src(i), &v = idx.src(i);
+      if (k.op() == Ops::CONST) continue;
+      bool pc = in_list(exclude_ranges, k);
+      for (const UOp& r : v.ranges()) pc = pc || axis_of(r) == AxisType::REDUCE;
+      (pc ? is_pcontig : is_subs).emplace_back(k, v);
+    }
+    if (is_subs.empty()) return UOp();
+    if (!is_pcontig.empty()) {
+      UOp ret = src.substitute(is_subs, nullptr, false, false, &pm_gate_substitute());
+      std::vector<UOp> bsrc{ret}, isrc;
+      for (const auto& [k, v] : is_pcontig) bsrc.push_back(k), isrc.push_back(v);
+      return UOp(Ops::STAGE, DType(), bsrc, bufferize_opts(Arg(), AddrSpace::LOCAL)).index(isrc);
+    }
   }
   // the ranges replaced. NOTE: if buf src is a const, we don't replace it. if idx is Invalid (dead load), neither
   std::vector<std::pair<UOp, UOp>> replaced;

@@ -373,6 +373,14 @@ def function_twice(): a = E(4, 5); R(_fma_sum(a, a*2) + _fma_sum(a+1, a))
 @prog
 def function_precompile(): R(_pre(E(8), E(8)) + 1)
 
+# partial contiguous (PCONTIG=2: merge ranges of consumers that agree, PCONTIG=3: LOCAL partial buffers)
+for _pc in (2, 3):
+  for _fn in (softmax, layernorm, matmul_relu, conv2d, mlp_softmax, reduce_then_add, pad_reduce, avg_pool, cumsum):
+    def _wrapped(_fn=_fn, _pc=_pc):
+      with Context(PCONTIG=_pc): _fn()
+    _wrapped.__name__ = f"{_fn.__name__}_pcontig{_pc}"
+    prog(_wrapped)
+
 # schedules the reference refuses (test/unit/test_assign.py: "cycle")
 @prog
 def assign_diamond_cycle():
