@@ -16,3 +16,7 @@ tg_test(test_schedule_memory LABEL parity SOURCES parity/test_schedule_memory.cp
 tg_test(test_schedule LABEL unit SOURCES unit/test_schedule.cpp)
 # the scheduler's rule tables against the reference's UPats
 tg_test(test_schedule_patterns LABEL parity SOURCES parity/test_schedule_patterns.cpp)
+# every distinct schedule the reference's unit tests make (test_assign, test_setitem_schedule, ...), whole LINEAR
+tg_test(test_schedule_corpus LABEL parity SOURCES parity/test_schedule_corpus.cpp)
+add_test(NAME schedule_corpus_spec2 COMMAND test_schedule_corpus)
+set_tests_properties(schedule_corpus_spec2 PROPERTIES ENVIRONMENT SPEC=2 LABELS parity)

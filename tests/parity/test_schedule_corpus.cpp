@@ -1,0 +1,158 @@
+// Every distinct schedule the reference's own unit tests make (test_assign, test_setitem_schedule,
+// test_symbolic_tensor, test_indexing, test_schedule_cache, test_invalid_tensor, test_dtype_weak, ...), recorded by
+// gen_schedule_corpus_goldens.py with the LINEAR each create_linear_with_vars returned (or the error it raised): ours
+// gives the same LINEAR (kernel ASTs, buffers, memory plan; new_buffer numbers renumbered) and var_vals, or the same
+// error.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "lib/helpers.h"
+#include "lib/schedule/schedule.h"
+#include "lib/uop/serialize.h"
+#include "tests/parity/schedule_goldens.h"
+
+using namespace tg;
+
+namespace {
+
+struct CorpusCase {
+  int id = 0;
+  std::string test, error;
+  std::vector<std::pair<std::string, int64_t>> ctx;
+  UOp big_sink, linear, captured;
+  std::vector<std::pair<std::string, long long>> vars;
+};
+
+std::vector<CorpusCase> load(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot open golden file " + path);
+  Context no_spec({{"SPEC", 0}});  // SPEC=2 tests the scheduler, not the decoding of the reference's graphs
+  std::vector<CorpusCase> cs;
+  std::vector<UOp> pool;
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line.rfind("+ ", 0) == 0) {
+      pool.push_back(decode_node(line.substr(2), pool));
+      continue;
+    }
+    size_t sp = line.find(' ');
+    std::string key = line.substr(0, sp), rest = sp == std::string::npos ? "" : line.substr(sp + 1);
+    if (key == "case") {
+      pool.clear();
+      cs.emplace_back();
+      std::istringstream in(rest);
+      int n;
+      in >> cs.back().id >> cs.back().test >> n;
+      cs.back().test += " #" + std::to_string(n);
+      continue;
+    }
+    CorpusCase& c = cs.back();
+    if (key == "ctx") {
+      std::istringstream in(rest);
+      std::string kv;
+      while (in >> kv) c.ctx.emplace_back(kv.substr(0, kv.find('=')), std::stoll(kv.substr(kv.find('=') + 1)));
+    } else if (key == "big_sink")
+      c.big_sink = pool.at(std::stoul(rest.substr(1)));
+    else if (key == "linear")
+      c.linear = pool.at(std::stoul(rest.substr(1)));
+    else if (key == "captured")
+      c.captured = pool.at(std::stoul(rest.substr(1)));
+    else if (key == "error")
+      c.error = rest.substr(rest.find(": ") + 2);
+    else if (key == "var") {
+      size_t b = rest.rfind(' ');
+      c.vars.emplace_back(rest.substr(0, b), std::stoll(rest.substr(b + 1)));
+    }
+  }
+  return cs;
+}
+
+bool multi_device(const UOp& sink) {
+  for (const UOp& u : sink.toposort()) {
+    Ops o = u.op();
+    if (o == Ops::UNSHARD || o == Ops::MSELECT || o == Ops::MSTACK || o == Ops::ALLREDUCE) return true;
+    if ((o == Ops::PARAM || o == Ops::BUFFER) && u.param_arg() && u.param_arg()->device.is_tuple()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST(ScheduleCorpus, ReferenceUnitTestSchedules) {
+  std::vector<CorpusCase> cases = load(TG_TEST_DATA "/schedule_corpus_goldens.txt");
+  ASSERT_GE(cases.size(), 400u);
+  int total = 0, ok = 0, errors_want = 0, errors_ok = 0, multi = 0, captured = 0;
+  for (const auto& c : cases) {
+    SCOPED_TRACE("case " + std::to_string(c.id) + " " + c.test);
+    if (multi_device(c.big_sink)) {
+      multi++;
+      continue;
+    }
+    total++;
+    std::vector<std::pair<ContextVar*, int64_t>> saved;
+    for (const auto& [k, v] : c.ctx) {
+      ContextVar* cv = ContextVar::find(k);
+      ASSERT_NE(cv, nullptr) << k;
+      saved.emplace_back(cv, cv->value());
+      cv->set(v);
+    }
+    std::string err;
+    LinearWithVars lv;
+    struct Capture : LinearCapturer {
+      UOp linear;
+      void add_linear(const UOp& l, const std::map<std::string, pyint>&) override { linear = l; }
+    } cap;
+    if (c.captured) capturing().push_back(&cap);  // the reference ran this one under TinyJit capture
+    try {
+      Context sc({{"SCACHE", 0}});
+      lv = create_linear_with_vars(c.big_sink);
+    } catch (const std::exception& e) {
+      err = e.what();
+    }
+    if (c.captured) {
+      capturing().pop_back();
+      captured++;
+      if (!cap.linear || normalized(cap.linear, c.big_sink) != normalized(c.captured, c.big_sink))
+        ADD_FAILURE() << "the captured LINEAR differs";
+    }
+    for (auto& [cv, v] : saved) cv->set(v);
+    if (!c.error.empty()) {
+      errors_want++;
+      std::string first = err.substr(0, err.find('\n'));
+      if (first == c.error)
+        ok++, errors_ok++;
+      else
+        ADD_FAILURE() << "want error: " << c.error << "\ngot: " << (err.empty() ? "no error" : first);
+      continue;
+    }
+    if (!err.empty()) {
+      ADD_FAILURE() << "error: " << err;
+      continue;
+    }
+    std::vector<std::pair<std::string, long long>> got;
+    for (const auto& [k, v] : lv.var_vals) got.emplace_back(k, (long long)v);
+    auto want = c.vars;
+    std::sort(want.begin(), want.end());
+    if (got != want) {
+      ADD_FAILURE() << "var_vals differ";
+      continue;
+    }
+    auto a = normalized(c.linear, c.big_sink), b = normalized(lv.linear, c.big_sink);
+    if (a == b)
+      ok++;
+    else {
+      size_t i = 0;
+      while (i < a.size() && i < b.size() && a[i] == b[i]) i++;
+      ADD_FAILURE() << "LINEAR differs at line " << i << "\n  want: " << (i < a.size() ? a[i] : "<end>")
+                    << "\n  got:  " << (i < b.size() ? b[i] : "<end>");
+    }
+  }
+  std::printf(
+      "[ corpus ] %d/%d schedules of the reference's unit tests match (%d/%d expected errors; %d multi-device "
+      "out of scope; %d under JIT capture)\n",
+      ok, total, errors_ok, errors_want, multi, captured);
+  EXPECT_GE(total, 400);
+}
