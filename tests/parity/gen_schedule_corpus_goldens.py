@@ -31,7 +31,10 @@ from tinygrad.helpers import CAPTURING
 
 MODULES = ["test.unit.test_assign", "test.unit.test_setitem_schedule", "test.unit.test_symbolic_tensor",
            "test.unit.test_indexing", "test.unit.test_getitem_ops", "test.unit.test_schedule_cache", "test.unit.test_masked_tensor",
-           "test.unit.test_conv", "test.unit.test_linalg", "test.unit.test_invalid_tensor", "test.unit.test_dtype_weak"]
+           "test.unit.test_conv", "test.unit.test_linalg", "test.unit.test_invalid_tensor", "test.unit.test_dtype_weak",
+           "test.unit.test_gradient", "test.unit.test_attention", "test.unit.test_randomness", "test.unit.test_rearrange_einops",
+           "test.unit.test_winograd", "test.unit.test_realize_is_realize", "test.unit.test_callify", "test.unit.test_tensor_data",
+           "test.unit.test_function", "test.unit.test_call", "test.unit.test_jit_footguns"]
 SCHED_VARS = {"SPLIT_REDUCEOP", "PCONTIG", "MAX_KERNEL_BUFFERS", "NO_MEMORY_PLANNER", "FLOAT16", "OPENPILOT_HACKS"}
 MAX_NODES = 3000  # keep the file small: skip giant sinks
 
