@@ -297,6 +297,12 @@ def symbolic_sum():
   v = Variable("i", 1, 10).bind(4)
   R(E(10, 4)[:v].sum(0))
 @prog
+def symbolic_rebind():  # one function, three bound values: the schedule cache serves the 2nd and 3rd
+  a = E(10, 4)
+  for val in (3, 4, 5):
+    v = Variable("i", 1, 10).bind(val)
+    R(a[:v].sum(0)+1, (a[:v]*2).contiguous())
+@prog
 def zeros(): R(Tensor.zeros(4, 4).contiguous())
 @prog
 def full_add(): R(Tensor.full((3, 3), 2.0)+E(3, 3))

@@ -135,7 +135,8 @@ TEST(ScheduleCorpus, ReferenceUnitTestSchedules) {
       continue;
     }
     if (!err.empty() && err.find("GETTUPLE") != std::string::npos && has_gettuple(c.big_sink)) {
-      gap++, total--;  // known gap: lib/uop's UOp shape has no GETTUPLE case (FUNCTION values), see test_schedule_goldens
+      gap++,
+          total--;  // known gap: lib/uop's UOp shape has no GETTUPLE case (FUNCTION values), see test_schedule_goldens
       continue;
     }
     if (!err.empty()) {

@@ -113,3 +113,27 @@ TEST(Schedule, CapturingHook) {
   EXPECT_EQ(lv.linear.nsrc(), 3u);
   EXPECT_EQ(cap.linears.size(), 1u);
 }
+
+// the cache key is the function's structure: bound values are CALL args, so re-binding a Variable hits the cache
+TEST(Schedule, CacheHitAcrossBoundValues) {
+  static const std::vector<SchedCase> g = load_schedule_goldens(TG_TEST_DATA "/schedule_goldens.txt");
+  std::vector<const SchedCase*> cs;
+  for (const auto& c : g)
+    if (c.prog == "symbolic_rebind") cs.push_back(&c);
+  ASSERT_EQ(cs.size(), 3u);
+  Context ctx({{"SCACHE", 1}, {"DEBUG", 1}});
+  testing::internal::CaptureStdout();
+  std::vector<LinearWithVars> lvs;
+  for (const SchedCase* c : cs) lvs.push_back(create_linear_with_vars(c->big_sink));
+  std::string out = testing::internal::GetCapturedStdout();
+  size_t hits = 0, misses = 0;
+  for (size_t p = out.find("cache hit"); p != std::string::npos; p = out.find("cache hit", p + 1)) hits++;
+  for (size_t p = out.find("CACHE MISS"); p != std::string::npos; p = out.find("CACHE MISS", p + 1)) misses++;
+  EXPECT_EQ(hits, 2u) << out;
+  EXPECT_LE(misses, 1u) << out;  // 0 when an earlier test already scheduled this function
+  for (size_t i = 0; i < 3; i++) {
+    ASSERT_EQ(cs[i]->vars.size(), 1u);
+    EXPECT_EQ(lvs[i].var_vals.at(cs[i]->vars[0].first), cs[i]->vars[0].second);
+    EXPECT_EQ(normalized(lvs[i].linear, cs[i]->big_sink), normalized(cs[i]->linear, cs[i]->big_sink)) << i;
+  }
+}
