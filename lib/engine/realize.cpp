@@ -173,6 +173,9 @@ UOp lower_and_compile(const UOp& linear) {
       std::lock_guard<std::mutex> lk(prg_mu);
       to_program_cache().emplace(key, prg);
     }
+    // do_compile: the program is compiled (and loaded) here, before anything runs, so a compile error leaves no
+    // half-written buffers
+    get_runtime(dev, prg);
     std::vector<UOp> src(c.src().begin(), c.src().end());
     src[0] = prg;
     subs.emplace_back(c, c.with_src(src));
@@ -291,10 +294,31 @@ void run_linear(const UOp& linear, const VarVals& var_vals, const std::vector<UO
                 bool jit, bool wait) {
   UOp lin = jit ? linear : compile_linear(linear);
   ExecContext ctx{var_vals, input_uops, update_stats, jit, wait || DEBUG >= 2, true};
-  for (const UOp& call : lin.src()) {
+  for (size_t i = 0; i < lin.nsrc(); i++) {
+    const UOp& call = lin.src(i);
     int64_t st = now_ns();
-    auto ets = exec_call(ctx, call);
-    track_stats(ctx, call, st, ets);
+    try {
+      auto ets = exec_call(ctx, call);
+      track_stats(ctx, call, st, ets);
+    } catch (...) {
+      // the outputs of this call and of every later one hold no result: free them, so reading them is an error
+      // ("the tensor's buffer was never computed") instead of garbage
+      for (size_t j = i; j < lin.nsrc(); j++) {
+        const UOp& c = lin.src(j);
+        std::vector<UOp> args;
+        try {
+          args = resolve_params(c, ctx.input_uops);
+        } catch (...) {
+          continue;
+        }
+        for (int64_t o : get_call_outs_ins(c).first) {
+          if ((size_t)o >= args.size()) continue;
+          std::shared_ptr<Buffer> b = uop_buffer_get(args[(size_t)o].base());
+          if (b && b->is_initialized() && !b->is_view()) b->deallocate();
+        }
+      }
+      throw;
+    }
   }
 }
 
