@@ -21,6 +21,13 @@ if [ -n "${TINYGRAD_REF:-}" ]; then
 fi
 
 echo
+echo "== compile stack: MLP 784-512-512-10 forward (batch 512) and a ResNet-style conv stack: schedule, codegen, LLVM"
+"$BUILD/tests/bench_compile_stack" 3
+if [ -n "${TINYGRAD_REF:-}" ]; then
+  (cd "$TINYGRAD_REF" && PYTHONPATH=. python3 "$ROOT/tests/bench/bench_reference_compile_stack.py" 3)
+fi
+
+echo
 echo "== CPU backend: LLVM compile per kernel, 16M-element add (GB/s) and 1024^3 matmul (GFLOPS), 1 and 2 threads"
 "$BUILD/tests/bench_cpu" --benchmark_counters_tabular=true
 

@@ -1,1 +1,3 @@
 tg_test(test_jit LABEL unit SOURCES unit/test_jit.cpp LIBS tg_backend_cpu tg_backend_interp)
+add_executable(bench_compile_stack bench/bench_compile_stack.cpp)
+target_link_libraries(bench_compile_stack PRIVATE tinygrad tg_backend_cpu tg_backend_interp)

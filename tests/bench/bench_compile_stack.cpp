@@ -1,0 +1,80 @@
+// The compile stack on two models (what bench_reference_compile_stack.py times on the reference, same graphs):
+//   (a) the MLP 784-512-512-10 forward at batch 512, (b) a ResNet-style conv stack forward (batch 8, 3x32x32 ->
+//   conv 64 -> 2 residual blocks -> global pool -> linear 10).
+// Per model and pass: schedule (Tensor::schedule_linear: callify + create_linear_with_vars, schedule cache off),
+// codegen (to_program: full_rewrite_to_sink + linearize + render of every kernel), LLVM compile of every kernel
+// (uncached). Pass 1 is cold (matcher tables, LLVM start-up); the best later pass is the warm number.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/cpu.h"
+#include "backends/interp/interp.h"
+#include "lib/codegen/codegen.h"
+#include "lib/device.h"
+#include "lib/tensor.h"
+
+using namespace tg;
+using clk = std::chrono::steady_clock;
+
+static double ms_since(clk::time_point t) { return std::chrono::duration<double, std::milli>(clk::now() - t).count(); }
+
+static Tensor mlp() {
+  Tensor x = Tensor::empty({512, 784});
+  Tensor w1 = Tensor::empty({784, 512}), b1 = Tensor::empty({512}), w2 = Tensor::empty({512, 512}),
+         b2 = Tensor::empty({512}), w3 = Tensor::empty({512, 10}), b3 = Tensor::empty({10});
+  return x.linear(w1, b1).relu().linear(w2, b2).relu().linear(w3, b3).log_softmax();
+}
+
+static Tensor resnet() {
+  Tensor x = Tensor::empty({8, 3, 32, 32});
+  Tensor w0 = Tensor::empty({64, 3, 3, 3});
+  std::vector<Tensor> ws;
+  for (int i = 0; i < 4; i++) ws.push_back(Tensor::empty({64, 64, 3, 3}));
+  Tensor wf = Tensor::empty({64, 10}), bf = Tensor::empty({10});
+  Tensor h = x.conv2d(w0, std::nullopt, 1, 1, 1, 1).relu();
+  for (int i = 0; i < 2; i++)
+    h = (h.conv2d(ws[2 * i], std::nullopt, 1, 1, 1, 1).relu().conv2d(ws[2 * i + 1], std::nullopt, 1, 1, 1, 1) + h).relu();
+  return h.avg_pool2d({32, 32}).flatten(1).linear(wf, bf);
+}
+
+int main(int argc, char** argv) {
+  int passes = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
+  cpu::register_device();
+  interp::register_device();
+  Context ctx({{"SCACHE", 0}, {"TRACK_MATCH_STATS", 0}});
+  Compiled& dev = get_device("CPU");
+  const Renderer& ren = dev.renderer();
+  for (auto [name, build] : {std::pair{"mlp", &mlp}, std::pair{"resnet", &resnet}}) {
+    std::vector<double> sched, cg, comp;
+    size_t calls = 0, kernels = 0;
+    for (int p = 0; p < passes; p++) {
+      Tensor out = build();
+      auto t0 = clk::now();
+      UOp linear = Tensor::schedule_linear({out});
+      sched.push_back(ms_since(t0));
+      auto t1 = clk::now();
+      std::vector<std::string> srcs;
+      for (const UOp& call : linear.src())
+        if (call.src(0).op() == Ops::SINK) srcs.push_back(to_program(call.src(0), ren).src(2).arg().as_str());
+      cg.push_back(ms_since(t1));
+      auto t2 = clk::now();
+      for (const std::string& s : srcs) dev.compiler().compile(s);
+      comp.push_back(ms_since(t2));
+      calls = linear.nsrc(), kernels = srcs.size();
+    }
+    auto fmt = [](const std::vector<double>& v) {
+      std::string s;
+      for (size_t i = 0; i < v.size(); i++) s += (i ? ", " : "") + std::to_string(v[i]).substr(0, std::to_string(v[i]).find('.') + 2);
+      return s;
+    };
+    auto best = [](std::vector<double> v) { return v.size() > 1 ? *std::min_element(v.begin() + 1, v.end()) : v[0]; };
+    std::printf("tinygrad-cpp %s: %zu calls, %zu kernels | schedule ms %s | codegen ms %s | llvm compile ms %s\n", name,
+                calls, kernels, fmt(sched).c_str(), fmt(cg).c_str(), fmt(comp).c_str());
+    std::printf("  warm: schedule + codegen %.1f ms (schedule %.1f, codegen %.1f), llvm compile %.1f ms\n",
+                best(sched) + best(cg), best(sched), best(cg), best(comp));
+  }
+  return 0;
+}
