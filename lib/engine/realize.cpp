@@ -1,6 +1,7 @@
 // Port of tinygrad/engine/realize.py (see realize.h).
 #include "lib/engine/realize.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <mutex>
 #include <unordered_map>
@@ -11,6 +12,7 @@
 #include "lib/codegen/opt/opt.h"
 #include "lib/uop/kernel_info.h"
 #include "lib/uop/rewrite.h"
+#include "lib/recorder.h"
 #include "lib/uop/track.h"
 
 namespace tg {
@@ -176,6 +178,7 @@ UOp lower_and_compile(const UOp& linear) {
     // do_compile: the program is compiled (and loaded) here, before anything runs, so a compile error leaves no
     // half-written buffers
     get_runtime(dev, prg);
+    record_program(prg, dev);
     std::vector<UOp> src(c.src().begin(), c.src().end());
     src[0] = prg;
     subs.emplace_back(c, c.with_src(src));
@@ -280,6 +283,37 @@ void track_stats(ExecContext& ctx, const UOp& call, int64_t st_ns, const std::ve
   std::fflush(stdout);
   first_run_cache().insert(key);
 }
+// the trace's kernel event of one call (PROFILE or a recorded trace)
+void record_kernel(Recorder& r, ExecContext& ctx, const UOp& call, int64_t st, int64_t en) {
+  static std::mutex mu;
+  static std::unordered_map<const Buffer*, uint64_t> ids;
+  KernelEvent e;
+  const UOp& ast = call.src(0);
+  std::string device = first_device(call.src(1).device());
+  std::vector<UOp> args = resolve_params(call, ctx.input_uops);
+  std::vector<std::shared_ptr<Buffer>> bufs;
+  std::vector<int64_t> outs = get_call_outs_ins(call).first;
+  for (const UOp& a : args) bufs.push_back(uop_buffer(a));
+  e.name = ansistrip(get_call_name(call, bufs, ctx.var_vals));
+  e.device = ast.op() == Ops::COPY ? device + ":COPY" : device;
+  if (ast.op() == Ops::PROGRAM) e.program = recorded_program_id(ast);
+  e.t_start_ns = st, e.t_end_ns = en;
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    for (size_t i = 0; i < bufs.size(); i++) {
+      const Buffer* b = &bufs[i]->base();
+      uint64_t id = ids.emplace(b, ids.size() + 1).first->second;
+      e.bufs.push_back(BufferUse{id, bufs[i]->nbytes(), std::find(outs.begin(), outs.end(), (int64_t)i) != outs.end()});
+    }
+  }
+  if (!ctx.var_vals.empty()) {
+    std::string vv = "{";
+    for (const auto& [k, v] : ctx.var_vals) vv += (vv.size() > 1 ? ", '" : "'") + k + "': " + std::to_string((long long)v);
+    e.var_vals = vv + "}";
+  }
+  r.kernel_event(e);
+}
+
 }  // namespace
 
 std::vector<std::optional<double>> exec_call(ExecContext& ctx, const UOp& call) {
@@ -293,12 +327,14 @@ std::vector<std::optional<double>> exec_call(ExecContext& ctx, const UOp& call) 
 void run_linear(const UOp& linear, const VarVals& var_vals, const std::vector<UOp>& input_uops, bool update_stats,
                 bool jit, bool wait) {
   UOp lin = jit ? linear : compile_linear(linear);
-  ExecContext ctx{var_vals, input_uops, update_stats, jit, wait || DEBUG >= 2, true};
+  Recorder* rec = profile_recorder();
+  ExecContext ctx{var_vals, input_uops, update_stats, jit, wait || DEBUG >= 2 || rec != nullptr, true};
   for (size_t i = 0; i < lin.nsrc(); i++) {
     const UOp& call = lin.src(i);
     int64_t st = now_ns();
     try {
       auto ets = exec_call(ctx, call);
+      if (rec) record_kernel(*rec, ctx, call, st, now_ns());
       track_stats(ctx, call, st, ets);
     } catch (...) {
       // the outputs of this call and of every later one hold no result: free them, so reading them is an error
