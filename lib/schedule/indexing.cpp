@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <mutex>
 
+#include "lib/codegen/opt/opt.h"
 #include "lib/helpers.h"
 #include "lib/mixin/helpers.h"
 #include "lib/uop/symbolic.h"
@@ -399,6 +400,28 @@ static bool all_same_uops(const std::vector<UOp>& v) {
   return true;
 }
 
+// render_ranges: one [range] per axis, "a -> b" where the lists differ, realized axes in yellow
+static std::string render_ranges(const std::vector<std::vector<UOp>>& rngs_list,
+                                 const std::optional<std::vector<int64_t>>& realized) {
+  std::string disp;
+  size_t n = rngs_list.empty() ? 0 : rngs_list[0].size();
+  for (const auto& l : rngs_list) n = std::min(n, l.size());
+  for (size_t i = 0; i < n; i++) {
+    std::vector<std::string> rs;
+    for (const auto& l : rngs_list) rs.push_back(l[i].render());
+    bool same = true;
+    for (const auto& r : rs) same = same && r == rs[0];
+    std::string rng = rs[0];
+    if (!same) {
+      rng.clear();
+      for (size_t k = 0; k < rs.size(); k++) rng += (k ? " -> " : "") + rs[k];
+    }
+    if (realized && contains(*realized, (int64_t)i)) rng = colored(rng, "yellow");
+    disp += "[" + rng + "]";
+  }
+  return disp;
+}
+
 static std::vector<UOp> sink_ranges(const std::vector<UOp>& v) { return UOp::sink(v).ranges(); }
 
 UOp run_rangeify(const UOp& tsink_in, bool debug) {
@@ -529,7 +552,7 @@ UOp run_rangeify(const UOp& tsink_in, bool debug) {
       for (const sint& y : x.shape())
         if (!y.is_int() && y.u().op() == Ops::RANGE) inject = true;
       if (!inject) {
-        size_t n = std::min(out_rngs.size(), x.shape().size());
+        size_t n = std::min(out_rngs.size(), marg(x).shape.size());  // EXPAND's marg: the new leading dims
         auto rs = sink_ranges(std::vector<UOp>(out_rngs.begin(), out_rngs.begin() + n));
         ending_ranges[x].insert(ending_ranges[x].end(), rs.begin(), rs.end());
       }
@@ -541,6 +564,24 @@ UOp run_rangeify(const UOp& tsink_in, bool debug) {
       for (int64_t i = 0; i < x.arg()[1].as_int(); i++) nr.push_back(rctx.new_range(s0[i], AxisType::REDUCE));
       nr.insert(nr.end(), out_rngs.begin(), out_rngs.end());
       rngs = nr;
+    }
+    if (debug) {
+      std::optional<std::vector<int64_t>> realized;
+      if (auto it = rctx.realize_map.find(x); it != rctx.realize_map.end()) realized = it->second;
+      std::string disp = op == Ops::RESHAPE || rngs.size() != out_rngs.size()
+                             ? render_ranges({rngs}, realized) + " -> " + render_ranges({out_rngs}, realized)
+                             : render_ranges({rngs, out_rngs}, realized);
+      // python's str() of the shape tuple: symbolic dims print as their UOp repr
+      std::string shp = "None";
+      if (x.shape_opt()) {
+        const Shape& xs = *x.shape_opt();
+        shp = "(";
+        for (size_t i = 0; i < xs.size(); i++)
+          shp += (i ? ", " : "") + (xs[i].is_int() ? std::to_string((long long)xs[i].i()) : xs[i].u().repr());
+        shp += xs.size() == 1 ? ",)" : ")";
+      }
+      std::printf("%s %2zu %-20s %-35s %2zu %s\n", rctx.realize_map.count(x) ? "***" : "   ", consumers.size(),
+                  (std::string("Ops.") + op_name(op)).c_str(), shp.c_str(), ending_ranges[x].size(), disp.c_str());
     }
     rctx.range_map[x] = {rngs, out_rngs};
   }

@@ -22,10 +22,11 @@
 #   linear_unplanned @i
 #   linear @i
 #   var <name> <value>      (one line per var_vals entry)
+#   rangeify_debug <n>      + n lines: what run_rangeify prints with DEBUG_RANGEIFY=1 (ESC written as \x1b)
 #   steps <n>               + n lines "<depth> <flags> <name>"
 #   step_out <i> @j         the graph the i-th step returned
 #   error <message>         the reference raised; nothing but steps follow
-import os, sys
+import os, sys, io, contextlib
 os.environ["DEV"] = "CPU"
 os.environ["TRACK_MATCH_STATS"] = "2"
 os.environ["PRINT_MATCH_STATS"] = "0"
@@ -103,7 +104,11 @@ def create_linear_with_vars(big_sink):
   cases.append(c)
   rec.update(on=True, depth=1, steps=[], outs=[])  # the context itself is depth 0 in the tracker; steps start at 1
   try:
-    linear, var_vals = orig_clwv(big_sink)
+    # DEBUG_RANGEIFY=1: run_rangeify prints every node's ranges (what is realized, the ranges in and out)
+    buf = io.StringIO()
+    with Context(DEBUG_RANGEIFY=1), contextlib.redirect_stdout(buf):
+      try: linear, var_vals = orig_clwv(big_sink)
+      finally: c["rangeify_debug"] = buf.getvalue()
     c.update(linear=linear, var_vals=var_vals, context=f"Schedule {pluralize('Kernel', len(linear.src))}")
     return linear, var_vals
   except Exception as e:
@@ -438,6 +443,9 @@ with open(out_path, "w") as f:
       for k, v in c["var_vals"].items(): f.write(f"var {k} {v}\n")
     # the graph each step returned (after the step list, so the node pool is complete when read)
     outs = [(i, ref(o)) for i, o in enumerate(c["outs"]) if o is not None]
+    dbg = c.get("rangeify_debug", "").replace("\x1b", "\\x1b").splitlines()
+    f.write(f"rangeify_debug {len(dbg)}\n")
+    for l in dbg: f.write(l + "\n")
     f.write(f"steps {len(c['steps'])}\n")
     for s in c["steps"]: f.write(s + "\n")
     for i, r in outs: f.write(f"step_out {i} {r}\n")

@@ -23,6 +23,7 @@ struct SchedCase {
   std::vector<std::string> steps;
   std::vector<std::pair<std::string, long long>> ctx;  // the scheduler's ContextVars when it ran
   std::vector<std::pair<int, tg::UOp>> step_outs;      // (step index, the graph it returned)
+  std::vector<std::string> rangeify_debug;             // run_rangeify's DEBUG_RANGEIFY=1 lines (ESC as \x1b)
 };
 
 inline std::vector<SchedCase> load_schedule_goldens(const std::string& path) {
@@ -55,7 +56,10 @@ inline std::vector<SchedCase> load_schedule_goldens(const std::string& path) {
       continue;
     }
     SchedCase& c = cs.back();
-    if (key == "step_out") {
+    if (key == "rangeify_debug") {
+      int n = std::stoi(rest);
+      for (int i = 0; i < n && std::getline(f, line); i++) c.rangeify_debug.push_back(line);
+    } else if (key == "step_out") {
       size_t b = rest.find(' ');
       c.step_outs.emplace_back(std::stoi(rest.substr(0, b)), ref(rest.substr(b + 1)));
     } else if (key == "ctx") {

@@ -65,6 +65,7 @@ struct Result {
   LinearWithVars lv;
   std::vector<std::string> steps;
   std::vector<UOp> step_outs;  // parallel to steps
+  std::vector<std::string> rangeify_debug;
   std::vector<UOp> kernel_graphs;
   UOp unplanned;
   std::string context;
@@ -87,11 +88,20 @@ const Result& run(const SchedCase& c) {
     saved.emplace_back(cv, cv->value());
     cv->set(v);
   }
+  testing::internal::CaptureStdout();
   try {
-    Context ctx({{"TRACK_MATCH_STATS", 2}, {"SCACHE", 0}, {"VIZ", 0}});
+    Context ctx({{"TRACK_MATCH_STATS", 2}, {"SCACHE", 0}, {"VIZ", 0}, {"DEBUG_RANGEIFY", 1}});
     r.lv = create_linear_with_vars(c.big_sink);
   } catch (const std::exception& e) {
     r.error = e.what();
+  }
+  std::string out = testing::internal::GetCapturedStdout();
+  for (size_t p = 0; p < out.size();) {
+    size_t e = out.find('\n', p);
+    std::string l = out.substr(p, e == std::string::npos ? std::string::npos : e - p), esc;
+    for (char ch : l) esc += ch == '\x1b' ? std::string("\\x1b") : std::string(1, ch);
+    r.rangeify_debug.push_back(esc);
+    p = e == std::string::npos ? out.size() : e + 1;
   }
   for (auto& [cv, v] : saved) cv->set(v);
   set_recorder(nullptr);
@@ -231,6 +241,24 @@ TEST(ScheduleGoldens, StepGraphs) {
   });
   std::printf("[ schedule ] %zu step graphs compared\n", graphs);
   EXPECT_GT(graphs, 1500u);
+}
+
+// run_rangeify's DEBUG_RANGEIFY=1 report (every node: realized or not, consumers, ending ranges, ranges in -> out)
+TEST(ScheduleGoldens, RangeifyDebug) {
+  Tally t{"run_rangeify's DEBUG_RANGEIFY report"};
+  size_t lines = 0;
+  each([&](const SchedCase& c, const Result& r) {
+    if (!r.error.empty()) return;
+    t.total++;
+    lines += c.rangeify_debug.size();
+    std::string d = first_diff(c.rangeify_debug, r.rangeify_debug);
+    if (d.empty())
+      t.ok++;
+    else
+      ADD_FAILURE() << d;
+  });
+  std::printf("[ schedule ] %zu DEBUG_RANGEIFY lines compared\n", lines);
+  EXPECT_GT(lines, 1000u);
 }
 
 TEST(ScheduleGoldens, KernelGraph) {
