@@ -12,8 +12,10 @@
 #   linear @j | error <message>
 #   captured @k             under TinyJit capture: the LINEAR capturing[0].add_linear received
 #   var <name> <value>
-import os, sys, types, unittest
+#   rangeify_debug <n>      + n lines: run_rangeify's DEBUG_RANGEIFY=1 report (ESC written as \x1b)
+import os, sys, types, unittest, io, contextlib
 os.environ["DEV"] = "CPU"
+os.environ["SCACHE"] = "0"  # every call schedules (a cache hit would skip run_rangeify and its report)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.getcwd())
 from uop_codec import enc_arg, dtype_attr
@@ -24,7 +26,7 @@ class _NumpyStub(types.ModuleType):
 sys.modules.setdefault("numpy", _NumpyStub("numpy"))
 import importlib
 from tinygrad.uop.ops import UOp
-from tinygrad.helpers import ContextVar
+from tinygrad.helpers import ContextVar, Context
 import tinygrad.tensor as T
 import tinygrad.engine.realize as ER
 from tinygrad.helpers import CAPTURING
@@ -58,7 +60,11 @@ def create_linear_with_vars(big_sink):
       return orig_add(linear, var_vals)
     cap.add_linear = add_linear
   try:
-    ret = orig_clwv(big_sink)
+    # DEBUG_RANGEIFY=1: run_rangeify's report of every node's ranges (recorded, not shown)
+    buf = io.StringIO()
+    with Context(DEBUG_RANGEIFY=1), contextlib.redirect_stdout(buf):
+      try: ret = orig_clwv(big_sink)
+      finally: c["rangeify_debug"] = buf.getvalue()
     c["linear"], c["var_vals"] = ret
     return ret
   except Exception as e:
@@ -100,4 +106,7 @@ with open(out_path, "w") as f:
       f.write(f"linear {ref(c['linear'])}\n")
       if "captured" in c: f.write(f"captured {ref(c['captured'])}\n")
       for k, v in c["var_vals"].items(): f.write(f"var {k} {v}\n")
+    dbg = c.get("rangeify_debug", "").replace("\x1b", "\\x1b").splitlines()
+    f.write(f"rangeify_debug {len(dbg)}\n")
+    for l in dbg: f.write(l + "\n")
 print(f"{len(cases)} distinct schedules ({sum('error' in c for c in cases)} errors) -> {out_path}")

@@ -23,6 +23,7 @@ struct CorpusCase {
   std::vector<std::pair<std::string, int64_t>> ctx;
   UOp big_sink, linear, captured;
   std::vector<std::pair<std::string, long long>> vars;
+  std::vector<std::string> rangeify_debug;
 };
 
 std::vector<CorpusCase> load(const std::string& path) {
@@ -62,7 +63,10 @@ std::vector<CorpusCase> load(const std::string& path) {
       c.captured = pool.at(std::stoul(rest.substr(1)));
     else if (key == "error")
       c.error = rest.substr(rest.find(": ") + 2);
-    else if (key == "var") {
+    else if (key == "rangeify_debug") {
+      int n = std::stoi(rest);
+      for (int i = 0; i < n && std::getline(f, line); i++) c.rangeify_debug.push_back(line);
+    } else if (key == "var") {
       size_t b = rest.rfind(' ');
       c.vars.emplace_back(rest.substr(0, b), std::stoll(rest.substr(b + 1)));
     }
@@ -91,6 +95,7 @@ TEST(ScheduleCorpus, ReferenceUnitTestSchedules) {
   std::vector<CorpusCase> cases = load(TG_TEST_DATA "/schedule_corpus_goldens.txt");
   ASSERT_GE(cases.size(), 400u);
   int total = 0, ok = 0, errors_want = 0, errors_ok = 0, multi = 0, captured = 0, gap = 0;
+  size_t dbg_lines = 0;
   for (const auto& c : cases) {
     SCOPED_TRACE("case " + std::to_string(c.id) + " " + c.test);
     if (multi_device(c.big_sink)) {
@@ -112,11 +117,23 @@ TEST(ScheduleCorpus, ReferenceUnitTestSchedules) {
       void add_linear(const UOp& l, const std::map<std::string, pyint>&) override { linear = l; }
     } cap;
     if (c.captured) capturing().push_back(&cap);  // the reference ran this one under TinyJit capture
+    testing::internal::CaptureStdout();
     try {
-      Context sc({{"SCACHE", 0}});
+      Context sc({{"SCACHE", 0}, {"DEBUG_RANGEIFY", 1}});
       lv = create_linear_with_vars(c.big_sink);
     } catch (const std::exception& e) {
       err = e.what();
+    }
+    std::vector<std::string> dbg;
+    {
+      std::string out = testing::internal::GetCapturedStdout();
+      for (size_t p = 0; p < out.size();) {
+        size_t e = out.find('\n', p);
+        std::string l = out.substr(p, e == std::string::npos ? std::string::npos : e - p), esc;
+        for (char ch : l) esc += ch == '\x1b' ? std::string("\\x1b") : std::string(1, ch);
+        dbg.push_back(esc);
+        p = e == std::string::npos ? out.size() : e + 1;
+      }
     }
     if (c.captured) {
       capturing().pop_back();
@@ -151,6 +168,16 @@ TEST(ScheduleCorpus, ReferenceUnitTestSchedules) {
       ADD_FAILURE() << "var_vals differ";
       continue;
     }
+    // (the reference printed nothing when its schedule cache served the function; we schedule with SCACHE=0)
+    dbg_lines += c.rangeify_debug.size();
+    if (!c.rangeify_debug.empty() && dbg != c.rangeify_debug) {
+      size_t i = 0;
+      while (i < dbg.size() && i < c.rangeify_debug.size() && dbg[i] == c.rangeify_debug[i]) i++;
+      ADD_FAILURE() << "DEBUG_RANGEIFY report differs at line " << i
+                    << "\n  want: " << (i < c.rangeify_debug.size() ? c.rangeify_debug[i] : "<end>")
+                    << "\n  got:  " << (i < dbg.size() ? dbg[i] : "<end>");
+      continue;
+    }
     auto a = normalized(c.linear, c.big_sink), b = normalized(lv.linear, c.big_sink);
     if (a == b)
       ok++;
@@ -165,6 +192,7 @@ TEST(ScheduleCorpus, ReferenceUnitTestSchedules) {
       "[ corpus ] %d/%d schedules of the reference's unit tests match (%d/%d expected errors; %d multi-device "
       "out of scope; %d under JIT capture; %d need GETTUPLE shapes, a known gap)\n",
       ok, total, errors_ok, errors_want, multi, captured, gap);
+  std::printf("[ corpus ] %zu lines of run_rangeify's DEBUG_RANGEIFY report compared\n", dbg_lines);
   EXPECT_GE(total, 600);
   EXPECT_LE(gap, 12);
 }
