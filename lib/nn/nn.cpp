@@ -224,5 +224,55 @@ std::pair<Tensor, Tensor> LSTMCell::operator()(const Tensor& x, const std::optio
   return {o * new_c.tanh(), new_c};
 }
 
+// ***** state dicts (attribute order of the reference's layers) *****
+
+static void put(StateDict& sd, const char* name, const std::optional<Tensor>& t) {
+  if (t) sd.emplace_back(name, *t);
+}
+StateDict BatchNorm::state_dict() const {
+  StateDict sd;
+  put(sd, "weight", weight), put(sd, "bias", bias), put(sd, "num_batches_tracked", num_batches_tracked);
+  put(sd, "running_mean", running_mean), put(sd, "running_var", running_var);
+  return sd;
+}
+StateDict Conv2d::state_dict() const {
+  StateDict sd{{"weight", weight}};
+  put(sd, "bias", bias);
+  return sd;
+}
+StateDict ConvTranspose2d::state_dict() const { return Conv2d::state_dict(); }
+StateDict Linear::state_dict() const {
+  StateDict sd{{"weight", weight}};
+  put(sd, "bias", bias);
+  return sd;
+}
+StateDict GroupNorm::state_dict() const {
+  StateDict sd;
+  put(sd, "weight", weight), put(sd, "bias", bias);
+  return sd;
+}
+StateDict InstanceNorm::state_dict() const {
+  StateDict sd;
+  put(sd, "weight", weight), put(sd, "bias", bias);
+  return sd;
+}
+StateDict LayerNorm::state_dict() const {
+  StateDict sd;
+  put(sd, "weight", weight), put(sd, "bias", bias);
+  return sd;
+}
+StateDict LayerNorm2d::state_dict() const { return LayerNorm::state_dict(); }
+StateDict RMSNorm::state_dict() const {
+  StateDict sd;
+  put(sd, "weight", weight);
+  return sd;
+}
+StateDict Embedding::state_dict() const { return {{"weight", weight}}; }
+StateDict LSTMCell::state_dict() const {
+  StateDict sd{{"weight_ih", weight_ih}, {"weight_hh", weight_hh}};
+  put(sd, "bias_ih", bias_ih), put(sd, "bias_hh", bias_hh);
+  return sd;
+}
+
 }  // namespace nn
 }  // namespace tg

@@ -4,12 +4,14 @@
 //   tg::nn::Conv2d c1(1, 32, 5);  tg::nn::BatchNorm bn(32);  tg::nn::Linear fc(576, 10);
 //   tg::Tensor y = fc(bn(c1(x).relu()).max_pool2d().flatten(1));
 // BatchNorm updates its running statistics when TRAINING is set (Context or the TRAINING env var), like the reference.
+// state_dict() lists a layer's tensors by name in the order of the reference's get_state_dict (attribute order).
 #pragma once
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "lib/helpers.h"
+#include "lib/nn/state.h"
 #include "lib/tensor.h"
 
 namespace tg {
@@ -23,6 +25,7 @@ class BatchNorm {
   explicit BatchNorm(int64_t sz, double eps = 1e-5, bool affine = true, bool track_running_stats = true,
                      double momentum = 0.1);
   Tensor operator()(const Tensor& x);
+  StateDict state_dict() const;
   std::pair<Tensor, Tensor> calc_stats(const Tensor& x) const;
   double eps, momentum;
   bool track_running_stats;
@@ -48,6 +51,7 @@ class Conv2d {
   Conv2d(int64_t in_channels, int64_t out_channels, const IntTuple& kernel_size, const IntTuple& stride = 1,
          const Padding& padding = 0, const IntTuple& dilation = 1, int64_t groups = 1, bool bias = true);
   Tensor operator()(const Tensor& x) const;
+  StateDict state_dict() const;
   std::vector<int64_t> kernel_size;
   IntTuple stride, dilation, padding;
   int64_t groups;
@@ -63,6 +67,7 @@ class ConvTranspose2d : public Conv2d {
                   const IntTuple& padding = 0, const IntTuple& output_padding = 0, const IntTuple& dilation = 1,
                   int64_t groups = 1, bool bias = true);
   Tensor operator()(const Tensor& x) const;
+  StateDict state_dict() const;
   IntTuple output_padding;
 };
 
@@ -70,6 +75,7 @@ class Linear {
  public:
   Linear(int64_t in_features, int64_t out_features, bool bias = true);
   Tensor operator()(const Tensor& x) const;
+  StateDict state_dict() const;
   Tensor weight;
   std::optional<Tensor> bias;
 };
@@ -78,6 +84,7 @@ class GroupNorm {
  public:
   GroupNorm(int64_t num_groups, int64_t num_channels, double eps = 1e-5, bool affine = true);
   Tensor operator()(const Tensor& x) const;
+  StateDict state_dict() const;
   int64_t num_groups, num_channels;
   double eps;
   std::optional<Tensor> weight, bias;
@@ -87,6 +94,7 @@ class InstanceNorm {
  public:
   explicit InstanceNorm(int64_t num_features, double eps = 1e-5, bool affine = true);
   Tensor operator()(const Tensor& x) const;
+  StateDict state_dict() const;
   int64_t num_features;
   double eps;
   std::optional<Tensor> weight, bias;
@@ -98,6 +106,7 @@ class LayerNorm {
   explicit LayerNorm(int64_t normalized_shape, double eps = 1e-5, bool elementwise_affine = true)
       : LayerNorm(Shape{normalized_shape}, eps, elementwise_affine) {}
   Tensor operator()(const Tensor& x) const;
+  StateDict state_dict() const;
   Shape normalized_shape;
   std::vector<int64_t> axis;
   double eps;
@@ -108,12 +117,14 @@ class LayerNorm2d : public LayerNorm {
  public:
   using LayerNorm::LayerNorm;
   Tensor operator()(const Tensor& x) const;
+  StateDict state_dict() const;
 };
 
 class RMSNorm {
  public:
   explicit RMSNorm(int64_t dim, double eps = 1e-6, bool elementwise_affine = true);
   Tensor operator()(const Tensor& x) const;
+  StateDict state_dict() const;
   double eps;
   std::optional<Tensor> weight;
 };
@@ -123,6 +134,7 @@ class Embedding {
  public:
   Embedding(int64_t vocab_size, int64_t embed_size);
   Tensor operator()(const Tensor& idx) const;
+  StateDict state_dict() const;
   int64_t vocab_size, embed_size;
   Tensor weight;
 };
@@ -132,6 +144,7 @@ class LSTMCell {
   LSTMCell(int64_t input_size, int64_t hidden_size, bool bias = true);
   // (h, c); without a state the cell starts from zeros
   std::pair<Tensor, Tensor> operator()(const Tensor& x, const std::optional<std::pair<Tensor, Tensor>>& hc = {}) const;
+  StateDict state_dict() const;
   Tensor weight_ih, weight_hh;
   std::optional<Tensor> bias_ih, bias_hh;
 };

@@ -1,9 +1,13 @@
 #include "lib/nn/state.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "lib/helpers.h"
+#include "lib/mixin/helpers.h"
 
 namespace tg {
 
@@ -327,6 +331,105 @@ SafeTensorsHeader parse_safetensors_header(const uint8_t* data, size_t size, con
     if (by_off[i]->begin < by_off[i - 1]->end && by_off[i]->end > by_off[i]->begin)
       throw Error(what + ": tensors \"" + by_off[i - 1]->name + "\" and \"" + by_off[i]->name + "\" overlap");
   return h;
+}
+
+// ***** state dicts and files *****
+
+void append_state(StateDict& out, const std::string& prefix, const StateDict& sd) {
+  for (const auto& [k, t] : sd) out.emplace_back(prefix + k, t);
+}
+
+std::vector<Tensor> get_parameters(const StateDict& sd) {
+  std::vector<Tensor> out;
+  for (const auto& [k, t] : sd) out.push_back(t);
+  return out;
+}
+
+std::vector<Tensor> load_state_dict(const StateDict& model, const StateDict& state, bool strict, bool realize) {
+  std::vector<Tensor> ret;
+  for (const auto& [k, v_] : model) {
+    Tensor v = v_;
+    auto it = std::find_if(state.begin(), state.end(), [&](const auto& p) { return p.first == k; });
+    if (it == state.end()) {
+      if (!strict) {
+        if (DEBUG >= 1) std::printf("WARNING: not loading %s\n", k.c_str());
+        continue;
+      }
+      throw Error("load_state_dict: `" + k + "` is not in the state dict");
+    }
+    Tensor src = it->second;
+    if (!shape_eq(v.shape(), src.shape())) {
+      bool scalar_pair = v.shape().size() + src.shape().size() == 1 && src.numel().is_int() && src.numel().i() == 1 &&
+                         v.numel().is_int() && v.numel().i() == 1;
+      if (!scalar_pair)
+        throw Error("Shape mismatch in layer `" + k + "`: Expected shape " + mixin::shape_str(v.shape()) +
+                    ", but found " + mixin::shape_str(src.shape()) + " in state dict.");
+      src = src.reshape(v.shape());
+    }
+    v.replace(src.to(v.device()));
+    if (realize) v.realize();
+    ret.push_back(v);
+  }
+  return ret;
+}
+
+void safe_save(const StateDict& tensors, const std::string& path,
+               const std::vector<std::pair<std::string, std::string>>& metadata) {
+  std::vector<SafeTensorInfo> infos;
+  for (const auto& [k, t] : tensors) {
+    for (DType w : dtypes::weaks)
+      if (t.dtype() == w) throw Error("safe_save requires concrete dtypes (`" + k + "` is " + t.dtype().repr() + ")");
+    SafeTensorInfo info;
+    info.name = k;
+    info.dtype = t.dtype();
+    for (const sint& d : t.shape()) {
+      if (!d.is_int()) throw Error("safe_save: `" + k + "` has a symbolic shape");
+      info.shape.push_back((int64_t)d.i());
+    }
+    infos.push_back(std::move(info));
+  }
+  std::string header = safetensors_header(infos, metadata);
+  std::vector<Tensor> ts;
+  for (const auto& [k, t] : tensors) ts.push_back(t);
+  Tensor::realize_all(ts);
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw Error("safe_save: cannot write " + tmp + " (" + std::strerror(errno) + ")");
+    f.write(header.data(), (std::streamsize)header.size());
+    for (const Tensor& t : ts) {
+      std::vector<uint8_t> b = t.data();
+      f.write(reinterpret_cast<const char*>(b.data()), (std::streamsize)b.size());
+    }
+    if (!f) throw Error("safe_save: writing " + tmp + " failed (" + std::strerror(errno) + ")");
+  }
+  std::filesystem::rename(tmp, path);  // a crash never leaves a half-written file under the real name
+}
+
+static std::vector<uint8_t> read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(path + ": cannot open (" + std::strerror(errno) + ")");
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+SafeTensorsHeader safe_load_metadata(const std::string& path) {
+  std::vector<uint8_t> b = read_file(path);
+  return parse_safetensors_header(b.data(), b.size(), path);
+}
+
+StateDict safe_load(const std::string& path) {
+  std::vector<uint8_t> b = read_file(path);
+  SafeTensorsHeader h = parse_safetensors_header(b.data(), b.size(), path);
+  StateDict out;
+  for (const SafeTensorInfo& t : h.tensors) {
+    std::vector<uint8_t> bytes(b.begin() + (std::ptrdiff_t)(h.data_start + t.begin),
+                               b.begin() + (std::ptrdiff_t)(h.data_start + t.end));
+    Shape shape;
+    for (int64_t d : t.shape) shape.push_back(sint((pyint)d));
+    Tensor x = bytes.empty() ? Tensor::empty(shape, t.dtype) : Tensor::from_bytes(bytes, t.dtype).reshape(shape);
+    out.emplace_back(t.name, x);
+  }
+  return out;
 }
 
 }  // namespace tg

@@ -65,6 +65,15 @@ with Context(TRAINING=1):
 out("y", y)
 for k in ("running_mean", "running_var", "num_batches_tracked"): out(k, getattr(bn, k))
 
+# safe_save of a seeded Linear: the whole file
+import tempfile
+from tinygrad.nn.state import safe_save, get_state_dict
+Tensor.manual_seed(1337)
+fn = os.path.join(tempfile.mkdtemp(), "linear.safetensors")
+safe_save(get_state_dict(nn.Linear(5, 3)), fn)
+print("case linear_safetensors")
+print(f"file x {open(fn, 'rb').read().hex()}")
+
 # the beautiful_mnist model's initial weights (examples/beautiful_mnist.py), seed 1337
 Tensor.manual_seed(1337)
 layers = [nn.Conv2d(1, 32, 5), nn.Conv2d(32, 32, 5), nn.BatchNorm(32), nn.Conv2d(32, 64, 3), nn.Conv2d(64, 64, 3),

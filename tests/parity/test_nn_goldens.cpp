@@ -32,6 +32,7 @@ struct Golden {
   std::vector<std::pair<std::string, std::vector<std::string>>> params;  // "param"/"phash" lines: name -> fields
   std::vector<std::string> param_kind;
   std::map<std::string, std::vector<double>> outs;
+  std::string file_hex;
 };
 
 std::vector<Golden> load() {
@@ -50,6 +51,8 @@ std::vector<Golden> load() {
       while (ss >> x) fields.push_back(x);
       g.back().params.emplace_back(name, fields);
       g.back().param_kind.push_back(kind);
+    } else if (kind == "file") {
+      ss >> g.back().file_hex;
     } else if (kind == "out") {
       std::vector<double> v;
       std::string x;
@@ -118,26 +121,13 @@ void check_out(const Golden& g, const std::string& name, const Tensor& t) {
   for (size_t k = 0; k < v.size(); k++) EXPECT_NEAR(v[k], it->second[k], 1e-5 * std::max(1.0, std::abs(it->second[k])));
 }
 
-template <class L>
-Params norm_params(const L& l) {
-  Params p;
-  if (l.weight) p.emplace_back("weight", *l.weight);
-  if (l.bias) p.emplace_back("bias", *l.bias);
-  return p;
-}
-Params bn_params(const nn::BatchNorm& b) {
-  Params p = norm_params(b);
-  p.emplace_back("num_batches_tracked", b.num_batches_tracked);
-  p.emplace_back("running_mean", *b.running_mean);
-  p.emplace_back("running_var", *b.running_var);
-  return p;
-}
+// the layers' state dicts must list their tensors in the reference's order
 template <class L>
 Params wb(const L& l) {
-  Params p{{"weight", l.weight}};
-  if (l.bias) p.emplace_back("bias", *l.bias);
-  return p;
+  return l.state_dict();
 }
+#define norm_params wb
+#define bn_params wb
 
 const std::map<std::string, std::function<Built()>>& table() {
   static const std::map<std::string, std::function<Built()>> t = {
@@ -157,19 +147,18 @@ const std::map<std::string, std::function<Built()>>& table() {
       {"layernorm_2d_shape",
        [] { nn::LayerNorm m(Shape{3, 6}); return Built{norm_params(m), {{"y", m(inp({2, 3, 6}))}}}; }},
       {"layernorm2d", [] { nn::LayerNorm2d m(3); return Built{norm_params(m), {{"y", m(inp({1, 3, 4, 4}))}}}; }},
-      {"rmsnorm", [] { nn::RMSNorm m(6); return Built{{{"weight", *m.weight}}, {{"y", m(inp({2, 6}))}}}; }},
+      {"rmsnorm", [] { nn::RMSNorm m(6); return Built{wb(m), {{"y", m(inp({2, 6}))}}}; }},
       {"embedding",
        [] {
          nn::Embedding m(10, 4);
          Tensor idx = (Tensor::arange(6).reshape({2, 3}) * 7) % 10;
-         return Built{{{"weight", m.weight}}, {{"y", m(idx)}}};
+         return Built{wb(m), {{"y", m(idx)}}};
        }},
       {"lstmcell",
        [] {
          nn::LSTMCell m(3, 5);
-         Params p{{"weight_ih", m.weight_ih}, {"weight_hh", m.weight_hh}, {"bias_ih", *m.bias_ih}, {"bias_hh", *m.bias_hh}};
          auto hc = m(inp({2, 3}));
-         return Built{p, {{"y", m(inp({2, 3}), hc).first}}};
+         return Built{wb(m), {{"y", m(inp({2, 3}), hc).first}}};
        }},
   };
   return t;
@@ -226,6 +215,53 @@ TEST(NnGoldens, BeautifulMnistInitialWeightsAreBitIdentical) {
     return;
   }
   FAIL() << "no beautiful_mnist_init golden";
+}
+
+TEST(NnGoldens, SafeSaveWritesTheReferencesFileAndLoadsBack) {
+  for (const Golden& g : load()) {
+    if (g.name != "linear_safetensors") continue;
+    Tensor::manual_seed(1337);
+    nn::Linear l(5, 3);
+    std::string path = ::testing::TempDir() + "tg_linear.safetensors";
+    safe_save(l.state_dict(), path);
+    std::ifstream f(path, std::ios::binary);
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::string hex;
+    char h[3];
+    for (uint8_t b : bytes) std::snprintf(h, sizeof h, "%02x", b), hex += h;
+    EXPECT_EQ(hex, g.file_hex);
+    // a fresh layer (other seed) loads the saved weights
+    Tensor::manual_seed(7);
+    nn::Linear other(5, 3);
+    EXPECT_NE(other.weight.to_vector<float>(), l.weight.to_vector<float>());
+    std::vector<Tensor> loaded = load_state_dict(other.state_dict(), safe_load(path));
+    EXPECT_EQ(loaded.size(), 2u);
+    EXPECT_EQ(other.weight.to_vector<float>(), l.weight.to_vector<float>());
+    EXPECT_EQ(other.bias->to_vector<float>(), l.bias->to_vector<float>());
+    std::remove(path.c_str());
+    return;
+  }
+  FAIL() << "no linear_safetensors golden";
+}
+
+TEST(Nn, LoadStateDictErrorsNameTheTensor) {
+  nn::Linear l(5, 3);
+  try {
+    load_state_dict(l.state_dict(), StateDict{{"weight", Tensor::zeros({3, 5})}});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("`bias` is not in the state dict"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(load_state_dict(l.state_dict(), StateDict{{"weight", Tensor::zeros({3, 5})}}, false).size(), 1u);
+  try {
+    load_state_dict(l.state_dict(), StateDict{{"weight", Tensor::zeros({5, 3})}, {"bias", Tensor::zeros({3})}});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Shape mismatch in layer `weight`: Expected shape (3, 5), but found (5, 3)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(safe_load("/nonexistent.safetensors"), Error);
 }
 
 TEST(Nn, BadArgumentsAreErrors) {
