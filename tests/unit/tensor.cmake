@@ -1,3 +1,5 @@
 # the Tensor and the realize engine (lib/tensor, lib/engine, lib/device Buffer, backends/interp's device)
 tg_test(test_tensor_goldens LABEL parity SOURCES parity/test_tensor_goldens.cpp LIBS tg_backend_cpu tg_backend_interp)
 tg_test(test_tensor LABEL unit SOURCES unit/test_tensor.cpp LIBS tg_backend_cpu tg_backend_interp)
+# forward op cases in the style of the reference's test_ops.py, values from the reference, on CPU and INTERP
+tg_test(test_tensor_ops LABEL parity SOURCES parity/test_tensor_ops.cpp LIBS tg_backend_cpu tg_backend_interp)
