@@ -145,6 +145,8 @@ TEST(KernelTrace, SchemaTwoTracesStillOpen) {
     if (f.path().extension() != ".db") continue;
     auto t = Trace::open(f.path().string());
     EXPECT_GE(t->schema_version(), 2);
-    if (t->schema_version() == 2) EXPECT_TRUE(t->kernel_events().empty());
+    if (t->schema_version() == 2) {
+      EXPECT_TRUE(t->kernel_events().empty());
+    }
   }
 }
