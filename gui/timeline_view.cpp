@@ -176,6 +176,15 @@ void TimelineView::reveal(int64_t step) {
       }
 }
 
+void TimelineView::reveal_kernel(size_t event) {
+  for (size_t li = 0; li < kernel_lanes_; li++)
+    for (const Span& s : lanes_[li].spans)
+      if (s.kernel == (int64_t)event + 1) {
+        double d = std::max<double>(s.t1 - s.t0, 1000);
+        return show_range(s.t0 - d, s.t1 + d);
+      }
+}
+
 void TimelineView::resizeEvent(QResizeEvent*) { clamp_view(); }
 
 std::optional<TimelineView::Span> TimelineView::hit(QPoint p) const {

@@ -31,6 +31,7 @@ class TimelineView : public QWidget {
   void show_range(double t0, double t1);               // ns since the first event
   void show_all();
   void reveal(int64_t step);  // zoom in on a step's span
+  void reveal_kernel(size_t event);  // zoom in on a kernel event (index into Trace::kernel_events())
   double last_paint_ms() const { return paint_ms_; }
   size_t span_count() const;
 

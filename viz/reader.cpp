@@ -95,6 +95,21 @@ Trace::~Trace() {
   if (db_) sqlite3_close(db_);
 }
 
+// ESC [ ... letter: the SGR colour sequences tinygrad puts in kernel names
+static std::string strip_ansi(const std::string& s) {
+  if (s.find('\x1b') == std::string::npos) return s;
+  std::string out;
+  for (size_t i = 0; i < s.size(); i++) {
+    if (s[i] == '\x1b' && i + 1 < s.size() && s[i + 1] == '[') {
+      i += 2;
+      while (i < s.size() && !((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z'))) i++;
+      continue;
+    }
+    out += s[i];
+  }
+  return out;
+}
+
 const ProgramRow* Trace::program(int64_t id) const {
   auto it = program_index_.find(id);
   return it == program_index_.end() ? nullptr : &programs_[it->second];
@@ -132,7 +147,8 @@ void Trace::load() {
            path_);
     while (q.step()) {
       KernelEventRow k;
-      k.id = q.i(0), k.program = q.i(1), k.name = str(q.i(2)), k.device = str(q.i(3));
+      k.id = q.i(0), k.program = q.i(1), k.name = strip_ansi(str(q.i(2))), k.device = str(q.i(3));
+      while (!k.name.empty() && k.name.back() == ' ') k.name.pop_back();  // copy names are padded for DEBUG=2
       k.t_start = q.i(4), k.t_end = q.i(5), k.bufs = q.t(6);
       if (!q.null(7)) k.var_vals = q.t(7);
       kernel_events_.push_back(std::move(k));
@@ -155,7 +171,8 @@ void Trace::load() {
     while (q.step()) {
       ContextRow c;
       c.id = q.i(0);
-      c.name = str(q.i(1));
+      c.name_ansi = str(q.i(1));
+      c.name = strip_ansi(c.name_ansi);
       c.thread = q.i(2);
       c.t_start = q.i(3);
       c.t_end = q.null(4) ? 0 : q.i(4);

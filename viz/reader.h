@@ -21,7 +21,8 @@ class TraceError : public std::runtime_error {
 
 struct ContextRow {
   int64_t id = 0;
-  std::string name;
+  std::string name;       // without terminal colours ("E_4_4")
+  std::string name_ansi;  // as recorded: kernel names carry the reference's ANSI colours
   int64_t thread = 0, t_start = 0, t_end = 0;  // t_end 0 when the run stopped inside the context
   std::vector<int64_t> steps;                   // step ids in order
 };

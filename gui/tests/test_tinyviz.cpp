@@ -393,6 +393,68 @@ class TestTinyviz : public QObject {
     QCOMPARE(w.selection().frame, (size_t)last.ordinal + 1);
   }
 
+  void kernel_trace_shows_source_and_kernel_lanes() {
+    // a trace of a real tensor program (examples/hello_tensor under VIZ=-1): kernels, their sources and runs
+    QString path = dir_.filePath("tensor.trace.db");
+    QProcess prog;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("VIZ", "-1");
+    env.insert("VIZ_PATH", path);
+    env.insert("PRINT_MATCH_STATS", "0");
+    prog.setProcessEnvironment(env);
+    prog.setStandardOutputFile(QProcess::nullDevice());
+    prog.start(TV_TENSOR_BIN, {});
+    QVERIFY(prog.waitForFinished(120000));
+    QCOMPARE(prog.exitCode(), 0);
+    auto t = Trace::open(path.toStdString());
+    const ProgramRow* p = nullptr;
+    for (const auto& x : t->programs())
+      if (x.context) {
+        p = &x;
+        break;
+      }
+    QVERIFY(p);
+    size_t ev = t->kernel_events().size();
+    for (size_t i = 0; i < t->kernel_events().size(); i++)
+      if (t->kernel_events()[i].program == p->id) {
+        ev = i;
+        break;
+      }
+    QVERIFY(ev < t->kernel_events().size());
+
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.open_trace(path));
+    QVERIFY(wait_idle(w));
+    // the Code tab on the kernel's codegen context: its LLVM IR, a summary with its runs, its linearized UOps
+    w.select({p->context, 0, 0});
+    w.show_tab(MainWindow::CodeTab);
+    QVERIFY(wait_idle(w));
+    QTRY_VERIFY(w.code()->text().contains("define void @"));
+    QVERIFY(w.code()->title().contains(QString::fromStdString(p->name)));
+    QVERIFY(w.code()->title().contains("runs"));
+    w.code()->set_mode(CodeView::Uops);
+    QVERIFY(w.code()->text().contains("Ops.SINK"));
+    w.code()->set_mode(CodeView::Source);
+    // the tree shows kernel names without terminal colour codes
+    QVERIFY(!QString::fromStdString(t->context(p->context).name).contains(QChar(0x1b)));
+    // the timeline: kernel lanes first; a click on a run selects the kernel's codegen context
+    w.show_tab(MainWindow::TimelineTab);
+    TimelineView* tl = w.timeline();
+    QVERIFY(tl->kernel_lane_count() >= 1);
+    tl->reveal_kernel(ev);
+    auto pt = tl->point_of_kernel(ev);
+    QVERIFY(pt);
+    auto h = tl->hit(*pt);
+    QVERIFY(h);
+    QCOMPARE(h->kernel, (int64_t)ev + 1);
+    w.select({0, 0, 0});
+    QTest::mouseClick(tl, Qt::LeftButton, {}, *pt);
+    QVERIFY(wait_idle(w));
+    QCOMPARE(w.selection().context, p->context);
+  }
+
   void timeline_hit_selects_the_step() {
     MainWindow w;
     w.resize(1400, 900);
