@@ -30,4 +30,15 @@ TV="$BUILD/gui/tinyviz"
 "$TV" --screenshot "$SHOTS/stats.png" --tab stats --select 1 "$TRACE"
 "$TV" --screenshot "$SHOTS/timeline.png" --tab timeline "$TRACE"
 echo
-echo "Open it:     $TV $TRACE      (or run any example with VIZ=1)"
+KTRACE="$(pwd)/$BUILD/tensor.trace.db"
+echo "== hello_tensor: tensors scheduled, compiled by LLVM and run on the CPU, recorded with VIZ=-1"
+VIZ=-1 VIZ_PATH="$KTRACE" PRINT_MATCH_STATS=0 "$BUILD/examples/hello_tensor"
+echo
+echo "== its kernels, slowest first"
+"$BUILD/viz/tinyviz-cli" kernels "$KTRACE" --top 10
+CTX=$(sqlite3 "$KTRACE" "SELECT context FROM programs WHERE context > 0 ORDER BY id LIMIT 1 OFFSET 4" 2>/dev/null || true)
+"$TV" --screenshot "$SHOTS/kernel_code.png" --tab code --select "${CTX:-1}" "$KTRACE"
+"$TV" --screenshot "$SHOTS/kernel_timeline.png" --tab timeline --select "${CTX:-1}" "$KTRACE"
+echo
+echo "Open them:   $TV $TRACE"
+echo "             $TV $KTRACE      (or run any example with VIZ=1)"

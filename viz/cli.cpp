@@ -20,7 +20,8 @@ static const char* kUsage =
     "  stats TRACE [--step N|--context N] [--sort matches|attempts|time|excl|rejects] [--top N] [--unmatched]\n"
     "                                  pattern statistics (TRACK_MATCH_STATS) per rule\n"
     "  frame TRACE STEP K              the graph at match K of a step (K=0: input) and what changed\n"
-    "  verify TRACE                    replay every step and check it reproduces the recorded output\n";
+    "  verify TRACE                    replay every step and check it reproduces the recorded output\n"
+    "  kernels TRACE [--top N]         kernels by total run time: runs, total and mean time, GFLOPS, GB/s, context\n";
 
 static std::string first_line(const std::string& s, size_t max = 100) {
   std::string r = s.substr(0, s.find('\n'));
@@ -45,6 +46,63 @@ static int cmd_info(Trace& t) {
   std::printf("command    %s\n", m["command"].c_str());
   std::printf("contexts   %zu\nsteps      %zu\nmatches    %llu\nuops       %llu\nrules      %zu\n", t.contexts().size(),
               t.steps().size(), (unsigned long long)t.match_count(), (unsigned long long)t.uop_count(), t.rules().size());
+  return 0;
+}
+
+static int cmd_kernels(Trace& t, int argc, char** argv) {
+  size_t top = 20;
+  for (int i = 0; i < argc; i++) {
+    if (!std::strcmp(argv[i], "--top") && i + 1 < argc) top = (size_t)to_i(argv[++i], "--top");
+    else throw TraceError(std::string("kernels: unknown argument '") + argv[i] + "'");
+  }
+  struct Row {
+    std::string name, device;
+    int64_t runs = 0, ns = 0, ops = -1, mem = -1, context = 0;
+  };
+  std::vector<Row> rows;
+  std::vector<std::pair<std::string, size_t>> index;  // (program id or name, row)
+  auto find = [&](const std::string& key) -> Row* {
+    for (auto& [k, r] : index)
+      if (k == key) return &rows[r];
+    return nullptr;
+  };
+  int64_t total = 0;
+  for (const auto& k : t.kernel_events()) {
+    std::string key = k.program ? "p" + std::to_string(k.program) : "n" + k.device + k.name;
+    Row* r = find(key);
+    if (!r) {
+      std::string name;
+      for (char c : k.name)
+        if (!(c == ' ' && !name.empty() && name.back() == ' ')) name += c;  // copy names are padded for DEBUG=2
+      Row nr{name, k.device};
+      if (const ProgramRow* p = k.program ? t.program(k.program) : nullptr)
+        nr.ops = p->ops, nr.mem = p->mem, nr.context = p->context;
+      index.emplace_back(key, rows.size());
+      rows.push_back(nr);
+      r = &rows.back();
+    }
+    r->runs++, r->ns += k.t_end - k.t_start;
+    total += k.t_end - k.t_start;
+  }
+  if (rows.empty()) {
+    std::printf("no kernel runs in this trace (record with PROFILE=1 or VIZ=-1 on a program that runs kernels)\n");
+    return 0;
+  }
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.ns > b.ns; });
+  std::printf("%zu kernel runs, %zu kernels and copies, %.3f ms in total\n", t.kernel_events().size(), rows.size(),
+              total / 1e6);
+  std::printf("%-28s %-9s %6s %10s %10s %8s %8s %6s %7s\n", "kernel", "device", "runs", "total ms", "mean us", "GFLOPS",
+              "GB/s", "%", "context");
+  for (size_t i = 0; i < rows.size() && i < top; i++) {
+    const Row& r = rows[i];
+    double mean = (double)r.ns / (double)r.runs;
+    std::string gf = r.ops >= 0 && mean > 0 ? std::to_string(r.ops / mean).substr(0, 6) : "-";
+    std::string gb = r.mem >= 0 && mean > 0 ? std::to_string(r.mem / mean).substr(0, 6) : "-";
+    std::printf("%-28s %-9s %6lld %10.3f %10.1f %8s %8s %5.1f%% %7s\n", first_line(r.name, 28).c_str(),
+                r.device.c_str(), (long long)r.runs, r.ns / 1e6, mean / 1e3, gf.c_str(), gb.c_str(),
+                100.0 * (double)r.ns / (double)std::max<int64_t>(total, 1),
+                r.context ? std::to_string(r.context).c_str() : "-");
+  }
   return 0;
 }
 
@@ -197,6 +255,7 @@ int main(int argc, char** argv) {
       return cmd_frame(*t, to_i(argv[3], "step"), to_i(argv[4], "frame"));
     }
     if (cmd == "verify") return cmd_verify(*t);
+    if (cmd == "kernels") return cmd_kernels(*t, argc - 3, argv + 3);
     std::fprintf(stderr, "tinyviz-cli: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return 2;
   } catch (const std::exception& e) {
