@@ -46,6 +46,7 @@ static int cmd_info(Trace& t) {
   std::printf("command    %s\n", m["command"].c_str());
   std::printf("contexts   %zu\nsteps      %zu\nmatches    %llu\nuops       %llu\nrules      %zu\n", t.contexts().size(),
               t.steps().size(), (unsigned long long)t.match_count(), (unsigned long long)t.uop_count(), t.rules().size());
+  std::printf("kernels    %zu\nruns       %zu\n", t.programs().size(), t.kernel_events().size());
   return 0;
 }
 
