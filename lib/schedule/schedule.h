@@ -16,6 +16,8 @@ struct LinearWithVars {
   std::map<std::string, pyint> var_vals;
 };
 
+extern ContextVar SCACHE;  // the schedule cache (1: a function scheduled before is served from the cache)
+
 // big_sink = output of tensor.py's transform_to_call. Runs in a trace context named "Schedule N Kernels".
 LinearWithVars create_linear_with_vars(const UOp& big_sink);
 
