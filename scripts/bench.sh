@@ -21,6 +21,10 @@ if [ -n "${TINYGRAD_REF:-}" ]; then
 fi
 
 echo
+echo "== scheduler: create_linear_with_vars on the biggest golden schedules (reference: tests/parity/schedule_reference_times.txt)"
+"$BUILD/tests/bench_schedule" --benchmark_counters_tabular=true
+
+echo
 echo "== compile stack: MLP 784-512-512-10 forward (batch 512) and a ResNet-style conv stack: schedule, codegen, LLVM"
 "$BUILD/tests/bench_compile_stack" 3
 if [ -n "${TINYGRAD_REF:-}" ]; then
