@@ -108,4 +108,14 @@ MnistArrays mnist_arrays(bool fashion, const std::string& dir_arg) {
   return m;
 }
 
+MnistTensors mnist(bool fashion, const std::string& dir, const Arg& device) {
+  MnistArrays a = mnist_arrays(fashion, dir);
+  auto images = [&](const IdxArray& x) {
+    return Tensor::from_bytes(x.data, dtypes::uint8, device)
+        .reshape({sint(-1), sint(1), sint((pyint)x.shape[1]), sint((pyint)x.shape[2])});
+  };
+  auto labels = [&](const IdxArray& x) { return Tensor::from_bytes(x.data, dtypes::uint8, device); };
+  return {images(a.train_images), labels(a.train_labels), images(a.test_images), labels(a.test_labels)};
+}
+
 }  // namespace tg

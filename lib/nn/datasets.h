@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "lib/tensor.h"
+
 namespace tg {
 
 // One IDX array (http://yann.lecun.com/exdb/mnist/ format): element type code (0x08 ubyte, 0x09 byte, 0x0B short,
@@ -33,5 +35,11 @@ std::string mnist_dir(bool fashion, const std::string& dir = "");
 // Reads train-images-idx3-ubyte(.gz), train-labels-idx1-ubyte(.gz), t10k-images-idx3-ubyte(.gz) and
 // t10k-labels-idx1-ubyte(.gz); checks images are ubyte (N,R,C), labels ubyte (N) with matching N.
 MnistArrays mnist_arrays(bool fashion = true, const std::string& dir = "");
+
+// nn/datasets.py's mnist(): X_train (60000, 1, 28, 28) uint8, Y_train (60000,) uint8, X_test, Y_test on `device`
+struct MnistTensors {
+  Tensor X_train, Y_train, X_test, Y_test;
+};
+MnistTensors mnist(bool fashion = true, const std::string& dir = "", const Arg& device = {});
 
 }  // namespace tg
