@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
       Tensor loss = train_step({ds.X_train, ds.Y_train})[0];
       float l = loss.item<float>();
       double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - st).count();
-      std::printf("step %3lld  loss %8.4f  %7.3f s  %4lld kernels  %.2f GFLOPS\n", (long long)i, l, sec,
+      std::printf("step %3lld  loss %9.6f  %7.3f s  %4lld kernels  %.2f GFLOPS\n", (long long)i, l, sec,
                   (long long)GlobalCounters::kernel_count.load(), (double)GlobalCounters::global_ops.load() / sec / 1e9);
       std::fflush(stdout);
     }

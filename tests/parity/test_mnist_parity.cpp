@@ -1,0 +1,50 @@
+// Training parity with the reference (tests/parity/mnist_goldens.txt, gen_mnist_goldens.py): examples/beautiful_mnist
+// with seed 1337 on Debian's Fashion-MNIST must give the reference's loss at each of its first 10 steps within 1e-3.
+// Skipped when the dataset is not installed (scripts/install-deps.sh installs it).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+namespace {
+
+std::map<int, double> parse_losses(std::istream& in) {
+  std::map<int, double> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ss(line);
+    std::string w, l;
+    int n;
+    double v;
+    if (ss >> w >> n >> l >> v && w == "step" && l == "loss") out[n] = v;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(MnistParity, FirstTenLossesMatchTheReference) {
+  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz") &&
+      !std::getenv("FASHION_MNIST_PATH"))
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  std::ifstream g(TG_TEST_DATA "/mnist_goldens.txt");
+  std::map<int, double> want = parse_losses(g);
+  ASSERT_GE(want.size(), 10u);
+  std::string cmd = std::string(TG_MNIST_BIN) + " --steps 10 --seed 1337 --bs 512 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  int rc = pclose(p);
+  ASSERT_EQ(rc, 0) << out;
+  std::istringstream ss(out);
+  std::map<int, double> got = parse_losses(ss);
+  ASSERT_EQ(got.size(), 10u) << out;
+  for (int i = 0; i < 10; i++) EXPECT_NEAR(got[i], want[i], 1e-3) << "step " << i << "\n" << out;
+}
