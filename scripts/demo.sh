@@ -30,15 +30,17 @@ TV="$BUILD/gui/tinyviz"
 "$TV" --screenshot "$SHOTS/stats.png" --tab stats --select 1 "$TRACE"
 "$TV" --screenshot "$SHOTS/timeline.png" --tab timeline "$TRACE"
 echo
-KTRACE="$(pwd)/$BUILD/tensor.trace.db"
-echo "== hello_tensor: tensors scheduled, compiled by LLVM and run on the CPU, recorded with VIZ=-1"
-VIZ=-1 VIZ_PATH="$KTRACE" PRINT_MATCH_STATS=0 "$BUILD/examples/hello_tensor"
+KTRACE="$(pwd)/$BUILD/mnist.trace.db"
+echo "== beautiful_mnist: 3 training steps on Fashion-MNIST (conv net, Adam, TinyJit), recorded with VIZ=-1"
+VIZ=-1 VIZ_PATH="$KTRACE" "$BUILD/examples/beautiful_mnist" --steps "${DEMO_STEPS:-3}"
 echo
-echo "== its kernels, slowest first"
+echo "== the slowest kernels of the run"
 "$BUILD/viz/tinyviz-cli" kernels "$KTRACE" --top 10
-CTX=$(sqlite3 "$KTRACE" "SELECT context FROM programs WHERE context > 0 ORDER BY id LIMIT 1 OFFSET 4" 2>/dev/null || true)
+CTX=$(sqlite3 "$KTRACE" "SELECT p.context FROM kernel_events k JOIN programs p ON p.id=k.program WHERE p.context>0
+                         GROUP BY k.program ORDER BY sum(k.t_end-k.t_start) DESC LIMIT 1" 2>/dev/null || true)
+"$TV" --screenshot "$SHOTS/training_timeline.png" --tab timeline --select "${CTX:-1}" "$KTRACE"
 "$TV" --screenshot "$SHOTS/kernel_code.png" --tab code --select "${CTX:-1}" "$KTRACE"
-"$TV" --screenshot "$SHOTS/kernel_timeline.png" --tab timeline --select "${CTX:-1}" "$KTRACE"
 echo
-echo "Open them:   $TV $TRACE"
-echo "             $TV $KTRACE      (or run any example with VIZ=1)"
+echo "Open them:   $TV $KTRACE"
+echo "             $TV $TRACE      (or run any example with VIZ=1)"
+if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then "$TV" "$KTRACE" & fi
