@@ -11,6 +11,7 @@
 #include "lib/helpers.h"
 #include "lib/mixin/helpers.h"
 #include "lib/uop/nodemap.h"
+#include "lib/uop/rewrite.h"
 
 namespace tg {
 
@@ -694,6 +695,18 @@ Arg UOp::marg_arg() const {
   return arg();
 }
 
+// _pm_resolve_params: a PARAM becomes the arg in its slot (ctx: the FUNCTION's args)
+static const PatternMatcher& pm_resolve_params() {
+  static const PatternMatcher pm("_pm_resolve_params", {
+    TG_RULE(UPat(Ops::PARAM).named("p"), [](std::vector<UOp>& ctx, UOp p) {
+      size_t slot = (size_t)p.param_arg()->slot;
+      if (slot >= ctx.size()) throw Error("PARAM slot " + std::to_string(slot) + " out of range of the FUNCTION's args");
+      return ctx[slot];
+    }),
+  });
+  return pm;
+}
+
 static std::optional<Shape> compute_shape(const UOp& u) {
   Ops op = u.op();
   switch (op) {
@@ -704,6 +717,22 @@ static std::optional<Shape> compute_shape(const UOp& u) {
     case Ops::CALL: return u.dtype() == dtypes::void_ ? std::nullopt : std::optional<Shape>(Shape{});
     case Ops::INS: return u.dtype() == dtypes::void_ ? std::nullopt : std::optional<Shape>(Shape{});
     case Ops::NOOP: return u.nsrc() >= 1 ? u.src(0).shape_opt() : std::nullopt;
+    case Ops::GETTUPLE: {
+      // GETTUPLE extracts from a TUPLE (possibly through a FUNCTION)
+      const UOp& fn = u.src(0);
+      const UOp& in_tuple = fn.op() == Ops::FUNCTION ? fn.src(0) : fn;
+      if (in_tuple.op() != Ops::TUPLE) throw Error("GETTUPLE requires a TUPLE, got " + std::string(op_repr(in_tuple.op())));
+      std::optional<Shape> inner = in_tuple.src((size_t)u.arg().as_int()).shape_opt();
+      if (!inner || fn.op() != Ops::FUNCTION) return inner;
+      // through a FUNCTION: the internal PARAMs in symbolic dims become the call's args (_pm_resolve_params, walk)
+      std::vector<UOp> args(fn.src().begin() + 1, fn.src().end());
+      Shape out;
+      for (const sint& s : *inner) {
+        if (s.is_int()) out.push_back(s);
+        else out.push_back(sint(graph_rewrite(s.u(), pm_resolve_params(), RewriteOpts{.ctx = &args, .walk = true})));
+      }
+      return out;
+    }
     case Ops::INDEX: {
       Shape shp;
       for (size_t i = 1; i < u.nsrc(); i++)

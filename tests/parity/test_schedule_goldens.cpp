@@ -145,16 +145,10 @@ struct Tally {
   ~Tally() { std::printf("[ schedule ] %-40s %d/%d match\n", what.c_str(), ok, total); }
 };
 
-// programs the C++ side cannot schedule yet: a FUNCTION's value is read through GETTUPLE, and lib/uop's UOp shape has
-// no GETTUPLE case (uop/ops.py _shape: the TUPLE element's shape, PARAMs substituted by the args)
-bool known_gap(const SchedCase& c) {
-  return c.prog == "function_call" || c.prog == "function_tuple" || c.prog == "function_twice";
-}
-
 template <typename F>
 void each(F f) {
   for (const auto& c : goldens()) {
-    if (!c.error.empty() || known_gap(c)) continue;
+    if (!c.error.empty()) continue;
     SCOPED_TRACE("case " + std::to_string(c.id) + " " + c.prog + " #" + std::to_string(c.nth));
     f(c, run(c));
   }
@@ -162,17 +156,17 @@ void each(F f) {
 
 }  // namespace
 
-// the known gaps still fail (so the list is dropped when lib/uop learns GETTUPLE shapes)
-TEST(ScheduleGoldens, KnownGaps) {
+// FUNCTION values read through GETTUPLE (uop/ops.py _shape: the TUPLE element's shape, PARAMs substituted by the
+// args) are scheduled like every other program; the checks above include them, this one makes sure they are there
+TEST(ScheduleGoldens, FunctionPrograms) {
   int n = 0;
   for (const auto& c : goldens()) {
-    if (!known_gap(c)) continue;
+    if (c.prog != "function_call" && c.prog != "function_tuple" && c.prog != "function_twice") continue;
     n++;
     const Result& r = run(c);
-    // "no shape handling for Ops.GETTUPLE" (with SPEC=2 the creation-time check names the GETTUPLE first)
-    EXPECT_NE(r.error.find("GETTUPLE"), std::string::npos) << c.prog << ": " << r.error;
+    EXPECT_EQ(r.error, c.error) << c.prog;
   }
-  std::printf("[ schedule ] %d programs not schedulable yet (FUNCTION values through GETTUPLE)\n", n);
+  std::printf("[ schedule ] %d programs with FUNCTION values through GETTUPLE\n", n);
   EXPECT_EQ(n, 3);
 }
 
