@@ -7,6 +7,11 @@ namespace tg {
 using B = std::optional<bool>;
 
 static bool matches_dtype(const UOp& x, DType d) { return x.dtype() == d || x.base().is_invalid(); }
+static bool valid_gettuple(const UOp& g, const UOp& t) {
+  if (!g.arg().is_int()) return false;
+  int64_t i = g.arg().as_int();
+  return 0 <= i && (size_t)i < t.nsrc() && matches_dtype(t.src((size_t)i), g.dtype());
+}
 static bool is_weak(DType d) { return contains(dtypes::weaks, d); }
 static bool shapes_equal(const std::optional<Shape>& a, const std::optional<Shape>& b) {
   if (a.has_value() != b.has_value()) return false;
@@ -143,6 +148,11 @@ const SpecMatcher& spec_tensor() {
             []() -> B { return true; }),
     TG_RULE(UPat(Ops::FUNCTION).dtype(dtypes::void_).src(UPat(Ops::TUPLE)).any_len(), []() -> B { return true; }),
     TG_RULE(UPat(Ops::TUPLE).dtype(dtypes::void_), []() -> B { return true; }),
+    // GETTUPLE can only appear on FUNCTION or TUPLE (valid_gettuple)
+    TG_RULE(UPat(Ops::GETTUPLE).src(UPat(Ops::FUNCTION).src(UPat(Ops::TUPLE).named("t")).any_len()).named("g"),
+            [](UOp g, UOp t) -> B { return valid_gettuple(g, t); }),
+    TG_RULE(UPat(Ops::GETTUPLE).src(UPat(Ops::TUPLE).named("t")).named("g"),
+            [](UOp g, UOp t) -> B { return valid_gettuple(g, t); }),
     TG_RULE(UPat(Ops::SPECIAL).src(UPat::var("x", dtypes::weakint)).named("s"),
             [](UOp s, UOp x) -> B { return matches_dtype(x, s.dtype()) && s.arg().is_str(); }),
     TG_RULE(UPat(ops(Ops::RESHAPE, Ops::EXPAND)).src(UPat(), UPat()), []() -> B { return true; }),
