@@ -274,6 +274,92 @@ class Tensor {
   std::pair<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
   std::pair<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted_ = true) const;
 
+  // ***** more of the mixins (op.py, movement.py, elementwise.py) *****
+  Tensor getitem(const Tensor& index) const { return getitem({Index(index.uop())}); }
+  Tensor pad_flat(const std::vector<sint>& p, std::string_view mode = "constant", PyConst value = 0.0) const {
+    return apply([&](const UOp& u) { return u.pad_flat(p, mode, value); });
+  }
+  Tensor unfold(int64_t dim, int64_t size, int64_t step) const {
+    return apply([&](const UOp& u) { return u.unfold(dim, size, step); });
+  }
+  Tensor diag() const { return apply([](const UOp& u) { return u.diag(); }); }
+  Tensor diagonal(int64_t offset = 0, int64_t d1 = 0, int64_t d2 = 1) const {
+    return apply([&](const UOp& u) { return u.diagonal(offset, d1, d2); });
+  }
+  Tensor repeat_interleave(int64_t r, std::optional<int64_t> dim = std::nullopt) const {
+    return apply([&](const UOp& u) { return u.repeat_interleave(r, dim); });
+  }
+  Tensor softmin(int64_t a = -1) const { return apply([&](const UOp& u) { return u.softmin(a); }); }
+  Tensor normalize(double p = 2.0, int64_t dim = 1, double eps = 1e-12) const {
+    return apply([&](const UOp& u) { return u.normalize(p, dim, eps); });
+  }
+  Tensor logcumsumexp(int64_t a = 0) const { return apply([&](const UOp& u) { return u.logcumsumexp(a); }); }
+  std::pair<Tensor, Tensor> cummax(int64_t a = 0) const {
+    auto [v, i] = uop().cummax(a);
+    return {wrap(v), wrap(i)};
+  }
+  std::pair<Tensor, Tensor> var_mean(const AxisArg& a = AxisArg(), bool keepdim = false, PyConst corr = 1) const {
+    auto [v, m] = uop().var_mean(a, keepdim, corr);
+    return {wrap(v), wrap(m)};
+  }
+  Tensor argsort(int64_t dim = -1, bool descending = false) const {
+    return apply([&](const UOp& u) { return u.argsort(dim, descending); });
+  }
+  Tensor fmod(const TOperand& x) const { return bin([&](const UOp& u, const Operand& o) { return u.fmod(o); }, x); }
+  Tensor copysign(const TOperand& x) const { return bin([&](const UOp& u, const Operand& o) { return u.copysign(o); }, x); }
+  Tensor logaddexp(const TOperand& x) const { return bin([&](const UOp& u, const Operand& o) { return u.logaddexp(o); }, x); }
+  Tensor isclose(const TOperand& x, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.isclose(o, rtol, atol, equal_nan); }, x);
+  }
+  Tensor allclose(const Tensor& x, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false) const {
+    return wrap(uop().allclose(x.uop(), rtol, atol, equal_nan));
+  }
+  Tensor scatter(int64_t dim, const Tensor& index, const TOperand& src, std::string_view reduce = {}) const {
+    return wrap(uop().scatter(dim, index.uop(), src.op(), reduce));
+  }
+  Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
+                        bool include_self = true) const {
+    return wrap(uop().scatter_reduce(dim, index.uop(), src.uop(), reduce, include_self));
+  }
+  Tensor masked_select(const Tensor& mask, int64_t size, PyConst fill = 0) const {
+    return wrap(uop().masked_select(mask.uop(), size, fill));
+  }
+  Tensor nonzero(int64_t size, PyConst fill = 0) const { return apply([&](const UOp& u) { return u.nonzero(size, fill); }); }
+  Tensor interpolate(const std::vector<int64_t>& size, std::string_view mode = "linear", bool align_corners = false) const {
+    return apply([&](const UOp& u) { return u.interpolate(size, mode, align_corners); });
+  }
+  Tensor conv_transpose2d(const Tensor& w, const std::optional<Tensor>& b = std::nullopt, int64_t groups = 1,
+                          const IntTuple& stride = 1, const IntTuple& dilation = 1, const IntTuple& padding = 0,
+                          const IntTuple& output_padding = 0) const {
+    return wrap(uop().conv_transpose2d(w.uop(), b ? std::optional<UOp>(b->uop()) : std::nullopt, groups, stride,
+                                       dilation, padding, output_padding));
+  }
+  Tensor batchnorm(const std::optional<Tensor>& w, const std::optional<Tensor>& b, const Tensor& mean,
+                   const Tensor& invstd, const AxisArg& axis = 1) const {
+    return wrap(uop().batchnorm(w ? std::optional<UOp>(w->uop()) : std::nullopt,
+                                b ? std::optional<UOp>(b->uop()) : std::nullopt, mean.uop(), invstd.uop(), axis));
+  }
+  Tensor binary_crossentropy(const Tensor& Y, std::string_view reduction = "mean") const {
+    return wrap(uop().binary_crossentropy(Y.uop(), reduction));
+  }
+  Tensor binary_crossentropy_logits(const Tensor& Y, std::string_view reduction = "mean") const {
+    return wrap(uop().binary_crossentropy_logits(Y.uop(), reduction));
+  }
+  Tensor nll_loss(const Tensor& Y, std::string_view reduction = "mean") const {
+    return wrap(uop().nll_loss(Y.uop(), std::nullopt, std::nullopt, reduction));
+  }
+  static Tensor einsum(const std::string& formula, const std::vector<Tensor>& operands, DType dt = DType()) {
+    std::vector<UOp> u;
+    for (const Tensor& t : operands) u.push_back(t.uop());
+    return wrap(UOp::einsum(formula, u, dt));
+  }
+  Tensor hardsigmoid(double alpha = 1.0 / 6, double beta = 0.5) const {
+    return apply([&](const UOp& u) { return u.hardsigmoid(alpha, beta); });
+  }
+  Tensor selu(double alpha = 1.67326, double gamma = 1.0507) const {
+    return apply([&](const UOp& u) { return u.selu(alpha, gamma); });
+  }
+
   // ***** dtype (mixin/dtype.py) *****
   Tensor cast(DType d) const { return apply([&](const UOp& u) { return u.cast(d); }); }
   Tensor bitcast(DType d) const { return apply([&](const UOp& u) { return u.bitcast(d); }); }
