@@ -22,8 +22,8 @@ int main() {
 
     Tensor a = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}).reshape({2, 3});
     Tensor b = Tensor({{1.0, 0.0}, {0.0, 1.0}, {1.0, 1.0}});  // nested lists: float32
-    Tensor c = (a.matmul(b) + 1).relu();                        // nothing runs yet: c is a graph
-    print("a@b+1", c);                                          // realize: schedule, codegen, compile, run
+    Tensor c = (a.matmul(b) + 1).relu();                      // nothing runs yet: c is a graph
+    print("a@b+1", c);                                        // realize: schedule, codegen, compile, run
     print("softmax", c.softmax());
     print("sum(0)", a.sum(0));
     std::printf("mean       %g\n", a.mean().item<float>());

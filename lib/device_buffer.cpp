@@ -16,7 +16,11 @@ namespace tg {
 
 Buffer::Buffer(const std::string& device, size_t size, DType dtype, BufferSpec options, std::shared_ptr<Buffer> base,
                size_t offset)
-    : device(canonicalize_device(device)), size(size), dtype(dtype), options(std::move(options)), offset(offset),
+    : device(canonicalize_device(device)),
+      size(size),
+      dtype(dtype),
+      options(std::move(options)),
+      offset(offset),
       base_(std::move(base)) {
   if (base_) {
     if (base_->base_) throw DeviceError("Buffer: a base can't have a base");
@@ -213,8 +217,10 @@ std::shared_ptr<Buffer> uop_buffer(const UOp& self) {
     case Ops::RESHAPE:
     case Ops::UNSHARD:
     case Ops::DETACH:
-    case Ops::AFTER: return uop_buffer(self.src(0));
-    default: break;
+    case Ops::AFTER:
+      return uop_buffer(self.src(0));
+    default:
+      break;
   }
   if (!(self == self.base()) || self.op() == Ops::BITCAST) {
     if (auto c = uop_buffer_get(self)) return c;

@@ -101,8 +101,10 @@ TOperand::TOperand(const Tensor& t) : u_(t.uop()) {}
 void Tensor::init_from(const UOp& data, const Arg& device_arg, DType dtype) {
   Arg device = device_arg;
   if (device.is_none()) device = data.device();
-  if (device.is_none()) device = Arg(default_device());
-  else if (device.is_str()) device = Arg(canonicalize_device(device.as_str()));
+  if (device.is_none())
+    device = Arg(default_device());
+  else if (device.is_str())
+    device = Arg(canonicalize_device(device.as_str()));
   UOp u = data;
   Arg ddev = data.device();
   if (!ddev.is_none() && !(ddev.is_str() && device.is_str() && ddev.as_str() == device.as_str()))
@@ -128,8 +130,10 @@ void flatten_nested(const NestedList<double>& l, std::vector<double>& out, std::
     out.push_back(l.leaf);
     return;
   }
-  if (depth == shape.size()) shape.push_back((int64_t)l.items.size());
-  else if (shape[depth] != (int64_t)l.items.size()) throw Error("Tensor: inhomogeneous nested list");
+  if (depth == shape.size())
+    shape.push_back((int64_t)l.items.size());
+  else if (shape[depth] != (int64_t)l.items.size())
+    throw Error("Tensor: inhomogeneous nested list");
   for (const auto& x : l.items) flatten_nested(x, out, shape, depth + 1);
 }
 }  // namespace
@@ -165,9 +169,15 @@ Tensor Tensor::from_bytes(const std::vector<uint8_t>& data, DType dtype, const A
                                  device.is_none() ? Arg(default_device()) : device));
 }
 
-Tensor Tensor::empty(const Shape& shape, DType dtype, const Arg& device) { return wrap(UOp::empty(shape, dtype, device)); }
-Tensor Tensor::zeros(const Shape& shape, DType dtype, const Arg& device) { return wrap(UOp::zeros(shape, dtype, device)); }
-Tensor Tensor::ones(const Shape& shape, DType dtype, const Arg& device) { return wrap(UOp::ones(shape, dtype, device)); }
+Tensor Tensor::empty(const Shape& shape, DType dtype, const Arg& device) {
+  return wrap(UOp::empty(shape, dtype, device));
+}
+Tensor Tensor::zeros(const Shape& shape, DType dtype, const Arg& device) {
+  return wrap(UOp::zeros(shape, dtype, device));
+}
+Tensor Tensor::ones(const Shape& shape, DType dtype, const Arg& device) {
+  return wrap(UOp::ones(shape, dtype, device));
+}
 Tensor Tensor::full(const Shape& shape, const TOperand& v, DType dtype, const Arg& device) {
   return wrap(UOp::full(shape, v.op(), dtype, device));
 }
@@ -228,7 +238,8 @@ Tensor Tensor::linear(const Tensor& w, const std::optional<Tensor>& b) const {
 }
 Tensor Tensor::conv2d(const Tensor& w, const std::optional<Tensor>& b, int64_t groups, const IntTuple& stride,
                       const IntTuple& dilation, const IntTuple& padding) const {
-  return wrap(uop().conv2d(w.uop(), b ? std::optional<UOp>(b->uop()) : std::nullopt, groups, stride, dilation, padding));
+  return wrap(
+      uop().conv2d(w.uop(), b ? std::optional<UOp>(b->uop()) : std::nullopt, groups, stride, dilation, padding));
 }
 Tensor Tensor::gather(int64_t dim, const Tensor& index) const { return wrap(uop().gather(dim, index.uop())); }
 Tensor Tensor::sparse_categorical_crossentropy(const Tensor& Y, int64_t ignore_index, double ls,
@@ -251,7 +262,9 @@ Tensor Tensor::clip(const std::optional<TOperand>& lo, const std::optional<TOper
   return wrap(uop().clip(lo ? std::optional<Operand>(lo->op()) : std::nullopt,
                          hi ? std::optional<Operand>(hi->op()) : std::nullopt));
 }
-Tensor Tensor::masked_fill(const Tensor& mask, const TOperand& v) const { return wrap(uop().masked_fill(mask.uop(), v.op())); }
+Tensor Tensor::masked_fill(const Tensor& mask, const TOperand& v) const {
+  return wrap(uop().masked_fill(mask.uop(), v.op()));
+}
 Tensor Tensor::lerp(const Tensor& end, const TOperand& w) const { return wrap(uop().lerp(end.uop(), w.op())); }
 
 // ***** operators *****
@@ -357,7 +370,8 @@ Tensor& Tensor::assign(const Tensor& x_in) {
   // STORE+AFTER: STORE is the write effect (void), AFTER wraps the view for correct shape/ranging
   UOp assign = uop().after(uop().store(x.uop()));
   UOp ib = uop();
-  while (!ib.has_buffer_identity() && (GroupOp::Movement.has(ib.op()) || ib.op() == Ops::BITCAST || ib.op() == Ops::DETACH))
+  while (!ib.has_buffer_identity() &&
+         (GroupOp::Movement.has(ib.op()) || ib.op() == Ops::BITCAST || ib.op() == Ops::DETACH))
     ib = ib.src(0);
   if (!(ib == uop()) && ib.has_buffer_identity(true)) {
     // view assign: replace at the buffer-identity level
@@ -386,8 +400,7 @@ std::shared_ptr<Buffer> Tensor::buffer() const {
   if (x.uop().device().is_none() || x.uop().device().is_tuple()) x = x.clone(Arg("CPU"));
   x.realize();
   std::shared_ptr<Buffer> b = uop_buffer(x.uop());
-  if (!b->is_allocated())
-    throw Error("the tensor's buffer was never computed (did its realize fail?): " + repr());
+  if (!b->is_allocated()) throw Error("the tensor's buffer was never computed (did its realize fail?): " + repr());
   b->ensure_allocated();
   return b;
 }
@@ -421,9 +434,12 @@ namespace {
 double half_to_double(uint16_t h) {
   int s = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
   double v;
-  if (e == 0) v = std::ldexp((double)m, -24);
-  else if (e == 31) v = m ? NAN : INFINITY;
-  else v = std::ldexp((double)(m | 0x400), e - 25);
+  if (e == 0)
+    v = std::ldexp((double)m, -24);
+  else if (e == 31)
+    v = m ? NAN : INFINITY;
+  else
+    v = std::ldexp((double)(m | 0x400), e - 25);
   return s ? -v : v;
 }
 uint16_t double_to_half(double d) {
@@ -457,8 +473,12 @@ template <typename T>
 void wr(uint8_t* p, T v) {
   std::memcpy(p, &v, sizeof(T));
 }
-double as_double(const PyConst& v) { return v.is_float() ? v.as_float() : v.is_bool() ? (v.truthy() ? 1.0 : 0.0) : (double)v.as_int(); }
-pyint as_pyint(const PyConst& v) { return v.is_float() ? (pyint)v.as_float() : v.is_bool() ? (pyint)v.truthy() : v.as_int(); }
+double as_double(const PyConst& v) {
+  return v.is_float() ? v.as_float() : v.is_bool() ? (v.truthy() ? 1.0 : 0.0) : (double)v.as_int();
+}
+pyint as_pyint(const PyConst& v) {
+  return v.is_float() ? (pyint)v.as_float() : v.is_bool() ? (pyint)v.truthy() : v.as_int();
+}
 }  // namespace
 
 PyConst load_host_scalar(const uint8_t* p, DType dt) {

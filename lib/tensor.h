@@ -1,7 +1,7 @@
 // Port of tinygrad/tensor.py: the user-facing Tensor. A Tensor is a handle on a lazy UOp graph; copies of a Tensor
 // share it (like python references), so realize(), assign() and the scheduler's rewrite of every live Tensor are seen
-// by all copies. Every op is the UOp mixin's (lib/mixin): a Tensor method is _apply_uop of the UOp method, so both build
-// the same graph.
+// by all copies. Every op is the UOp mixin's (lib/mixin): a Tensor method is _apply_uop of the UOp method, so both
+// build the same graph.
 //
 //   tg::Tensor a = tg::Tensor::from_vector<float>({1, 2, 3, 4}).reshape({2, 2});
 //   tg::Tensor b = (a.matmul(a) + 1).relu();
@@ -29,7 +29,7 @@ class Tensor;
 
 // ***** callify (tensor.py transform_to_call) *****
 struct CallifyResult {
-  UOp call;                                    // SINK(assigns).call(*buffers)
+  UOp call;                                     // SINK(assigns).call(*buffers)
   std::vector<std::pair<UOp, UOp>> buffer_map;  // original tensor node -> its storage after the call
 };
 // trace context "Callify N Buffers" with the steps "number the uops", "early transform tensor graph", "finalize call",
@@ -78,7 +78,7 @@ struct NestedList {
 class Tensor {
  public:
   // ***** construction *****
-  Tensor();                                    // Tensor(None): a 0.0 const
+  Tensor();  // Tensor(None): a 0.0 const
   explicit Tensor(const UOp& u, const Arg& device = {}, DType dtype = DType());
   Tensor(double v, DType dtype = DType(), const Arg& device = {});  // a python scalar: a const (virtual) tensor
   Tensor(int v, DType dtype = DType(), const Arg& device = {});
@@ -90,8 +90,7 @@ class Tensor {
       : Tensor(NestedList<double>(data), dtype, device) {}
   template <typename V>
   static Tensor from_vector(const std::vector<V>& data, DType dtype = DType(), const Arg& device = {});
-  static Tensor from_values(const std::vector<PyConst>& data, const Shape& shape, DType dtype,
-                            const Arg& device = {});
+  static Tensor from_values(const std::vector<PyConst>& data, const Shape& shape, DType dtype, const Arg& device = {});
   static Tensor from_bytes(const std::vector<uint8_t>& data, DType dtype = DType(), const Arg& device = {});
   static Tensor const_(PyConst b, DType dtype = DType()) { return Tensor(UOp::const_(b, dtype)); }
 
@@ -149,15 +148,19 @@ class Tensor {
   Tensor& replace(const Tensor& x);
   Tensor& assign(const Tensor& x);
   Tensor& assign(const TOperand& x);
-  Tensor contiguous() const { return apply([](const UOp& u) { return u.contiguous(); }); }
+  Tensor contiguous() const {
+    return apply([](const UOp& u) { return u.contiguous(); });
+  }
   Tensor clone(const Arg& device = {}) const;
   Tensor to(const Arg& device) const;
-  Tensor detach() const { return apply([](const UOp& u) { return u.detach(); }); }
+  Tensor detach() const {
+    return apply([](const UOp& u) { return u.detach(); });
+  }
   bool is_realized() const { return uop_is_realized(uop()); }
 
   // ***** data *****
-  std::shared_ptr<Buffer> buffer() const;  // _buffer: realized contiguous buffer of this tensor
-  std::vector<uint8_t> data() const;       // raw bytes in this tensor's (strong) dtype, row major
+  std::shared_ptr<Buffer> buffer() const;    // _buffer: realized contiguous buffer of this tensor
+  std::vector<uint8_t> data() const;         // raw bytes in this tensor's (strong) dtype, row major
   std::vector<PyConst> tolist_flat() const;  // python values, row major
   template <typename V>
   std::vector<V> to_vector() const;
@@ -165,36 +168,59 @@ class Tensor {
   V item() const;
 
   // ***** movement (mixin/movement.py) *****
-  Tensor reshape(const Shape& s) const { return apply([&](const UOp& u) { return u.reshape(s); }); }
+  Tensor reshape(const Shape& s) const {
+    return apply([&](const UOp& u) { return u.reshape(s); });
+  }
   Tensor view(const Shape& s) const { return reshape(s); }
-  Tensor expand(const OptShape& s) const { return apply([&](const UOp& u) { return u.expand(s); }); }
-  Tensor permute(const std::vector<int64_t>& o) const { return apply([&](const UOp& u) { return u.permute(o); }); }
-  Tensor flip(const std::vector<int64_t>& a) const { return apply([&](const UOp& u) { return u.flip(a); }); }
+  Tensor expand(const OptShape& s) const {
+    return apply([&](const UOp& u) { return u.expand(s); });
+  }
+  Tensor permute(const std::vector<int64_t>& o) const {
+    return apply([&](const UOp& u) { return u.permute(o); });
+  }
+  Tensor flip(const std::vector<int64_t>& a) const {
+    return apply([&](const UOp& u) { return u.flip(a); });
+  }
   Tensor flip(int64_t a) const { return flip(std::vector<int64_t>{a}); }
-  Tensor shrink(const PadArg& a) const { return apply([&](const UOp& u) { return u.shrink(a); }); }
+  Tensor shrink(const PadArg& a) const {
+    return apply([&](const UOp& u) { return u.shrink(a); });
+  }
   Tensor pad(const PadArg& p, std::string_view mode = "constant", PyConst value = 0.0) const {
     return apply([&](const UOp& u) { return u.pad(p, mode, value); });
   }
   Tensor pad_to(const OptShape& s, PyConst value = 0) const {
     return apply([&](const UOp& u) { return u.pad_to(s, value); });
   }
-  Tensor shrink_to(const OptShape& s) const { return apply([&](const UOp& u) { return u.shrink_to(s); }); }
+  Tensor shrink_to(const OptShape& s) const {
+    return apply([&](const UOp& u) { return u.shrink_to(s); });
+  }
   Tensor squeeze(std::optional<int64_t> d = std::nullopt) const {
     return apply([&](const UOp& u) { return u.squeeze(d); });
   }
-  Tensor unsqueeze(int64_t d) const { return apply([&](const UOp& u) { return u.unsqueeze(d); }); }
+  Tensor unsqueeze(int64_t d) const {
+    return apply([&](const UOp& u) { return u.unsqueeze(d); });
+  }
   Tensor T() const { return transpose(); }
   Tensor transpose(int64_t d0 = 1, int64_t d1 = 0) const {
     return apply([&](const UOp& u) { return u.transpose(d0, d1); });
   }
-  Tensor flatten(int64_t s = 0, int64_t e = -1) const { return apply([&](const UOp& u) { return u.flatten(s, e); }); }
-  Tensor unflatten(int64_t d, const Shape& s) const { return apply([&](const UOp& u) { return u.unflatten(d, s); }); }
-  Tensor broadcast_to(const Shape& s) const { return apply([&](const UOp& u) { return u.broadcast_to(s); }); }
-  Tensor repeat(const std::vector<sint>& r) const { return apply([&](const UOp& u) { return u.repeat(r); }); }
+  Tensor flatten(int64_t s = 0, int64_t e = -1) const {
+    return apply([&](const UOp& u) { return u.flatten(s, e); });
+  }
+  Tensor unflatten(int64_t d, const Shape& s) const {
+    return apply([&](const UOp& u) { return u.unflatten(d, s); });
+  }
+  Tensor broadcast_to(const Shape& s) const {
+    return apply([&](const UOp& u) { return u.broadcast_to(s); });
+  }
+  Tensor repeat(const std::vector<sint>& r) const {
+    return apply([&](const UOp& u) { return u.repeat(r); });
+  }
   Tensor rearrange(const std::string& f, const std::vector<std::pair<std::string, int64_t>>& s = {}) const {
     return apply([&](const UOp& u) { return u.rearrange(f, s); });
   }
-  Tensor roll(const std::vector<int64_t>& shifts, const std::optional<std::vector<int64_t>>& dims = std::nullopt) const {
+  Tensor roll(const std::vector<int64_t>& shifts,
+              const std::optional<std::vector<int64_t>>& dims = std::nullopt) const {
     return apply([&](const UOp& u) { return u.roll(shifts, dims); });
   }
   Tensor getitem(const std::vector<Index>& idx) const;  // __getitem__ (a Tensor index goes as Index(t.uop()))
@@ -238,15 +264,21 @@ class Tensor {
   Tensor argmin(std::optional<int64_t> a = std::nullopt, bool keepdim = false) const {
     return apply([&](const UOp& u) { return u.argmin(a, keepdim); });
   }
-  Tensor softmax(int64_t a = -1, DType dt = DType()) const { return apply([&](const UOp& u) { return u.softmax(a, dt); }); }
+  Tensor softmax(int64_t a = -1, DType dt = DType()) const {
+    return apply([&](const UOp& u) { return u.softmax(a, dt); });
+  }
   Tensor log_softmax(int64_t a = -1, DType dt = DType()) const {
     return apply([&](const UOp& u) { return u.log_softmax(a, dt); });
   }
   Tensor logsumexp(const AxisArg& a = AxisArg(), bool keepdim = false) const {
     return apply([&](const UOp& u) { return u.logsumexp(a, keepdim); });
   }
-  Tensor cumsum(int64_t a = 0) const { return apply([&](const UOp& u) { return u.cumsum(a); }); }
-  Tensor cumprod(int64_t a) const { return apply([&](const UOp& u) { return u.cumprod(a); }); }
+  Tensor cumsum(int64_t a = 0) const {
+    return apply([&](const UOp& u) { return u.cumsum(a); });
+  }
+  Tensor cumprod(int64_t a) const {
+    return apply([&](const UOp& u) { return u.cumprod(a); });
+  }
 
   // ***** linear algebra, nn (op.py) *****
   Tensor dot(const Tensor& w, DType dt = DType()) const;
@@ -265,9 +297,15 @@ class Tensor {
     return apply([&](const UOp& u) { return u.layernorm(a, eps); });
   }
   Tensor gather(int64_t dim, const Tensor& index) const;
-  Tensor one_hot(int64_t n) const { return apply([&](const UOp& u) { return u.one_hot(n); }); }
-  Tensor triu(int64_t d = 0) const { return apply([&](const UOp& u) { return u.triu(d); }); }
-  Tensor tril(int64_t d = 0) const { return apply([&](const UOp& u) { return u.tril(d); }); }
+  Tensor one_hot(int64_t n) const {
+    return apply([&](const UOp& u) { return u.one_hot(n); });
+  }
+  Tensor triu(int64_t d = 0) const {
+    return apply([&](const UOp& u) { return u.triu(d); });
+  }
+  Tensor tril(int64_t d = 0) const {
+    return apply([&](const UOp& u) { return u.tril(d); });
+  }
   Tensor sparse_categorical_crossentropy(const Tensor& Y, int64_t ignore_index = -1, double label_smoothing = 0.0,
                                          std::string_view reduction = "mean") const;
   Tensor cross_entropy(const Tensor& Y, std::string_view reduction = "mean", double label_smoothing = 0.0) const;
@@ -282,18 +320,24 @@ class Tensor {
   Tensor unfold(int64_t dim, int64_t size, int64_t step) const {
     return apply([&](const UOp& u) { return u.unfold(dim, size, step); });
   }
-  Tensor diag() const { return apply([](const UOp& u) { return u.diag(); }); }
+  Tensor diag() const {
+    return apply([](const UOp& u) { return u.diag(); });
+  }
   Tensor diagonal(int64_t offset = 0, int64_t d1 = 0, int64_t d2 = 1) const {
     return apply([&](const UOp& u) { return u.diagonal(offset, d1, d2); });
   }
   Tensor repeat_interleave(int64_t r, std::optional<int64_t> dim = std::nullopt) const {
     return apply([&](const UOp& u) { return u.repeat_interleave(r, dim); });
   }
-  Tensor softmin(int64_t a = -1) const { return apply([&](const UOp& u) { return u.softmin(a); }); }
+  Tensor softmin(int64_t a = -1) const {
+    return apply([&](const UOp& u) { return u.softmin(a); });
+  }
   Tensor normalize(double p = 2.0, int64_t dim = 1, double eps = 1e-12) const {
     return apply([&](const UOp& u) { return u.normalize(p, dim, eps); });
   }
-  Tensor logcumsumexp(int64_t a = 0) const { return apply([&](const UOp& u) { return u.logcumsumexp(a); }); }
+  Tensor logcumsumexp(int64_t a = 0) const {
+    return apply([&](const UOp& u) { return u.logcumsumexp(a); });
+  }
   std::pair<Tensor, Tensor> cummax(int64_t a = 0) const {
     auto [v, i] = uop().cummax(a);
     return {wrap(v), wrap(i)};
@@ -305,9 +349,15 @@ class Tensor {
   Tensor argsort(int64_t dim = -1, bool descending = false) const {
     return apply([&](const UOp& u) { return u.argsort(dim, descending); });
   }
-  Tensor fmod(const TOperand& x) const { return bin([&](const UOp& u, const Operand& o) { return u.fmod(o); }, x); }
-  Tensor copysign(const TOperand& x) const { return bin([&](const UOp& u, const Operand& o) { return u.copysign(o); }, x); }
-  Tensor logaddexp(const TOperand& x) const { return bin([&](const UOp& u, const Operand& o) { return u.logaddexp(o); }, x); }
+  Tensor fmod(const TOperand& x) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.fmod(o); }, x);
+  }
+  Tensor copysign(const TOperand& x) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.copysign(o); }, x);
+  }
+  Tensor logaddexp(const TOperand& x) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.logaddexp(o); }, x);
+  }
   Tensor isclose(const TOperand& x, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false) const {
     return bin([&](const UOp& u, const Operand& o) { return u.isclose(o, rtol, atol, equal_nan); }, x);
   }
@@ -324,8 +374,11 @@ class Tensor {
   Tensor masked_select(const Tensor& mask, int64_t size, PyConst fill = 0) const {
     return wrap(uop().masked_select(mask.uop(), size, fill));
   }
-  Tensor nonzero(int64_t size, PyConst fill = 0) const { return apply([&](const UOp& u) { return u.nonzero(size, fill); }); }
-  Tensor interpolate(const std::vector<int64_t>& size, std::string_view mode = "linear", bool align_corners = false) const {
+  Tensor nonzero(int64_t size, PyConst fill = 0) const {
+    return apply([&](const UOp& u) { return u.nonzero(size, fill); });
+  }
+  Tensor interpolate(const std::vector<int64_t>& size, std::string_view mode = "linear",
+                     bool align_corners = false) const {
     return apply([&](const UOp& u) { return u.interpolate(size, mode, align_corners); });
   }
   Tensor conv_transpose2d(const Tensor& w, const std::optional<Tensor>& b = std::nullopt, int64_t groups = 1,
@@ -361,46 +414,102 @@ class Tensor {
   }
 
   // ***** dtype (mixin/dtype.py) *****
-  Tensor cast(DType d) const { return apply([&](const UOp& u) { return u.cast(d); }); }
-  Tensor bitcast(DType d) const { return apply([&](const UOp& u) { return u.bitcast(d); }); }
-  Tensor float_() const { return apply([](const UOp& u) { return u.float_(); }); }
-  Tensor half() const { return apply([](const UOp& u) { return u.half(); }); }
-  Tensor int_() const { return apply([](const UOp& u) { return u.int_(); }); }
-  Tensor bool_() const { return apply([](const UOp& u) { return u.bool_(); }); }
-  Tensor double_() const { return apply([](const UOp& u) { return u.double_(); }); }
-  Tensor long_() const { return apply([](const UOp& u) { return u.long_(); }); }
+  Tensor cast(DType d) const {
+    return apply([&](const UOp& u) { return u.cast(d); });
+  }
+  Tensor bitcast(DType d) const {
+    return apply([&](const UOp& u) { return u.bitcast(d); });
+  }
+  Tensor float_() const {
+    return apply([](const UOp& u) { return u.float_(); });
+  }
+  Tensor half() const {
+    return apply([](const UOp& u) { return u.half(); });
+  }
+  Tensor int_() const {
+    return apply([](const UOp& u) { return u.int_(); });
+  }
+  Tensor bool_() const {
+    return apply([](const UOp& u) { return u.bool_(); });
+  }
+  Tensor double_() const {
+    return apply([](const UOp& u) { return u.double_(); });
+  }
+  Tensor long_() const {
+    return apply([](const UOp& u) { return u.long_(); });
+  }
   bool is_floating_point() const { return uop().is_floating_point(); }
 
   // ***** elementwise (mixin/elementwise.py) *****
-  Tensor add(const TOperand& x, bool reverse = false) const { return bin([&](const UOp& u, const Operand& o) { return u.add(o, reverse); }, x); }
-  Tensor sub(const TOperand& x, bool reverse = false) const { return bin([&](const UOp& u, const Operand& o) { return u.sub(o, reverse); }, x); }
-  Tensor mul(const TOperand& x, bool reverse = false) const { return bin([&](const UOp& u, const Operand& o) { return u.mul(o, reverse); }, x); }
+  Tensor add(const TOperand& x, bool reverse = false) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.add(o, reverse); }, x);
+  }
+  Tensor sub(const TOperand& x, bool reverse = false) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.sub(o, reverse); }, x);
+  }
+  Tensor mul(const TOperand& x, bool reverse = false) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.mul(o, reverse); }, x);
+  }
   Tensor div(const TOperand& x, bool reverse = false, std::string_view rounding_mode = {}) const {
     return bin([&](const UOp& u, const Operand& o) { return u.div(o, reverse, rounding_mode); }, x);
   }
-  Tensor floordiv(const TOperand& x, bool reverse = false) const { return bin([&](const UOp& u, const Operand& o) { return u.floordiv(o, reverse); }, x); }
-  Tensor mod(const TOperand& x, bool reverse = false) const { return bin([&](const UOp& u, const Operand& o) { return u.mod(o, reverse); }, x); }
-  Tensor pow(const TOperand& x, bool reverse = false) const { return bin([&](const UOp& u, const Operand& o) { return u.pow(o, reverse); }, x); }
-  Tensor maximum(const TOperand& x) const { return bin([&](const UOp& u, const Operand& o) { return u.maximum(o); }, x); }
-  Tensor minimum(const TOperand& x) const { return bin([&](const UOp& u, const Operand& o) { return u.minimum(o); }, x); }
-  Tensor bitwise_and(const TOperand& x, bool r = false) const { return bin([&](const UOp& u, const Operand& o) { return u.bitwise_and(o, r); }, x); }
-  Tensor bitwise_or(const TOperand& x, bool r = false) const { return bin([&](const UOp& u, const Operand& o) { return u.bitwise_or(o, r); }, x); }
-  Tensor bitwise_xor(const TOperand& x, bool r = false) const { return bin([&](const UOp& u, const Operand& o) { return u.bitwise_xor(o, r); }, x); }
-  Tensor lshift(const TOperand& x, bool r = false) const { return bin([&](const UOp& u, const Operand& o) { return u.lshift(o, r); }, x); }
-  Tensor rshift(const TOperand& x, bool r = false) const { return bin([&](const UOp& u, const Operand& o) { return u.rshift(o, r); }, x); }
-  Tensor lt(const TOperand& x) const { return bin([&](const UOp& u, const Operand& o) { return u.lt(o); }, x); }
-  Tensor gt(const TOperand& x) const { return bin([&](const UOp& u, const Operand& o) { return u.gt(o); }, x); }
-  Tensor le(const TOperand& x) const { return bin([&](const UOp& u, const Operand& o) { return u.le(o); }, x); }
-  Tensor ge(const TOperand& x) const { return bin([&](const UOp& u, const Operand& o) { return u.ge(o); }, x); }
-  Tensor eq(const TOperand& x) const { return bin([&](const UOp& u, const Operand& o) { return u.eq(o); }, x); }
-  Tensor ne(const TOperand& x) const { return bin([&](const UOp& u, const Operand& o) { return u.ne(o); }, x); }
+  Tensor floordiv(const TOperand& x, bool reverse = false) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.floordiv(o, reverse); }, x);
+  }
+  Tensor mod(const TOperand& x, bool reverse = false) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.mod(o, reverse); }, x);
+  }
+  Tensor pow(const TOperand& x, bool reverse = false) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.pow(o, reverse); }, x);
+  }
+  Tensor maximum(const TOperand& x) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.maximum(o); }, x);
+  }
+  Tensor minimum(const TOperand& x) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.minimum(o); }, x);
+  }
+  Tensor bitwise_and(const TOperand& x, bool r = false) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.bitwise_and(o, r); }, x);
+  }
+  Tensor bitwise_or(const TOperand& x, bool r = false) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.bitwise_or(o, r); }, x);
+  }
+  Tensor bitwise_xor(const TOperand& x, bool r = false) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.bitwise_xor(o, r); }, x);
+  }
+  Tensor lshift(const TOperand& x, bool r = false) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.lshift(o, r); }, x);
+  }
+  Tensor rshift(const TOperand& x, bool r = false) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.rshift(o, r); }, x);
+  }
+  Tensor lt(const TOperand& x) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.lt(o); }, x);
+  }
+  Tensor gt(const TOperand& x) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.gt(o); }, x);
+  }
+  Tensor le(const TOperand& x) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.le(o); }, x);
+  }
+  Tensor ge(const TOperand& x) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.ge(o); }, x);
+  }
+  Tensor eq(const TOperand& x) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.eq(o); }, x);
+  }
+  Tensor ne(const TOperand& x) const {
+    return bin([&](const UOp& u, const Operand& o) { return u.ne(o); }, x);
+  }
   Tensor where(const TOperand& x, const TOperand& y) const;
   Tensor clip(const std::optional<TOperand>& lo, const std::optional<TOperand>& hi) const;
   Tensor clamp(const std::optional<TOperand>& lo, const std::optional<TOperand>& hi) const { return clip(lo, hi); }
   Tensor masked_fill(const Tensor& mask, const TOperand& v) const;
   Tensor lerp(const Tensor& end, const TOperand& w) const;
-#define TG_TENSOR_UNARY(name) \
-  Tensor name() const { return apply([](const UOp& u) { return u.name(); }); }
+#define TG_TENSOR_UNARY(name)                            \
+  Tensor name() const {                                  \
+    return apply([](const UOp& u) { return u.name(); }); \
+  }
   TG_TENSOR_UNARY(neg)
   TG_TENSOR_UNARY(logical_not)
   TG_TENSOR_UNARY(bitwise_not)
@@ -445,13 +554,27 @@ class Tensor {
   TG_TENSOR_UNARY(isnan)
   TG_TENSOR_UNARY(isfinite)
 #undef TG_TENSOR_UNARY
-  Tensor gelu(std::string_view approximate = "tanh") const { return apply([&](const UOp& u) { return u.gelu(approximate); }); }
-  Tensor leaky_relu(double s = 0.01) const { return apply([&](const UOp& u) { return u.leaky_relu(s); }); }
-  Tensor elu(double a = 1.0) const { return apply([&](const UOp& u) { return u.elu(a); }); }
-  Tensor celu(double a = 1.0) const { return apply([&](const UOp& u) { return u.celu(a); }); }
-  Tensor softplus(double b = 1.0) const { return apply([&](const UOp& u) { return u.softplus(b); }); }
-  Tensor hardtanh(PyConst lo = -1, PyConst hi = 1) const { return apply([&](const UOp& u) { return u.hardtanh(lo, hi); }); }
-  Tensor isinf(bool pos = true, bool neg = true) const { return apply([&](const UOp& u) { return u.isinf(pos, neg); }); }
+  Tensor gelu(std::string_view approximate = "tanh") const {
+    return apply([&](const UOp& u) { return u.gelu(approximate); });
+  }
+  Tensor leaky_relu(double s = 0.01) const {
+    return apply([&](const UOp& u) { return u.leaky_relu(s); });
+  }
+  Tensor elu(double a = 1.0) const {
+    return apply([&](const UOp& u) { return u.elu(a); });
+  }
+  Tensor celu(double a = 1.0) const {
+    return apply([&](const UOp& u) { return u.celu(a); });
+  }
+  Tensor softplus(double b = 1.0) const {
+    return apply([&](const UOp& u) { return u.softplus(b); });
+  }
+  Tensor hardtanh(PyConst lo = -1, PyConst hi = 1) const {
+    return apply([&](const UOp& u) { return u.hardtanh(lo, hi); });
+  }
+  Tensor isinf(bool pos = true, bool neg = true) const {
+    return apply([&](const UOp& u) { return u.isinf(pos, neg); });
+  }
 
   // internal: wrap a UOp into a new registered Tensor without device/dtype handling (_apply_uop's constructor)
   static Tensor wrap(const UOp& u);
@@ -510,23 +633,37 @@ Tensor Tensor::from_vector(const std::vector<V>& data, DType dtype, const Arg& d
   std::vector<PyConst> v;
   v.reserve(data.size());
   for (const V& x : data) {
-    if constexpr (std::is_same_v<V, bool>) v.emplace_back((bool)x);
-    else if constexpr (std::is_floating_point_v<V>) v.emplace_back((double)x);
-    else v.emplace_back((pyint)x);
+    if constexpr (std::is_same_v<V, bool>)
+      v.emplace_back((bool)x);
+    else if constexpr (std::is_floating_point_v<V>)
+      v.emplace_back((double)x);
+    else
+      v.emplace_back((pyint)x);
   }
   DType dt = dtype;
   if (!dt) {
-    if constexpr (std::is_same_v<V, bool>) dt = dtypes::bool_;
-    else if constexpr (std::is_same_v<V, float>) dt = dtypes::float32;
-    else if constexpr (std::is_same_v<V, double>) dt = dtypes::float64;
-    else if constexpr (std::is_same_v<V, int8_t>) dt = dtypes::int8;
-    else if constexpr (std::is_same_v<V, uint8_t>) dt = dtypes::uint8;
-    else if constexpr (std::is_same_v<V, int16_t>) dt = dtypes::int16;
-    else if constexpr (std::is_same_v<V, uint16_t>) dt = dtypes::uint16;
-    else if constexpr (std::is_same_v<V, int32_t>) dt = dtypes::int32;
-    else if constexpr (std::is_same_v<V, uint32_t>) dt = dtypes::uint32;
-    else if constexpr (std::is_same_v<V, uint64_t>) dt = dtypes::uint64;
-    else dt = dtypes::int64;
+    if constexpr (std::is_same_v<V, bool>)
+      dt = dtypes::bool_;
+    else if constexpr (std::is_same_v<V, float>)
+      dt = dtypes::float32;
+    else if constexpr (std::is_same_v<V, double>)
+      dt = dtypes::float64;
+    else if constexpr (std::is_same_v<V, int8_t>)
+      dt = dtypes::int8;
+    else if constexpr (std::is_same_v<V, uint8_t>)
+      dt = dtypes::uint8;
+    else if constexpr (std::is_same_v<V, int16_t>)
+      dt = dtypes::int16;
+    else if constexpr (std::is_same_v<V, uint16_t>)
+      dt = dtypes::uint16;
+    else if constexpr (std::is_same_v<V, int32_t>)
+      dt = dtypes::int32;
+    else if constexpr (std::is_same_v<V, uint32_t>)
+      dt = dtypes::uint32;
+    else if constexpr (std::is_same_v<V, uint64_t>)
+      dt = dtypes::uint64;
+    else
+      dt = dtypes::int64;
   }
   return from_values(v, Shape{sint((pyint)data.size())}, dt, device);
 }
@@ -537,9 +674,12 @@ std::vector<V> Tensor::to_vector() const {
   std::vector<V> out;
   out.reserve(vals.size());
   for (const PyConst& v : vals) {
-    if constexpr (std::is_same_v<V, bool>) out.push_back(v.truthy());
-    else if constexpr (std::is_floating_point_v<V>) out.push_back((V)(v.is_float() ? v.as_float() : (double)v.as_int()));
-    else out.push_back((V)(v.is_float() ? (pyint)v.as_float() : v.as_int()));
+    if constexpr (std::is_same_v<V, bool>)
+      out.push_back(v.truthy());
+    else if constexpr (std::is_floating_point_v<V>)
+      out.push_back((V)(v.is_float() ? v.as_float() : (double)v.as_int()));
+    else
+      out.push_back((V)(v.is_float() ? (pyint)v.as_float() : v.as_int()));
   }
   return out;
 }

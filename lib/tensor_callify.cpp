@@ -17,8 +17,7 @@ namespace tg {
 bool uop_is_virtual(const UOp& u) { return u.device().is_none() || contains(dtypes::weaks, u.dtype()); }
 
 UOp uop_copy_to_device(const UOp& u, const Arg& device) {
-  if (contains(dtypes::weaks, u.dtype()))
-    throw Error("cannot create storage for weak dtype " + u.dtype().repr());
+  if (contains(dtypes::weaks, u.dtype())) throw Error("cannot create storage for weak dtype " + u.dtype().repr());
   std::vector<pyint> ms = u.max_shape();
   OptShape max_shape;
   for (pyint m : ms) max_shape.push_back(sint(m));
@@ -139,13 +138,16 @@ const PatternMatcher& add_tags() {
                     return UOp();
                   }),
           // no tag on copies that are assigned via STORE+AFTER: merge COPY tag into AFTER
-          TG_RULE(UPat(Ops::AFTER).src(UPat(), UPat(Ops::STORE).src(UPat::var("dest"), UPat(Ops::COPY).named("c"))).named("a"),
+          TG_RULE(UPat(Ops::AFTER)
+                      .src(UPat(), UPat(Ops::STORE).src(UPat::var("dest"), UPat(Ops::COPY).named("c")))
+                      .named("a"),
                   [](UOp a, UOp c, UOp dest) {
                     if (!tag_truthy(a.tag()) || !tag_truthy(c.tag())) return UOp();
                     UOp st = a.src(1).with_src({dest, c.rtag(Arg::tuple({}))});
                     return a.replace({}, {}, std::vector<UOp>{a.src(0), st}, {}, tag_concat(a.tag(), c.tag()));
                   }),
-          TG_RULE(UPat(OpSet{Ops::CONTIGUOUS, Ops::AFTER}).named("x"), [](AllocCtx& ctx, UOp x) { return tag_uop(ctx, x); }),
+          TG_RULE(UPat(OpSet{Ops::CONTIGUOUS, Ops::AFTER}).named("x"),
+                  [](AllocCtx& ctx, UOp x) { return tag_uop(ctx, x); }),
           TG_RULE(UPat(GroupOp::all()).named("x"),
                   [](AllocCtx& ctx, UOp x) { return ctx.bases.count(x) ? tag_uop(ctx, x) : UOp(); }),
       });
@@ -219,7 +221,9 @@ const PatternMatcher& pm_early_transform_tensor_graph() {
           TG_RULE(UPat(Ops::GETTUPLE).src(UPat(Ops::TUPLE).named("t")).named("g"),
                   [](UOp g, UOp t) { return t.src((size_t)g.arg().as_int()); }),
           // fold MOPS+BITCAST over BUFFER into SHRINK when movement ops collapse to contiguous range
-          TG_RULE(UPat(OpSet{Ops::COPY, Ops::CONTIGUOUS}).src(UPat(GroupOp::Movement | OpSet{Ops::BITCAST}).named("src")).named("c"),
+          TG_RULE(UPat(OpSet{Ops::COPY, Ops::CONTIGUOUS})
+                      .src(UPat(GroupOp::Movement | OpSet{Ops::BITCAST}).named("src"))
+                      .named("c"),
                   [](AllocCtx& ctx, UOp c, UOp src) { return contiguous_mops_to_view(ctx, c, src); }),
           TG_RULE(UPat(Ops::STORE).src(UPat(Ops::BITCAST).named("src"), UPat()).named("c").any_len(),
                   [](AllocCtx& ctx, UOp c, UOp src) { return contiguous_mops_to_view(ctx, c, src); }),
@@ -286,9 +290,12 @@ UOp finalize_after(AllocCtx& ctx, const UOp& x) {
     for (const Arg& t : x.tag().items()) {
       const UOp& original = ctx.uop_list.at((size_t)t.as_int());
       UOp v = replace_uop.shrink_to(OptShape(original.shape()));
-      auto it = std::find_if(ctx.buffer_map.begin(), ctx.buffer_map.end(), [&](const auto& kv) { return kv.first == original; });
-      if (it != ctx.buffer_map.end()) it->second = v;
-      else ctx.buffer_map.emplace_back(original, v);
+      auto it = std::find_if(ctx.buffer_map.begin(), ctx.buffer_map.end(),
+                             [&](const auto& kv) { return kv.first == original; });
+      if (it != ctx.buffer_map.end())
+        it->second = v;
+      else
+        ctx.buffer_map.emplace_back(original, v);
     }
   return ret;
 }
@@ -327,7 +334,9 @@ const PatternMatcher& pm_replace_buf() {
           // replace SHRINK with PARAM
           TG_RULE(UPat(Ops::SHRINK).src(UPat(Ops::BUFFER)).named("b").any_len(),
                   [](AllocCtx& ctx, UOp b) { return ctx.views.count(b) ? replace_input_buffer(ctx, b) : UOp(); }),
-          TG_RULE(UPat(Ops::BITCAST).src(UPat::any(UPat(Ops::SHRINK).src(UPat(Ops::BUFFER)).any_len(), UPat(Ops::BUFFER))).named("b"),
+          TG_RULE(UPat(Ops::BITCAST)
+                      .src(UPat::any(UPat(Ops::SHRINK).src(UPat(Ops::BUFFER)).any_len(), UPat(Ops::BUFFER)))
+                      .named("b"),
                   [](AllocCtx& ctx, UOp b) { return ctx.views.count(b) ? replace_input_buffer(ctx, b) : UOp(); }),
           // strip the stored value from bound Variables for cache key normalization, so different values hit same cache
           TG_RULE(UPat(Ops::AFTER).named("b"),

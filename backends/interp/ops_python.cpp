@@ -47,8 +47,10 @@ class PythonAllocator : public Allocator {
  protected:
   void* alloc_impl(size_t size, const BufferSpec& options) override {
     auto* m = new HostMem{nullptr, size};
-    if (options.external_ptr) m->data = reinterpret_cast<uint8_t*>(*options.external_ptr);
-    else m->data = static_cast<uint8_t*>(std::calloc(size ? size : 1, 1));
+    if (options.external_ptr)
+      m->data = reinterpret_cast<uint8_t*>(*options.external_ptr);
+    else
+      m->data = static_cast<uint8_t*>(std::calloc(size ? size : 1, 1));
     if (!m->data) {
       delete m;
       throw DeviceError("out of host memory allocating " + std::to_string(size) + " bytes on " + device);
@@ -70,9 +72,10 @@ class PythonRenderer : public Renderer {
  public:
   explicit PythonRenderer(const std::string& device) : Renderer(Target{device, "PYTHON", "", "", ""}) {
     CodeFn none = [](const std::vector<std::string>&, DType) -> std::string { return ""; };
-    for (Ops op : {Ops::LOG2, Ops::EXP2, Ops::SQRT, Ops::RECIPROCAL, Ops::SIN, Ops::POW, Ops::TRUNC, Ops::NEG, Ops::ADD,
-                   Ops::SUB, Ops::MUL, Ops::CMPNE, Ops::CMPLT, Ops::XOR, Ops::OR, Ops::AND, Ops::SHR, Ops::SHL, Ops::MAX,
-                   Ops::CMOD, Ops::CDIV, Ops::FLOORDIV, Ops::FLOORMOD, Ops::MULACC, Ops::WHERE, Ops::CMPEQ})
+    for (Ops op : {Ops::LOG2,     Ops::EXP2,     Ops::SQRT,   Ops::RECIPROCAL, Ops::SIN,   Ops::POW,   Ops::TRUNC,
+                   Ops::NEG,      Ops::ADD,      Ops::SUB,    Ops::MUL,        Ops::CMPNE, Ops::CMPLT, Ops::XOR,
+                   Ops::OR,       Ops::AND,      Ops::SHR,    Ops::SHL,        Ops::MAX,   Ops::CMOD,  Ops::CDIV,
+                   Ops::FLOORDIV, Ops::FLOORMOD, Ops::MULACC, Ops::WHERE,      Ops::CMPEQ})
       code_for_op.set(op, none);
   }
   std::string render(const std::vector<UOp>& uops) const override {

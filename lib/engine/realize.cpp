@@ -10,9 +10,9 @@
 #include "lib/codegen/codegen.h"
 #include "lib/codegen/late/program.h"
 #include "lib/codegen/opt/opt.h"
+#include "lib/recorder.h"
 #include "lib/uop/kernel_info.h"
 #include "lib/uop/rewrite.h"
-#include "lib/recorder.h"
 #include "lib/uop/track.h"
 
 namespace tg {
@@ -51,7 +51,9 @@ struct ProgramKey {
   bool operator==(const ProgramKey& o) const { return ast == o.ast && ren == o.ren && noopt == o.noopt; }
 };
 struct ProgramKeyHash {
-  size_t operator()(const ProgramKey& k) const { return k.ast.ptr_hash() ^ (std::hash<const void*>()(k.ren) * 31) ^ (size_t)k.noopt; }
+  size_t operator()(const ProgramKey& k) const {
+    return k.ast.ptr_hash() ^ (std::hash<const void*>()(k.ren) * 31) ^ (size_t)k.noopt;
+  }
 };
 std::mutex prg_mu;
 std::unordered_map<ProgramKey, UOp, ProgramKeyHash>& to_program_cache() {
@@ -269,16 +271,22 @@ void track_stats(ExecContext& ctx, const UOp& call, int64_t st_ns, const std::ve
   double flops = op_est / t, membw = mem_est / t, ldsbw = lds_est / t;
   char b1[64], b2[64], head[64], tail[128];
   std::string flops_str, mem_str;
-  if (flops < 1e14) std::snprintf(b1, sizeof(b1), "%7.0f GFLOPS", flops * 1e-9), flops_str = b1;
-  else std::snprintf(b1, sizeof(b1), "%7.0f TFLOPS", flops * 1e-12), flops_str = colored(b1, "green");
-  if (membw < 1e13 && ldsbw < 1e15) std::snprintf(b2, sizeof(b2), "%4.0f|%-6.0f GB/s", membw * 1e-9, ldsbw * 1e-9), mem_str = b2;
-  else std::snprintf(b2, sizeof(b2), "%4.0f|%-6.0f TB/s", membw * 1e-12, ldsbw * 1e-12), mem_str = colored(b2, "green");
-  std::snprintf(head, sizeof(head), "*** %-7s %4lld", device.substr(0, 7).c_str(), (long long)GlobalCounters::kernel_count.load());
-  std::snprintf(tail, sizeof(tail), " arg %2zu mem %6.2f GB", bufs.size(), (double)GlobalCounters::mem_used.load() / 1e9);
+  if (flops < 1e14)
+    std::snprintf(b1, sizeof(b1), "%7.0f GFLOPS", flops * 1e-9), flops_str = b1;
+  else
+    std::snprintf(b1, sizeof(b1), "%7.0f TFLOPS", flops * 1e-12), flops_str = colored(b1, "green");
+  if (membw < 1e13 && ldsbw < 1e15)
+    std::snprintf(b2, sizeof(b2), "%4.0f|%-6.0f GB/s", membw * 1e-9, ldsbw * 1e-9), mem_str = b2;
+  else
+    std::snprintf(b2, sizeof(b2), "%4.0f|%-6.0f TB/s", membw * 1e-12, ldsbw * 1e-12), mem_str = colored(b2, "green");
+  std::snprintf(head, sizeof(head), "*** %-7s %4lld", device.substr(0, 7).c_str(),
+                (long long)GlobalCounters::kernel_count.load());
+  std::snprintf(tail, sizeof(tail), " arg %2zu mem %6.2f GB", bufs.size(),
+                (double)GlobalCounters::mem_used.load() / 1e9);
   char tm[96];
   std::snprintf(tm, sizeof(tm), "/%9.2fms (", GlobalCounters::time_sum_s.load() * 1e3);
-  std::string line = colored(head, header_color) + " " + ansipad(display_name, 46) + tail + " tm " + ptm + tm + flops_str +
-                     " " + mem_str + ")";
+  std::string line = colored(head, header_color) + " " + ansipad(display_name, 46) + tail + " tm " + ptm + tm +
+                     flops_str + " " + mem_str + ")";
   std::printf("%s\n", line.c_str());
   std::fflush(stdout);
   first_run_cache().insert(key);
@@ -308,7 +316,8 @@ void record_kernel(Recorder& r, ExecContext& ctx, const UOp& call, int64_t st, i
   }
   if (!ctx.var_vals.empty()) {
     std::string vv = "{";
-    for (const auto& [k, v] : ctx.var_vals) vv += (vv.size() > 1 ? ", '" : "'") + k + "': " + std::to_string((long long)v);
+    for (const auto& [k, v] : ctx.var_vals)
+      vv += (vv.size() > 1 ? ", '" : "'") + k + "': " + std::to_string((long long)v);
     e.var_vals = vv + "}";
   }
   r.kernel_event(e);

@@ -26,7 +26,8 @@ std::vector<UOp> get_call_arg_uops(const UOp& call);
 // (outputs, inputs) positions among the call args
 std::pair<std::vector<int64_t>, std::vector<int64_t>> get_call_outs_ins(const UOp& call);
 // "E_4_4" for a kernel, "copy       16 B,     CPU <- PYTHON " (yellow) for a copy
-std::string get_call_name(const UOp& call, const std::vector<std::shared_ptr<Buffer>>& bufs, const VarVals& var_vals = {});
+std::string get_call_name(const UOp& call, const std::vector<std::shared_ptr<Buffer>>& bufs,
+                          const VarVals& var_vals = {});
 // the estimates of a CALL (a compiled kernel's from its linear program, a copy's from its size)
 Estimates estimate_uop(const UOp& call);
 

@@ -15,14 +15,14 @@ namespace {
 // sha256 of a short message (tensor.py derives each device's seed from sha256 of its index)
 std::array<uint8_t, 32> sha256(const std::vector<uint8_t>& msg) {
   static const uint32_t k[64] = {
-      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
-      0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
-      0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8,
-      0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
-      0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819,
-      0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
-      0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-      0xc67178f2};
+      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+      0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+      0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+      0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+      0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+      0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+      0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+      0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
   uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
   std::vector<uint8_t> m = msg;
   uint64_t bits = (uint64_t)msg.size() * 8;
@@ -88,7 +88,8 @@ Tensor threefry_random_bits(const Tensor& key, const Tensor& counts0, const Tens
 }
 
 Tensor random_bits(const Tensor& key, const Tensor& counter, pyint num) {
-  Tensor low = counter.getitem({Index::slice(sint(0), sint(1))}), high = counter.getitem({Index::slice(sint(1), sint(2))});
+  Tensor low = counter.getitem({Index::slice(sint(0), sint(1))}),
+         high = counter.getitem({Index::slice(sint(1), sint(2))});
   std::vector<Tensor> bits;
   const pyint umax = 0xffffffffLL;
   for (pyint i = 0; i < num; i += umax) {
@@ -98,7 +99,8 @@ Tensor random_bits(const Tensor& key, const Tensor& counter, pyint num) {
     Tensor new_key = threefry_random_bits(key, c_low, c_high);
     Tensor counts0 = Tensor::arange(PyConst(cdiv_up(chunk_num, 2)), std::nullopt, 1, dtypes::uint32);
     Tensor counts1 = counts0 + cdiv_up(chunk_num, 2);
-    bits.push_back(threefry_random_bits(new_key, counts0, counts1).getitem({Index::slice(std::nullopt, sint(chunk_num))}));
+    bits.push_back(
+        threefry_random_bits(new_key, counts0, counts1).getitem({Index::slice(std::nullopt, sint(chunk_num))}));
   }
   if (bits.empty()) return counter.getitem({Index::slice(sint(0), sint(0))});
   return bits[0].cat(std::vector<Tensor>(bits.begin() + 1, bits.end()));
@@ -108,11 +110,16 @@ Tensor bits_to_rand(const Tensor& bits, const Shape& shape, DType dtype) {
   int nmant;
   DType uint_dtype;
   pyint one_bits;
-  if (dtype == dtypes::float16) nmant = 10, uint_dtype = dtypes::uint16, one_bits = 0x3c00;
-  else if (dtype == dtypes::bfloat16) nmant = 7, uint_dtype = dtypes::uint16, one_bits = 0x3f80;
-  else if (dtype == dtypes::float32) nmant = 23, uint_dtype = dtypes::uint32, one_bits = 0x3f800000;
-  else if (dtype == dtypes::float64) nmant = 52, uint_dtype = dtypes::uint64, one_bits = (pyint)0x3ff0000000000000LL;
-  else throw Error("rand: no bit layout for " + dtype.repr());
+  if (dtype == dtypes::float16)
+    nmant = 10, uint_dtype = dtypes::uint16, one_bits = 0x3c00;
+  else if (dtype == dtypes::bfloat16)
+    nmant = 7, uint_dtype = dtypes::uint16, one_bits = 0x3f80;
+  else if (dtype == dtypes::float32)
+    nmant = 23, uint_dtype = dtypes::uint32, one_bits = 0x3f800000;
+  else if (dtype == dtypes::float64)
+    nmant = 52, uint_dtype = dtypes::uint64, one_bits = (pyint)0x3ff0000000000000LL;
+  else
+    throw Error("rand: no bit layout for " + dtype.repr());
   pyint n = prod_int(shape, "rand");
   Tensor uint_bits = bits.bitcast(uint_dtype);
   return uint_bits.rshift((pyint)(dtype.itemsize() * 8 - nmant))
@@ -145,11 +152,10 @@ std::pair<Tensor, Tensor> Tensor::next_counter(const std::string& device, pyint 
     uint32_t n = (uint32_t)r.device_seeds.size();
     std::array<uint8_t, 32> h = sha256({(uint8_t)(n >> 24), (uint8_t)(n >> 16), (uint8_t)(n >> 8), (uint8_t)n});
     pyint low = (pyint)h[28] << 24 | (pyint)h[29] << 16 | (pyint)h[30] << 8 | (pyint)h[31];  // int & 0xffffffff
-    r.device_seeds.emplace_back(
-        device, Tensor::from_values({PyConst(low), PyConst((pyint)(uint32_t)r.seed)}, Shape{sint(2)}, dtypes::uint32,
-                                    Arg(device)));
-    r.device_rng_counters.emplace_back(
-        device, Tensor::from_values({PyConst((pyint)0), PyConst((pyint)0)}, Shape{sint(2)}, dtypes::uint32, Arg(device)));
+    r.device_seeds.emplace_back(device, Tensor::from_values({PyConst(low), PyConst((pyint)(uint32_t)r.seed)},
+                                                            Shape{sint(2)}, dtypes::uint32, Arg(device)));
+    r.device_rng_counters.emplace_back(device, Tensor::from_values({PyConst((pyint)0), PyConst((pyint)0)},
+                                                                   Shape{sint(2)}, dtypes::uint32, Arg(device)));
   }
   Tensor counter = *find_dev(r.device_rng_counters, device);
   Tensor c0 = counter.getitem({Index::slice(sint(0), sint(1))}), c1 = counter.getitem({Index::slice(sint(1), sint(2))});
@@ -173,9 +179,7 @@ Tensor Tensor::rand(const Shape& shape, DType dtype, const Arg& device, bool con
   return contiguous ? out.contiguous() : out;
 }
 
-Tensor Tensor::rand_like(DType dtype) const {
-  return rand(shape(), dtype ? dtype : this->dtype(), device());
-}
+Tensor Tensor::rand_like(DType dtype) const { return rand(shape(), dtype ? dtype : this->dtype(), device()); }
 
 Tensor Tensor::randn_like(DType dtype) const {
   DType dt = dtype ? dtype : this->dtype();
@@ -192,7 +196,8 @@ Tensor Tensor::randn(const Shape& shape, DType dtype, const Arg& device) {
 Tensor Tensor::uniform(const Shape& shape, PyConst low, PyConst high, DType dtype, const Arg& device) {
   prod_int(shape, "uniform");
   PyConst diff = py_sub(high, low);
-  if (!py_lt(low, high)) throw Error("Tensor.uniform requires low < high, got low=" + low.repr() + ", high=" + high.repr());
+  if (!py_lt(low, high))
+    throw Error("Tensor.uniform requires low < high, got low=" + low.repr() + ", high=" + high.repr());
   return rand(shape, DType(), device).mul(diff, true).cast(dtype ? dtype : dtypes::default_float()).add(low);
 }
 

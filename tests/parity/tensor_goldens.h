@@ -17,7 +17,7 @@ struct TensorGolden {
   std::string name, error;
   std::vector<std::string> callify, linear;
   std::vector<std::pair<std::string, long long>> var_vals;
-  std::vector<std::pair<int, std::string>> inputs;  // (toposort index, hex bytes)
+  std::vector<std::pair<int, std::string>> inputs;           // (toposort index, hex bytes)
   std::vector<std::pair<std::string, std::string>> kernels;  // (name, op sequence)
   std::vector<TensorGoldenOut> outs;
 };
@@ -39,9 +39,12 @@ inline std::vector<TensorGolden> load_tensor_goldens(const std::string& path) {
       continue;
     }
     TensorGolden& c = cases.back();
-    if (line.rfind("error ", 0) == 0) c.error = line.substr(6);
-    else if (line.rfind("callify ", 0) == 0) read_lines(count("callify"), c.callify);
-    else if (line.rfind("linear ", 0) == 0) read_lines(count("linear"), c.linear);
+    if (line.rfind("error ", 0) == 0)
+      c.error = line.substr(6);
+    else if (line.rfind("callify ", 0) == 0)
+      read_lines(count("callify"), c.callify);
+    else if (line.rfind("linear ", 0) == 0)
+      read_lines(count("linear"), c.linear);
     else if (line.rfind("varvals", 0) == 0) {
       std::istringstream in(line.substr(7));
       for (std::string kv; in >> kv;) {
@@ -68,7 +71,8 @@ inline std::vector<TensorGolden> load_tensor_goldens(const std::string& path) {
       // the shape may be empty (a 0-d tensor): "out 16 float  c004..."
       std::string rest;
       std::getline(in, rest);
-      if (rest.size() >= 2 && rest[0] == ' ' && rest[1] == ' ') rest = rest.substr(2);
+      if (rest.size() >= 2 && rest[0] == ' ' && rest[1] == ' ')
+        rest = rest.substr(2);
       else if (!rest.empty() && rest[0] == ' ') {
         size_t sp = rest.find(' ', 1);
         shape = rest.substr(1, sp == std::string::npos ? std::string::npos : sp - 1);

@@ -15,9 +15,9 @@
 #include "lib/device.h"
 #include "lib/engine/realize.h"
 #include "lib/schedule/schedule.h"
+#include "lib/tensor.h"
 #include "lib/uop/kernel_info.h"
 #include "lib/uop/serialize.h"
-#include "lib/tensor.h"
 #include "tests/parity/tensor_goldens.h"
 #include "tests/parity/tensor_programs.h"
 
@@ -77,8 +77,10 @@ void expect_values(const std::vector<uint8_t>& bytes, DType dt, const TensorGold
       double e;
       std::memcpy(&e, &bits, 8);
       double a = v.is_float() ? v.as_float() : (double)v.as_int();
-      if (std::isnan(e)) EXPECT_TRUE(std::isnan(a)) << what << " [" << i << "]";
-      else EXPECT_NEAR(a, e, 1e-5 * std::max(1.0, std::fabs(e))) << what << " [" << i << "]";
+      if (std::isnan(e))
+        EXPECT_TRUE(std::isnan(a)) << what << " [" << i << "]";
+      else
+        EXPECT_NEAR(a, e, 1e-5 * std::max(1.0, std::fabs(e))) << what << " [" << i << "]";
     } else if (dt == dtypes::bool_) {
       EXPECT_EQ(v.truthy() ? "1" : "0", g) << what << " [" << i << "]";
     } else {

@@ -29,8 +29,10 @@ std::vector<OpCase> load_cases() {
   if (!f) throw std::runtime_error("cannot open tensor_ops_goldens.txt");
   std::vector<OpCase> out;
   for (std::string line; std::getline(f, line);) {
-    if (line.rfind("case ", 0) == 0) out.push_back(OpCase{line.substr(5), "", "", "", {}});
-    else if (line.rfind("error ", 0) == 0) out.back().error = line.substr(6);
+    if (line.rfind("case ", 0) == 0)
+      out.push_back(OpCase{line.substr(5), "", "", "", {}});
+    else if (line.rfind("error ", 0) == 0)
+      out.back().error = line.substr(6);
     else if (line.rfind("out ", 0) == 0) {
       std::istringstream in(line.substr(4));
       in >> out.back().dtype >> out.back().shape;
@@ -81,17 +83,28 @@ Tensor make_input(const std::string& spec, int64_t k) {
   for (int64_t i = 0; i < n; i++) {
     double base = (double)((i * 7 + k * 5) % 11 - 5) * 0.25;
     switch (kind) {
-      case 'f': vals.emplace_back(base); break;
-      case 'p': vals.emplace_back(std::fabs(base) + 0.5); break;
-      case 'u': vals.emplace_back(base * 0.7); break;
-      case 'i': vals.emplace_back((pyint)((i * 7 + k * 5) % 11 - 5)), dt = dtypes::int32; break;
-      case 'b': vals.emplace_back(base > 0), dt = dtypes::bool_; break;
+      case 'f':
+        vals.emplace_back(base);
+        break;
+      case 'p':
+        vals.emplace_back(std::fabs(base) + 0.5);
+        break;
+      case 'u':
+        vals.emplace_back(base * 0.7);
+        break;
+      case 'i':
+        vals.emplace_back((pyint)((i * 7 + k * 5) % 11 - 5)), dt = dtypes::int32;
+        break;
+      case 'b':
+        vals.emplace_back(base > 0), dt = dtypes::bool_;
+        break;
       case 'n': {
         pyint v = (pyint)((i * 7 + k * 5) % 11 - 5);
         vals.emplace_back(v == 0 ? (pyint)3 : v);
         break;
       }
-      default: throw std::runtime_error("bad input kind " + spec);
+      default:
+        throw std::runtime_error("bad input kind " + spec);
     }
   }
   if (kind == 'i' || kind == 'n') dt = dtypes::int32;
@@ -101,13 +114,18 @@ Tensor make_input(const std::string& spec, int64_t k) {
 
 using Unary = std::function<UOp(const UOp&)>;
 const std::map<std::string, Unary>& unary_ops() {
-#define U(name) {#name, [](const UOp& u) { return u.name(); }}
+#define U(name)                                  \
+  {                                              \
+#name, [](const UOp& u) { return u.name(); } \
+  }
   static const std::map<std::string, Unary> m = {
-      U(neg), U(relu), U(sigmoid), U(tanh), U(exp), U(log), U(log2), U(sqrt), U(rsqrt), U(sin), U(cos), U(tan),
-      U(abs), U(sign), U(ceil), U(floor), U(round), U(trunc), U(square), U(reciprocal), U(exp2), U(erf), U(gelu),
-      U(quick_gelu), U(swish), U(silu), U(mish), U(softplus), U(softsign), U(relu6), U(hardswish), U(hardsigmoid),
-      U(elu), U(celu), U(selu), U(leaky_relu), U(logsigmoid), U(sinh), U(cosh), U(asinh), U(acosh), U(atanh), U(asin),
-      U(acos), U(atan), U(isnan), U(isinf), U(isfinite), U(logical_not), U(bitwise_not), U(hardtanh), U(log10)};
+      U(neg),         U(relu),        U(sigmoid),  U(tanh),       U(exp),        U(log),   U(log2),      U(sqrt),
+      U(rsqrt),       U(sin),         U(cos),      U(tan),        U(abs),        U(sign),  U(ceil),      U(floor),
+      U(round),       U(trunc),       U(square),   U(reciprocal), U(exp2),       U(erf),   U(gelu),      U(quick_gelu),
+      U(swish),       U(silu),        U(mish),     U(softplus),   U(softsign),   U(relu6), U(hardswish), U(hardsigmoid),
+      U(elu),         U(celu),        U(selu),     U(leaky_relu), U(logsigmoid), U(sinh),  U(cosh),      U(asinh),
+      U(acosh),       U(atanh),       U(asin),     U(acos),       U(atan),       U(isnan), U(isinf),     U(isfinite),
+      U(logical_not), U(bitwise_not), U(hardtanh), U(log10)};
 #undef U
   return m;
 }
@@ -244,7 +262,8 @@ void check_case(const OpCase& c) {
     EXPECT_ANY_THROW({
       Tensor r = run_op(parts[0], args, xs);
       r.tolist_flat();
-    }) << c.spec << " (the reference: " << c.error << ")";
+    }) << c.spec
+       << " (the reference: " << c.error << ")";
     return;
   }
   Tensor r = run_op(parts[0], args, xs);
@@ -269,9 +288,12 @@ void check_case(const OpCase& c) {
       double ev;
       std::memcpy(&ev, &bits, 8);
       double gv = got[i].is_float() ? got[i].as_float() : (double)got[i].as_int();
-      if (std::isnan(ev)) EXPECT_TRUE(std::isnan(gv)) << c.spec << " [" << i << "]";
-      else if (std::isinf(ev)) EXPECT_EQ(gv, ev) << c.spec << " [" << i << "]";
-      else EXPECT_LE(std::fabs(gv - ev), 1e-5 + 1e-4 * std::fabs(ev)) << c.spec << " [" << i << "] " << gv << " vs " << ev;
+      if (std::isnan(ev))
+        EXPECT_TRUE(std::isnan(gv)) << c.spec << " [" << i << "]";
+      else if (std::isinf(ev))
+        EXPECT_EQ(gv, ev) << c.spec << " [" << i << "]";
+      else
+        EXPECT_LE(std::fabs(gv - ev), 1e-5 + 1e-4 * std::fabs(ev)) << c.spec << " [" << i << "] " << gv << " vs " << ev;
     } else if (r.dtype() == dtypes::bool_) {
       EXPECT_EQ(got[i].truthy() ? "1" : "0", e) << c.spec << " [" << i << "]";
     } else {

@@ -1,11 +1,11 @@
 // Unit tests of the Tensor and the realize engine (lib/tensor, lib/engine/realize, lib/device Buffer). Expected values
 // are the reference's (tinygrad a9069c17, DEV=CPU) for the same programs.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <regex>
-#include <unistd.h>
 
 #include "backends/cpu/cpu.h"
 #include "backends/interp/interp.h"
@@ -79,7 +79,8 @@ TEST(Tensor, ScalarsAndCreation) {
 
 // every dtype survives host -> device -> host (values truncated like the reference's struct.pack of truncate[dtype])
 TEST(Tensor, DataRoundTripEveryDtype) {
-  std::vector<PyConst> ints{PyConst((pyint)0), PyConst((pyint)1), PyConst((pyint)-2), PyConst((pyint)127), PyConst((pyint)-128)};
+  std::vector<PyConst> ints{PyConst((pyint)0), PyConst((pyint)1), PyConst((pyint)-2), PyConst((pyint)127),
+                            PyConst((pyint)-128)};
   std::vector<PyConst> floats{PyConst(0.0), PyConst(1.5), PyConst(-2.25), PyConst(1e3), PyConst(-0.0)};
   for (DType dt : {dtypes::int8, dtypes::int16, dtypes::int32, dtypes::int64}) {
     SCOPED_TRACE(dt.repr());
