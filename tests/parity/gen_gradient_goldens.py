@@ -3,7 +3,7 @@
 # builds through UOp.gradient on PARAM leaves, encoded with uop_codec.py. tests/parity/test_gradient_goldens.cpp builds
 # the same forward graphs with the C++ API (a table by case name) and must get exactly these graphs, or a tg::Error
 # where the reference raised.
-# Run from a checkout of tinygrad a9069c17:  cd <tinygrad> && python3 <this file> > <repo>/tests/parity/gradient_goldens.txt
+# Run from a checkout of tinygrad a9069c17:  cd <tinygrad> && DEV=CPU python3 <this file> > <repo>/tests/parity/gradient_goldens.txt
 import sys, os, math
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.getcwd())
@@ -88,6 +88,38 @@ case("unused_target", lambda: ((x:=X()).sum(), [x, Y()]))
 case("two_paths", lambda: (((x:=X()).exp() * x.sin() + x).sum(), [x]))
 case("err_int", lambda: ((i:=P(8, dtypes.int32, 2, 3)).sum(), [i]))
 case("err_not_scalar", lambda: ((x:=X()) * 2, [x]))
+
+# gradients through FUNCTIONs built by the reference's tinygrad.function.function (Tensors wrap the UOps; the body
+# works on the UOps). The arguments are PARAMs on a device, so they become the FUNCTION's inputs.
+from tinygrad import Tensor
+from tinygrad.function import function
+def D(slot, *shape): return UOp.param(slot, dtypes.float32, shape, "CPU")
+def F(name, body, **kw):
+  def wrapper(*ts):
+    r = body(*[t.uop for t in ts])
+    return tuple(Tensor(x) for x in r) if isinstance(r, tuple) else Tensor(r)
+  wrapper.__qualname__ = name
+  f = function(wrapper, **kw)
+  def call(*uops):
+    r = f(*[Tensor(u) for u in uops])
+    return tuple(t.uop for t in r) if isinstance(r, tuple) else r.uop
+  return call
+def mlp(x, w, b): return (x @ w + b).relu()
+def two_outs(a, b): return (a * b, (a + b).exp())
+def square(x, w): return (x @ w).tanh()
+IB = lambda: UOp.new_buffer("CPU", 3, dtypes.float32, num=1000).reshape((3,))
+def with_buf(x): return (x * IB()).sum(axis=1)
+case("fn_mlp", lambda: (F("mlp", mlp)(x:=D(0, 2, 3), w:=D(1, 3, 4), b:=D(2, 4)).sum(), [x, w, b]))
+case("fn_mlp_some_targets", lambda: (F("mlp", mlp)(x:=D(0, 2, 3), D(1, 3, 4), b:=D(2, 4)).sum(), [x, b]))
+case("fn_two_outputs", lambda: ((lambda o: (o[0] * o[1]).sum())(F("two_outs", two_outs)(a:=D(0, 2, 3), b:=D(1, 2, 3))), [a, b]))
+case("fn_unused_output", lambda: (F("two_outs", two_outs)(a:=D(0, 2, 3), b:=D(1, 2, 3))[1].sum(), [a, b]))
+case("fn_twice", lambda: ((f:=F("square", square))(f(x:=D(0, 2, 3), w:=D(1, 3, 3)), w).sum(), [x, w]))
+case("fn_same_arg_twice", lambda: (F("two_outs", two_outs)(a:=D(0, 2, 3), a)[0].sum(), [a]))
+case("fn_precompile", lambda: (F("mlp", mlp, precompile=True)(x:=D(0, 2, 3), w:=D(1, 3, 4), b:=D(2, 4)).sum(), [x, w, b]))
+case("fn_precompile_two_outputs", lambda: ((lambda o: (o[0] + o[1]).sum())(F("two_outs", two_outs, precompile=True)(a:=D(0, 2, 3), b:=D(1, 2, 3))), [a, b]))
+case("fn_precompile_backward", lambda: (F("mlp", mlp, precompile_backward=True)(x:=D(0, 2, 3), w:=D(1, 3, 4), b:=D(2, 4)).sum(), [x, w, b]))
+case("fn_implicit_buffer", lambda: (F("with_buf", with_buf, allow_implicit=True)(x:=D(0, 2, 3)).sum(), [x]))
+case("fn_err_implicit", lambda: (F("with_buf", with_buf)(x:=D(0, 2, 3)).sum(), [x]))
 
 out = []
 for name, fn in cases.items():
