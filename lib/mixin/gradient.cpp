@@ -192,8 +192,8 @@ std::pair<UOp, std::vector<UOp>> compact_params(const UOp& body, const std::vect
 std::vector<std::optional<UOp>> call_gradient(const UOp& ctx, const UOp& k, const std::set<size_t>& needed) {
   const UOp& fxn = k.src(0);
   if (k.op() != Ops::FUNCTION || fxn.op() != Ops::TUPLE)
-    throw Error(std::string("gradient through ") + op_repr(k.op()) + " of " + op_repr(fxn.op()) +
-                " needs a custom grad_fxn, which is not supported yet (function.py)");
+    throw Error(std::string("gradient through ") + op_repr(k.op()) + ": expected TUPLE body for gradient, got " +
+                op_repr(fxn.op()) + " (a custom grad_fxn is not supported yet, function.py)");
   if (ctx.op() != Ops::TUPLE) throw Error("gradient: the gradient of a FUNCTION must be a TUPLE");
   const CallInfo* info = k.arg().as<CallInfo>();
   bool precompile = info && info->precompile, precompile_backward = info && info->precompile_backward;

@@ -120,6 +120,10 @@ case("fn_precompile_two_outputs", lambda: ((lambda o: (o[0] + o[1]).sum())(F("tw
 case("fn_precompile_backward", lambda: (F("mlp", mlp, precompile_backward=True)(x:=D(0, 2, 3), w:=D(1, 3, 4), b:=D(2, 4)).sum(), [x, w, b]))
 case("fn_implicit_buffer", lambda: (F("with_buf", with_buf, allow_implicit=True)(x:=D(0, 2, 3)).sum(), [x]))
 case("fn_err_implicit", lambda: (F("with_buf", with_buf)(x:=D(0, 2, 3)).sum(), [x]))
+def call_no_grad_fxn():
+  x = D(0, 2, 3)
+  return x.after(UOp.sink(x.store(x)).call(x)).sum(), [x]
+case("fn_err_call_no_grad_fxn", call_no_grad_fxn)  # an opaque CALL needs a grad_fxn (not in C++'s CallInfo)
 
 out = []
 for name, fn in cases.items():

@@ -10,6 +10,7 @@
 #include "lib/function.h"
 #include "lib/helpers.h"
 #include "lib/mixin/gradient.h"
+#include "lib/tensor.h"
 #include "lib/uop/serialize.h"
 
 using namespace tg;
@@ -455,6 +456,12 @@ const std::map<std::string, std::function<Case()>>& table() {
        [] {
          UOp x = D(0, {2, 3});
          return Case{F("with_buf", with_buf, {x}, implicit())[0].sum(), {x}};
+       }},
+      {"fn_err_call_no_grad_fxn",
+       [] {
+         UOp x = D(0, {2, 3});
+         UOp c = uop_call(UOp::sink({x.store(x)}), std::span<const UOp>(&x, 1));
+         return Case{x.after(c).sum(), {x}};
        }},
       {"fn_err_implicit",
        [] {
