@@ -94,7 +94,8 @@ bool has_gettuple(const UOp& sink) {
 TEST(ScheduleCorpus, ReferenceUnitTestSchedules) {
   std::vector<CorpusCase> cases = load(TG_TEST_DATA "/schedule_corpus_goldens.txt");
   ASSERT_GE(cases.size(), 400u);
-  int total = 0, ok = 0, errors_want = 0, errors_ok = 0, multi = 0, captured = 0, gap = 0, gap_ok = 0, image_gap = 0;
+  int total = 0, ok = 0, errors_want = 0, errors_ok = 0, multi = 0, captured = 0, n_gettuple = 0, n_gettuple_ok = 0,
+      image_gap = 0;
   size_t dbg_lines = 0;
   for (const auto& c : cases) {
     SCOPED_TRACE("case " + std::to_string(c.id) + " " + c.test);
@@ -161,7 +162,7 @@ TEST(ScheduleCorpus, ReferenceUnitTestSchedules) {
       continue;
     }
     bool gettuple = has_gettuple(c.big_sink);  // FUNCTION values read through GETTUPLE
-    gap += gettuple;
+    n_gettuple += gettuple;
     if (!err.empty()) {
       ADD_FAILURE() << "error: " << err;
       continue;
@@ -186,7 +187,7 @@ TEST(ScheduleCorpus, ReferenceUnitTestSchedules) {
     }
     auto a = normalized(c.linear, c.big_sink), b = normalized(lv.linear, c.big_sink);
     if (a == b)
-      ok++, gap_ok += gettuple;
+      ok++, n_gettuple_ok += gettuple;
     else {
       size_t i = 0;
       while (i < a.size() && i < b.size() && a[i] == b[i]) i++;
@@ -197,12 +198,12 @@ TEST(ScheduleCorpus, ReferenceUnitTestSchedules) {
   std::printf(
       "[ corpus ] %d/%d schedules of the reference's unit tests match (%d/%d expected errors; %d multi-device "
       "out of scope; %d under JIT capture; %d/%d with FUNCTION values through GETTUPLE)\n",
-      ok, total, errors_ok, errors_want, multi, captured, gap_ok, gap);
+      ok, total, errors_ok, errors_want, multi, captured, n_gettuple_ok, n_gettuple);
   std::printf(
       "[ corpus ] %zu lines of run_rangeify's DEBUG_RANGEIFY report compared; %d schedules need IMAGE=1 "
       "(gated_given_valid's IMAGE skip is not in lib/uop/symbolic yet)\n",
       dbg_lines, image_gap);
   EXPECT_GE(total, 1000);
-  EXPECT_EQ(gap, 9);
-  EXPECT_EQ(gap_ok, gap);
+  EXPECT_EQ(n_gettuple, 9);
+  EXPECT_EQ(n_gettuple_ok, n_gettuple);
 }
