@@ -700,7 +700,8 @@ static const PatternMatcher& pm_resolve_params() {
   static const PatternMatcher pm("_pm_resolve_params", {
     TG_RULE(UPat(Ops::PARAM).named("p"), [](std::vector<UOp>& ctx, UOp p) {
       size_t slot = (size_t)p.param_arg()->slot;
-      if (slot >= ctx.size()) throw Error("PARAM slot " + std::to_string(slot) + " out of range of the FUNCTION's args");
+      if (slot >= ctx.size())
+        throw Error("PARAM slot " + std::to_string(slot) + " out of range of the FUNCTION's args");
       return ctx[slot];
     }),
   });
@@ -721,7 +722,8 @@ static std::optional<Shape> compute_shape(const UOp& u) {
       // GETTUPLE extracts from a TUPLE (possibly through a FUNCTION)
       const UOp& fn = u.src(0);
       const UOp& in_tuple = fn.op() == Ops::FUNCTION ? fn.src(0) : fn;
-      if (in_tuple.op() != Ops::TUPLE) throw Error("GETTUPLE requires a TUPLE, got " + std::string(op_repr(in_tuple.op())));
+      if (in_tuple.op() != Ops::TUPLE)
+        throw Error("GETTUPLE requires a TUPLE, got " + std::string(op_repr(in_tuple.op())));
       std::optional<Shape> inner = in_tuple.src((size_t)u.arg().as_int()).shape_opt();
       if (!inner || fn.op() != Ops::FUNCTION) return inner;
       // through a FUNCTION: the internal PARAMs in symbolic dims become the call's args (_pm_resolve_params, walk)
