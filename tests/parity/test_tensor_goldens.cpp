@@ -112,9 +112,6 @@ void run_golden_linear(const TensorGolden& c, size_t case_idx, const std::string
       }
       ASSERT_EQ(ast.op(), Ops::PROGRAM) << c.name << " call " << i;
       EXPECT_EQ(ansistrip(ast.arg().as<ProgramInfo>()->name), c.kernels[i].first) << c.name;
-      // threefry kernels (rand*): the C++ codegen linearizes the decomposed THREEFRY in another order than the
-      // reference (same ops, same values); a codegen issue tracked outside the engine
-      if (c.name.rfind("rand", 0) == 0 || c.name == "uniform") continue;
       EXPECT_EQ(ops_of(ast), c.kernels[i].second) << c.name << " kernel " << c.kernels[i].first;
     }
   }

@@ -86,7 +86,7 @@ UOp threefry2x32(const UOp& x, const UOp& key) {
       xr[0] = nx0;
     }
     xr[0] = xr[0] + ks[i % 3];
-    xr[1] = (xr[1] + ks[(i + 1) % 3]).add(I(i + 1));
+    xr[1] = ((xr[1] + ks[(i + 1) % 3]).add(I(i))).add(I(1));  // python: xr[1] + ks[...] + i + 1, two adds
   }
   return xr[1].cast(dtypes::uint64).lshift(I(32)).bitwise_or(xr[0].cast(dtypes::uint64));
 }
