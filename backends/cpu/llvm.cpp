@@ -1,4 +1,5 @@
 // The one translation unit of the project that includes LLVM headers (LLVM 16; they are slow to compile).
+#include <algorithm>
 #include "backends/cpu/llvm.h"
 
 #include <llvm/AsmParser/Parser.h>
@@ -29,6 +30,56 @@
 #include <stdexcept>
 
 namespace tg::cpu {
+
+// The LLVM IR renderer (like the reference's CPULLVMRenderer) spells TRUNC as a call of `@llvm.trunc.<type>` with the
+// IR type name (float, double, <4 x float>) and no declaration, which LLVM refuses: the reference's DEV=CPU:LLVM fails
+// on trunc/floor/ceil/round. The renderer keeps the reference's text; here each such call is renamed to the mangled
+// intrinsic (llvm.trunc.f32, llvm.trunc.v4f32) and declared, so these kernels compile.
+std::string declare_trunc_intrinsics(const std::string& src) {
+  static const std::string key = "@llvm.trunc.";
+  if (src.find(key) == std::string::npos) return src;
+  auto mangle = [](const std::string& t) -> std::string {
+    static const std::pair<const char*, const char*> scalars[] = {
+        {"float", "f32"}, {"double", "f64"}, {"half", "f16"}, {"bfloat", "bf16"}};
+    for (auto [ir, m] : scalars)
+      if (t == ir) return m;
+    // <N x T>
+    if (t.size() > 2 && t.front() == '<' && t.back() == '>') {
+      size_t x = t.find(" x ");
+      if (x != std::string::npos) {
+        std::string inner = t.substr(x + 3, t.size() - x - 4);
+        for (auto [ir, m] : scalars)
+          if (inner == ir) return "v" + t.substr(1, x - 1) + m;
+      }
+    }
+    return "";
+  };
+  std::string out, decls;
+  std::vector<std::string> declared;
+  size_t pos = 0;
+  while (true) {
+    size_t at = src.find(key, pos);
+    if (at == std::string::npos) break;
+    size_t ty_start = at + key.size(), paren = src.find('(', ty_start);
+    if (paren == std::string::npos) break;
+    std::string ty = src.substr(ty_start, paren - ty_start), m = mangle(ty);
+    out += src.substr(pos, ty_start - pos);
+    if (m.empty()) {
+      out += ty;  // not a type we know: leave it, LLVM will say what is wrong
+    } else {
+      out += m;
+      if (std::find(declared.begin(), declared.end(), m) == declared.end() &&
+          src.find("declare " + ty + " @llvm.trunc." + m + "(") == std::string::npos) {
+        declared.push_back(m);
+        decls += "declare " + ty + " @llvm.trunc." + m + "(" + ty + ")\n";
+      }
+    }
+    pos = paren;
+  }
+  out += src.substr(pos);
+  return decls + out;
+}
+
 
 namespace {
 
@@ -203,7 +254,7 @@ struct LLVMCompiler::Impl {
     auto t0 = std::chrono::steady_clock::now();
     job.ctx.setDiagnosticHandler(std::make_unique<DiagCollector>(&job.diags));
     llvm::SMDiagnostic err;
-    job.mod = llvm::parseAssemblyString(src, err, job.ctx);
+    job.mod = llvm::parseAssemblyString(declare_trunc_intrinsics(src), err, job.ctx);
     if (!job.mod) {
       std::string caret(err.getColumnNo() > 0 ? (size_t)err.getColumnNo() : 0, ' ');
       throw CompileError("kernel " + kname + ": LLVM IR does not parse: line " + std::to_string(err.getLineNo()) +

@@ -24,6 +24,10 @@
 
 namespace tg::cpu {
 
+// TRUNC calls of the LLVM IR renderer (`@llvm.trunc.float`, undeclared, like the reference renders them) renamed to
+// the mangled intrinsics and declared, so LLVM accepts them (the reference's own DEV=CPU:LLVM compile refuses them)
+std::string declare_trunc_intrinsics(const std::string& src);
+
 // the time spent in each stage of one compile, in milliseconds
 struct CompileTiming {
   double parse = 0, opt = 0, codegen = 0;

@@ -267,14 +267,6 @@ void check_case(const OpCase& c) {
     return;
   }
   Tensor r = run_op(parts[0], args, xs);
-  static const std::set<std::string> llvm_trunc{"trunc", "floor", "ceil", "round"};
-  if (r.device_str() == "CPU" && llvm_trunc.count(parts[0])) {
-    // the CPU device renders LLVM IR like the reference's CPULLVMRenderer, whose TRUNC is a call to the undeclared
-    // @llvm.trunc.float: LLVM refuses it, in the reference too (DEV=CPU:LLVM raises the same error). These goldens come
-    // from DEV=CPU (clang); when the renderer is fixed this becomes a value check like the others.
-    EXPECT_THROW(r.tolist_flat(), CompileError) << c.spec;
-    return;
-  }
   if (r.dtype() == dtypes::weakint) r = r.cast(dtypes::int32);
   if (r.dtype() == dtypes::weakfloat) r = r.cast(dtypes::float32);
   EXPECT_EQ(r.dtype().repr().substr(7), c.dtype) << c.spec;
