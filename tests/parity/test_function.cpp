@@ -9,8 +9,7 @@
 #include <map>
 #include <sstream>
 
-#include "backends/cpu/cpu.h"
-#include "backends/interp/interp.h"
+#include "tests/devices.h"
 #include "lib/function.h"
 #include "lib/mixin/gradient.h"
 #include "lib/tensor.h"
@@ -18,14 +17,6 @@
 using namespace tg;
 
 namespace {
-
-struct Devices : ::testing::Environment {
-  void SetUp() override {
-    cpu::register_device();
-    interp::register_device();
-  }
-};
-const auto* env = ::testing::AddGlobalTestEnvironment(new Devices);
 
 struct Golden {
   std::vector<std::pair<Shape, std::vector<float>>> inputs;

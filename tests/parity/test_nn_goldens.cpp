@@ -11,21 +11,12 @@
 #include <map>
 #include <sstream>
 
-#include "backends/cpu/cpu.h"
-#include "backends/interp/interp.h"
+#include "tests/devices.h"
 #include "lib/nn/nn.h"
 
 using namespace tg;
 
 namespace {
-
-struct Devices : ::testing::Environment {
-  void SetUp() override {
-    cpu::register_device();
-    interp::register_device();
-  }
-};
-const auto* env = ::testing::AddGlobalTestEnvironment(new Devices);
 
 struct Golden {
   std::string name;

@@ -10,8 +10,7 @@
 #include <map>
 #include <sstream>
 
-#include "backends/cpu/cpu.h"
-#include "backends/interp/interp.h"
+#include "tests/devices.h"
 #include "lib/mixin/gradient.h"
 #include "lib/nn/nn.h"
 #include "lib/nn/optim.h"
@@ -19,14 +18,6 @@
 using namespace tg;
 
 namespace {
-
-struct Devices : ::testing::Environment {
-  void SetUp() override {
-    cpu::register_device();
-    interp::register_device();
-  }
-};
-const auto* env = ::testing::AddGlobalTestEnvironment(new Devices);
 
 struct Step {
   double loss = 0;

@@ -2,21 +2,12 @@
 // the new inputs' data without running the function again; wrong inputs are JitErrors naming the input.
 #include <gtest/gtest.h>
 
-#include "backends/cpu/cpu.h"
-#include "backends/interp/interp.h"
+#include "tests/devices.h"
 #include "lib/engine/jit.h"
 
 using namespace tg;
 
 namespace {
-
-struct Devices : ::testing::Environment {
-  void SetUp() override {
-    cpu::register_device();
-    interp::register_device();
-  }
-};
-const auto* env = ::testing::AddGlobalTestEnvironment(new Devices);
 
 Tensor vec(std::vector<float> v) { return Tensor::from_vector<float>(v).realize(); }
 

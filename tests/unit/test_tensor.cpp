@@ -7,8 +7,7 @@
 #include <cstdio>
 #include <regex>
 
-#include "backends/cpu/cpu.h"
-#include "backends/interp/interp.h"
+#include "tests/devices.h"
 #include "lib/engine/realize.h"
 #include "lib/renderer/renderer.h"
 #include "lib/tensor.h"
@@ -17,14 +16,6 @@
 using namespace tg;
 
 namespace {
-
-struct Devices : ::testing::Environment {
-  void SetUp() override {
-    cpu::register_device();
-    interp::register_device();
-  }
-};
-const auto* env = ::testing::AddGlobalTestEnvironment(new Devices);
 
 // stdout of f (the DEBUG prints go to stdout like the reference's print)
 std::string capture_stdout(const std::function<void()>& f) {
