@@ -1,5 +1,6 @@
 #include "lib/engine/jit.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 

@@ -75,6 +75,8 @@ UOp compile_one(const UOp& ast, const Renderer& ren) {
   if (DEBUG >= 4 && prg.nsrc() > 2) std::printf("%s\n", prg.src(2).arg().as_str().c_str());
   if (prg.nsrc() > 1 && prg.src(1).op() == Ops::LINEAR) {
     std::vector<UOp> lin(prg.src(1).src().begin(), prg.src(1).src().end());
+    // the linearized UOps (print_uops; the reference prints them only in its spec check at DEBUG>=3 with SPEC)
+    if (DEBUG >= 6) std::printf("%s", format_uops(lin).c_str());
     std::lock_guard<std::mutex> lk(est_mu);
     est_cache()[prg] = Estimates::from_uops(lin, true);
   }

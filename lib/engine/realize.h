@@ -2,7 +2,8 @@
 // (run_linear): each CALL is executed by pm_exec's rules (exec_kernel for PROGRAMs, exec_copy for COPYs), with the
 // reference's statistics (GlobalCounters) and DEBUG output:
 //   DEBUG>=2  one line per kernel: "*** CPU        3 E_4_4   arg  2 mem   0.00 GB tm      5.12us/     0.02ms (...)"
-//   DEBUG>=3  the opts applied to each compiled kernel, DEBUG>=4 its source, DEBUG>=5 its AST (before codegen)
+//   DEBUG>=3  the opts applied to each compiled kernel, DEBUG>=4 its source, DEBUG>=5 its AST (before codegen),
+//   DEBUG>=6  its linearized UOps (after lowering)
 // NOOPT and SPEC apply as in codegen. Compiled programs are cached by (AST, renderer, NOOPT); runtimes by the device.
 //
 //   tg::LinearWithVars lv = tg::create_linear_with_vars(big_sink);
