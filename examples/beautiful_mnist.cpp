@@ -14,7 +14,6 @@
 #include "backends/interp/interp.h"
 #include "lib/engine/jit.h"
 #include "lib/helpers.h"
-#include "lib/mixin/gradient.h"
 #include "lib/nn/datasets.h"
 #include "lib/nn/nn.h"
 #include "lib/nn/optim.h"
@@ -40,20 +39,6 @@ struct Model {
     append_state(sd, "c4.", c4.state_dict()), append_state(sd, "b2.", b2.state_dict());
     append_state(sd, "l.", l.state_dict());
     return sd;
-  }
-  // trainable parameters (the reference's is_param) and the BatchNorm statistics (buffers, realized each step)
-  std::vector<Tensor> params() const {
-    std::vector<Tensor> p;
-    for (const nn::Conv2d* c : {&c1, &c2, &c3, &c4}) p.push_back(c->weight), p.push_back(*c->bias);
-    for (const nn::BatchNorm* b : {&b1, &b2}) p.push_back(*b->weight), p.push_back(*b->bias);
-    p.push_back(l.weight), p.push_back(*l.bias);
-    return p;
-  }
-  std::vector<Tensor> buffers() const {
-    std::vector<Tensor> p;
-    for (const nn::BatchNorm* b : {&b1, &b2})
-      p.push_back(b->num_batches_tracked), p.push_back(*b->running_mean), p.push_back(*b->running_var);
-    return p;
   }
 };
 
@@ -105,18 +90,16 @@ int main(int argc, char** argv) {
 
     Tensor::manual_seed(seed);
     Model model;
-    auto opt = nn::Adam(model.params());
-    opt->buffers = model.buffers();
+    auto opt = nn::Adam(get_parameters(model.state_dict()));  // BatchNorm statistics become buffers (is_param false)
     TinyJit train_step([&](const std::vector<Tensor>& in) {
       Context training({{"TRAINING", 1}});
       Tensor samples = Tensor::randint({sint((pyint)bs)}, 0, in[0].shape()[0].i());
-      Tensor loss = model(in[0].getitem({Index(samples.uop())})).sparse_categorical_crossentropy(in[1].getitem({Index(samples.uop())}));
-      std::vector<UOp> targets;
-      for (const Tensor& p : opt->params) targets.push_back(p.uop());
-      std::vector<Tensor> grads;
-      for (const UOp& g : gradient(loss.uop(), targets)) grads.push_back(Tensor::wrap(g));
+      opt->zero_grad();
+      Tensor loss = model(in[0].getitem({Index(samples.uop())}))
+                        .sparse_categorical_crossentropy(in[1].getitem({Index(samples.uop())}))
+                        .backward();
       std::vector<Tensor> out{loss};
-      for (const Tensor& t : opt->schedule_step(grads)) out.push_back(t);
+      for (const Tensor& t : opt->schedule_step()) out.push_back(t);
       return out;
     });
     for (int64_t i = 0; i < steps; i++) {

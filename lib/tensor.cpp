@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "lib/engine/realize.h"
+#include "lib/mixin/gradient.h"
 #include "lib/schedule/schedule.h"
 #include "lib/uop/rewrite.h"
 
@@ -55,6 +56,42 @@ std::vector<Tensor> Tensor::live_tensors() {
 }
 
 size_t Tensor::live_tensor_count() { return live_tensors().size(); }
+
+// ***** autograd *****
+
+std::optional<Tensor> Tensor::grad() const {
+  if (!d_->grad) return std::nullopt;
+  return Tensor(d_->grad);
+}
+
+void Tensor::set_grad(const std::optional<Tensor>& g) { d_->grad = g ? g->d_ : nullptr; }
+
+std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, const std::optional<Tensor>& grad_output) const {
+  std::vector<UOp> ts;
+  for (const Tensor& t : targets) ts.push_back(t.uop());
+  std::vector<Tensor> out;
+  for (const UOp& g : ::tg::gradient(uop(), ts, grad_output ? grad_output->uop() : UOp())) out.push_back(wrap(g));
+  return out;
+}
+
+Tensor& Tensor::backward(const std::optional<Tensor>& grad_output) {
+  std::vector<UOp> topo = uop().toposort();
+  UOpSet in_graph(topo.begin(), topo.end());
+  std::vector<Tensor> need;
+  for (const Tensor& t : live_tensors())
+    if (in_graph.count(t.uop()) && t.is_floating_point() && !t.device().is_none()) need.push_back(t);
+  std::vector<Tensor> grads = gradient(need, grad_output);
+  for (size_t i = 0; i < need.size(); i++) {
+    Tensor& t = need[i];
+    Tensor g = grads[i];
+    if (!shape_eq(g.shape(), t.shape()))
+      throw Error("backward: grad shape must match tensor shape, " + g.repr() + " != " + t.repr());
+    if (g.device().is_none()) g = g.clone(t.device());
+    if (std::optional<Tensor> old = t.grad()) old->assign(*old + g.to(old->device()));
+    else t.set_grad(g);
+  }
+  return *this;
+}
 
 Tensor Tensor::wrap(const UOp& u) {
   auto d = std::make_shared<Data>();

@@ -576,6 +576,20 @@ class Tensor {
     return apply([&](const UOp& u) { return u.isinf(pos, neg); });
   }
 
+  // ***** autograd (tensor.py backward, OpMixin.gradient) *****
+  std::optional<Tensor> grad() const;
+  void set_grad(const std::optional<Tensor>& g);
+  bool is_param() const { return d_->is_param; }
+  Tensor& is_param_(bool v = true) {
+    d_->is_param = v;
+    return *this;
+  }
+  // d(self)/d(target) for each target; without `grad_output` self must be a scalar
+  std::vector<Tensor> gradient(const std::vector<Tensor>& targets,
+                               const std::optional<Tensor>& grad_output = std::nullopt) const;
+  // fills .grad of every live float tensor with a device that self's graph uses (accumulating into an existing .grad)
+  Tensor& backward(const std::optional<Tensor>& grad_output = std::nullopt);
+
   // internal: wrap a UOp into a new registered Tensor without device/dtype handling (_apply_uop's constructor)
   static Tensor wrap(const UOp& u);
   // all live tensors (all_tensors), for _apply_map_to_tensors
@@ -584,6 +598,8 @@ class Tensor {
 
   struct Data {
     UOp uop;
+    std::shared_ptr<Data> grad;  // .grad, filled by backward()
+    bool is_param = true;        // optimizers update params; other tensors they get (BatchNorm statistics) are buffers
   };
 
  private:

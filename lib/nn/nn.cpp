@@ -38,9 +38,10 @@ Shape channel_shape(const Tensor& x) {
 
 BatchNorm::BatchNorm(int64_t sz, double eps, bool affine, bool track_running_stats, double momentum)
     : eps(eps), momentum(momentum), track_running_stats(track_running_stats),
-      num_batches_tracked(Tensor::zeros({}, dtypes::int64)) {
+      num_batches_tracked(Tensor::zeros({}, dtypes::int64).is_param_(false)) {
   if (affine) weight = Tensor::ones({sz}), bias = Tensor::zeros({sz});
-  if (track_running_stats) running_mean = Tensor::zeros({sz}), running_var = Tensor::ones({sz});
+  if (track_running_stats)
+    running_mean = Tensor::zeros({sz}).is_param_(false), running_var = Tensor::ones({sz}).is_param_(false);
 }
 
 std::pair<Tensor, Tensor> BatchNorm::calc_stats(const Tensor& x) const {

@@ -18,7 +18,10 @@ static std::vector<Tensor> dedup(const std::vector<Tensor>& v) {
 
 Optimizer::Optimizer(std::vector<Tensor> ps, double lr_v) {
   if (lr_v < 0) throw Error("Invalid learning rate: " + std::to_string(lr_v));
-  params = dedup(ps);
+  std::vector<Tensor> p, b;
+  for (const Tensor& t : ps) (t.is_param() ? p : b).push_back(t);
+  params = dedup(p);
+  buffers = dedup(b);  // buffers are still realized
   if (params.empty()) throw Error("optimizer must have at least one param");
   param_dtype = dtypes::by_name(getenv_str("OPTIM_DTYPE", "float32"));
   // store lr in at least float32 precision
@@ -51,6 +54,24 @@ std::vector<Tensor> Optimizer::schedule_step(const std::vector<Tensor>& grads) {
 }
 
 void Optimizer::step(const std::vector<Tensor>& grads) { Tensor::realize_all(schedule_step(grads)); }
+
+std::vector<Tensor> Optimizer::schedule_step() {
+  std::vector<Tensor> grads;
+  for (size_t i = 0; i < params.size(); i++) {
+    std::optional<Tensor> g = params[i].grad();
+    if (!g)
+      throw Error("optimizer step: param " + std::to_string(i) + " " + params[i].repr() +
+                  " has no gradient (call backward() on the loss first)");
+    grads.push_back(*g);
+  }
+  return schedule_step(grads);
+}
+
+void Optimizer::step() { Tensor::realize_all(schedule_step()); }
+
+void Optimizer::zero_grad() {
+  for (Tensor& p : params) p.set_grad(std::nullopt);
+}
 
 // ***** LARS, SGD, Muon *****
 
@@ -127,8 +148,8 @@ Tensor newton_schulz(const Tensor& x, int64_t steps, const std::vector<double>& 
 
 LAMB::LAMB(std::vector<Tensor> ps, double lr, double b1, double b2, double eps, double weight_decay, bool adam)
     : Optimizer(std::move(ps), lr), b1(b1), b2(b2), eps(eps), wd(weight_decay), adam(adam),
-      b1_t(Tensor::ones({1}, dtypes::float32, params[0].device())),
-      b2_t(Tensor::ones({1}, dtypes::float32, params[0].device())) {
+      b1_t(Tensor::ones({1}, dtypes::float32, params[0].device()).is_param_(false)),
+      b2_t(Tensor::ones({1}, dtypes::float32, params[0].device()).is_param_(false)) {
   if (weight_decay < 0) throw Error("Invalid weight_decay value: " + std::to_string(weight_decay));
   m = new_optim_param();
   v = new_optim_param();

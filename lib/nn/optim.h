@@ -1,9 +1,11 @@
 // Port of tinygrad/nn/optim.py: Optimizer, LARS (and SGD/Muon built on it), LAMB (and Adam/AdamW built on it),
 // OptimizerGroup. The update math is the reference's, line for line, so a seeded run takes the same steps.
-// Gradients are passed in params order (the Tensor's backward()/.grad will feed them):
-//   auto opt = tg::nn::Adam(model.parameters(), 1e-3);
+// Like the reference, the tensors given are split into params (is_param) and buffers (BatchNorm statistics: realized
+// with the step), and step() reads each param's .grad (filled by Tensor::backward):
+//   auto opt = tg::nn::Adam(tg::get_parameters(model.state_dict()), 1e-3);
 //   tg::Context c({{"TRAINING", 1}});
-//   opt->step(grads);                       // or Tensor::realize_all(opt->schedule_step(grads)) together with the loss
+//   opt->zero_grad(); loss.backward(); opt->step();   // or Tensor::realize_all({loss, opt->schedule_step()...})
+// schedule_step(grads)/step(grads) take the gradients explicitly instead, in params order.
 // Not ported: FUSE_OPTIM (fused buffers) and multi-device params.
 #pragma once
 #include <memory>
@@ -21,6 +23,9 @@ class Optimizer {
   // the tensors to realize for one step: optimizer state, then the updated params (assigned), then buffers
   virtual std::vector<Tensor> schedule_step(const std::vector<Tensor>& grads);
   void step(const std::vector<Tensor>& grads);  // schedule_step + realize
+  std::vector<Tensor> schedule_step();           // with each param's .grad (an error names a param without one)
+  void step();
+  void zero_grad();                              // every param's .grad = None
   std::vector<Tensor> params, buffers;
   Tensor lr;  // a (1,) float32 tensor so it can change without recompiling
 

@@ -78,7 +78,7 @@ const std::map<std::string, Make>& table() {
 
 }  // namespace
 
-TEST(OptimGoldens, ThreeStepsOfEveryOptimizerMatchTheReference) {
+void run_goldens(bool with_backward) {
   auto goldens = load();
   ASSERT_EQ(goldens.size(), table().size());
   Tensor x = inp({5, 3}), y = inp({5, 4}) * 0.5;
@@ -92,13 +92,40 @@ TEST(OptimGoldens, ThreeStepsOfEveryOptimizerMatchTheReference) {
     auto opt = it->second({w, b});
     for (size_t s = 0; s < steps.size(); s++) {
       Tensor loss = ((x.matmul(w) + b).relu() - y).square().mean();
-      std::vector<UOp> g = gradient(loss.uop(), {w.uop(), b.uop()});
-      opt->step({Tensor::wrap(g[0]), Tensor::wrap(g[1])});
+      if (with_backward) {  // the reference's loop: zero_grad, backward, step
+        opt->zero_grad();
+        loss.backward();
+        opt->step();
+      } else {
+        std::vector<UOp> g = gradient(loss.uop(), {w.uop(), b.uop()});
+        opt->step({Tensor::wrap(g[0]), Tensor::wrap(g[1])});
+      }
       EXPECT_NEAR(loss.item<float>(), steps[s].loss, 1e-5) << "step " << s;
       near(w.to_vector<float>(), steps[s].w, "w step " + std::to_string(s));
       near(b.to_vector<float>(), steps[s].b, "b step " + std::to_string(s));
     }
   }
+}
+
+TEST(OptimGoldens, ThreeStepsOfEveryOptimizerMatchTheReference) { run_goldens(false); }
+TEST(OptimGoldens, SameWithBackwardAndGrad) { run_goldens(true); }
+
+TEST(Autograd, BackwardAccumulatesAndZeroGradClears) {
+  Tensor w = Tensor::from_vector<float>({1, 2, 3}).realize();
+  Tensor c = Tensor::from_vector<int32_t>({1, 1, 1}).realize();  // not float: no .grad
+  (w * w).sum().backward();
+  ASSERT_TRUE(w.grad());
+  EXPECT_EQ(w.grad()->to_vector<float>(), (std::vector<float>{2, 4, 6}));
+  (w * 3).sum().backward();  // accumulates into the existing .grad
+  EXPECT_EQ(w.grad()->to_vector<float>(), (std::vector<float>{5, 7, 9}));
+  (w.sum() + c.sum().float_()).backward();
+  EXPECT_FALSE(c.grad());
+  auto opt = nn::SGD({w}, 0.1);
+  opt->zero_grad();
+  EXPECT_FALSE(w.grad());
+  Context t({{"TRAINING", 1}});
+  EXPECT_THROW(opt->step(), Error);  // no gradient: the error names the param
+  EXPECT_THROW((w * 2).backward(), Error);  // not a scalar and no gradient given
 }
 
 TEST(Optim, ErrorsNameTheProblem) {
