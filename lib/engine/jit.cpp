@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 
+#include "lib/codegen/opt/opt.h"
 #include "lib/device.h"
 #include "lib/engine/realize.h"
 #include "lib/mixin/helpers.h"
@@ -25,7 +26,8 @@ std::string pluralize(const std::string& st, size_t cnt) {
 
 // the BUFFERs under a call arg (through MSELECT/MSTACK: memory.py's _collect_bufs)
 void collect_bufs(const UOp& u, std::vector<UOp>& out) {
-  if (u.op() == Ops::BUFFER) out.push_back(u);
+  if (u.op() == Ops::BUFFER)
+    out.push_back(u);
   else if (u.op() == Ops::MSELECT || u.op() == Ops::MSTACK)
     for (const UOp& s : u.src()) collect_bufs(s, out);
 }
@@ -74,7 +76,7 @@ struct TinyJit::Captured {
   std::vector<Tensor> ret;
   UOp linear;
   std::vector<InputInfo> expected;
-  UOpSet written;  // input BUFFERs the LINEAR writes: copied before each run (_copy_input)
+  UOpSet written;                             // input BUFFERs the LINEAR writes: copied before each run (_copy_input)
   std::vector<std::shared_ptr<Buffer>> keep;  // the buffers the LINEAR uses stay allocated between calls
 
   std::vector<Tensor> run(const std::vector<UOp>& input_bufs, const std::map<std::string, pyint>& var_vals) {
@@ -115,7 +117,8 @@ std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs, const
   std::vector<Tensor> unrealized;
   for (size_t i = 0; i < inputs.size(); i++) {
     if (uop_is_virtual(inputs[i].uop()))
-      throw JitError("JIT input " + std::to_string(i) + " is not a real buffer (a constant or a view of one); use .clone()");
+      throw JitError("JIT input " + std::to_string(i) +
+                     " is not a real buffer (a constant or a view of one); use .clone()");
     if (!uop_is_realized(inputs[i].uop())) unrealized.push_back(inputs[i]);
   }
   if (!unrealized.empty()) Tensor::realize_all(unrealized);
@@ -188,7 +191,7 @@ std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs, const
       }
       linear = params.empty() ? big : big.substitute(params, nullptr, true);
       linear = memory_plan_rewrite(linear, held);
-      linear = compile_linear(linear);
+      linear = compile_linear(linear, getenv_int("JITBEAM", BEAM.value()));
       if (VIZ.value()) graph_rewrite(linear, PatternMatcher("empty", {}), {.name = "View graphed linear"});
     }
     captured_ = std::make_unique<Captured>();
@@ -213,16 +216,16 @@ std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs, const
     if (!captured_) throw JitError("TinyJit: nothing captured");
     const auto& exp = captured_->expected;
     if (exp.size() != info.size())
-      throw JitError("args mismatch in JIT: captured with " + std::to_string(exp.size()) + " tensor inputs, called with " +
-                     std::to_string(info.size()));
+      throw JitError("args mismatch in JIT: captured with " + std::to_string(exp.size()) +
+                     " tensor inputs, called with " + std::to_string(info.size()));
     for (size_t i = 0; i < info.size(); i++)
       if (!(exp[i] == info[i])) {
-        std::string why = exp[i].shape != info[i].shape   ? "shape " + exp[i].shape + " != " + info[i].shape
-                          : exp[i].dtype != info[i].dtype ? "dtype " + exp[i].dtype.repr() + " != " + info[i].dtype.repr()
-                          : exp[i].device != info[i].device ? "device " + exp[i].device + " != " + info[i].device
-                          : exp[i].vars != info[i].vars     ? std::string("bound variables differ")
-                                                            : "view/shape " + view_text(exp[i].view) + " != " +
-                                                                  view_text(info[i].view);
+        std::string why =
+            exp[i].shape != info[i].shape     ? "shape " + exp[i].shape + " != " + info[i].shape
+            : exp[i].dtype != info[i].dtype   ? "dtype " + exp[i].dtype.repr() + " != " + info[i].dtype.repr()
+            : exp[i].device != info[i].device ? "device " + exp[i].device + " != " + info[i].device
+            : exp[i].vars != info[i].vars     ? std::string("bound variables differ")
+                                          : "view/shape " + view_text(exp[i].view) + " != " + view_text(info[i].view);
         throw JitError("args mismatch in JIT: input " + std::to_string(i) + ": " + why);
       }
     ret = captured_->run(input_bufs, var_vals);

@@ -191,7 +191,27 @@ UOp lower_and_compile(const UOp& linear) {
   return linear.substitute(subs, "precompile kernels");
 }
 
-UOp compile_linear(const UOp& linear) { return lower_and_compile(linear); }
+// pm_beam: every kernel CALL whose SINK has beam 0 gets the beam width (its codegen then runs the BEAM search)
+UOp apply_beam(const UOp& linear, int64_t beam) {
+  std::vector<std::pair<UOp, UOp>> subs;
+  UOpSet seen;
+  for (const UOp& c : linear.toposort()) {
+    if (c.op() != Ops::CALL || c.src(0).op() != Ops::SINK || !seen.insert(c).second) continue;
+    const KernelInfo* ki = c.src(0).arg().as<KernelInfo>();
+    if (!ki || ki->beam != 0) continue;
+    KernelInfo nk(*ki);
+    nk.beam = beam;
+    std::vector<UOp> src(c.src().begin(), c.src().end());
+    src[0] = c.src(0).with_arg(nk.to_arg());
+    subs.emplace_back(c, c.with_src(src));
+  }
+  return subs.empty() ? linear : linear.substitute(subs, "beam");
+}
+
+UOp compile_linear(const UOp& linear, std::optional<int64_t> beam) {
+  int64_t beam_val = beam ? *beam : BEAM.value();
+  return lower_and_compile(beam_val >= 1 ? apply_beam(linear, beam_val) : linear);
+}
 
 size_t to_program_cache_size() {
   std::lock_guard<std::mutex> lk(prg_mu);

@@ -11,6 +11,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,9 @@ std::vector<UOp> resolve_params(const UOp& call, const std::vector<UOp>& inputs)
 
 // lower + compile every kernel CALL (SINK body) of the linear into a PROGRAM (cached), "precompile kernels"
 UOp lower_and_compile(const UOp& linear);
-UOp compile_linear(const UOp& linear);
+// compile_linear(linear, beam): beam (default: the BEAM ContextVar) >= 1 makes every kernel's codegen run the BEAM
+// search (lib/codegen/opt/search.h) instead of hand_coded_optimizations
+UOp compile_linear(const UOp& linear, std::optional<int64_t> beam = std::nullopt);
 // the loaded runtime of a compiled PROGRAM on a device (cached by source and name)
 std::shared_ptr<Program> get_runtime(const std::string& device, const UOp& prg);
 // execute one CALL (pm_exec); returns the kernel times when waited for

@@ -12,3 +12,5 @@ target_link_libraries(bench_codegen PRIVATE tinygrad benchmark::benchmark)
 add_test(NAME codegen_goldens_spec2 COMMAND test_codegen_goldens)
 add_test(NAME codegen_unit_spec2 COMMAND test_codegen)
 set_tests_properties(codegen_goldens_spec2 codegen_unit_spec2 PROPERTIES ENVIRONMENT SPEC=2 LABELS parity)
+# BEAM search (codegen/opt/search.py): get_kernel_actions against the reference, the search and its disk cache
+tg_test(test_beam LABEL parity SOURCES parity/test_beam.cpp LIBS tg_backend_cpu tg_backend_interp)

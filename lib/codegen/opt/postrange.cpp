@@ -4,6 +4,7 @@
 
 #include "lib/codegen/helpers.h"
 #include "lib/codegen/opt/heuristic.h"
+#include "lib/codegen/opt/search.h"
 #include "lib/codegen/simplify.h"
 #include "lib/uop/kernel_info.h"
 
@@ -485,7 +486,8 @@ UOp apply_opts(const UOp& ast, const Renderer& ren, int64_t beam) {
   if (ki && !ki->opts_to_apply.is_none()) {
     for (const Arg& a : ki->opts_to_apply.items()) k.apply_opt(Opt::from_arg(a));
   } else if (beam >= 1) {
-    throw Error("BEAM search is not ported");
+    auto [rawbufs, var_vals] = args_from_ast(ast, ren.target.device);
+    k = beam_search(k, rawbufs, var_vals, beam, getenv_int("BEAM_ESTIMATE", 1) != 0);
   } else if (!NOOPT.value() && (!ki || ki->applied_opts.items().empty())) {
     // NOTE: hand_coded_optimizations doesn't support multiblock opts yet
     if (!ast.op_in_backward_slice_with_self(OpSet{Ops::STAGE})) k = hand_coded_optimizations(k);

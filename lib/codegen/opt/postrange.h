@@ -59,7 +59,8 @@ class Scheduler {
   int64_t opt_range_;
 };
 
-// apply_opts(ast, ren, beam): opts_to_apply, or hand_coded_optimizations unless NOOPT; BEAM search is not ported
+// apply_opts(ast, ren, beam): opts_to_apply, else BEAM search when beam >= 1 (search.h), else hand_coded_optimizations
+// unless NOOPT
 UOp apply_opts(const UOp& ast, const Renderer& ren, int64_t beam = 0);
 
 }  // namespace tg
