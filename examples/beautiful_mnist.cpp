@@ -12,6 +12,7 @@
 
 #include "backends/cpu/cpu.h"
 #include "backends/interp/interp.h"
+#include "lib/engine/counters.h"
 #include "lib/engine/jit.h"
 #include "lib/helpers.h"
 #include "lib/nn/datasets.h"
@@ -104,12 +105,18 @@ int main(int argc, char** argv) {
     });
     for (int64_t i = 0; i < steps; i++) {
       GlobalCounters::reset();
+      CompileCounters::reset();
       auto st = std::chrono::steady_clock::now();
       Tensor loss = train_step({ds.X_train, ds.Y_train})[0];
       float l = loss.item<float>();
       double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - st).count();
       std::printf("step %3lld  loss %9.6f  %7.3f s  %4lld kernels  %.2f GFLOPS\n", (long long)i, l, sec,
                   (long long)GlobalCounters::kernel_count.load(), (double)GlobalCounters::global_ops.load() / sec / 1e9);
+      // the steps that built kernels: where the compile stack's time went
+      if (CompileCounters::programs > 0)
+        std::printf("          CPU time: schedule %.3f s, codegen %.3f s, compile %.3f s for %lld new programs\n",
+                    CompileCounters::schedule_s.load(), CompileCounters::codegen_s.load(),
+                    CompileCounters::compile_s.load(), (long long)CompileCounters::programs.load());
       std::fflush(stdout);
     }
     if (eval) {

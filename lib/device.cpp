@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "lib/diskcache.h"
+
 namespace tg {
 
 void* Allocator::alloc(size_t size, const BufferSpec& options) {
@@ -29,10 +31,28 @@ std::shared_ptr<const std::vector<uint8_t>> Compiler::compile_cached(const std::
       return it->second;
     }
   }
-  // compile outside the lock: two threads may compile the same source, the first result is kept
-  auto lib = std::make_shared<const std::vector<uint8_t>>(compile(src));
+  // then the disk cache (table: the compiler's cachekey, key: the source), then compile; outside the lock: two
+  // threads may compile the same source, the first result is kept
+  std::shared_ptr<const std::vector<uint8_t>> lib;
+  bool use_disk = !cachekey.empty() && !getenv_int("DISABLE_COMPILER_CACHE", 0);
+  if (use_disk)
+    if (std::optional<std::string> hit = diskcache_get(cachekey, src)) {
+      lib = std::make_shared<const std::vector<uint8_t>>(hit->begin(), hit->end());
+      std::lock_guard<std::mutex> lk(mu_);
+      disk_hits_++;
+    }
+  if (!lib) {
+    if (getenv_int("ASSERT_COMPILE", 0)) throw CompileError("tried to compile with ASSERT_COMPILE set\n" + src);
+    lib = std::make_shared<const std::vector<uint8_t>>(compile(src));
+    if (use_disk) diskcache_put(cachekey, src, std::string(lib->begin(), lib->end()));
+  }
   std::lock_guard<std::mutex> lk(mu_);
   return cache_.emplace(src, std::move(lib)).first->second;
+}
+
+size_t Compiler::disk_hits() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return disk_hits_;
 }
 
 size_t Compiler::cache_size() const {

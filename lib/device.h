@@ -66,7 +66,9 @@ class Allocator {
 };
 
 // Compiler: source text -> a loadable library (bytes). compile_cached keeps every result in memory keyed by the
-// source (the reference keys its disk cache by (cachekey, src)); it is safe to call from several threads.
+// source, and on disk (lib/diskcache.h, table = cachekey, key = source; as the reference) unless the cachekey is
+// empty, CACHELEVEL=0 or DISABLE_COMPILER_CACHE=1; ASSERT_COMPILE=1 makes a compile an error. Safe to call from
+// several threads.
 class Compiler {
  public:
   explicit Compiler(std::string cachekey = "") : cachekey(std::move(cachekey)) {}
@@ -76,11 +78,12 @@ class Compiler {
   std::shared_ptr<const std::vector<uint8_t>> compile_cached(const std::string& src);
   size_t cache_size() const;
   size_t cache_hits() const;
+  size_t disk_hits() const;  // libraries read from the disk cache
 
  private:
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<const std::vector<uint8_t>>, std::less<>> cache_;
-  size_t hits_ = 0;
+  size_t hits_ = 0, disk_hits_ = 0;
 };
 
 // the launch of a program

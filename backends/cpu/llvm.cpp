@@ -1,5 +1,4 @@
 // The one translation unit of the project that includes LLVM headers (LLVM 16; they are slow to compile).
-#include <algorithm>
 #include "backends/cpu/llvm.h"
 
 #include <llvm/AsmParser/Parser.h>
@@ -23,6 +22,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -79,7 +79,6 @@ std::string declare_trunc_intrinsics(const std::string& src) {
   out += src.substr(pos);
   return decls + out;
 }
-
 
 namespace {
 
@@ -328,7 +327,10 @@ struct LLVMCompiler::Impl {
 
 LLVMCompiler::LLVMCompiler(bool optimize, bool verify_each)
     : Compiler(""), impl_(std::make_unique<Impl>(optimize, verify_each)) {
-  cachekey = "compile_llvm_" + impl_->cpu + "_" + impl_->feats + (optimize ? "_opt" : "");
+  // the disk cache key: bump kPipeline when compile() changes what it makes of the same IR
+  static constexpr const char* kPipeline = "p1";
+  cachekey = "compile_llvm" + std::to_string(LLVM_VERSION_MAJOR) + kPipeline + "_" + impl_->cpu + "_" + impl_->feats +
+             (optimize ? "_opt" : "");
 }
 LLVMCompiler::~LLVMCompiler() = default;
 const std::string& LLVMCompiler::cpu_name() const { return impl_->cpu; }

@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "lib/codegen/codegen.h"
 #include "lib/codegen/late/program.h"
 #include "lib/codegen/opt/opt.h"
+#include "lib/engine/counters.h"
 #include "lib/recorder.h"
 #include "lib/uop/kernel_info.h"
 #include "lib/uop/rewrite.h"
@@ -68,7 +70,12 @@ std::unordered_set<size_t>& first_run_cache() {
 // do_to_program plus what pm_to_program does after rendering in the reference: estimates, DEBUG prints
 UOp compile_one(const UOp& ast, const Renderer& ren) {
   if (DEBUG >= 5) std::printf("%s\n", ast.repr().c_str());
-  UOp prg = to_program(ast, ren);
+  UOp prg;
+  {
+    ScopedSeconds timed(CompileCounters::codegen_s);
+    prg = to_program(ast, ren);
+  }
+  CompileCounters::programs++;
   const KernelInfo* ki = prg.src(0).arg().as<KernelInfo>();
   if (DEBUG >= 3 && ki && ki->applied_opts.is_tuple() && ki->applied_opts.size())
     std::printf("%-25s opts: %s\n", ki->function_name().c_str(), ki->applied_opts.repr().c_str());
@@ -158,9 +165,25 @@ std::vector<UOp> resolve_params(const UOp& call, const std::vector<UOp>& inputs)
   return out;
 }
 
+ContextVar PARALLEL("PARALLEL", -1);
+
+int64_t parallel_workers() {
+  // helpers.PARALLEL: NUM_CPU_THREADS when nothing is recorded (the reference disables it under VIZ)
+  int64_t p = PARALLEL.value();
+  if (p < 0) p = VIZ.value() != 0 || TRACK_MATCH_STATS.value() >= 2 ? 0 : NUM_CPU_THREADS.value();
+  return p;
+}
+
 UOp lower_and_compile(const UOp& linear) {
   // the calls to lower and compile: a SINK body (a PROGRAM body is compiled already: its runtime is loaded on use)
-  std::vector<std::pair<UOp, UOp>> subs;
+  struct Todo {
+    UOp call;
+    std::string dev;
+    const Renderer* ren;
+    ProgramKey key;
+    UOp prg;
+  };
+  std::vector<Todo> todo;
   UOpSet seen;
   for (const UOp& c : linear.toposort()) {
     if (c.op() != Ops::CALL || c.src(0).op() != Ops::SINK || !seen.insert(c).second) continue;
@@ -174,20 +197,72 @@ UOp lower_and_compile(const UOp& linear) {
       auto it = to_program_cache().find(key);
       if (it != to_program_cache().end()) prg = it->second;
     }
-    if (!prg) {
-      prg = compile_one(c.src(0), ren);
+    todo.push_back({c, dev, &ren, key, prg});
+  }
+  if (todo.empty()) return linear;
+  // lower (codegen) and compile what is not cached; in parallel on PARALLEL worker threads when there are several
+  // kernels, none runs BEAM (it times candidates on the device) and DEBUG does not print per kernel
+  std::vector<size_t> work;
+  for (size_t i = 0; i < todo.size(); i++) {
+    if (todo[i].prg) continue;
+    bool dup = false;
+    for (size_t j : work) dup |= todo[j].key == todo[i].key;
+    if (!dup) work.push_back(i);
+  }
+  auto lower_one = [&](Todo& t) {
+    t.prg = compile_one(t.key.ast, *t.ren);
+    const UOp& src = t.prg.src(2);
+    ScopedSeconds timed(CompileCounters::compile_s);
+    get_device(t.dev).compiler().compile_cached(src.arg().as_str());
+  };
+  bool any_beam = false;
+  for (size_t i : work)
+    if (const KernelInfo* ki = todo[i].key.ast.arg().as<KernelInfo>(); ki && ki->beam) any_beam = true;
+  int64_t nworkers = std::min<int64_t>(parallel_workers(), (int64_t)work.size());
+  if (nworkers >= 2 && !any_beam && DEBUG.value() < 3) {
+    std::atomic<size_t> next{0};
+    std::mutex err_mu;
+    std::exception_ptr err;
+    auto worker = [&] {
+      for (size_t w; (w = next++) < work.size();) {
+        try {
+          lower_one(todo[work[w]]);
+        } catch (...) {
+          std::lock_guard<std::mutex> lk(err_mu);
+          if (!err) err = std::current_exception();
+          next = work.size();
+        }
+      }
+    };
+    std::vector<std::thread> threads;
+    for (int64_t i = 1; i < nworkers; i++) threads.emplace_back(worker);
+    worker();
+    for (auto& th : threads) th.join();
+    if (err) std::rethrow_exception(err);
+  } else {
+    for (size_t i : work) lower_one(todo[i]);
+  }
+  for (size_t i : work) {
+    std::lock_guard<std::mutex> lk(prg_mu);
+    to_program_cache().emplace(todo[i].key, todo[i].prg);
+  }
+  std::vector<std::pair<UOp, UOp>> subs;
+  for (Todo& t : todo) {
+    if (!t.prg) {
       std::lock_guard<std::mutex> lk(prg_mu);
-      to_program_cache().emplace(key, prg);
+      t.prg = to_program_cache().at(t.key);
     }
     // do_compile: the program is compiled (and loaded) here, before anything runs, so a compile error leaves no
     // half-written buffers
-    get_runtime(dev, prg);
-    record_program(prg, dev);
-    std::vector<UOp> src(c.src().begin(), c.src().end());
-    src[0] = prg;
-    subs.emplace_back(c, c.with_src(src));
+    {
+      ScopedSeconds timed(CompileCounters::compile_s);
+      get_runtime(t.dev, t.prg);
+    }
+    record_program(t.prg, t.dev);
+    std::vector<UOp> src(t.call.src().begin(), t.call.src().end());
+    src[0] = t.prg;
+    subs.emplace_back(t.call, t.call.with_src(src));
   }
-  if (subs.empty()) return linear;
   return linear.substitute(subs, "precompile kernels");
 }
 

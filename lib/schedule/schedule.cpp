@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "lib/codegen/simplify.h"
+#include "lib/engine/counters.h"
 #include "lib/helpers.h"
 #include "lib/schedule/helpers.h"
 #include "lib/schedule/memory.h"
@@ -370,6 +371,7 @@ static std::string pluralize(const std::string& st, size_t cnt) {
 }
 
 LinearWithVars create_linear_with_vars(const UOp& big_sink) {
+  ScopedSeconds timed(CompileCounters::schedule_s);
   track::Group group("create_linear_with_vars");
   // big_sink srcs are all the Tensors
   UOp linear_call = graph_rewrite(big_sink, pm_schedule(), {.name = "schedule to linear", .enter_calls = true});

@@ -152,8 +152,8 @@ struct TempCache {
   }
   size_t entries() const {
     size_t n = 0;
-    if (std::filesystem::exists(dir / "beam"))
-      for (auto& e : std::filesystem::directory_iterator(dir / "beam")) n += e.is_regular_file();
+    if (std::filesystem::exists(dir / "beam_search"))
+      for (auto& e : std::filesystem::directory_iterator(dir / "beam_search")) n += e.is_regular_file();
     return n;
   }
 };
@@ -199,7 +199,7 @@ TEST(Beam, SearchPicksOptsThatComputeTheSameValuesAndCachesThem) {
   EXPECT_EQ(opts_repr(again.applied_opts), opts_repr(first.applied_opts));
   EXPECT_FALSE(first.applied_opts.empty()) << "a matmul always gains from some opt";
   // a torn cache file is ignored, not an error
-  for (auto& e : std::filesystem::directory_iterator(cache.dir / "beam")) {
+  for (auto& e : std::filesystem::directory_iterator(cache.dir / "beam_search")) {
     std::ofstream(e.path(), std::ios::trunc) << "garbage";
   }
   Scheduler searched = beam_search(s, bufs, vv, 2);

@@ -14,3 +14,5 @@ add_test(NAME codegen_unit_spec2 COMMAND test_codegen)
 set_tests_properties(codegen_goldens_spec2 codegen_unit_spec2 PROPERTIES ENVIRONMENT SPEC=2 LABELS parity)
 # BEAM search (codegen/opt/search.py): get_kernel_actions against the reference, the search and its disk cache
 tg_test(test_beam LABEL parity SOURCES parity/test_beam.cpp LIBS tg_backend_cpu tg_backend_interp)
+# codegen on PARALLEL worker threads: the same PROGRAMs on every thread, the same values
+tg_test(test_parallel_codegen LABEL parity SOURCES parity/test_parallel_codegen.cpp LIBS tg_backend_cpu tg_backend_interp)

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -203,7 +204,46 @@ TEST(CPUDevice, CompileCache) {
   (*p3)({D.p, A.p, B.p}, {std::optional<pyint>(2)});
   EXPECT_EQ(C.get(), (std::vector<float>{6, 8}));
   EXPECT_EQ(D.get(), (std::vector<float>{4, 4}));
-  EXPECT_NE(comp.cachekey.find("compile_llvm_"), std::string::npos);
+  EXPECT_EQ(comp.cachekey.rfind("compile_llvm16p1_", 0), 0u) << comp.cachekey;
+}
+
+// the disk cache (helpers.diskcache, table = the compiler's cachekey): a second compiler with an empty memory cache
+// reads the library from disk instead of compiling, and the library runs; a damaged entry is compiled again
+TEST(CPUDevice, CompiledLibrariesAreCachedOnDisk) {
+  auto dir = std::filesystem::temp_directory_path() / ("tg-compile-cache-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::string old_dir = std::getenv("TG_CACHE_DIR") ? std::getenv("TG_CACHE_DIR") : "";
+  setenv("TG_CACHE_DIR", dir.c_str(), 1);
+  std::string src = std::string(kAddIR) + "; disk cache test\n";
+  src.replace(src.find("fadd"), 4, "fmul");
+  {
+    cpu::LLVMCompiler c1;
+    auto lib1 = c1.compile_cached(src);
+    EXPECT_EQ(c1.disk_hits(), 0u);
+    cpu::LLVMCompiler c2;
+    auto lib2 = c2.compile_cached(src);
+    EXPECT_EQ(c2.disk_hits(), 1u);
+    EXPECT_EQ(*lib1, *lib2);
+    setenv("ASSERT_COMPILE", "1", 1);
+    cpu::LLVMCompiler c3;
+    EXPECT_NO_THROW(c3.compile_cached(src)) << "a cached library needs no compile";
+    std::string other = src;
+    other.replace(other.find("fmul"), 4, "fsub");
+    EXPECT_THROW(c3.compile_cached(other), CompileError);
+    unsetenv("ASSERT_COMPILE");
+    // damage every entry: they are compiled again, not loaded
+    for (auto& e : std::filesystem::recursive_directory_iterator(dir))
+      if (e.is_regular_file()) std::ofstream(e.path(), std::ios::trunc) << "garbage";
+    cpu::LLVMCompiler c4;
+    auto lib4 = c4.compile_cached(src);
+    EXPECT_EQ(c4.disk_hits(), 0u);
+    EXPECT_EQ(*lib4, *lib1);
+  }
+  if (old_dir.empty())
+    unsetenv("TG_CACHE_DIR");
+  else
+    setenv("TG_CACHE_DIR", old_dir.c_str(), 1);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CPUDevice, HostFeaturesAndO2) {

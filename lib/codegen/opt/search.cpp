@@ -1,7 +1,5 @@
 #include "lib/codegen/opt/search.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,6 +14,7 @@
 #include "lib/codegen/codegen.h"
 #include "lib/codegen/late/program.h"
 #include "lib/device.h"
+#include "lib/diskcache.h"
 #include "lib/renderer/renderer.h"
 #include "lib/uop/serialize.h"
 
@@ -57,7 +56,6 @@ pyint infer_int(const sint& s, const std::map<std::string, pyint>& var_vals) {
   PyConst r = s.u().sym_infer(vv);
   return r.is_int() ? r.as_int() : (pyint)r.as_float();
 }
-
 
 // get_test_global_size: halve the last dims > 16 until the launch is at most max_global_size work items
 std::pair<std::vector<pyint>, double> get_test_global_size(const std::vector<pyint>& global_size,
@@ -152,14 +150,6 @@ std::vector<double> time_program(const Compiled1& c, const std::map<std::string,
   return tms;
 }
 
-// ***** disk cache *****
-
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 std::string cache_key(const Scheduler& s, int64_t amt, bool allow_test_size) {
   std::string k;
   for (const std::string& line : encode_graph(s.ast)) k += line + "\n";
@@ -169,25 +159,12 @@ std::string cache_key(const Scheduler& s, int64_t amt, bool allow_test_size) {
   return k;
 }
 
-std::filesystem::path cache_file(const std::string& key) {
-  char name[32];
-  std::snprintf(name, sizeof name, "%016llx", (unsigned long long)fnv1a(key));
-  return std::filesystem::path(cache_dir()) / "beam" / name;
-}
-
-// the cached opts for key (the file holds the full key, then the opts), nullopt when absent or unreadable
+// the cached opts for key, nullopt when absent or unreadable
 std::optional<std::vector<Opt>> cache_get(const std::string& key) {
-  std::ifstream f(cache_file(key), std::ios::binary);
-  if (!f) return std::nullopt;
-  std::stringstream ss;
-  ss << f.rdbuf();
-  std::string all = ss.str(), sep = "\n--opts--\n";
-  size_t p = all.rfind(sep);
-  if (p == std::string::npos || all.substr(0, p) != key) return std::nullopt;  // a hash collision or a torn write
+  std::optional<std::string> enc = diskcache_get("beam_search", key);
+  if (!enc) return std::nullopt;
   try {
-    std::string enc = all.substr(p + sep.size());
-    while (!enc.empty() && (enc.back() == '\n' || enc.back() == '\r')) enc.pop_back();
-    Arg a = decode_arg(enc);
+    Arg a = decode_arg(*enc);
     std::vector<Opt> r;
     for (size_t i = 0; i < a.size(); i++) r.push_back(Opt::from_arg(a[i]));
     return r;
@@ -197,30 +174,12 @@ std::optional<std::vector<Opt>> cache_get(const std::string& key) {
 }
 
 void cache_put(const std::string& key, const std::vector<Opt>& opts) {
-  std::error_code ec;
-  std::filesystem::path p = cache_file(key);
-  std::filesystem::create_directories(p.parent_path(), ec);
-  if (ec) return;  // a read-only home: the search result is just not kept
   std::vector<Arg> items;
   for (const Opt& o : opts) items.push_back(o.to_arg());
-  std::filesystem::path tmp = p;
-  tmp += ".tmp" + std::to_string((long long)::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) return;
-    f << key << "\n--opts--\n" << encode_arg(Arg::tuple(items)) << "\n";
-  }
-  std::filesystem::rename(tmp, p, ec);
+  diskcache_put("beam_search", key, encode_arg(Arg::tuple(items)));
 }
 
 }  // namespace
-
-std::string cache_dir() {
-  if (const char* d = std::getenv("TG_CACHE_DIR"); d && *d) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/tinygrad-cpp";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/tinygrad-cpp";
-  return "/tmp/tinygrad-cpp-cache";
-}
 
 const std::vector<Opt>& beam_actions() {
   static const std::vector<Opt> a = make_actions();

@@ -8,7 +8,7 @@
 // Environment (as the reference): BEAM_UPCAST_MAX (256), BEAM_LOCAL_MAX (1024), BEAM_UOPS_MAX (3000),
 // BEAM_MIN_PROGRESS (0.01 us), BEAM_STRICT_MODE, BEAM_DEBUG, IGNORE_BEAM_CACHE, CACHELEVEL (0 disables the disk
 // cache); DEBUG>=2 prints the search's progress. The cache lives in $TG_CACHE_DIR, else $XDG_CACHE_HOME/tinygrad-cpp,
-// else ~/.cache/tinygrad-cpp (one small file per kernel under beam/).
+// else ~/.cache/tinygrad-cpp (lib/diskcache.h; one small file per kernel under beam_search/).
 // Differences from the reference: candidates are compiled and timed in this process one after another (no worker
 // pool), and their codegen is not recorded into the trace (the reference records each as a "test" context when VIZ
 // is on); the kernel's own context records the codegen of the opts the search chose.
@@ -37,7 +37,5 @@ std::pair<std::vector<std::shared_ptr<Buffer>>, std::map<std::string, pyint>> ar
 Scheduler beam_search(const Scheduler& s, const std::vector<std::shared_ptr<Buffer>>& rawbufs,
                       const std::map<std::string, pyint>& var_vals, int64_t amt, bool allow_test_size = true,
                       std::optional<bool> disable_cache = std::nullopt);
-// where the disk cache lives (created on first write)
-std::string cache_dir();
 
 }  // namespace tg
