@@ -3,6 +3,10 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QRegularExpression>
+#include <QScrollBar>
+#include <QTimer>
+#include <functional>
+#include <memory>
 #include <QSyntaxHighlighter>
 #include <QTabBar>
 #include <QVBoxLayout>
@@ -90,7 +94,7 @@ void CodeView::set_session(SessionPtr s) {
   session_ = std::move(s);
   shown_ctx_ = shown_step_ = -1;
   shown_mode_ = -1;
-  text_->clear();
+  set_text(QString());
   title_->clear();
 }
 
@@ -128,6 +132,44 @@ static QString kernel_summary(const Trace& t, const ProgramRow& p) {
   return s;
 }
 
+// A kernel's source is 70 KB, its UOps 180 KB: laying that out (and highlighting it) in one go held the event loop
+// for 120 ms. The first screenful goes in at once, the rest one chunk of lines per event-loop turn.
+void CodeView::set_text(const QString& text) {
+  constexpr qsizetype kChunk = 12000;
+  uint64_t gen = ++text_gen_;
+  filling_ = false;
+  qsizetype cut = text.size() <= kChunk ? text.size() : text.indexOf('\n', kChunk);
+  if (cut < 0) cut = text.size();
+  text_->setPlainText(text.left(cut));
+  if (cut >= text.size()) return;
+  filling_ = true;
+  auto rest = std::make_shared<QString>(text.mid(cut + 1));  // after the newline the next paragraph replaces
+  auto step = std::make_shared<std::function<void(qsizetype)>>();
+  *step = [this, gen, rest, step](qsizetype from) {
+    if (gen != text_gen_) {
+      *step = nullptr;
+      return;
+    }
+    qsizetype end = from + kChunk >= rest->size() ? rest->size() : rest->indexOf('\n', from + kChunk);
+    if (end < 0) end = rest->size();
+    QScrollBar* v = text_->verticalScrollBar();
+    int keep = v->value();
+    text_->appendPlainText(rest->mid(from, end - from));  // a new paragraph: the newline at `from - 1`
+    v->setValue(keep);
+    if (end >= rest->size()) {
+      filling_ = false;
+      *step = nullptr;  // break the cycle
+      return;
+    }
+    QTimer::singleShot(0, this, [step, end] {
+      if (*step) (*step)(end + 1);
+    });
+  };
+  QTimer::singleShot(0, this, [step] {
+    if (*step) (*step)(0);
+  });
+}
+
 void CodeView::load() {
   if (!session_) return;
   Trace& t = session_->ui();
@@ -146,14 +188,14 @@ void CodeView::load() {
   if (prg && m != Graphs) {
     title_->setText(kernel_summary(t, *prg));
     hl_->setDocument(m == Source ? text_->document() : nullptr);
-    text_->setPlainText(QString::fromStdString(m == Source ? prg->source : prg->uops));
+    set_text(QString::fromStdString(m == Source ? prg->source : prg->uops));
     return;
   }
   hl_->setDocument(nullptr);
   if (!sel_.step) {
     title_->setText(prg ? tr("Select a step of this kernel's codegen to see its graphs as text.")
                         : tr("Select a kernel's context to see its source, or a step to see its graphs as text."));
-    text_->clear();
+    set_text(QString());
     return;
   }
   title_->setText(tr("Step %1: input and output graphs").arg(sel_.step));
@@ -166,7 +208,7 @@ void CodeView::load() {
       [this, gen](std::string text, QString err) {
         if (gen != gen_) return;
         loading_ = false;
-        text_->setPlainText(err.isEmpty() ? QString::fromStdString(text) : err);
+        set_text(err.isEmpty() ? QString::fromStdString(text) : err);
       });
 }
 

@@ -23,7 +23,7 @@ class CodeView : public QWidget {
   void set_selection(const Selection& s);  // loads lazily, only while the tab is visible
   void set_mode(Mode m);
   Mode mode() const { return mode_; }
-  bool loading() const { return loading_; }
+  bool loading() const { return loading_ || filling_; }
   QString title() const;
   QString text() const;
 
@@ -32,13 +32,15 @@ class CodeView : public QWidget {
 
  private:
   void load();
+  void set_text(const QString& text);  // in chunks, so a 200 KB text never holds the event loop
   SessionPtr session_;
   Selection sel_;
   Mode mode_ = Source;
   int64_t shown_ctx_ = -1, shown_step_ = -1;
   int shown_mode_ = -1;
   uint64_t gen_ = 0;
-  bool loading_ = false;
+  bool loading_ = false, filling_ = false;
+  uint64_t text_gen_ = 0;
   QLabel* title_;
   QTabBar* modes_;
   QPlainTextEdit* text_;

@@ -50,6 +50,7 @@ class GraphView : public QGraphicsView {
   void keyPressEvent(QKeyEvent* e) override;
   void drawForeground(QPainter* p, const QRectF& rect) override;
   void resizeEvent(QResizeEvent* e) override;
+  void paintEvent(QPaintEvent* e) override;
 
  private:
   void apply_highlight();

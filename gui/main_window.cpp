@@ -6,6 +6,7 @@
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDragEnterEvent>
+#include <QEventLoop>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -24,6 +25,8 @@
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <atomic>
+#include <thread>
 
 #include "gui/async.h"
 #include "gui/code_view.h"
@@ -298,14 +301,46 @@ void MainWindow::build_menus() {
 
 void MainWindow::show_tab(Tab t) { tabs_->setCurrentIndex((int)t); }
 
+// Reading a trace's contexts, steps and kernels takes 60-110 ms on a training run: done on a thread of its own while
+// this waits in a local event loop, so the window keeps painting (user input waits the few hundred ms).
+SessionPtr MainWindow::open_session(const QString& path, QString& error) {
+  Phase p{"open trace"};
+  struct Result {
+    SessionPtr s;
+    QString error;
+  };
+  auto r = std::make_shared<Result>();
+  std::string file = path.toStdString();
+  QEventLoop loop;
+  QPointer<QEventLoop> guard(&loop);
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  std::thread([r, file, done, guard] {
+    try {
+      r->s = TraceSession::open(file);
+    } catch (const std::exception& e) {
+      r->error = QString::fromStdString(e.what());
+    }
+    done->store(true);
+    QMetaObject::invokeMethod(qApp, [guard] {
+      if (guard) guard->quit();
+    }, Qt::QueuedConnection);
+  }).detach();
+  status_trace_->setText(tr("Opening %1…").arg(path));
+  if (!done->load()) loop.exec(QEventLoop::ExcludeUserInputEvents);
+  error = r->error;
+  return r->s;
+}
+
 bool MainWindow::open_trace(const QString& path) {
-  SessionPtr s;
-  try {
-    Phase p{"open trace"};
-    s = TraceSession::open(path.toStdString());
-  } catch (const std::exception& e) {
-    msg_->show_error(QString::fromStdString(e.what()));
-    if (!session_) graph_->show_message(tr("No trace open.\n%1").arg(QString::fromStdString(e.what())));
+  if (opening_) return false;  // a second open while the first one reads
+  opening_ = true;
+  QString error;
+  SessionPtr s = open_session(path, error);
+  opening_ = false;
+  if (!s) {
+    status_trace_->setText(session_ ? QString::fromStdString(session_->path()) : QString());
+    msg_->show_error(error);
+    if (!session_) graph_->show_message(tr("No trace open.\n%1").arg(error));
     emit frame_shown();
     return false;
   }
@@ -327,11 +362,13 @@ void MainWindow::reload() {
   if (!session_) return;
   QString path = QString::fromStdString(session_->path());
   Selection keep = sel_;
-  SessionPtr s;
-  try {
-    s = TraceSession::open(path.toStdString());
-  } catch (const std::exception& e) {
-    msg_->show_error(tr("Reload failed: %1").arg(QString::fromStdString(e.what())));
+  if (opening_) return;
+  opening_ = true;
+  QString error;
+  SessionPtr s = open_session(path, error);
+  opening_ = false;
+  if (!s) {
+    msg_->show_error(tr("Reload failed: %1").arg(error));
     return;
   }
   set_session(s);
@@ -413,19 +450,30 @@ void MainWindow::select(const Selection& in, bool record_history) {
   sel_ = s;
 
   // the tree follows (without coming back here)
-  QModelIndex src = model_->index_of(s);
+  QModelIndex src;
+  {
+    Phase p{"select: index"};
+    src = model_->index_of(s);
+  }
   QModelIndex pi = src.isValid() ? filter_->mapFromSource(src) : QModelIndex();
   if (pi.isValid()) {
+    Phase p{"select: tree"};
     syncing_tree_ = true;
     tree_->setCurrentIndex(pi);
     tree_->scrollTo(pi);
     syncing_tree_ = false;
   }
-  panel_->show_selection(s, s.step && s.frame ? model_->match(s.step, s.frame) : nullptr);
-  stats_->set_selection(s);
-  timeline_->set_selection(s);
-  code_->set_selection(s);
-  update_frame_bar();
+  {
+    Phase p{"select: panel"};
+    panel_->show_selection(s, s.step && s.frame ? model_->match(s.step, s.frame) : nullptr);
+  }
+  {
+    Phase p{"select: views"};
+    stats_->set_selection(s);
+    timeline_->set_selection(s);
+    code_->set_selection(s);
+    update_frame_bar();
+  }
 
   int64_t step = s.step;
   if (!step) {  // a context: show its first step's input
@@ -457,8 +505,14 @@ void MainWindow::on_tree_current(const QModelIndex& cur) {
 }
 
 void MainWindow::on_frame(FrameResultPtr r) {
-  graph_->show_frame(r);
-  panel_->show_frame(r);
+  {
+    Phase p{"show frame: graph"};
+    graph_->show_frame(r);
+  }
+  {
+    Phase p{"show frame: panel"};
+    panel_->show_frame(r);
+  }
   if (graph_->selected_node()) panel_->show_node(r, graph_->selected_node());
   if (!graph_find_->text().isEmpty()) graph_->find_nodes(graph_find_->text());
   auto now = std::chrono::steady_clock::now();
@@ -560,12 +614,10 @@ void MainWindow::on_search(const QString& text) {
   }
   // rules the text names (file:line, file name:line, matcher or source): find the steps holding their matches
   std::vector<int64_t> rules;
-  for (const RuleRow& r : session_->rules()) {
-    QString site = QString::fromStdString(r.file + ":" + std::to_string(r.line)).toLower();
-    QString hay =
-        site + "\n" + QString::fromStdString(r.matcher).toLower() + "\n" + QString::fromStdString(r.source).toLower();
-    if (hay.contains(needle)) rules.push_back(r.id);
-  }
+  std::string n = needle.toStdString();
+  for (const RuleRow& r : session_->rules())
+    if (auto it = model_->rule_hay().find(r.id); it != model_->rule_hay().end() && it->second.find(n) != std::string::npos)
+      rules.push_back(r.id);
   if (!rules.empty()) {
     SessionPtr s = session_;
     run_async<std::vector<int64_t>>(

@@ -76,6 +76,7 @@ class MainWindow : public QMainWindow {
  private:
   void build_menus();
   QWidget* build_graph_tab();
+  SessionPtr open_session(const QString& path, QString& error);  // on a worker, the event loop turning
   void set_session(SessionPtr s);
   void on_tree_current(const QModelIndex& proxy_index);
   void on_frame(FrameResultPtr r);
@@ -90,7 +91,7 @@ class MainWindow : public QMainWindow {
   Selection sel_;
   std::vector<Selection> history_;
   size_t history_pos_ = 0;
-  bool syncing_tree_ = false;
+  bool syncing_tree_ = false, opening_ = false;
   std::unordered_map<int64_t, size_t> step_pos_;  // position in the tree's step order
   std::vector<int64_t> expand_queue_;             // steps a rule search opens, one per event-loop turn
 

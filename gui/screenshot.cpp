@@ -3,11 +3,14 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QElapsedTimer>
+#include <QFileInfo>
+#include <QTableView>
 #include <QLineEdit>
 #include <QPixmap>
 #include <QThread>
 #include <QTimer>
 #include <algorithm>
+#include <string>
 #include <cstdio>
 #include <vector>
 
@@ -155,30 +158,44 @@ namespace tv {
 int bench_stepping(MainWindow& w, const Options& o) {
   w.resize(o.size);
   w.show();
-  // the longest the event loop went without turning (what a user feels as a freeze)
+  // the longest the event loop went without turning (what a user feels as a freeze), per activity
   QElapsedTimer tick_clock;
   tick_clock.start();
-  double worst_stall = 0;
+  std::vector<std::pair<std::string, double>> stalls;  // activity -> longest stall, in the order they ran
   qint64 last_tick = 0;
-  const char* doing = "opening";
-  const char* worst_doing = "";
-  QTimer ticker;
-  QObject::connect(&ticker, &QTimer::timeout, [&] {
+  auto note = [&] {
     qint64 now = tick_clock.elapsed();
-    if (now - last_tick > worst_stall) worst_stall = (double)(now - last_tick), worst_doing = doing;
+    double gap = (double)(now - last_tick);
+    if (!stalls.empty()) stalls.back().second = std::max(stalls.back().second, gap);
     last_tick = now;
-  });
+  };
+  auto doing = [&](std::string what) {
+    note();
+    stalls.push_back({std::move(what), 0.0});
+  };
+  QTimer ticker;
+  QObject::connect(&ticker, &QTimer::timeout, note);
   ticker.start(5);
-  if (!w.open_trace(o.trace)) return 2;
+  doing("open");
   last_tick = tick_clock.elapsed();
-  worst_stall = 0;
+  if (!w.open_trace(o.trace)) return 2;
+  note();  // opening runs inside one turn of the event loop
   auto wait = [&] {
     QElapsedTimer t;
     t.start();
     while (!w.idle() && t.elapsed() < 60000) QApplication::processEvents(QEventLoop::AllEvents, 5);
     QApplication::processEvents();
   };
+  auto settle = [&](int ms) {
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < ms || !w.idle()) {
+      QApplication::processEvents(QEventLoop::AllEvents, 5);
+      if (t.elapsed() > 60000) break;
+    }
+  };
   wait();
+  doing("select the step");
   w.select({0, o.bench_step, 0});
   wait();
   // a step of a real training trace can hold ~20,000 matches: time the first 300 frames forward and back
@@ -202,23 +219,56 @@ int bench_stepping(MainWindow& w, const Options& o) {
         "max %.1f ms\n",
         o.bench_step, ms.size(), what, nodes, s.front(), s[s.size() / 2], s.back());
   };
-  doing = "stepping";
+  doing("stepping forward");
   run(Qt::Key_Right, "forward");
+  doing("stepping back");
   run(Qt::Key_Left, "back (cached)");
-  doing = "searching";
-  // the search box on the whole tree (TINYVIZ_TIMING=1 prints the filter time)
-  for (const char* text : {"graph", "symbolic.cpp:4", ""}) {
-    QElapsedTimer t;
-    t.start();
-    w.search_box()->setText(text);
-    while (t.elapsed() < 600) QApplication::processEvents(QEventLoop::AllEvents, 5);
+  // the biggest context (most steps), then up/down through its first steps
+  if (const auto& cs = w.session()->ui().contexts(); !cs.empty()) {
+    auto big = std::max_element(cs.begin(), cs.end(), [](auto& a, auto& b) { return a.steps.size() < b.steps.size(); });
+    doing("select the biggest context");
+    w.select({big->id, 0, 0});
+    wait();
+    doing("up/down through steps");
+    for (int i = 0; i < 20; i++) {
+      w.navigate(Qt::Key_Down);
+      wait();
+    }
+  }
+  // the search box on the whole tree: a step name, an op, a rule's file:line, a kernel name, then cleared
+  std::vector<std::string> searches{"graph", "ADD", "symbolic.cpp:4"};
+  if (const auto& rs = w.session()->rules(); !rs.empty()) {
+    const auto& r = rs[rs.size() / 2];
+    searches.push_back(QFileInfo(QString::fromStdString(r.file)).fileName().toStdString() + ":" +
+                       std::to_string(r.line));
+  }
+  if (const auto& ps = w.session()->ui().programs(); !ps.empty()) searches.push_back(ps.front().name);
+  searches.push_back("");
+  for (const std::string& text : searches) {
+    doing("search \"" + text + "\"");
+    w.search_box()->setText(QString::fromStdString(text));
+    settle(600);
   }
   for (int tab = 0; tab < 4; tab++) {  // every tab once, statistics of the whole trace included
     static const char* names[] = {"graph tab", "stats tab", "timeline tab", "code tab"};
-    doing = names[tab];
+    doing(names[tab]);
     w.show_tab((MainWindow::Tab)tab);
-    wait();
+    settle(200);
   }
+  // the statistics: every scope, and the matches of the busiest rule
+  w.show_tab(MainWindow::StatsTab);
+  for (auto scope : {StatsView::ThisContext, StatsView::ThisStep, StatsView::WholeTrace}) {
+    doing("stats scope");
+    w.stats()->set_scope(scope);
+    settle(100);
+  }
+  if (w.stats()->model()->rowCount()) {
+    doing("stats: every match of a rule");
+    w.stats()->table()->sortByColumn(StatsModel::Matches, Qt::DescendingOrder);
+    w.stats()->table()->setCurrentIndex(w.stats()->proxy()->index(0, 0));
+    settle(300);
+  }
+  doing("timeline");
   w.show_tab(MainWindow::TimelineTab);
   w.timeline()->show_all();
   std::vector<double> paints;
@@ -226,10 +276,16 @@ int bench_stepping(MainWindow& w, const Options& o) {
     w.timeline()->repaint();
     paints.push_back(w.timeline()->last_paint_ms());
   }
+  settle(50);
+  note();
   std::sort(paints.begin(), paints.end());
   std::printf("timeline: %zu spans, whole trace on screen: paint %.1f ms (median of 10)\n", w.timeline()->span_count(),
               paints[5]);
-  std::printf("longest event-loop stall after opening: %.0f ms (%s)\n", worst_stall, worst_doing);
+  auto worst = std::max_element(stalls.begin(), stalls.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  if (std::getenv("TINYVIZ_TIMING"))
+    for (auto& [what, ms] : stalls) std::fprintf(stderr, "tinyviz: stall %-40s %.0f ms\n", what.c_str(), ms);
+  std::printf("longest event-loop stall (open, step, search, every tab): %.0f ms (%s)\n", worst->second,
+              worst->first.c_str());
   return 0;
 }
 

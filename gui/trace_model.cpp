@@ -19,7 +19,7 @@ void TraceModel::set_session(SessionPtr s) {
   beginResetModel();
   session_ = std::move(s);
   items_.clear(), roots_.clear(), ctx_item_.clear(), step_item_.clear(), matches_.clear(), ctx_matches_.clear();
-  step_order_.clear();
+  step_order_.clear(), hay_.clear(), rule_hay_.clear();
   if (session_) {
     Trace& t = session_->ui();
     items_.reserve(t.contexts().size() + t.steps().size());
@@ -42,6 +42,21 @@ void TraceModel::set_session(SessionPtr s) {
       }
       ctx_matches_[c.id] = m;
     }
+    // the search text of every context and step, once (the filter reads it per keystroke)
+    hay_.resize(items_.size());
+    for (size_t i = 0; i < items_.size(); i++) {
+      const Item& it = items_[i];
+      QString h = it.kind == Context ? QString::fromStdString(t.context(it.id).name)
+                                     : QString::fromStdString(t.step(it.id).name) + "\n" +
+                                           QString::fromStdString(t.step(it.id).file) + ":" +
+                                           QString::number(t.step(it.id).line);
+      hay_[i] = h.toLower().toStdString();
+    }
+    for (const RuleRow& r : session_->rules())
+      rule_hay_[r.id] = (QString::fromStdString(r.file) + ":" + QString::number(r.line) + "\n" +
+                         QString::fromStdString(r.matcher) + "\n" + QString::fromStdString(r.source))
+                            .toLower()
+                            .toStdString();
     // pre-order of the steps, for up/down
     std::vector<int> st(roots_.rbegin(), roots_.rend());
     while (!st.empty()) {
@@ -87,7 +102,14 @@ void TraceModel::load_matches(int ii) {
     items_.push_back({Match, (int64_t)k, ii, first + (int)k, {}});
     items_[ii].children.push_back(mi);
   }
+  hay_.resize(items_.size());
   endInsertRows();
+}
+
+int64_t TraceModel::match_rule(int item) const {
+  const Item& it = items_[item];
+  auto m = matches_.find(items_[it.parent].id);
+  return m == matches_.end() || it.id >= (int64_t)m->second.size() ? 0 : m->second[it.id].rule;
 }
 
 QModelIndex TraceModel::index_of(const Selection& s) {
@@ -281,13 +303,24 @@ void TraceFilter::set_text(const QString& text) {
   if (narrower) {
     text_ = t;
     rule_steps_.clear(), rules_.clear();
+    match_rules();
     invalidateFilter();
   } else {
     beginResetModel();
     text_ = t;
     rule_steps_.clear(), rules_.clear();
+    match_rules();
     endResetModel();
   }
+}
+
+void TraceFilter::match_rules() {
+  needle_ = text_.toStdString();
+  text_rules_.clear();
+  if (needle_.empty()) return;
+  if (auto* m = static_cast<TraceModel*>(sourceModel()))
+    for (const auto& [id, hay] : m->rule_hay())
+      if (hay.find(needle_) != std::string::npos) text_rules_.insert(id);
 }
 
 void TraceFilter::set_rule_hits(const QString& text, std::unordered_set<int64_t> steps,
@@ -297,16 +330,26 @@ void TraceFilter::set_rule_hits(const QString& text, std::unordered_set<int64_t>
   invalidateFilter();
 }
 
+// the same decisions as the model's SearchRole texts, read from the precomputed lower-case texts
 bool TraceFilter::filterAcceptsRow(int row, const QModelIndex& parent) const {
   if (text_.isEmpty()) return true;
-  QModelIndex i = sourceModel()->index(row, 0, parent);
-  int kind = i.data(TraceModel::KindRole).toInt();
-  if (i.data(TraceModel::SearchRole).toString().contains(text_)) return true;
-  if (kind == TraceModel::Step) return rule_steps_.count(i.data(TraceModel::StepRole).toLongLong());
-  if (kind == TraceModel::Match) {
-    // a match is shown under a step whose name matched, and wherever its rule is searched for
-    if (rules_.count(i.data(TraceModel::RuleRole).toLongLong())) return true;
-    return parent.data(TraceModel::SearchRole).toString().contains(text_);
+  auto* m = static_cast<TraceModel*>(sourceModel());
+  QModelIndex i = m->index(row, 0, parent);
+  if (!i.isValid()) return false;
+  int item = (int)i.internalId();
+  TraceModel::ItemInfo info = m->item_info(item);
+  switch (info.kind) {
+    case TraceModel::Context:
+      return m->hay(item).find(needle_) != std::string::npos;
+    case TraceModel::Step:
+      return m->hay(item).find(needle_) != std::string::npos || rule_steps_.count(info.id);
+    case TraceModel::Match: {
+      // a match is shown where its rule's text matches, wherever its rule is searched for, and under a step whose
+      // name matched
+      int64_t rule = m->match_rule(item);
+      if (text_rules_.count(rule) || rules_.count(rule)) return true;
+      return m->hay(info.parent).find(needle_) != std::string::npos;
+    }
   }
   return false;
 }

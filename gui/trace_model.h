@@ -46,6 +46,23 @@ class TraceModel : public QAbstractItemModel {
   QVariant data(const QModelIndex& index, int role) const override;
   QVariant headerData(int section, Qt::Orientation o, int role) const override;
 
+  // what the search filter reads, without going through QVariant (12,000 steps are filtered per keystroke)
+  struct ItemInfo {
+    Kind kind;
+    int64_t id;  // context id, step id, or match ordinal
+    int parent;  // item index, -1 for contexts
+  };
+  ItemInfo item_info(const QModelIndex& i) const {
+    const Item& it = item(i);
+    return {it.kind, it.id, it.parent};
+  }
+  ItemInfo item_info(int item) const { return {items_[item].kind, items_[item].id, items_[item].parent}; }
+  // lower-case search text: a context's name, a step's name and call site (as SearchRole), a rule's file:line,
+  // matcher and source
+  const std::string& hay(int item) const { return hay_[item]; }
+  const std::unordered_map<int64_t, std::string>& rule_hay() const { return rule_hay_; }
+  int64_t match_rule(int item) const;  // the rule of a match item
+
  private:
   struct Item {
     Kind kind;
@@ -65,6 +82,8 @@ class TraceModel : public QAbstractItemModel {
   std::unordered_map<int64_t, std::vector<tg::viz::MatchRow>> matches_;
   std::unordered_map<int64_t, int64_t> ctx_matches_;
   std::vector<int64_t> step_order_;
+  std::vector<std::string> hay_;  // per context and step item (matches: empty)
+  std::unordered_map<int64_t, std::string> rule_hay_;
 };
 
 class TraceFilter : public QSortFilterProxyModel {
@@ -80,8 +99,11 @@ class TraceFilter : public QSortFilterProxyModel {
   bool filterAcceptsRow(int row, const QModelIndex& parent) const override;
 
  private:
+  void match_rules();
   QString text_;
-  std::unordered_set<int64_t> rule_steps_, rules_;
+  std::string needle_;                                    // text_ as UTF-8
+  std::unordered_set<int64_t> rule_steps_, rules_;        // from the background rule query
+  std::unordered_set<int64_t> text_rules_;               // rules whose own text contains the needle
 };
 
 }  // namespace tv
