@@ -66,9 +66,15 @@ std::optional<Tensor> Tensor::grad() const {
 
 void Tensor::set_grad(const std::optional<Tensor>& g) { d_->grad = g ? g->d_ : nullptr; }
 
-std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, const std::optional<Tensor>& grad_output) const {
+std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets,
+                                     const std::optional<Tensor>& grad_output) const {
   std::vector<UOp> ts;
-  for (const Tensor& t : targets) ts.push_back(t.uop());
+  for (size_t i = 0; i < targets.size(); i++) {
+    if (!targets[i].d_->requires_grad)
+      throw Error("gradient: target " + std::to_string(i) + " " + targets[i].repr() +
+                  " has requires_grad=false; call requires_grad_(true) to differentiate w.r.t. it");
+    ts.push_back(targets[i].uop());
+  }
   std::vector<Tensor> out;
   for (const UOp& g : ::tg::gradient(uop(), ts, grad_output ? grad_output->uop() : UOp())) out.push_back(wrap(g));
   return out;
@@ -79,7 +85,8 @@ Tensor& Tensor::backward(const std::optional<Tensor>& grad_output) {
   UOpSet in_graph(topo.begin(), topo.end());
   std::vector<Tensor> need;
   for (const Tensor& t : live_tensors())
-    if (in_graph.count(t.uop()) && t.is_floating_point() && !t.device().is_none()) need.push_back(t);
+    if (in_graph.count(t.uop()) && t.is_floating_point() && !t.device().is_none() && t.d_->requires_grad)
+      need.push_back(t);
   std::vector<Tensor> grads = gradient(need, grad_output);
   for (size_t i = 0; i < need.size(); i++) {
     Tensor& t = need[i];
@@ -87,8 +94,10 @@ Tensor& Tensor::backward(const std::optional<Tensor>& grad_output) {
     if (!shape_eq(g.shape(), t.shape()))
       throw Error("backward: grad shape must match tensor shape, " + g.repr() + " != " + t.repr());
     if (g.device().is_none()) g = g.clone(t.device());
-    if (std::optional<Tensor> old = t.grad()) old->assign(*old + g.to(old->device()));
-    else t.set_grad(g);
+    if (std::optional<Tensor> old = t.grad())
+      old->assign(*old + g.to(old->device()));
+    else
+      t.set_grad(g);
   }
   return *this;
 }

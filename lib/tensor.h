@@ -21,11 +21,14 @@
 #include <vector>
 
 #include "lib/device.h"
+#include "lib/helpers.h"
 #include "lib/uop/uop.h"
 
 namespace tg {
 
 class Tensor;
+
+extern ContextVar TRAINING;  // helpers.TRAINING (defined with the nn layers): dropout and BatchNorm follow it
 
 // ***** callify (tensor.py transform_to_call) *****
 struct CallifyResult {
@@ -579,6 +582,30 @@ class Tensor {
   // ***** autograd (tensor.py backward, OpMixin.gradient) *****
   std::optional<Tensor> grad() const;
   void set_grad(const std::optional<Tensor>& g);
+  // requires_grad is an opt-out (the reference has none: backward() gives .grad to every float tensor of the graph).
+  // A tensor marked false gets no .grad from backward(), and gradient() w.r.t. it throws; gradients still flow
+  // through it to the tensors it was computed from (use detach() to stop them).
+  bool requires_grad() const { return d_->requires_grad && is_floating_point(); }
+  Tensor& requires_grad_(bool v = true) {
+    d_->requires_grad = v;
+    return *this;
+  }
+  // training mode: TRAINING=mode (the ContextVar dropout and BatchNorm read) until the guard goes out of scope.
+  //   { auto g = Tensor::train(); loss = model(x).dropout(0.1)...; }   // TRAINING restored here
+  class TrainGuard {
+   public:
+    explicit TrainGuard(bool mode);
+    ~TrainGuard();
+    TrainGuard(const TrainGuard&) = delete;
+    TrainGuard& operator=(const TrainGuard&) = delete;
+
+   private:
+    int64_t old_;
+  };
+  [[nodiscard]] static TrainGuard train(bool mode = true) { return TrainGuard(mode); }
+  static bool training();  // TRAINING is set
+  // mixin/rand.py dropout: zeroes elements with probability p and scales the rest by 1/(1-p), only when training
+  Tensor dropout(double p = 0.5) const;
   bool is_param() const { return d_->is_param; }
   Tensor& is_param_(bool v = true) {
     d_->is_param = v;
@@ -600,6 +627,7 @@ class Tensor {
     UOp uop;
     std::shared_ptr<Data> grad;  // .grad, filled by backward()
     bool is_param = true;        // optimizers update params; other tensors they get (BatchNorm statistics) are buffers
+    bool requires_grad = true;   // false: opted out of backward() and gradient()
   };
 
  private:
