@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 
@@ -56,8 +56,9 @@ static Recorder* active_recorder() {
       Recorder* made = f();
       if (made) set_recorder(made);
     } else if (TRACK_MATCH_STATS.value() >= 2) {
-      std::fprintf(stderr, "tinygrad: TRACK_MATCH_STATS>=2/VIZ asks for a trace, but this program has no trace writer "
-                           "linked (link tg::viz); only statistics are kept\n");
+      std::fprintf(stderr,
+                   "tinygrad: TRACK_MATCH_STATS>=2/VIZ asks for a trace, but this program has no trace writer "
+                   "linked (link tg::viz); only statistics are kept\n");
     }
     g_install_tried.store(true, std::memory_order_release);
   }
@@ -209,8 +210,10 @@ Step::Step(const char* name, const std::source_location& loc, const UOp& input, 
   Recorder* r = active_recorder();
   if (!r) return;
   StepInfo info;
-  if (!t.groups.empty()) info.context = t.groups.back();
-  else if (uint64_t last = g_last_context.load()) info.context = last;
+  if (!t.groups.empty())
+    info.context = t.groups.back();
+  else if (uint64_t last = g_last_context.load())
+    info.context = last;
   else {
     std::lock_guard<std::mutex> lk(g_install_mu);
     if (!(info.context = g_last_context.load())) {
@@ -270,13 +273,13 @@ Step::~Step() {
   if (!id_ || done_) return;
   ThreadState& t = ts();
   auto stats = pop_frame_stats(t);
-  if (Recorder* r = recorder()) r->step_end(id_, nullptr, now_ns(), std::move(stats), "graph_rewrite raised an exception");
+  if (Recorder* r = recorder())
+    r->step_end(id_, nullptr, now_ns(), std::move(stats), "graph_rewrite raised an exception");
 }
 
 // ************************* the tracked matcher loop *************************
 
-bool tracked_rewrite(const std::vector<const RuleData*>& bucket, const UOp& u, CtxRef ctx, void* out,
-                     bool uop_result) {
+bool tracked_rewrite(const std::vector<const RuleData*>& bucket, const UOp& u, CtxRef ctx, void* out, bool uop_result) {
   static const bool registered = (ensure_atexit(), true);  // the table prints at exit
   (void)registered;
   ThreadState& t = ts();
@@ -420,14 +423,20 @@ void finalize() {
   if (r) {
     r->finish();
     auto t = record_totals();
-    std::printf("rewrote %" PRIu64 " graphs and matched %" PRIu64 " times in %" PRIu64 " steps, saved to %s\n",
-                t.contexts, t.matches, t.steps, r->path().c_str());
+    if (t.contexts == 0 && t.steps == 0 && TRACK_MATCH_STATS.value() < 2)  // PROFILE=1 without VIZ: timings only
+      std::printf("saved the kernel timings (PROFILE, no rewrites) to %s\n", r->path().c_str());
+    else
+      std::printf("rewrote %" PRIu64 " graphs and matched %" PRIu64 " times in %" PRIu64 " steps, saved to %s\n",
+                  t.contexts, t.matches, t.steps, r->path().c_str());
   }
-  if (TRACK_MATCH_STATS.value() >= 1 && getenv_int("PRINT_MATCH_STATS", 1)) std::fputs(format_match_stats().c_str(), stdout);
+  if (TRACK_MATCH_STATS.value() >= 1 && getenv_int("PRINT_MATCH_STATS", 1))
+    std::fputs(format_match_stats().c_str(), stdout);
   std::fflush(stdout);
   if (r && VIZ.value() > 0) {
-    if (VizLauncher launch = g_launcher.load()) launch(r->path());
-    else std::printf("open the trace with: tinyviz %s\n", r->path().c_str());
+    if (VizLauncher launch = g_launcher.load())
+      launch(r->path());
+    else
+      std::printf("open the trace with: tinyviz %s\n", r->path().c_str());
     std::fflush(stdout);
   }
 }
