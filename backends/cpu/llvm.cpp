@@ -31,6 +31,44 @@
 
 namespace tg::cpu {
 
+// The LLVM IR renderer writes float constants as python's str() does (llvmir.py lconst), so a float64 constant with
+// a short repr comes out as "1e-05" or "1e+100", which LLVM's lexer refuses (it wants a '.': "1.0e-05"): the
+// reference's DEV=CPU:LLVM fails on them too. Such literals get the ".0" here; the renderer keeps the reference's text.
+std::string fix_float_literals(const std::string& src) {
+  std::string out;
+  out.reserve(src.size() + 16);
+  auto sep = [](char c) { return c == ' ' || c == ',' || c == '(' || c == '[' || c == '-' || c == '+'; };
+  auto end = [](char c) { return c == ' ' || c == ',' || c == ')' || c == ']' || c == '\n' || c == '\r'; };
+  size_t i = 0, n = src.size();
+  while (i < n) {
+    char c = src[i];
+    if (std::isdigit((unsigned char)c) && i > 0 && sep(src[i - 1]) &&
+        (src[i - 1] != '-' && src[i - 1] != '+' ? true : i > 1 && sep(src[i - 2]))) {
+      size_t j = i;
+      while (j < n && std::isdigit((unsigned char)src[j])) j++;
+      if (j < n && (src[j] == 'e' || src[j] == 'E')) {
+        size_t k = j + 1;
+        if (k < n && (src[k] == '-' || src[k] == '+')) k++;
+        size_t d = k;
+        while (k < n && std::isdigit((unsigned char)src[k])) k++;
+        if (k > d && (k == n || end(src[k]))) {
+          out.append(src, i, j - i);
+          out += ".0";
+          out.append(src, j, k - j);
+          i = k;
+          continue;
+        }
+      }
+      out.append(src, i, j - i);
+      i = j;
+      continue;
+    }
+    out += c;
+    i++;
+  }
+  return out;
+}
+
 // The LLVM IR renderer (like the reference's CPULLVMRenderer) spells TRUNC as a call of `@llvm.trunc.<type>` with the
 // IR type name (float, double, <4 x float>) and no declaration, which LLVM refuses: the reference's DEV=CPU:LLVM fails
 // on trunc/floor/ceil/round. The renderer keeps the reference's text; here each such call is renamed to the mangled
@@ -253,7 +291,7 @@ struct LLVMCompiler::Impl {
     auto t0 = std::chrono::steady_clock::now();
     job.ctx.setDiagnosticHandler(std::make_unique<DiagCollector>(&job.diags));
     llvm::SMDiagnostic err;
-    job.mod = llvm::parseAssemblyString(declare_trunc_intrinsics(src), err, job.ctx);
+    job.mod = llvm::parseAssemblyString(declare_trunc_intrinsics(fix_float_literals(src)), err, job.ctx);
     if (!job.mod) {
       std::string caret(err.getColumnNo() > 0 ? (size_t)err.getColumnNo() : 0, ' ');
       throw CompileError("kernel " + kname + ": LLVM IR does not parse: line " + std::to_string(err.getLineNo()) +

@@ -27,6 +27,8 @@ namespace tg::cpu {
 // TRUNC calls of the LLVM IR renderer (`@llvm.trunc.float`, undeclared, like the reference renders them) renamed to
 // the mangled intrinsics and declared, so LLVM accepts them (the reference's own DEV=CPU:LLVM compile refuses them)
 std::string declare_trunc_intrinsics(const std::string& src);
+// float literals without a '.' (python's "1e-05") get one ("1.0e-05"), which LLVM's lexer requires
+std::string fix_float_literals(const std::string& src);
 
 // the time spent in each stage of one compile, in milliseconds
 struct CompileTiming {

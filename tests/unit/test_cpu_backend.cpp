@@ -18,6 +18,7 @@
 #include "backends/interp/interp.h"
 #include "lib/codegen/late/program.h"
 #include "lib/renderer/llvmir.h"
+#include "lib/tensor.h"
 #include "lib/uop/serialize.h"
 #include "tests/parity/cpu_bench_kernels.h"
 #include "tests/parity/cpu_helpers.h"
@@ -774,4 +775,20 @@ TEST(CPUUops, HandBuiltProgramsThroughLLVM) {
     }
   }
   EXPECT_GE(n, 3);
+}
+
+// float64 constants with a short python repr ("1e-05") render without a '.', which LLVM refuses; the compiler adds it
+TEST(CPUDevice, FloatLiteralsWithoutADotCompile) {
+  EXPECT_EQ(cpu::fix_float_literals("  %v3 = fadd double %v2, 1e-05\n  %v4 = fmul double -1e+100, %v3\n"),
+            "  %v3 = fadd double %v2, 1.0e-05\n  %v4 = fmul double -1.0e+100, %v3\n");
+  EXPECT_EQ(
+      cpu::fix_float_literals("  %v1e5 = add i32 %v0, 100\n  br label %loop_1e2\n  %x = fadd double 2.5e-07, 1.0\n"),
+      "  %v1e5 = add i32 %v0, 100\n  br label %loop_1e2\n  %x = fadd double 2.5e-07, 1.0\n");
+  cpu::register_device();
+  interp::register_device();  // host data arrives through the PYTHON device
+  Tensor x = Tensor::from_vector<double>({1.0, 2.0}, dtypes::float64, Arg("CPU"));
+  std::vector<double> got = (x * 1e-05 + 1e+100).to_vector<double>();
+  EXPECT_DOUBLE_EQ(got[0], 1e+100);
+  std::vector<double> small = (x * 1e-05).to_vector<double>();
+  EXPECT_DOUBLE_EQ(small[1], 2e-05);
 }
