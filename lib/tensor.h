@@ -45,6 +45,8 @@ UOp uop_clone(const UOp& u, const Arg& device = {});
 bool uop_is_virtual(const UOp& u);
 UOp uop_param_like(const UOp& u, int64_t slot);
 UOp uop_call(const UOp& body, std::span<const UOp> srcs, std::optional<std::string> name = std::nullopt);
+// mixin/op.py _getitem(indices, v) (in lib/mixin/op.cpp): self with the elements `indices` select replaced by v
+UOp uop_getitem_set(const UOp& self, const std::vector<Index>& indices, const UOp& v);
 // a PYTHON-device buffer holding `data` (host bytes of `dtype`), reshaped to shape and copied to `device`
 UOp uop_frompy(const std::vector<uint8_t>& data, const Shape& shape, DType dtype, const Arg& device = {});
 
@@ -229,6 +231,13 @@ class Tensor {
   Tensor getitem(const std::vector<Index>& idx) const;  // __getitem__ (a Tensor index goes as Index(t.uop()))
   Tensor operator[](const std::vector<Index>& idx) const { return getitem(idx); }
   Tensor operator[](int64_t i) const { return getitem({Index((long long)i)}); }
+  // __setitem__: t[indices] = v. A realized tensor is written in place (basic indices: assign into the view;
+  // tensor indices: assign the merged value); an unrealized float tensor (or any unrealized tensor with basic
+  // indices) is replaced by its _getitem(indices, v) form. v must have self's dtype (weak scalars are cast).
+  // Errors like the reference's: a weak self, a dtype mismatch, a tensor whose graph other live tensors still use.
+  void setitem(const std::vector<Index>& indices, const TOperand& v);
+  void setitem(const Tensor& index, const TOperand& v) { setitem({Index(index.uop())}, v); }
+  void setitem(int64_t i, const TOperand& v) { setitem({Index((long long)i)}, v); }
   Tensor cat(const std::vector<Tensor>& others, int64_t dim = 0) const;
   std::vector<Tensor> split(int64_t size, int64_t dim = 0) const;
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;

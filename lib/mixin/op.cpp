@@ -204,13 +204,57 @@ static UOp buffer_getitem(const UOp& self, const std::vector<Index>& indices) {
   return src.permute(perm).index(non_slice);
 }
 
-UOp UOp::getitem(const std::vector<Index>& indices) const {
-  auto as = addrspace();
-  if (!(!as || *as == AddrSpace::ALU || !device().is_none())) return buffer_getitem(*this, indices);
+// the end of _getitem with v: vb (the value in the indexed view's shape, tensor dims already merged) is un-strided,
+// flipped and padded back to self's shape, and replaces self where the per-dim masks select
+static UOp setitem_merge(const UOp& self, const std::vector<Parsed>& parsed, const std::vector<Parsed>& mops, UOp vb) {
+  Shape rs;
+  for (const Parsed& p : parsed)
+    if (p.kind != 1) rs.push_back(p.collapse ? sint(1) : p.size);
+  vb = vb.reshape(rs);
+  std::vector<UOp> per_dim;
+  std::vector<int64_t> flips;
+  PadArg pads;
+  for (size_t d = 0; d < mops.size(); d++) {
+    const Parsed& m = mops[d];
+    if (!m.b0.is_int() || !m.b1.is_int() || !m.stride.is_int() || !self.shape()[d].is_int())
+      throw Error("setitem: symbolic indices are not supported");
+    pyint s = m.b0.i(), e = m.b1.i(), st = m.stride.i() < 0 ? -m.stride.i() : m.stride.i(), n = self.shape()[d].i();
+    if (st != 1 && resolve(s_gt(vb.shape()[d], 1), false)) {  // un-stride: interleave with zeros
+      vb = vb.unsqueeze((int64_t)d + 1);
+      OptShape pt;
+      for (int64_t j = 0; j < vb.ndim(); j++)
+        pt.push_back(j == (int64_t)d + 1 ? std::optional<sint>(sint(st)) : std::nullopt);
+      vb = vb.pad_to(pt);
+      Shape ns = slice(vb.shape(), 0, (int64_t)d);
+      ns.push_back(vb.shape()[d] * vb.shape()[d + 1]);
+      for (const sint& x : slice(vb.shape(), (int64_t)d + 2, INT64_MAX)) ns.push_back(x);
+      vb = vb.reshape(ns);
+      OptShape sh;
+      for (int64_t j = 0; j < self.ndim(); j++)
+        sh.push_back(j == (int64_t)d ? std::optional<sint>(sint(e - s)) : std::nullopt);
+      vb = vb.shrink_to(sh);
+    }
+    Shape ishape(self.shape().size(), sint(1));
+    ishape[d] = sint(n);
+    UOp idx = UOp::arange(PyConst(n)).reshape(ishape);
+    UOp phase = m.stride.i() < 0 ? idx.sub(e - 1, true) : idx.sub(s);
+    per_dim.push_back(idx.ge(s).bitwise_and(idx.lt(e)).bitwise_and(phase.mod(st).eq(0)));
+    if (m.stride.i() < 0) flips.push_back((int64_t)d);
+    pads.push_back(OptPair(sint(s), sint(n - e)));
+  }
+  vb = vb.flip(flips).pad(pads);
+  UOp cond = per_dim.empty() ? UOp::const_(PyConst(true)) : UOp::uprod_of(per_dim);
+  return cond.where(vb, self);
+}
+
+// _getitem(indices, v): without v (null) the indexed view (__getitem__); with v, self with the indexed elements
+// replaced by v (the value __setitem__ assigns or replaces)
+static UOp getitem_impl(const UOp& self, const std::vector<Index>& indices, const UOp& v) {
   std::vector<Parsed> parsed;
   int64_t dim = 0;
-  for (const Index& index : normalize_indices(*this, indices)) {
-    sint size = index.kind == Index::Kind::None ? sint(1) : shape()[norm_index(dim, shape().size(), "getitem")];
+  for (const Index& index : normalize_indices(self, indices)) {
+    sint size =
+        index.kind == Index::Kind::None ? sint(1) : self.shape()[norm_index(dim, self.shape().size(), "getitem")];
     Parsed p;
     if (is_adv(index)) {
       if (!dtypes::is_int(index.tensor.dtype()))
@@ -229,7 +273,7 @@ UOp UOp::getitem(const std::vector<Index>& indices) const {
   std::vector<Parsed> mops, x_dims;
   for (const Parsed& p : parsed)
     if (p.kind != 1) mops.push_back(p);
-  UOp x = apply_view_ops(*this, mops);
+  UOp x = apply_view_ops(self, mops);
   Shape xs;
   for (const Parsed& p : parsed)
     if (!p.collapse) x_dims.push_back(p), xs.push_back(p.size);
@@ -239,21 +283,21 @@ UOp UOp::getitem(const std::vector<Index>& indices) const {
   std::vector<UOp> tensors;
   for (size_t d = 0; d < x_dims.size(); d++)
     if (x_dims[d].kind == 2) dims.push_back((int64_t)d), tensors.push_back(x_dims[d].tensor);
-  if (dims.empty()) return x;
+  if (dims.empty()) return v ? setitem_merge(self, parsed, mops, v.broadcast_to(x.shape())) : x;  // basic get/setitem
   std::vector<Shape> tshapes;
   for (const UOp& t : tensors) tshapes.push_back(t.shape());
   Shape big_shape = broadcast_shape(tshapes);
   bool consecutive = dims == range_vec(dims[0], dims[0] + (int64_t)dims.size());
   Shape ishp;
   for (int64_t d : dims) ishp.push_back(x.shape()[d]);
-  if (dims.size() > 1 && consecutive && all_int(ishp)) {
+  if (!v && dims.size() > 1 && consecutive && all_int(ishp)) {
     // consecutive tensor indices with int shapes: linear indexing instead of one-hot masks
     std::vector<UOp> terms, valids;
     for (size_t i = 0; i < dims.size(); i++) {
       terms.push_back(tensors[i].mul(sprod(slice(ishp, (int64_t)i + 1, INT64_MAX))));
       valids.push_back(tensors[i].ge(0).bitwise_and(tensors[i].lt(ishp[i])));
     }
-    UOp linear_idx = usum_of(terms), valid = uprod_of(valids);
+    UOp linear_idx = UOp::usum_of(terms), valid = UOp::uprod_of(valids);
     Shape pre = slice(x.shape(), 0, dims[0]), post = slice(x.shape(), dims.back() + 1, INT64_MAX);
     std::vector<Index> sub(pre.size(), Index::slice());
     sub.push_back(Index(valid.where(linear_idx, 0)));
@@ -273,19 +317,38 @@ UOp UOp::getitem(const std::vector<Index>& indices) const {
     }
     masks.push_back(i.one_hot_along_dim(x.shape()[dims[k]], dims[k] - x.ndim()));
   }
-  UOp mask = uprod_of(masks);
+  UOp mask = UOp::uprod_of(masks);
   Shape reshape_arg = concat(concat(slice(x.shape(), 0, dims[0]), Shape(big_shape.size(), sint(1))),
                              slice(x.shape(), dims[0], INT64_MAX));
   std::vector<int64_t> sum_axis;
   for (int64_t d : dims) sum_axis.push_back(d + (int64_t)big_shape.size());
+  UOp x_pre = x;  // the collapsed shape, for advanced setitem
   x = mask.where(x.reshape(reshape_arg), 0).sum(sum_axis, false, x.dtype());
-  if (dims[0] != 0 && dims.size() != 1 && dims != range_vec(dims[0], dims.back() + 1)) {
+  bool permuted = dims[0] != 0 && dims.size() != 1 && dims != range_vec(dims[0], dims.back() + 1);
+  if (permuted) {
     std::vector<int64_t> perm = range_vec(dims[0], dims[0] + (int64_t)big_shape.size());
     for (int64_t i = 0; i < dims[0]; i++) perm.push_back(i);
     for (int64_t i = dims[0] + (int64_t)big_shape.size(); i < x.ndim(); i++) perm.push_back(i);
-    x = x.permute(perm);
+    x = x.permute(perm), mask = mask.permute(perm);
   }
-  return x;
+  if (!v) return x;  // advanced getitem
+  // advanced setitem: resolve the tensor dims in the collapsed space, then the basic setitem path
+  UOp vb = v.broadcast_to(broadcast_shape({x.shape(), v.shape()}));
+  for (int64_t d : sum_axis) vb = vb.unsqueeze(d);  // add back the dims the sum reduced
+  int64_t start = permuted ? 0 : dims[0];
+  return setitem_merge(self, parsed, mops,
+                       x_pre.masked_merge(vb, mask, range_vec(start, start + (int64_t)big_shape.size())));
+}
+
+UOp UOp::getitem(const std::vector<Index>& indices) const {
+  auto as = addrspace();
+  if (!(!as || *as == AddrSpace::ALU || !device().is_none())) return buffer_getitem(*this, indices);
+  return getitem_impl(*this, indices, UOp());
+}
+
+UOp uop_getitem_set(const UOp& self, const std::vector<Index>& indices, const UOp& v) {
+  if (!v) throw Error("setitem: no value");
+  return getitem_impl(self, indices, v);
 }
 
 // ************************* creation *************************
