@@ -394,6 +394,35 @@ std::vector<GradCase> matmul_movement_cases() {
       {"unfold", {{{7}}}, F(x[0].unfold(0, 3, 2))},
       {"triu", {{{3, 4}}}, F(x[0].triu(1))},
       {"diagonal", {{{3, 4}}}, F(x[0].diagonal())},
+      // setitem into an unrealized float tensor replaces it with _getitem(indices, v): gradients reach self and v
+      {"setitem_basic",
+       {{{3, 4}}, {{2, 4}}},
+       [](const std::vector<Tensor>& x) {
+         Tensor t = x[0] * 2;
+         t.setitem({Index::slice(1, 3)}, x[1]);
+         return t;
+       }},
+      {"setitem_step_flip_broadcast",
+       {{{4, 4}}, {{4}}},
+       [](const std::vector<Tensor>& x) {
+         Tensor t = x[0] * 2;
+         t.setitem({Index::slice(std::nullopt, std::nullopt, 2), Index::slice(std::nullopt, std::nullopt, -1)}, x[1]);
+         return t;
+       }},
+      {"setitem_advanced",
+       {{{4, 3}}, {{2, 3}}},
+       [](const std::vector<Tensor>& x) {
+         Tensor t = x[0] * 2;
+         t.setitem(ints({0, 2}, {2}), x[1]);
+         return t;
+       }},
+      {"setitem_scalar",
+       {{{3, 4}}},
+       [](const std::vector<Tensor>& x) {
+         Tensor t = x[0] * 2;
+         t.setitem({Index(1), Index(2)}, 0.5);
+         return t;
+       }},
       {"repeat_interleave", {{{2, 3}}}, F(x[0].repeat_interleave(2, 1))},
   };
 }
