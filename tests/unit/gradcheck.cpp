@@ -44,7 +44,8 @@ struct GradCase {
   Fn f;
   double rtol = 1e-6, atol = 1e-7, eps = 1e-6;
   bool training = false;
-  const char* dev = nullptr;  // the device (DEV) the case runs on, CPU by default
+  const char* dev = nullptr;      // the device (DEV) the case runs on, CPU by default
+  DType dtype = dtypes::float64;  // of the inputs
 };
 
 // DEV=dev for a scope (the default device is read from DEV whenever a tensor is made)
@@ -137,7 +138,8 @@ std::vector<std::vector<double>> gen_inputs(const GradCase& c) {
 
 std::vector<Tensor> make_inputs(const GradCase& c, const std::vector<std::vector<double>>& vals) {
   std::vector<Tensor> ts;
-  for (size_t i = 0; i < c.in.size(); i++) ts.push_back(Tensor::from_vector(vals[i]).reshape(to_shape(c.in[i].shape)));
+  for (size_t i = 0; i < c.in.size(); i++)
+    ts.push_back(Tensor::from_vector(vals[i], c.dtype).reshape(to_shape(c.in[i].shape)));
   return ts;
 }
 
@@ -628,11 +630,62 @@ std::vector<GradCase> layer_cases() {
        }},
   };
 }
+
+// float32, the dtype training runs in (beautiful_mnist's pieces): eps 1e-2 and 1e-2 relative tolerances, which still
+// fail on gradients that are off by a few percent
+std::vector<GradCase> float32_cases() {
+  const double r = 1e-2, a = 3e-3, e = 1e-2;
+  auto f32 = [](GradCase c) {
+    c.dtype = dtypes::float32;
+    return c;
+  };
+  return {
+      f32({"f32_matmul_relu", {{{3, 4}}, {{4, 2}, Gen::Away}}, F((x[0].matmul(x[1]) + 0.05).relu()), r, a, e}),
+      f32({"f32_conv2d_bias",
+           {{{1, 2, 4, 4}}, {{2, 2, 3, 3}}, {{2}}},
+           F(x[0].conv2d(x[1], x[2], 1, 1, 1, 1)),
+           r,
+           a,
+           e}),
+      f32({"f32_max_pool2d", {{{1, 2, 4, 4}, Gen::Distinct}}, F(x[0].max_pool2d()), r, a, e}),
+      f32({"f32_sparse_categorical_crossentropy",
+           {{{4, 5}}},
+           F((x[0] * 2).sparse_categorical_crossentropy(ints({1, 0, 4, 2}, {4}))),
+           r,
+           a,
+           e}),
+      f32({"f32_nn_BatchNorm_training",
+           {{{3, 2, 2, 2}}, {{2}}, {{2}}},
+           [](const std::vector<Tensor>& x) {
+             nn::BatchNorm l(2);
+             l.weight = x[1], l.bias = x[2];
+             return l(x[0]);
+           },
+           r,
+           a,
+           e,
+           true}),
+      // beautiful_mnist in small: conv, relu, BatchNorm (training), max_pool, linear, sparse categorical cross-entropy
+      f32({"f32_mnist_like_model",
+           {{{2, 1, 6, 6}}, {{2, 1, 3, 3}}, {{2}}, {{3, 8}}},
+           [](const std::vector<Tensor>& x) {
+             nn::BatchNorm bn(2);
+             Tensor h = bn(x[0].conv2d(x[1], x[2]).relu()).max_pool2d().flatten(1);
+             return h.linear(x[3].T()).sparse_categorical_crossentropy(ints({2, 0}, {2}));
+           },
+           r,
+           a,
+           e,
+           true}),
+  };
+}
+
 #undef F
 
 std::vector<GradCase> all_cases() {
   std::vector<GradCase> all;
-  for (auto* f : {elementwise_cases, activation_cases, reduce_cases, matmul_movement_cases, nn_op_cases, layer_cases})
+  for (auto* f : {elementwise_cases, activation_cases, reduce_cases, matmul_movement_cases, nn_op_cases, layer_cases,
+                  float32_cases})
     for (GradCase& c : f()) all.push_back(std::move(c));
   return all;
 }
