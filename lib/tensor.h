@@ -238,6 +238,11 @@ class Tensor {
   void setitem(const std::vector<Index>& indices, const TOperand& v);
   void setitem(const Tensor& index, const TOperand& v) { setitem({Index(index.uop())}, v); }
   void setitem(int64_t i, const TOperand& v) { setitem({Index((long long)i)}, v); }
+  // __iadd__ and friends: self.assign(self op x), so a view of a realized buffer writes into the buffer
+  Tensor& operator+=(const TOperand& x) { return assign(add(x)); }
+  Tensor& operator-=(const TOperand& x) { return assign(sub(x)); }
+  Tensor& operator*=(const TOperand& x) { return assign(mul(x)); }
+  Tensor& operator/=(const TOperand& x) { return assign(div(x)); }
   Tensor cat(const std::vector<Tensor>& others, int64_t dim = 0) const;
   std::vector<Tensor> split(int64_t size, int64_t dim = 0) const;
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;

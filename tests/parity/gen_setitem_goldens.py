@@ -55,6 +55,8 @@ def p_iadd_view():
   t = data(4, 2); t[1:3] += 1; return [t]
 def p_isub_view_unrealized():
   t = data(3, 2) * 1; t[0] -= 10; return [t]
+def p_inplace_ops():
+  t = data(3); u = t; t += 1; t *= 2; t -= Tensor([1., 1., 1.]); t /= 4; return [t, u]
 def p_err_weak():
   t = Tensor(2.0); t[None] = 1.0; return [t]
 def p_err_dtype():

@@ -167,7 +167,7 @@ std::vector<std::pair<std::string, Program>> programs() {
          Tensor t = data({4, 2});
          std::vector<Index> idx{S(1, 3)};
          Tensor v = t.getitem(idx);
-         v.assign(v + 1);
+         v += 1;
          t.setitem(idx, v);
          return std::vector{t};
        }},
@@ -175,9 +175,19 @@ std::vector<std::pair<std::string, Program>> programs() {
        [] {
          Tensor t = data({3, 2}) * 1;
          Tensor v = t[0];
-         v.assign(v - 10);
+         v -= 10;
          t.setitem(0, v);
          return std::vector{t};
+       }},
+      {"inplace_ops",
+       [] {
+         Tensor t = data({3});
+         Tensor u = t;
+         t += 1;
+         t *= 2;
+         t -= floats({1, 1, 1});
+         t /= 4;
+         return std::vector{t, u};
        }},
       {"err_weak",
        [] {
