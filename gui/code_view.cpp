@@ -188,7 +188,12 @@ void CodeView::load() {
   if (prg && m != Graphs) {
     title_->setText(kernel_summary(t, *prg));
     hl_->setDocument(m == Source ? text_->document() : nullptr);
-    set_text(QString::fromStdString(m == Source ? prg->source : prg->uops));
+    try {
+      auto [source, uops] = t.program_text(prg->id);  // not kept in memory: 6 MB on a training run
+      set_text(QString::fromStdString(m == Source ? source : uops));
+    } catch (const std::exception& e) {
+      set_text(QString::fromStdString(e.what()));
+    }
     return;
   }
   hl_->setDocument(nullptr);

@@ -1,6 +1,8 @@
 #include "gui/frame_builder.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <unordered_set>
 
@@ -18,6 +20,17 @@ LayoutGraph FrameGraph::layout_graph() const {
   g.edges.reserve(edges.size());
   for (const GEdge& e : edges) g.edges.push_back({e.src, e.dst, e.port});
   return g;
+}
+
+size_t FrameGraph::bytes() const {
+  size_t b = sizeof(FrameGraph) + edges.size() * sizeof(GEdge) + before_text.size() + after_text.size();
+  for (const auto* v : {&nodes, &ghosts})
+    for (const GNode& n : *v) {
+      b += sizeof(GNode) + n.op.capacity();
+      for (const auto& l : n.lines) b += sizeof(std::string) + (l.size() > 15 ? l.capacity() : 0);
+    }
+  for (const auto& [id, inf] : info) b += 48 + sizeof(NodeInfo) + 8 * (inf.src.capacity() + inf.users.capacity());
+  return b + 8 * (added.size() + removed.size() + 2 * changed.size());
 }
 
 namespace {
@@ -128,7 +141,98 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
       frontier = std::move(next);
     }
   }
-  auto shown = [&](int64_t n) { return keep.empty() || keep.count(n); };
+  auto in_focus = [&](int64_t n) { return keep.empty() || keep.count(n); };
+
+  // Collapsing. A collapsed node c hides its sources subtree: every node below it, shared or not, except what must
+  // stay in sight: the match's replacement, the ends of one path from it up to the root, the replacement's sources
+  // (unless there are many), and the nodes above or below those. The placeholder feeds c and every drawn user of a
+  // hidden node (a shared subtree keeps its other users connected); nothing feeds it, so no cycles.
+  std::unordered_map<int64_t, size_t> pos;
+  for (size_t i = 0; i < order.size(); i++) pos[order[i]] = i;
+  int64_t after = fg->match && !fg->match->is_error ? fg->match->after : 0;
+  std::unordered_set<int64_t> open;
+  if (after && pos.count(after)) {
+    std::unordered_map<int64_t, int64_t> up{{after, 0}};
+    std::vector<int64_t> q{after};
+    for (size_t i = 0; i < q.size() && !up.count(fg->root); i++)
+      if (auto u = users.find(q[i]); u != users.end())
+        for (int64_t x : u->second)
+          if (up.emplace(x, q[i]).second) q.push_back(x);
+    // the path may be a chain of 500 rebuilt nodes: only its ends stay open, its middle may fold
+    std::vector<int64_t> chain;  // root first
+    for (int64_t n = up.count(fg->root) ? fg->root : after; n; n = up[n]) chain.push_back(n);
+    for (size_t i = 0; i < chain.size(); i++)
+      if (i < 3 || i + 6 >= chain.size()) open.insert(chain[i]);
+    open.insert(after);
+    if (t.node(after).src.size() <= 16)
+      for (int64_t s : t.node(after).src) open.insert(s);
+    // a folded const is drawn in its users' labels, and a widely shared leaf (a CONST True the match produced)
+    // would keep everything above it open: neither holds anything open
+    for (auto it = open.begin(); it != open.end();)
+      it = fold[*it] || (t.node(*it).src.empty() && users[*it].size() > 4) ? open.erase(it) : std::next(it);
+  }
+  std::unordered_set<int64_t> hidden;
+  std::unordered_map<int64_t, std::vector<int64_t>> hides;  // collapsed node -> what it hides
+  auto subtree = [&](int64_t c) {
+    std::vector<int64_t> desc;
+    std::unordered_set<int64_t> seen{c};
+    std::vector<int64_t> st(t.node(c).src.begin(), t.node(c).src.end());
+    while (!st.empty()) {
+      int64_t n = st.back();
+      st.pop_back();
+      if (!seen.insert(n).second || hidden.count(n) || !pos.count(n) || hides.count(n)) continue;
+      desc.push_back(n);
+      for (int64_t s : t.node(n).src) st.push_back(s);
+    }
+    std::sort(desc.begin(), desc.end(), [&](int64_t a, int64_t b) { return pos[a] < pos[b]; });  // sources first
+    std::unordered_set<int64_t> in(desc.begin(), desc.end()), reach, below;
+    for (int64_t n : desc) {  // reaches an open node
+      bool r = open.count(n) > 0;
+      for (int64_t s : t.node(n).src) r = r || reach.count(s);
+      if (r) reach.insert(n);
+    }
+    for (auto it = desc.rbegin(); it != desc.rend(); ++it) {  // lies under the replacement
+      bool b = false;
+      for (int64_t u : users[*it]) b = b || ((in.count(u) || u == c) && ((u == after && open.count(u)) || below.count(u)));
+      if (b) below.insert(*it);
+    }
+    std::vector<int64_t> h;
+    for (int64_t n : desc)
+      if (!reach.count(n) && !below.count(n) && !opt.expanded.count(n)) h.push_back(n);
+    return h;
+  };
+  auto n_drawn = [&](const std::vector<int64_t>& h) {
+    size_t n = 0;
+    for (int64_t x : h) n += !fold[x] && in_focus(x);
+    return n;
+  };
+  auto collapse = [&](int64_t c, std::vector<int64_t> h, bool automatic) {
+    if (h.empty()) return;
+    hidden.insert(h.begin(), h.end());
+    hides[c] = std::move(h);
+    fg->collapsed.push_back(c);
+    if (automatic) fg->auto_collapsed.push_back(c);
+  };
+  for (auto it = order.rbegin(); it != order.rend(); ++it)  // top-down, so an outer collapse wins
+    if (opt.collapsed.count(*it) && !hidden.count(*it) && in_focus(*it)) collapse(*it, subtree(*it), false);
+  // a big graph: collapse top-down the first subtrees of at most half of what is drawn (then of any size), until
+  // about kAutoCollapseTarget nodes are left
+  size_t drawn = 0;
+  for (int64_t n : order) drawn += !fold[n] && in_focus(n) && !hidden.count(n);
+  if (opt.auto_collapse && keep.empty() && drawn > kAutoCollapseAbove)
+    for (int pass = 0; pass < 2 && drawn > kAutoCollapseTarget; pass++)
+      for (auto it = order.rbegin(); it != order.rend() && drawn > kAutoCollapseTarget; ++it) {
+        int64_t c = *it;
+        if (c == fg->root || fold[c] || hidden.count(c) || hides.count(c) || opt.expanded.count(c) ||
+            t.node(c).src.empty())
+          continue;
+        std::vector<int64_t> h = subtree(c);
+        size_t n = n_drawn(h);
+        if (n < kAutoCollapseMin || (pass == 0 && n > drawn / 2)) continue;
+        collapse(c, std::move(h), true);
+        drawn -= n - 1;
+      }
+  auto shown = [&](int64_t n) { return in_focus(n) && !hidden.count(n); };
 
   auto make_node = [&](int64_t n, NodeKey key) {
     const Node& node = t.node(n);
@@ -166,6 +270,24 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
       fg->nodes.push_back(make_node(n, {n, 0}));
     }
   }
+  // one placeholder under each collapsed node, counting what it hides
+  for (auto& [c, h] : hides) {
+    if (!index.count({c, 0})) continue;
+    GNode g;
+    g.key = {c, kPlaceholderVia};
+    g.op = "COLLAPSED";
+    g.hides = h.size();
+    g.lines = {"⋯ " + std::to_string(h.size()) + " nodes", "collapsed (C expands)"};
+    for (int64_t x : h) {
+      if (changed_new.count(x))
+        g.mark = Mark::changed;
+      else if (added.count(x) && g.mark == Mark::none)
+        g.mark = Mark::added;
+    }
+    size_node(g);
+    index[g.key] = (int)fg->nodes.size();
+    fg->nodes.push_back(std::move(g));
+  }
   for (const GNode& gn : fg->nodes) {
     if (gn.key.via) continue;
     int dst = index[gn.key];
@@ -179,16 +301,29 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
       fg->edges.push_back({it->second, dst, (int)i, 0, 1});
     }
   }
+  // a placeholder feeds its collapsed node and every drawn user of what it hides
+  for (auto& [c, h] : hides) {
+    auto pi = index.find({c, kPlaceholderVia});
+    if (pi == index.end()) continue;
+    std::unordered_set<int> to{index[{c, 0}]};
+    fg->edges.push_back({pi->second, index[{c, 0}], 0, 0, 1});
+    for (int64_t x : h)
+      for (int64_t u : users[x]) {
+        auto it = index.find({u, 0});
+        if (it != index.end() && !hidden.count(u) && to.insert(it->second).second)
+          fg->edges.push_back({pi->second, it->second, 0, 0, 1});
+      }
+  }
   // focus: the boundary says how much is hidden beyond it
   if (!keep.empty()) {
     for (GNode& g : fg->nodes) {
       if (g.key.via) continue;
-      size_t hidden = 0;
-      for (int64_t s : t.node(g.key.id).src) hidden += !fold[s] && !shown(s);
+      size_t n_hidden = 0;
+      for (int64_t s : t.node(g.key.id).src) n_hidden += !fold[s] && !in_focus(s);
       if (auto it = users.find(g.key.id); it != users.end())
-        for (int64_t u : it->second) hidden += !shown(u);
-      if (hidden) {
-        g.lines.push_back("⋯ " + std::to_string(hidden) + " hidden");
+        for (int64_t u : it->second) n_hidden += !in_focus(u);
+      if (n_hidden) {
+        g.lines.push_back("⋯ " + std::to_string(n_hidden) + " hidden");
         size_node(g);
       }
     }
@@ -217,8 +352,12 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
   ExprPrinter ep(t);
   auto add_info = [&](int64_t n) {
     NodeInfo inf;
-    inf.label = t.label(n);
-    inf.expr = ep.expr(n);
+    inf.text = fr.node_text(n, [&] {
+      auto nt = std::make_shared<NodeText>();
+      nt->label = t.label(n);
+      nt->expr = ep.expr(n);
+      return std::shared_ptr<const NodeText>(std::move(nt));
+    });
     inf.src = t.node(n).src;
     if (auto it = users.find(n); it != users.end()) inf.users = it->second;
     fg->info.emplace(n, std::move(inf));

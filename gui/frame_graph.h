@@ -2,9 +2,11 @@
 // widely shared leaves drawn once per use), the edges with their source ports, the rewrite-diff marks, and the text
 // the side panel shows. Plain data, built on a worker thread by frame_builder and never changed afterwards.
 #pragma once
+#include <climits>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -16,6 +18,9 @@ namespace tv {
 
 enum class Mark : uint8_t { none, added, changed };
 
+// the `via` of a placeholder's key: its key.id is the collapsed node it stands under
+constexpr int64_t kPlaceholderVia = INT64_MIN;
+
 struct GNode {
   NodeKey key;
   std::string op;
@@ -24,6 +29,8 @@ struct GNode {
   Mark mark = Mark::none;
   bool in_match = false;  // part of the subgraph the match put in (boxed)
   bool is_root = false;
+  size_t hides = 0;  // > 0: the placeholder of a collapsed node's sources (key {node, kPlaceholderVia}), hiding this
+                     // many nodes
   double w = 0, h = 0;  // size in scene pixels (label metrics)
 };
 
@@ -33,11 +40,19 @@ struct GEdge {
   int slot = 0, nslots = 1;  // position among the consumer's visible in-edges (for drawing the port)
 };
 
-// what the side panel shows for any node of the frame (including folded consts)
-struct NodeInfo {
+// a node's text: the same in every frame (ids are hash-consed content), so shared by all frames that show it
+struct NodeText {
   std::string label;  // Trace::label
   std::string expr;   // infix text of its sub-expression (bounded)
+};
+using NodeTextPtr = std::shared_ptr<const NodeText>;
+
+// what the side panel shows for any node of the frame (including folded consts)
+struct NodeInfo {
+  NodeTextPtr text;
   std::vector<int64_t> src, users;
+  const std::string& label() const { return text->label; }
+  const std::string& expr() const { return text->expr; }
 };
 
 struct FrameGraph {
@@ -57,8 +72,11 @@ struct FrameGraph {
   std::vector<int64_t> added, removed;  // StepReplay::delta ids (all, not only visible)
   std::vector<std::pair<int64_t, int64_t>> changed;
   std::string error;  // replay problem (rule error, cycle), shown in the window
+  std::vector<int64_t> collapsed;       // the nodes drawn collapsed (by the user, or automatically)
+  std::vector<int64_t> auto_collapsed;  // of those, the ones collapsed automatically (a big graph)
 
   LayoutGraph layout_graph() const;
+  size_t bytes() const;  // about what it holds (shared node texts not counted), for the frame cache's bound
 };
 
 struct FrameOptions {
@@ -67,7 +85,16 @@ struct FrameOptions {
   int focus_hops = 0;        // > 0: only the nodes this many edges from what the match put in (frame 0: from the
                              // node the first match rewrites); the others are counted on the boundary nodes. Every
                              // frame then gets a fresh layout (the drawn sets differ too much to keep places)
+  // Collapsing: a collapsed node's sources subtree (the nodes reachable only through it) is drawn as one placeholder
+  // that counts them. By UOp id, so it holds in every frame where the node exists.
+  std::set<int64_t> collapsed;  // collapsed by the user
+  std::set<int64_t> expanded;   // expanded by the user (auto-collapse leaves them open)
+  bool auto_collapse = true;    // a graph of more than kAutoCollapseAbove drawn nodes starts with subtrees collapsed
+  bool operator==(const FrameOptions&) const = default;
 };
+constexpr size_t kAutoCollapseAbove = 400;  // drawn nodes
+constexpr size_t kAutoCollapseTarget = 250;  // collapse until about this many are left
+constexpr size_t kAutoCollapseMin = 8;       // a subtree worth collapsing hides at least this many nodes
 
 using FrameGraphPtr = std::shared_ptr<const FrameGraph>;
 

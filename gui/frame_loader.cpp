@@ -33,7 +33,16 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 constexpr size_t kMaxChain = 64;         // derive a frame from a cached one at most this many frames away
-constexpr size_t kCacheNodes = 50'000;  // cached frames, counted in drawn nodes (1-2 KB each)
+constexpr size_t kCacheBytes = 24u << 20;  // cached frames, by what they hold (a 1,000-node frame: ~0.5 MB)
+
+size_t cost(const FrameResult& r) {
+  size_t b = sizeof(FrameResult) + r.graph->bytes() + r.ghost_pos.size() * sizeof(Pt) + r.ghost_shown.size();
+  if (r.layout) {
+    b += sizeof(Layout) + r.layout->pos.size() * sizeof(Pt);
+    for (const EdgePath& e : r.layout->edges) b += sizeof(EdgePath) + e.pts.capacity() * sizeof(Pt);
+  }
+  return b;
+}
 }  // namespace
 
 struct FrameLoader::Shared {
@@ -41,51 +50,49 @@ struct FrameLoader::Shared {
   std::atomic<int64_t> next_family{1};
   std::mutex m;
   using Key = std::pair<int64_t, size_t>;
-  std::map<Key, std::pair<FrameResultPtr, std::list<Key>::iterator>> cache;
+  struct Entry {
+    FrameResultPtr r;
+    std::list<Key>::iterator lru;
+    size_t bytes;
+  };
+  std::map<Key, Entry> cache;
   std::list<Key> lru;  // most recent first
-  size_t nodes = 0;
+  size_t bytes = 0;
   std::unordered_set<int64_t> slow_steps;  // Graphviz went over budget here: lay this step out simply
 
   FrameResultPtr get(int64_t step, size_t k) {
     std::lock_guard<std::mutex> l(m);
     auto it = cache.find({step, k});
     if (it == cache.end()) return nullptr;
-    lru.splice(lru.begin(), lru, it->second.second);
-    return it->second.first;
+    lru.splice(lru.begin(), lru, it->second.lru);
+    return it->second.r;
+  }
+  void erase_locked(std::map<Key, Entry>::iterator it) {
+    bytes -= it->second.bytes;
+    lru.erase(it->second.lru);
+    cache.erase(it);
   }
   void put(int64_t step, size_t k, FrameResultPtr r) {
+    size_t b = cost(*r);
     std::lock_guard<std::mutex> l(m);
     Key key{step, k};
-    if (auto it = cache.find(key); it != cache.end()) {
-      nodes -= it->second.first->graph->nodes.size();
-      lru.erase(it->second.second);
-      cache.erase(it);
-    }
+    if (auto it = cache.find(key); it != cache.end()) erase_locked(it);
     lru.push_front(key);
-    nodes += r->graph->nodes.size();
-    cache[key] = {std::move(r), lru.begin()};
-    while (nodes > kCacheNodes && lru.size() > 1) {
-      auto old = cache.find(lru.back());
-      nodes -= old->second.first->graph->nodes.size();
-      cache.erase(old);
-      lru.pop_back();
-    }
+    bytes += b;
+    cache[key] = {std::move(r), lru.begin(), b};
+    while (bytes > kCacheBytes && lru.size() > 1) erase_locked(cache.find(lru.back()));
   }
   void drop(int64_t step, size_t k) {
     std::lock_guard<std::mutex> l(m);
-    if (auto it = cache.find({step, k}); it != cache.end()) {
-      nodes -= it->second.first->graph->nodes.size();
-      lru.erase(it->second.second);
-      cache.erase(it);
-    }
+    if (auto it = cache.find({step, k}); it != cache.end()) erase_locked(it);
   }
   // the cached frame of this step closest to k (within kMaxChain), preferring earlier frames
   std::optional<std::pair<size_t, FrameResultPtr>> nearest(int64_t step, size_t k) {
     std::lock_guard<std::mutex> l(m);
     for (size_t d = 1; d <= kMaxChain; d++) {
       if (k >= d)
-        if (auto it = cache.find({step, k - d}); it != cache.end()) return std::make_pair(k - d, it->second.first);
-      if (auto it = cache.find({step, k + d}); it != cache.end()) return std::make_pair(k + d, it->second.first);
+        if (auto it = cache.find({step, k - d}); it != cache.end()) return std::make_pair(k - d, it->second.r);
+      if (auto it = cache.find({step, k + d}); it != cache.end()) return std::make_pair(k + d, it->second.r);
     }
     return std::nullopt;
   }
@@ -100,7 +107,7 @@ struct FrameLoader::Shared {
   void clear() {
     std::lock_guard<std::mutex> l(m);
     cache.clear(), lru.clear(), slow_steps.clear();
-    nodes = 0;
+    bytes = 0;
   }
 
   // ghosts of frame k stand where frame k-1 (same coordinates) had them

@@ -1,7 +1,9 @@
 #include "gui/graph_view.h"
 
 #include <QHBoxLayout>
+#include <QContextMenuEvent>
 #include <QKeyEvent>
+#include <QMenu>
 #include <QLabel>
 #include <QPainter>
 #include <QProgressBar>
@@ -10,6 +12,7 @@
 #include <QTimer>
 #include <QWheelEvent>
 #include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -106,9 +109,10 @@ void GraphView::paintEvent(QPaintEvent* e) {
   auto t0 = std::chrono::steady_clock::now();
   QGraphicsView::paintEvent(e);
   if (std::getenv("TINYVIZ_TIMING"))
-    std::fprintf(stderr, "tinyviz: graph paint %.1f ms zoom %.2f items %d of %d\n",
-                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(), zoom(),
-                 (int)items(viewport()->rect()).size(), (int)scene()->items().size());
+    std::fprintf(stderr, "tinyviz: graph paint %.1f ms (frame %zu, zoom %.2f, %d of %d items)\n",
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
+                 frame_ ? frame_->graph->frame : 0, zoom(), (int)items(viewport()->rect()).size(),
+                 (int)scene()->items().size());
 }
 
 void GraphView::show_message(const QString& text) {
@@ -315,17 +319,46 @@ void GraphView::mouseMoveEvent(QMouseEvent* e) {
   QGraphicsView::mouseMoveEvent(e);
 }
 
+NodeItem* GraphView::node_at(QPoint pos) const {
+  NodeItem* hit = nullptr;
+  for (QGraphicsItem* it : items(pos))
+    if (it->type() == NodeItem::Type) {
+      auto* n = static_cast<NodeItem*>(it);
+      if (!hit || (hit->ghost() && !n->ghost())) hit = n;
+    }
+  return hit;
+}
+
+bool GraphView::is_collapsed(int64_t id) const {
+  if (!frame_) return false;
+  const auto& c = frame_->graph->collapsed;
+  return std::find(c.begin(), c.end(), id) != c.end();
+}
+
+void GraphView::contextMenuEvent(QContextMenuEvent* e) {
+  NodeItem* hit = node_at(e->pos());
+  QMenu menu(this);
+  if (hit && !hit->ghost()) {
+    int64_t id = hit->node().key.id;
+    select_node(id);
+    emit node_clicked(id);
+    bool collapsed = is_collapsed(id);
+    QAction* a = menu.addAction(collapsed ? tr("Expand the sources (C)") : tr("Collapse the sources (C)"));
+    a->setEnabled(collapsed || !frame_->graph->info.count(id) || !frame_->graph->info.at(id).src.empty());
+    connect(a, &QAction::triggered, this, [this, id] { emit collapse_requested(id); });
+  }
+  if (frame_ && !frame_->graph->collapsed.empty())
+    connect(menu.addAction(tr("Expand everything (%1 collapsed)").arg(frame_->graph->collapsed.size())),
+            &QAction::triggered, this, &GraphView::expand_all_requested);
+  if (!menu.isEmpty()) menu.exec(e->globalPos());
+}
+
 void GraphView::mouseReleaseEvent(QMouseEvent* e) {
   if (!pressed_) return QGraphicsView::mouseReleaseEvent(e);
   pressed_ = false;
   viewport()->unsetCursor();
   if (panning_) return;
-  NodeItem* hit = nullptr;
-  for (QGraphicsItem* it : items(e->pos()))
-    if (it->type() == NodeItem::Type) {
-      auto* n = static_cast<NodeItem*>(it);
-      if (!hit || (hit->ghost() && !n->ghost())) hit = n;
-    }
+  NodeItem* hit = node_at(e->pos());
   int64_t id = hit ? hit->node().key.id : 0;
   found_.clear();
   select_node(id);
@@ -351,6 +384,12 @@ void GraphView::keyPressEvent(QKeyEvent* e) {
     case Qt::Key_0:
       setTransform(QTransform());
       return;
+    case Qt::Key_C:
+      if (selected_ && !(e->modifiers() & (Qt::ControlModifier | Qt::AltModifier))) {
+        emit collapse_requested(selected_);
+        return;
+      }
+      break;
     default:
       break;
   }
@@ -387,9 +426,12 @@ void GraphView::drawForeground(QPainter* p, const QRectF&) {
       p->drawText(x + 22, y + 12, it.t);
       x += 30 + fm.horizontalAdvance(it.t);
     }
-    QString info = QString("%1 nodes · %2 drawn · %3 %4 ms")
-                       .arg(frame_->graph->n_uops)
-                       .arg(frame_->graph->nodes.size())
+    const FrameGraph& g = *frame_->graph;
+    QString info = QString("%1 nodes · %2 drawn%3 · %4 %5 ms")
+                       .arg(g.n_uops)
+                       .arg(g.nodes.size())
+                       .arg(g.collapsed.empty() ? QString()
+                                                : QString(" · %1 collapsed (C, Shift+C: expand)").arg(g.collapsed.size()))
                        .arg(QString::fromStdString(frame_->layout->engine))
                        .arg(frame_->layout->ms, 0, 'f', 1);
     p->setPen(QColor(0x80, 0x84, 0x98));

@@ -36,11 +36,15 @@ class GraphView : public QGraphicsView {
   const std::vector<NodeItem*>& node_items() const { return nodes_; }
   const std::vector<NodeItem*>& ghost_items() const { return ghosts_; }
   QPoint node_viewport_pos(int index) const;
+  NodeItem* node_at(QPoint viewport_pos) const;  // the drawn node there (a node over a ghost), or null
+  bool is_collapsed(int64_t id) const;            // drawn with its sources collapsed in the current frame
 
  signals:
   void node_clicked(qint64 id);  // 0: the background
   void nav_key(int key);         // arrow keys: the main window steps through steps and matches
   void cancel_requested();
+  void collapse_requested(qint64 id);  // collapse the node's sources, or expand them when it is collapsed
+  void expand_all_requested();
 
  protected:
   void wheelEvent(QWheelEvent* e) override;
@@ -51,6 +55,7 @@ class GraphView : public QGraphicsView {
   void drawForeground(QPainter* p, const QRectF& rect) override;
   void resizeEvent(QResizeEvent* e) override;
   void paintEvent(QPaintEvent* e) override;
+  void contextMenuEvent(QContextMenuEvent* e) override;
 
  private:
   void apply_highlight();

@@ -156,6 +156,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(graph_, &GraphView::nav_key, this, &MainWindow::navigate);
   connect(graph_, &GraphView::cancel_requested, loader_, &FrameLoader::cancel_layout);
   connect(graph_, &GraphView::node_clicked, this, [this](qint64 id) { panel_->show_node(graph_->frame(), id); });
+  connect(graph_, &GraphView::collapse_requested, this, [this](qint64 id) { toggle_collapse(id); });
+  connect(graph_, &GraphView::expand_all_requested, this, &MainWindow::expand_all);
   connect(loader_, &FrameLoader::frame_ready, this, &MainWindow::on_frame);
   connect(loader_, &FrameLoader::progress, graph_, &GraphView::set_progress);
   connect(loader_, &FrameLoader::frame_failed, this, [this](qint64 step, qulonglong frame, QString msg) {
@@ -213,15 +215,20 @@ QWidget* MainWindow::build_graph_tab() {
   focus_box_->setToolTip(
       tr("Draw only the nodes within this many edges of what the match touched (on frame 0: of the "
          "node the first match rewrites); boundary nodes count what is hidden"));
+  auto_collapse_box_ = new QCheckBox(tr("Collapse big graphs"), bar);
+  auto_collapse_box_->setChecked(true);
+  auto_collapse_box_->setToolTip(tr("A graph of more than %1 drawn nodes starts with its biggest private subtrees "
+                                    "collapsed (what the match changed stays open). C or the context menu collapses "
+                                    "or expands a node's sources")
+                                     .arg(kAutoCollapseAbove));
   auto apply = [this] {
-    loader_->set_options({fold_box_->isChecked(), split_box_->isChecked(), focus_box_->currentData().toInt()});
-    if (sel_.step || sel_.context) {
-      Selection s = sel_;
-      sel_ = {};
-      select(s, false);
-    }
+    FrameOptions o = loader_->options();
+    o.fold_consts = fold_box_->isChecked(), o.split_leaves = split_box_->isChecked();
+    o.focus_hops = focus_box_->currentData().toInt();
+    o.auto_collapse = auto_collapse_box_->isChecked();
+    set_frame_options(o);
   };
-  for (QCheckBox* c : {fold_box_, split_box_}) {
+  for (QCheckBox* c : {fold_box_, split_box_, auto_collapse_box_}) {
     bl->addWidget(c);
     connect(c, &QCheckBox::toggled, this, apply);
   }
@@ -244,6 +251,39 @@ QWidget* MainWindow::build_graph_tab() {
   return w;
 }
 
+void MainWindow::set_frame_options(const FrameOptions& o) {
+  if (o == loader_->options()) return;
+  loader_->set_options(o);
+  if (sel_.step || sel_.context) {
+    Selection s = sel_;
+    sel_ = {};
+    select(s, false);
+  }
+}
+
+void MainWindow::toggle_collapse(int64_t id) {
+  if (!id) return;
+  FrameOptions o = loader_->options();
+  if (graph_->is_collapsed(id)) {
+    o.collapsed.erase(id);
+    o.expanded.insert(id);
+    status_frame_->setText(tr("Expanded the sources of node %1").arg(id));
+  } else {
+    o.expanded.erase(id);
+    o.collapsed.insert(id);
+    status_frame_->setText(tr("Collapsed the sources of node %1 (C expands them)").arg(id));
+  }
+  set_frame_options(o);
+}
+
+void MainWindow::expand_all() {
+  FrameOptions o = loader_->options();
+  o.collapsed.clear();
+  if (graph_->frame())
+    for (int64_t id : graph_->frame()->graph->auto_collapsed) o.expanded.insert(id);
+  set_frame_options(o);
+}
+
 void MainWindow::build_menus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("&Open…"), QKeySequence::Open, this, [this] {
@@ -263,6 +303,9 @@ void MainWindow::build_menus() {
   view->addAction(tr("Zoom &out"), QKeySequence::ZoomOut, this, [this] { graph_->zoom_by(0.8); });
   view->addAction(tr("&Relayout with Graphviz"), QKeySequence(Qt::Key_R), this, [this] { loader_->relayout(); });
   view->addAction(tr("&Cancel layout"), QKeySequence(Qt::Key_Escape), this, [this] { loader_->cancel_layout(); });
+  view->addAction(tr("C&ollapse / expand the selected node's sources"), QKeySequence(Qt::Key_C), this,
+                  [this] { toggle_collapse(graph_->selected_node()); });
+  view->addAction(tr("E&xpand everything"), QKeySequence(Qt::SHIFT | Qt::Key_C), this, &MainWindow::expand_all);
   view->addSeparator();
   view->addAction(tr("&Search the tree"), QKeySequence::Find, this, [this] {
     search_->setFocus();
@@ -293,7 +336,8 @@ void MainWindow::build_menus() {
         this, tr("tinyviz keys"),
         tr("Up / Down\tprevious / next step\nLeft / Right\tprevious / next match (frame)\nEnter\texpand / collapse\n"
            "F\tfit the graph\nWheel, + / -\tzoom\nDrag\tpan\nClick a node\tits sources (blue) and users (orange)\n"
-           "R\trelayout with Graphviz\nEsc\tstop waiting for Graphviz\nAlt+Left / Right\tback / forward\n"
+           "R\trelayout with Graphviz\nEsc\tstop waiting for Graphviz\n"
+           "C\tcollapse / expand the selected node's sources\nShift+C\texpand everything\nAlt+Left / Right\tback / forward\n"
            "Ctrl+F\tsearch the tree\nCtrl+Shift+F\tfind a node in the graph\nF5\treload the trace\n"
            "Ctrl+1..4\tGraph, Stats, Timeline, Code"));
   });

@@ -46,6 +46,9 @@ class MainWindow : public QMainWindow {
   void back();
   void forward();
   void show_tab(Tab t);
+  void toggle_collapse(int64_t id);  // collapse a drawn node's sources into a placeholder, or expand them
+  void expand_all();                 // every collapsed node of the frame, the automatic ones too
+  void set_frame_options(const FrameOptions& o);  // redraws the selection with them
   bool idle() const;  // no frame, statistics or code still loading (screenshots wait for this)
   void set_first_frame_clock(std::chrono::steady_clock::time_point t0) { launch_ = t0, first_frame_done_ = false; }
   double last_frame_ms() const { return last_frame_ms_; }  // request -> drawn, of the last frame
@@ -63,6 +66,7 @@ class MainWindow : public QMainWindow {
   FrameLoader* loader() const { return loader_; }
   QLineEdit* search_box() const { return search_; }
   QComboBox* focus_box() const { return focus_box_; }
+  QCheckBox* auto_collapse_box() const { return auto_collapse_box_; }
   const SessionPtr& session() const { return session_; }
 
  signals:
@@ -112,6 +116,7 @@ class MainWindow : public QMainWindow {
   QLineEdit* graph_find_;
   QCheckBox* fold_box_;
   QCheckBox* split_box_;
+  QCheckBox* auto_collapse_box_;
   QComboBox* focus_box_;
   QLabel* status_trace_;
   QLabel* status_frame_;

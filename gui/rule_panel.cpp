@@ -170,13 +170,13 @@ void RulePanel::show_node(const FrameResultPtr& r, int64_t id) {
   auto first_line = [&](int64_t n) {
     auto f = g.info.find(n);
     if (f == g.info.end()) return QString::number(n);
-    std::string l = f->second.label;
+    std::string l = f->second.label();
     for (char& c : l)
       if (c == '\n') c = ' ';
     return QString::number(n) + "  " + esc(l);
   };
-  QString h = "<h4>" + tr("Node %1").arg(id) + "</h4>" + pre(inf.label) + "<p class='k'>" + tr("expression") + "</p>" +
-              pre(inf.expr) + "<p class='k'>" + tr("sources") + "</p><pre>";
+  QString h = "<h4>" + tr("Node %1").arg(id) + "</h4>" + pre(inf.label()) + "<p class='k'>" + tr("expression") + "</p>" +
+              pre(inf.expr()) + "<p class='k'>" + tr("sources") + "</p><pre>";
   for (size_t i = 0; i < inf.src.size(); i++) h += QString("[%1] ").arg(i) + first_line(inf.src[i]) + "\n";
   h += "</pre><p class='k'>" + tr("users") + "</p><pre>";
   for (int64_t u : inf.users) h += first_line(u) + "\n";

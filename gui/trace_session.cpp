@@ -10,7 +10,7 @@ using namespace tg::viz;
 std::shared_ptr<TraceSession> TraceSession::open(const std::string& path) {
   std::shared_ptr<TraceSession> s(new TraceSession());
   s->path_ = path;
-  s->ui_ = Trace::open(path);
+  s->ui_ = Trace::open(path, false);  // kernel sources are read when shown
   s->rules_ = s->ui_->rules();
   for (size_t i = 0; i < s->rules_.size(); i++) s->rule_index_[s->rules_[i].id] = i;
   int64_t t0 = INT64_MAX;
@@ -27,7 +27,7 @@ const RuleRow* TraceSession::rule(int64_t id) const {
 }
 
 void TraceSession::ensure(std::unique_ptr<Trace>& t) {
-  if (!t) t = Trace::open(path_);
+  if (!t) t = Trace::open(path_, false);
 }
 
 StepReplay& TraceSession::Frames::replay(int64_t step) {

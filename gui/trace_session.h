@@ -14,6 +14,8 @@
 
 namespace tv {
 
+struct NodeText;
+
 class TraceSession {
  public:
   static std::shared_ptr<TraceSession> open(const std::string& path);  // throws tg::viz::TraceError
@@ -28,6 +30,14 @@ class TraceSession {
     tg::viz::Trace& trace;
     TraceSession& session;
     tg::viz::StepReplay& replay(int64_t step);
+    // a node's label and expression, built once per session (make runs when it is not cached yet)
+    template <class Make>
+    std::shared_ptr<const NodeText> node_text(int64_t id, Make&& make) {
+      auto& c = session.node_text_;
+      if (auto it = c.find(id); it != c.end()) return it->second;
+      if (c.size() > 200'000) c.clear();  // bounded; frames keep what they use
+      return c.emplace(id, make()).first->second;
+    }
   };
   template <class F>
   auto with_frames(F&& f) {
@@ -53,6 +63,7 @@ class TraceSession {
   int64_t t0_ = 0;
   std::mutex frames_mutex_, queries_mutex_;
   std::list<std::pair<int64_t, std::unique_ptr<tg::viz::StepReplay>>> replays_;  // most recent first
+  std::unordered_map<int64_t, std::shared_ptr<const NodeText>> node_text_;      // frames side
 };
 
 using SessionPtr = std::shared_ptr<TraceSession>;

@@ -40,7 +40,7 @@ struct Stmt {
 };
 }  // namespace
 
-std::unique_ptr<Trace> Trace::open(const std::string& path) {
+std::unique_ptr<Trace> Trace::open(const std::string& path, bool program_text) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) throw TraceError("cannot open trace '" + path + "': no such file");
   if (S_ISDIR(st.st_mode)) throw TraceError("cannot open trace '" + path + "': it is a directory");
@@ -56,6 +56,7 @@ std::unique_ptr<Trace> Trace::open(const std::string& path) {
   }
   std::unique_ptr<Trace> t(new Trace());
   t->path_ = path;
+  t->program_text_ = program_text;
   if (sqlite3_open_v2(path.c_str(), &t->db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK)
     throw TraceError("cannot open trace '" + path + "': " + (t->db_ ? sqlite3_errmsg(t->db_) : "out of memory"));
   auto pragma = [&](const char* q) -> int64_t {
@@ -115,6 +116,13 @@ const ProgramRow* Trace::program(int64_t id) const {
   return it == program_index_.end() ? nullptr : &programs_[it->second];
 }
 
+std::pair<std::string, std::string> Trace::program_text(int64_t id) const {
+  Stmt q(db_, "SELECT source, uops FROM programs WHERE id=?", path_);
+  sqlite3_bind_int64(q.s, 1, id);
+  if (!q.step()) throw TraceError("trace '" + path_ + "' has no program " + std::to_string(id));
+  return {q.t(0), q.t(1)};
+}
+
 const ProgramRow* Trace::program_of_context(int64_t context) const {
   auto it = program_by_ctx_.find(context);
   return it == program_by_ctx_.end() ? nullptr : &programs_[it->second];
@@ -129,8 +137,10 @@ void Trace::load() {
   if (has_kernels) {
     {
       Stmt q(db_,
-             "SELECT id, name, device, context, source, uops, global_size, local_size, ops, mem, lds FROM programs "
-             "ORDER BY id",
+             program_text_ ? "SELECT id, name, device, context, source, uops, global_size, local_size, ops, mem, lds "
+                             "FROM programs ORDER BY id"
+                           : "SELECT id, name, device, context, '', '', global_size, local_size, ops, mem, lds "
+                             "FROM programs ORDER BY id",
              path_);
       while (q.step()) {
         ProgramRow p;
@@ -179,6 +189,10 @@ void Trace::load() {
       ctx_index_[c.id] = contexts_.size();
       contexts_.push_back(std::move(c));
     }
+  }
+  {
+    Stmt n(db_, "SELECT COUNT(*) FROM steps", path_);
+    if (n.step()) steps_.reserve((size_t)n.i(0));  // no doubling on the way: 12,000 steps of a training run
   }
   {
     Stmt q(db_,

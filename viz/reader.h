@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 struct sqlite3;
@@ -88,7 +89,9 @@ struct Node {
 
 class Trace {
  public:
-  static std::unique_ptr<Trace> open(const std::string& path);  // throws TraceError
+  // throws TraceError. program_text=false leaves ProgramRow::source and ::uops empty (a training run's 145 kernels
+  // hold 6 MB of them): read them with program_text(id) when shown
+  static std::unique_ptr<Trace> open(const std::string& path, bool program_text = true);
   ~Trace();
   Trace(const Trace&) = delete;
   Trace& operator=(const Trace&) = delete;
@@ -117,6 +120,7 @@ class Trace {
   const std::vector<ProgramRow>& programs() const { return programs_; }
   const ProgramRow* program(int64_t id) const;
   const ProgramRow* program_of_context(int64_t context) const;  // the kernel a codegen context produced
+  std::pair<std::string, std::string> program_text(int64_t id) const;  // source, linearized UOps (from the file)
   const std::vector<KernelEventRow>& kernel_events() const { return kernel_events_; }  // by start time
   int schema_version() const { return schema_version_; }
 
@@ -162,6 +166,7 @@ class Trace {
   bool has_context_stats_ = true;
   int64_t next_synth_ = -1;
   bool has_index_ = false;
+  bool program_text_ = true;
 };
 
 }  // namespace tg::viz
