@@ -325,11 +325,14 @@ static UOp getitem_impl(const UOp& self, const std::vector<Index>& indices, cons
   UOp x_pre = x;  // the collapsed shape, for advanced setitem
   x = mask.where(x.reshape(reshape_arg), 0).sum(sum_axis, false, x.dtype());
   bool permuted = dims[0] != 0 && dims.size() != 1 && dims != range_vec(dims[0], dims.back() + 1);
-  if (permuted) {
-    std::vector<int64_t> perm = range_vec(dims[0], dims[0] + (int64_t)big_shape.size());
-    for (int64_t i = 0; i < dims[0]; i++) perm.push_back(i);
-    for (int64_t i = dims[0] + (int64_t)big_shape.size(); i < x.ndim(); i++) perm.push_back(i);
-    x = x.permute(perm), mask = mask.permute(perm);
+  if (permuted) {  // the tensor dims first, for x and for the mask (each with its own ndim)
+    auto perm = [&](const UOp& y) {
+      std::vector<int64_t> p = range_vec(dims[0], dims[0] + (int64_t)big_shape.size());
+      for (int64_t i = 0; i < dims[0]; i++) p.push_back(i);
+      for (int64_t i = dims[0] + (int64_t)big_shape.size(); i < y.ndim(); i++) p.push_back(i);
+      return y.permute(p);
+    };
+    x = perm(x), mask = perm(mask);
   }
   if (!v) return x;  // advanced getitem
   // advanced setitem: resolve the tensor dims in the collapsed space, then the basic setitem path

@@ -51,6 +51,14 @@ def p_advanced_unrealized_float():
   t = data(4, 2) - 1; t[Tensor([2, 0])] = Tensor([100., 200.]).reshape(2, 1); return [t]
 def p_advanced_int_realized():
   t = data(2, 4, dtype=dtypes.int32); t[:, Tensor([3, -4])] = 0; return [t]
+def p_advanced_nonconsecutive():
+  t = data(2, 3, 4); t[Tensor([0, 1]), :, Tensor([2, 3])] = Tensor([[-1., -2., -3.], [-4., -5., -6.]]); return [t]
+def p_advanced_permuted():
+  t = data(2, 3, 2, 2); t[:, Tensor([0, 2]), :, Tensor([1, 0])] = data(2, 2, 2, realize=False) * -1; return [t]
+def p_advanced_broadcast_index():
+  t = data(3, 4); t[Tensor([[0], [2]]), Tensor([1, 3])] = 0.5; return [t]
+def p_none_index_unrealized():
+  t = data(2, 3) + 0; t[None, 1, ::2] = Tensor([7., 8.]); return [t]
 def p_iadd_view():
   t = data(4, 2); t[1:3] += 1; return [t]
 def p_isub_view_unrealized():

@@ -161,6 +161,30 @@ std::vector<std::pair<std::string, Program>> programs() {
          t.setitem({S(), I(ints({3, -4}))}, 0);
          return std::vector{t};
        }},
+      {"advanced_nonconsecutive",
+       [] {
+         Tensor t = data({2, 3, 4});
+         t.setitem({I(ints({0, 1})), S(), I(ints({2, 3}))}, floats({-1, -2, -3, -4, -5, -6}).reshape({2, 3}));
+         return std::vector{t};
+       }},
+      {"advanced_permuted",
+       [] {
+         Tensor t = data({2, 3, 2, 2});
+         t.setitem({S(), I(ints({0, 2})), S(), I(ints({1, 0}))}, data({2, 2, 2}, dtypes::float32, false) * -1);
+         return std::vector{t};
+       }},
+      {"advanced_broadcast_index",
+       [] {
+         Tensor t = data({3, 4});
+         t.setitem({I(ints({0, 2}).reshape({2, 1})), I(ints({1, 3}))}, 0.5);
+         return std::vector{t};
+       }},
+      {"none_index_unrealized",
+       [] {
+         Tensor t = data({2, 3}) + 0;
+         t.setitem({Index(std::nullopt), Index(1), S(std::nullopt, std::nullopt, 2)}, floats({7, 8}));
+         return std::vector{t};
+       }},
       // t[1:3] += 1: __getitem__, __iadd__ (assign into the view), then __setitem__ of that AFTER
       {"iadd_view",
        [] {
