@@ -216,19 +216,19 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
   for (auto it = order.rbegin(); it != order.rend(); ++it)  // top-down, so an outer collapse wins
     if (opt.collapsed.count(*it) && !hidden.count(*it) && in_focus(*it)) collapse(*it, subtree(*it), false);
   // a big graph: collapse top-down the first subtrees of at most half of what is drawn (then of any size), until
-  // about kAutoCollapseTarget nodes are left
+  // about auto_collapse_target nodes are left
   size_t drawn = 0;
   for (int64_t n : order) drawn += !fold[n] && in_focus(n) && !hidden.count(n);
-  if (opt.auto_collapse && keep.empty() && drawn > kAutoCollapseAbove)
-    for (int pass = 0; pass < 2 && drawn > kAutoCollapseTarget; pass++)
-      for (auto it = order.rbegin(); it != order.rend() && drawn > kAutoCollapseTarget; ++it) {
+  if (opt.auto_collapse && keep.empty() && drawn > opt.auto_collapse_above)
+    for (int pass = 0; pass < 2 && drawn > opt.auto_collapse_target; pass++)
+      for (auto it = order.rbegin(); it != order.rend() && drawn > opt.auto_collapse_target; ++it) {
         int64_t c = *it;
         if (c == fg->root || fold[c] || hidden.count(c) || hides.count(c) || opt.expanded.count(c) ||
             t.node(c).src.empty())
           continue;
         std::vector<int64_t> h = subtree(c);
         size_t n = n_drawn(h);
-        if (n < kAutoCollapseMin || (pass == 0 && n > drawn / 2)) continue;
+        if (n < opt.auto_collapse_min || (pass == 0 && n > drawn / 2)) continue;
         collapse(c, std::move(h), true);
         drawn -= n - 1;
       }

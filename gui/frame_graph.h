@@ -89,12 +89,12 @@ struct FrameOptions {
   // that counts them. By UOp id, so it holds in every frame where the node exists.
   std::set<int64_t> collapsed;  // collapsed by the user
   std::set<int64_t> expanded;   // expanded by the user (auto-collapse leaves them open)
-  bool auto_collapse = true;    // a graph of more than kAutoCollapseAbove drawn nodes starts with subtrees collapsed
+  bool auto_collapse = true;  // a graph of more than auto_collapse_above drawn nodes starts with subtrees collapsed,
+  size_t auto_collapse_above = 400, auto_collapse_target = 250;  // until about auto_collapse_target are left
+  size_t auto_collapse_min = 8;  // a subtree worth collapsing automatically hides at least this many drawn nodes
   bool operator==(const FrameOptions&) const = default;
 };
-constexpr size_t kAutoCollapseAbove = 400;  // drawn nodes
-constexpr size_t kAutoCollapseTarget = 250;  // collapse until about this many are left
-constexpr size_t kAutoCollapseMin = 8;       // a subtree worth collapsing hides at least this many nodes
+constexpr size_t kAutoCollapseAbove = 400;  // the default of FrameOptions::auto_collapse_above
 
 using FrameGraphPtr = std::shared_ptr<const FrameGraph>;
 

@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
     QApplication::setApplicationName("tinyviz");
     QApplication::setOrganizationName("tinygrad-cpp");
     tv::apply_theme(app);
-    tv::MainWindow w;
+    tv::MainWindow w(nullptr, o.screenshot.isEmpty() && !o.bench_step);  // headless runs: the default layout
     w.set_first_frame_clock(launch);
     if (o.bench_step) {
       rc = tv::bench_stepping(w, o);

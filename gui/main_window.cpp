@@ -80,7 +80,7 @@ void apply_theme(QApplication& app) {
   app.setFont(f);
 }
 
-MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+MainWindow::MainWindow(QWidget* parent, bool restore) : QMainWindow(parent) {
   setWindowTitle(tr("tinyviz"));
   setAcceptDrops(true);
   resize(1500, 900);
@@ -125,7 +125,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   // right: rule panel
   panel_ = new RulePanel(this);
 
-  auto* split = new QSplitter(Qt::Horizontal, this);
+  auto* split = split_ = new QSplitter(Qt::Horizontal, this);
   split->addWidget(left);
   split->addWidget(tabs_);
   split->addWidget(panel_);
@@ -171,6 +171,39 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
   connect(timeline_, &TimelineView::selected, this, [this](Selection s) { select(s); });
   graph_->show_message(tr("Open a trace: File › Open (Ctrl+O), drop a file here, or run  tinyviz TRACE"));
+  if (restore) restore_settings();
+}
+
+// QSettings("tinygrad-cpp", "tinyviz"): window geometry and state, the splitters, the last tab, the graph's view
+// options, and (add_recent) the recent files. Written when the window closes.
+void MainWindow::restore_settings() {
+  QSettings st("tinygrad-cpp", "tinyviz");
+  if (QByteArray g = st.value("window/geometry").toByteArray(); !g.isEmpty()) restoreGeometry(g);
+  if (QByteArray g = st.value("window/state").toByteArray(); !g.isEmpty()) restoreState(g);
+  if (QByteArray g = st.value("window/splitter").toByteArray(); !g.isEmpty()) split_->restoreState(g);
+  if (QByteArray g = st.value("window/stats_splitter").toByteArray(); !g.isEmpty()) stats_->splitter()->restoreState(g);
+  int tab = st.value("window/tab", 0).toInt();
+  if (tab >= 0 && tab < tabs_->count()) tabs_->setCurrentIndex(tab);
+  QSignalBlocker b1(fold_box_), b2(split_box_), b3(auto_collapse_box_);
+  fold_box_->setChecked(st.value("view/fold_consts", true).toBool());
+  split_box_->setChecked(st.value("view/split_leaves", true).toBool());
+  auto_collapse_box_->setChecked(st.value("view/collapse_big_graphs", true).toBool());
+  FrameOptions o = loader_->options();
+  o.fold_consts = fold_box_->isChecked(), o.split_leaves = split_box_->isChecked();
+  o.auto_collapse = auto_collapse_box_->isChecked();
+  loader_->set_options(o);
+}
+
+void MainWindow::save_settings() const {
+  QSettings st("tinygrad-cpp", "tinyviz");
+  st.setValue("window/geometry", saveGeometry());
+  st.setValue("window/state", saveState());
+  st.setValue("window/splitter", split_->saveState());
+  st.setValue("window/stats_splitter", stats_->splitter()->saveState());
+  st.setValue("window/tab", tabs_->currentIndex());
+  st.setValue("view/fold_consts", fold_box_->isChecked());
+  st.setValue("view/split_leaves", split_box_->isChecked());
+  st.setValue("view/collapse_big_graphs", auto_collapse_box_->isChecked());
 }
 
 MainWindow::~MainWindow() = default;
@@ -723,6 +756,7 @@ void MainWindow::dropEvent(QDropEvent* e) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
+  save_settings();
   loader_->set_session(nullptr);
   e->accept();
 }

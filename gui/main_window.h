@@ -18,6 +18,7 @@ class QToolButton;
 class QCheckBox;
 class QComboBox;
 class QApplication;
+class QSplitter;
 
 namespace tv {
 
@@ -35,7 +36,8 @@ class MainWindow : public QMainWindow {
   Q_OBJECT
  public:
   enum Tab { GraphTab, StatsTab, TimelineTab, CodeTab };
-  explicit MainWindow(QWidget* parent = nullptr);
+  // restore=false: the defaults instead of the saved window layout and view options (screenshots, benchmarks)
+  explicit MainWindow(QWidget* parent = nullptr, bool restore = true);
   ~MainWindow() override;
 
   bool open_trace(const QString& path);  // false: the error is shown in the window, the previous trace stays
@@ -49,6 +51,10 @@ class MainWindow : public QMainWindow {
   void toggle_collapse(int64_t id);  // collapse a drawn node's sources into a placeholder, or expand them
   void expand_all();                 // every collapsed node of the frame, the automatic ones too
   void set_frame_options(const FrameOptions& o);  // redraws the selection with them
+  void save_settings() const;                      // geometry, splitters, tab, view options (also on close)
+  QSplitter* splitter() const { return split_; }
+  QMenu* recent_menu() const { return recent_menu_; }
+  QTabWidget* tabs() const { return tabs_; }
   bool idle() const;  // no frame, statistics or code still loading (screenshots wait for this)
   void set_first_frame_clock(std::chrono::steady_clock::time_point t0) { launch_ = t0, first_frame_done_ = false; }
   double last_frame_ms() const { return last_frame_ms_; }  // request -> drawn, of the last frame
@@ -79,6 +85,7 @@ class MainWindow : public QMainWindow {
 
  private:
   void build_menus();
+  void restore_settings();
   QWidget* build_graph_tab();
   SessionPtr open_session(const QString& path, QString& error);  // on a worker, the event loop turning
   void set_session(SessionPtr s);
@@ -105,6 +112,7 @@ class MainWindow : public QMainWindow {
   QLineEdit* search_;
   QTimer* search_timer_;
   QTabWidget* tabs_;
+  QSplitter* split_;
   GraphView* graph_;
   StatsView* stats_;
   TimelineView* timeline_;

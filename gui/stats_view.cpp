@@ -240,7 +240,7 @@ StatsView::StatsView(QWidget* parent) : QWidget(parent) {
   rule_label_ =
       new QLabel(tr("Select a rule to list every match of it; double-click a match to open its frame."), this);
 
-  auto* split = new QSplitter(Qt::Vertical, this);
+  auto* split = split_ = new QSplitter(Qt::Vertical, this);
   split->addWidget(table_);
   auto* lower = new QWidget(split);
   auto* ll = new QVBoxLayout(lower);

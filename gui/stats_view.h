@@ -13,6 +13,7 @@ class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
+class QSplitter;
 class QTableView;
 
 namespace tv {
@@ -68,6 +69,7 @@ class StatsView : public QWidget {
   RuleMatchesModel* rule_matches() const { return matches_; }
   QTableView* table() const { return table_; }
   QTableView* match_table() const { return match_table_; }
+  QSplitter* splitter() const { return split_; }
 
  signals:
   void jump(tv::Selection s);
@@ -92,6 +94,7 @@ class StatsView : public QWidget {
   QLabel* rule_label_;
   QTableView* table_;
   QTableView* match_table_;
+  QSplitter* split_;
 };
 
 }  // namespace tv

@@ -30,6 +30,7 @@ using namespace tv;
 using namespace tg::viz;
 
 int run_layout_tests(int argc, char** argv);
+int run_feature_tests(int argc, char** argv);
 
 namespace {
 // one integer from SQL on the trace file
@@ -653,6 +654,7 @@ int main(int argc, char** argv) {
   int rc = run_layout_tests(argc, argv);
   TestTinyviz t;
   rc |= QTest::qExec(&t, argc, argv);
+  rc |= run_feature_tests(argc, argv);
   return rc;
 }
 

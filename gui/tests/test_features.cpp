@@ -1,0 +1,306 @@
+// tinyviz features on a demo trace recorded at test time: collapsing a node's sources (by hand, by key, through
+// stepping, automatically on a big graph), the window layout kept across launches (QSettings), and a search that
+// gives the same rows as the model's own search texts.
+#include <QCheckBox>
+#include <QLineEdit>
+#include <QMenu>
+#include <QProcess>
+#include <QSettings>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <unordered_set>
+
+#include "gui/graph_items.h"
+#include "gui/graph_view.h"
+#include "gui/main_window.h"
+#include "gui/trace_tree.h"
+#include "viz/reader.h"
+#include "viz/replay.h"
+
+using namespace tv;
+using namespace tg::viz;
+
+namespace {
+bool wait_idle(MainWindow& w, int ms = 15000) {
+  QElapsedTimer t;
+  t.start();
+  int quiet = 0;
+  while (t.elapsed() < ms) {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+    quiet = w.idle() ? quiet + 1 : 0;
+    if (quiet >= 3) return true;
+    QThread::msleep(2);
+  }
+  return false;
+}
+
+std::unordered_set<int64_t> drawn_ids(const FrameGraph& g) {
+  std::unordered_set<int64_t> s;
+  for (const GNode& n : g.nodes)
+    if (!n.hides) s.insert(n.key.id);
+  return s;
+}
+
+const GNode* placeholder_of(const FrameGraph& g, int64_t id) {
+  for (const GNode& n : g.nodes)
+    if (n.key.id == id && n.key.via == kPlaceholderVia) return &n;
+  return nullptr;
+}
+
+// every node reachable from n through its sources
+std::unordered_set<int64_t> below(Trace& t, int64_t n) {
+  std::unordered_set<int64_t> out;
+  std::vector<int64_t> st(t.node(n).src.begin(), t.node(n).src.end());
+  while (!st.empty()) {
+    int64_t x = st.back();
+    st.pop_back();
+    if (!out.insert(x).second) continue;
+    for (int64_t s : t.node(x).src) st.push_back(s);
+  }
+  return out;
+}
+}  // namespace
+
+class TestFeatures : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+  QString trace_;
+  std::unique_ptr<Trace> t_;
+  int64_t big_ = 0;  // the step with the biggest input graph among those with a few matches
+
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QSettings("tinygrad-cpp", "tinyviz").clear();
+    QVERIFY(dir_.isValid());
+    trace_ = dir_.filePath("demo.trace.db");
+    QProcess demo;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("VIZ", "-1");
+    env.insert("VIZ_PATH", trace_);
+    env.insert("PRINT_MATCH_STATS", "0");
+    demo.setProcessEnvironment(env);
+    demo.setStandardOutputFile(QProcess::nullDevice());
+    demo.start(TV_DEMO_BIN, {});
+    QVERIFY(demo.waitForFinished(60000));
+    QCOMPARE(demo.exitCode(), 0);
+    t_ = Trace::open(trace_.toStdString());
+    size_t most = 0;
+    for (const auto& s : t_->steps())
+      if (s.n_matches >= 5) {
+        StepReplay r(*t_, s.id);
+        if (r.nodes(0).size() > most) most = r.nodes(0).size(), big_ = s.id;
+      }
+    QVERIFY(big_ > 0);
+  }
+
+  void cleanupTestCase() { QSettings("tinygrad-cpp", "tinyviz").clear(); }
+
+  // C on a selected node folds what lies below it into one placeholder; C on it again brings back the same graph
+  void collapse_and_expand_a_node() {
+    MainWindow w(nullptr, false);
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.open_trace(trace_));
+    w.select({0, big_, 0});
+    QVERIFY(wait_idle(w));
+    FrameResultPtr before = w.graph()->frame();
+    QVERIFY(before && before->graph->collapsed.empty());
+    std::unordered_set<int64_t> all = drawn_ids(*before->graph);
+    // the drawn node with the most drawn nodes below it (not the root)
+    int64_t pick = 0;
+    size_t most = 0;
+    for (const GNode& n : before->graph->nodes) {
+      if (n.key.via || n.is_root) continue;
+      size_t k = 0;
+      for (int64_t x : below(*t_, n.key.id)) k += all.count(x);
+      if (k > most) most = k, pick = n.key.id;
+    }
+    QVERIFY2(most >= 2, "the demo's biggest graph has no subtree to collapse");
+    // by key: click the node, press C
+    int index = -1;
+    for (size_t i = 0; i < before->graph->nodes.size(); i++)
+      if (before->graph->nodes[i].key == NodeKey{pick, 0}) index = (int)i;
+    QVERIFY(index >= 0);
+    w.graph()->centerOn(w.graph()->node_items()[index]);
+    QTest::mouseClick(w.graph()->viewport(), Qt::LeftButton, {}, w.graph()->node_viewport_pos(index));
+    QCOMPARE(w.graph()->selected_node(), pick);
+    QTest::keyClick(w.graph(), Qt::Key_C);
+    QVERIFY(wait_idle(w));
+    FrameResultPtr after = w.graph()->frame();
+    QCOMPARE(after->graph->collapsed, std::vector<int64_t>{pick});
+    QVERIFY(after->graph->auto_collapsed.empty());
+    const GNode* ph = placeholder_of(*after->graph, pick);
+    QVERIFY(ph);
+    // what disappeared lies below the node, the placeholder counts it (and folded consts it took along)
+    std::unordered_set<int64_t> now = drawn_ids(*after->graph), under = below(*t_, pick);
+    size_t gone = 0;
+    for (int64_t x : all)
+      if (!now.count(x)) {
+        QVERIFY2(under.count(x), qPrintable(QString("node %1 vanished but is not below %2").arg(x).arg(pick)));
+        gone++;
+      }
+    for (int64_t x : now) QVERIFY(all.count(x));
+    // frame 0 has no match to keep open: everything drawn below it folds (but copies of a shared leaf drawn for
+    // users elsewhere)
+    QVERIFY(gone > 0 && gone <= most);
+    QVERIFY(ph->hides >= gone);
+    QVERIFY(QString::fromStdString(ph->lines[0]).contains(QString::number(ph->hides)));
+    // the placeholder feeds the collapsed node
+    int ph_index = (int)(ph - after->graph->nodes.data());
+    bool feeds = false;
+    for (const GEdge& e : after->graph->edges)
+      feeds |= e.src == ph_index && after->graph->nodes[e.dst].key == NodeKey{pick, 0};
+    QVERIFY(feeds);
+    QVERIFY(w.graph()->is_collapsed(pick));
+    // C again: expanded, the same nodes as before
+    w.toggle_collapse(pick);
+    QVERIFY(wait_idle(w));
+    QVERIFY(w.graph()->frame()->graph->collapsed.empty());
+    QVERIFY(drawn_ids(*w.graph()->frame()->graph) == all);
+  }
+
+  // the collapsed state follows the node through the step's frames, wherever it still exists
+  void collapse_survives_stepping() {
+    MainWindow w(nullptr, false);
+    QVERIFY(w.open_trace(trace_));
+    w.select({0, big_, 0});
+    QVERIFY(wait_idle(w));
+    StepReplay rep(*t_, big_);
+    // a node of frame 0 with something below it that is still there in frame 2
+    auto f2 = rep.nodes(2);
+    std::unordered_set<int64_t> in2(f2.begin(), f2.end());
+    int64_t pick = 0;
+    for (const GNode& n : w.graph()->frame()->graph->nodes)
+      if (!n.key.via && !n.is_root && in2.count(n.key.id) && below(*t_, n.key.id).size() >= 2 &&
+          !t_->node(n.key.id).src.empty()) {
+        pick = n.key.id;
+        break;
+      }
+    if (!pick) QSKIP("no node survives two matches in the demo's biggest step");
+    w.toggle_collapse(pick);
+    QVERIFY(wait_idle(w));
+    bool had = placeholder_of(*w.graph()->frame()->graph, pick) != nullptr;
+    w.navigate(Qt::Key_Right);
+    QVERIFY(wait_idle(w));
+    w.navigate(Qt::Key_Right);
+    QVERIFY(wait_idle(w));
+    const FrameGraph& g = *w.graph()->frame()->graph;
+    QCOMPARE(g.frame, size_t(2));
+    QVERIFY(std::find(g.collapsed.begin(), g.collapsed.end(), pick) != g.collapsed.end() || !had);
+    if (had) QVERIFY(placeholder_of(g, pick));
+    // Shift+C's action: everything open again
+    w.expand_all();
+    QVERIFY(wait_idle(w));
+    QVERIFY(w.graph()->frame()->graph->collapsed.empty());
+  }
+
+  // a graph above the threshold starts collapsed; what the match put in stays drawn; unticking the box restores it
+  void big_graphs_start_collapsed() {
+    MainWindow w(nullptr, false);
+    QVERIFY(w.open_trace(trace_));
+    StepReplay rep(*t_, big_);
+    size_t k = std::min<size_t>(3, rep.num_frames() - 1);
+    w.select({0, big_, k});
+    QVERIFY(wait_idle(w));
+    size_t full = w.graph()->frame()->graph->nodes.size();
+    QVERIFY(w.graph()->frame()->graph->auto_collapsed.empty());  // the demo's graphs are small
+    FrameOptions o = w.loader()->options();
+    o.auto_collapse_above = full / 2, o.auto_collapse_target = full / 4, o.auto_collapse_min = 2;
+    w.set_frame_options(o);
+    QVERIFY(wait_idle(w));
+    const FrameGraph& g = *w.graph()->frame()->graph;
+    QVERIFY2(!g.auto_collapsed.empty(), qPrintable(QString("%1 nodes").arg(full)));
+    QVERIFY(g.nodes.size() < full);
+    // the replacement is still drawn (unless it is a folded const), and each placeholder says what it hides
+    FrameDelta d = rep.delta(k);
+    if (t_->node(d.after).op_name != "CONST") QVERIFY(drawn_ids(g).count(d.after));
+    size_t hidden = 0;
+    for (const GNode& n : g.nodes) hidden += n.hides;
+    QVERIFY(hidden > 0);
+    w.auto_collapse_box()->setChecked(false);
+    QVERIFY(wait_idle(w));
+    QVERIFY(w.graph()->frame()->graph->collapsed.empty());
+    QCOMPARE(w.graph()->frame()->graph->nodes.size(), full);
+  }
+
+  // window geometry, splitter sizes, the last tab, view options and recent files come back at the next launch
+  void window_layout_persists() {
+    QSettings("tinygrad-cpp", "tinyviz").clear();
+    QList<int> sizes;
+    {
+      MainWindow w;
+      w.resize(1111, 777);
+      w.show();
+      QVERIFY(w.open_trace(trace_));
+      QVERIFY(wait_idle(w));
+      w.splitter()->setSizes({300, 600, 211});
+      sizes = w.splitter()->sizes();
+      w.show_tab(MainWindow::TimelineTab);
+      QCheckBox* fold = nullptr;
+      for (QCheckBox* c : w.findChildren<QCheckBox*>())
+        if (c->text().contains("Fold")) fold = c;
+      QVERIFY(fold);
+      fold->setChecked(false);
+      QVERIFY(wait_idle(w));
+      w.close();
+    }
+    MainWindow w2;
+    w2.show();
+    QVERIFY2(std::abs(w2.width() - 1111) <= 2 && std::abs(w2.height() - 777) <= 2,  // offscreen rounds a pixel
+             qPrintable(QString("%1x%2").arg(w2.width()).arg(w2.height())));
+    QCOMPARE(w2.splitter()->sizes(), sizes);
+    QCOMPARE(w2.tabs()->currentIndex(), (int)MainWindow::TimelineTab);
+    QVERIFY(!w2.loader()->options().fold_consts);
+    QStringList recent = QSettings("tinygrad-cpp", "tinyviz").value("recent").toStringList();
+    QVERIFY(!recent.isEmpty());
+    QCOMPARE(recent.front(), QFileInfo(trace_).absoluteFilePath());
+    bool listed = false;
+    for (QAction* a : w2.recent_menu()->actions()) listed |= a->text() == recent.front();
+    QVERIFY(listed);
+    // and the defaults again for whoever comes next
+    QSettings("tinygrad-cpp", "tinyviz").clear();
+    MainWindow w3;
+    QVERIFY(w3.loader()->options().fold_consts);
+  }
+
+  // the search reads precomputed texts: its rows are exactly those whose search text (SearchRole) contains the needle
+  void search_rows_equal_the_search_texts() {
+    MainWindow w(nullptr, false);
+    QVERIFY(w.open_trace(trace_));
+    QVERIFY(wait_idle(w));
+    for (QString needle : {"rewrite", "symbolic", "ADD", "zzz-nothing"}) {
+      w.search_box()->setText(needle);
+      QElapsedTimer t;
+      t.start();
+      while (t.elapsed() < 400) QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+      QVERIFY(wait_idle(w));
+      QString n = needle.toLower();
+      // contexts shown = contexts whose name matches or that hold a shown step
+      for (int r = 0; r < w.model()->rowCount(); r++) {
+        QModelIndex ci = w.model()->index(r, 0);
+        bool name = ci.data(TraceModel::SearchRole).toString().contains(n);
+        QModelIndex pi = w.filter()->mapFromSource(ci);
+        if (name) QVERIFY2(pi.isValid(), qPrintable(needle));
+        if (!pi.isValid()) continue;
+        // its steps: shown when their text matches (or a shown descendant / rule hit needs them)
+        for (int s = 0; s < w.model()->rowCount(ci); s++) {
+          QModelIndex si = w.model()->index(s, 0, ci);
+          if (si.data(TraceModel::SearchRole).toString().contains(n))
+            QVERIFY2(w.filter()->mapFromSource(si).isValid(), qPrintable(needle));
+        }
+      }
+      if (needle == "zzz-nothing") QCOMPARE(w.filter()->rowCount(), 0);
+    }
+    w.search_box()->clear();
+  }
+};
+
+int run_feature_tests(int argc, char** argv) {
+  TestFeatures t;
+  return QTest::qExec(&t, argc, argv);
+}
+
+#include "test_features.moc"
