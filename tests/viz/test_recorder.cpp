@@ -214,7 +214,16 @@ TEST(Recorder, SigkillLeavesReadableTrace) {
   close(ready[1]);
   char x;
   ASSERT_EQ(read(ready[0], &x, 1), 1);
-  usleep(200 * 1000);  // more than the writer's 50 ms commit period
+  // wait until the writer (50 ms commit period) has committed matches; a loaded machine can take a while
+  for (int i = 0; i < 200; i++) {
+    usleep(50 * 1000);
+    try {
+      auto peek = Trace::open(path);
+      if (peek->contexts().size() > 0 && peek->match_count() > 0) break;
+    } catch (const std::exception&) {
+    }
+  }
+  usleep(100 * 1000);
   kill(pid, SIGKILL);
   close(ready[0]);
   int status = 0;
