@@ -22,7 +22,7 @@ const QStaticText& static_text(const std::string& line, int style) {
   key.prepend(QChar('0' + style));
   auto it = cache.find(key);
   if (it != cache.end()) return *it;
-  if (cache.size() > 20000) cache.clear();  // bounded: a few MB
+  if (cache.size() > 4000) cache.clear();  // bounded: a few MB
   static const QFont font = graph_font(false), bold = graph_font(true), struck = [] {
     QFont f = graph_font(true);
     f.setStrikeOut(true);

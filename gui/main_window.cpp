@@ -1,5 +1,7 @@
 #include "gui/main_window.h"
 
+#include <malloc.h>
+
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
@@ -604,6 +606,16 @@ void MainWindow::on_frame(FrameResultPtr r) {
                              .arg(r->layout->ms, 0, 'f', 1)
                              .arg(last_frame_ms_, 0, 'f', 1));
   if (!g.error.empty()) msg_->show_error(tr("Step %1: %2").arg(g.step).arg(QString::fromStdString(g.error)));
+  // hand freed pages back (frames come and go by the megabyte; glibc keeps them resident otherwise): at most every
+  // 2 s, on a thread of its own (a trim walks the whole heap: tens of ms)
+  static std::atomic<bool> trimming{false};
+  if (now - last_trim_ > std::chrono::seconds(2) && !trimming.exchange(true)) {
+    last_trim_ = now;
+    std::thread([] {
+      malloc_trim(0);
+      trimming = false;
+    }).detach();
+  }
   if (!first_frame_done_) {
     first_frame_done_ = true;
     double ms = std::chrono::duration<double, std::milli>(now - launch_).count();

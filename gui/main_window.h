@@ -130,7 +130,7 @@ class MainWindow : public QMainWindow {
   QLabel* status_frame_;
   QMenu* recent_menu_;
 
-  std::chrono::steady_clock::time_point request_t0_, launch_;
+  std::chrono::steady_clock::time_point request_t0_, launch_, last_trim_;
   bool first_frame_done_ = true;
   double last_frame_ms_ = 0;
 };

@@ -35,7 +35,7 @@ class TraceSession {
     std::shared_ptr<const NodeText> node_text(int64_t id, Make&& make) {
       auto& c = session.node_text_;
       if (auto it = c.find(id); it != c.end()) return it->second;
-      if (c.size() > 200'000) c.clear();  // bounded; frames keep what they use
+      if (c.size() > 50'000) c.clear();  // bounded (~15 MB); frames keep what they use
       return c.emplace(id, make()).first->second;
     }
   };
@@ -49,7 +49,7 @@ class TraceSession {
   template <class F>
   auto with_queries(F&& f) {
     std::lock_guard<std::mutex> lock(queries_mutex_);
-    ensure(queries_trace_);
+    if (!queries_trace_) queries_trace_ = tg::viz::Trace::open_for_queries(path_);  // SQL only: no catalog
     return f(*queries_trace_);
   }
 

@@ -43,3 +43,21 @@ BIG="$BUILD/bench-big.trace.db"
     grep -E "first graph drawn|frames|timeline:|stall|peak memory" | sed 's/^tinyviz: //'
 done
 ls -l "$BIG" | awk '{printf "trace file %.1f MB\n", $5 / 1e6}'
+
+echo
+echo "== tinyviz on a real training trace: beautiful_mnist recorded with VIZ=-1 (make demo's, or 2 steps recorded now)"
+MTRACE="$BUILD/mnist.trace.db"
+if [ ! -s "$MTRACE" ]; then
+  MTRACE="$BUILD/bench-mnist.trace.db"
+  [ -s "$MTRACE" ] || VIZ=-1 VIZ_PATH="$MTRACE" PRINT_MATCH_STATS=0 "$BUILD/examples/beautiful_mnist" --steps 2 >/dev/null
+fi
+"$BUILD/viz/tinyviz-cli" info "$MTRACE" | grep -E "^(steps|matches|kernels)"
+# the step with the most matches (a devectorize pass over the biggest kernel)
+MSTEP=$(sqlite3 "$MTRACE" "SELECT id FROM steps ORDER BY n_matches DESC LIMIT 1" 2>/dev/null || true)
+if [ -n "$MSTEP" ]; then
+  TINYVIZ_TIMING=1 /usr/bin/time -f "peak memory %M KB" "$BUILD/gui/tinyviz" --bench-step "$MSTEP" "$MTRACE" 2>&1 |
+    grep -E "first graph drawn|frames|timeline:|longest|peak memory|tinyviz: stall" | sed 's/^tinyviz: //'
+else
+  echo "(sqlite3 not installed: no step to step through)"
+fi
+ls -l "$MTRACE" | awk '{printf "trace file %.1f MB\n", $5 / 1e6}'

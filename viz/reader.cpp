@@ -128,13 +128,30 @@ const ProgramRow* Trace::program_of_context(int64_t context) const {
   return it == program_by_ctx_.end() ? nullptr : &programs_[it->second];
 }
 
+namespace {
+thread_local bool g_load_catalog = true;  // open_for_queries: load() stops after the dtype names
+}
+
+std::unique_ptr<Trace> Trace::open_for_queries(const std::string& path) {
+  g_load_catalog = false;
+  try {
+    auto t = open(path, false);
+    g_load_catalog = true;
+    return t;
+  } catch (...) {
+    g_load_catalog = true;
+    throw;
+  }
+}
+
 void Trace::load() {
+  catalog_ = g_load_catalog;
   bool has_kernels = false;
   {
     Stmt q(db_, "SELECT name FROM sqlite_master WHERE type='table' AND name='kernel_events'", path_);
     has_kernels = q.step();
   }
-  if (has_kernels) {
+  if (has_kernels && catalog_) {
     {
       Stmt q(db_,
              program_text_ ? "SELECT id, name, device, context, source, uops, global_size, local_size, ops, mem, lds "
@@ -176,6 +193,7 @@ void Trace::load() {
       dtype_names_[id] = q.t(1);
     }
   }
+  if (!catalog_) return;
   {
     Stmt q(db_, "SELECT id, name, thread, t_start, t_end FROM contexts ORDER BY id", path_);
     while (q.step()) {
@@ -256,6 +274,8 @@ std::vector<int64_t> Trace::child_steps(int64_t step_id) const {
 
 std::vector<MatchRow> Trace::matches(int64_t step_id) const {
   std::vector<MatchRow> out;
+  if (auto it = step_index_.find(step_id); it != step_index_.end())
+    out.reserve((size_t)steps_[it->second].n_matches);  // no doubling: a step can hold 18,000 matches
   {
     Stmt q(db_, "SELECT ordinal, before, after, rule, dur FROM matches WHERE step=? ORDER BY ordinal", path_);
     sqlite3_bind_int64(q.s, 1, step_id);
@@ -282,6 +302,11 @@ std::vector<MatchRow> Trace::matches(int64_t step_id) const {
 
 std::vector<MatchRow> Trace::matches_of_rule(int64_t rule_id) const {
   std::vector<MatchRow> out;
+  {
+    Stmt n(db_, "SELECT COUNT(*) FROM matches WHERE rule=?", path_);
+    sqlite3_bind_int64(n.s, 1, rule_id);
+    if (n.step()) out.reserve((size_t)n.i(0));
+  }
   Stmt q(db_, "SELECT step, ordinal, before, after, dur FROM matches WHERE rule=? ORDER BY step, ordinal", path_);
   sqlite3_bind_int64(q.s, 1, rule_id);
   while (q.step()) {

@@ -92,6 +92,9 @@ class Trace {
   // throws TraceError. program_text=false leaves ProgramRow::source and ::uops empty (a training run's 145 kernels
   // hold 6 MB of them): read them with program_text(id) when shown
   static std::unique_ptr<Trace> open(const std::string& path, bool program_text = true);
+  // a connection for SQL lookups only (rule_stats, matches_of_rule, steps_with_rules, matches, node, label): it does
+  // not load the contexts, steps, programs and kernel runs (contexts(), steps(), ... are empty), saving their memory
+  static std::unique_ptr<Trace> open_for_queries(const std::string& path);
   ~Trace();
   Trace(const Trace&) = delete;
   Trace& operator=(const Trace&) = delete;
@@ -166,7 +169,7 @@ class Trace {
   bool has_context_stats_ = true;
   int64_t next_synth_ = -1;
   bool has_index_ = false;
-  bool program_text_ = true;
+  bool program_text_ = true, catalog_ = true;
 };
 
 }  // namespace tg::viz
