@@ -6,6 +6,7 @@
 # default DEV=CPU compiles C with clang, whose floating-point contraction differs: its losses drift from these by
 # 2e-5 at step 0 to ~7e-3 by step 5 (mnist_goldens_clang.txt keeps that run for comparison).
 # cd <tinygrad checkout> && DEV=CPU:LLVM STEPS=10 PYTHONPATH=. python3 <repo>/tests/parity/gen_mnist_goldens.py > mnist_goldens.txt
+# mnist_goldens_llvm_70.txt: the same with STEPS=70 EVAL=1 (test accuracy 80.13%; the clang build's 70-step run gives 81.18%)
 import gzip, os, time
 os.environ.setdefault("DEV", "CPU:LLVM")
 from typing import Callable
