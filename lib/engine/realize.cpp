@@ -293,6 +293,20 @@ size_t to_program_cache_size() {
   return to_program_cache().size();
 }
 
+LaunchArgs launch_args(const std::vector<pyint>& global_size, const std::optional<std::vector<pyint>>& local_size,
+                       bool wait) {
+  LaunchArgs a;
+  for (size_t i = 0; i < 3 && i < global_size.size(); i++) a.global_size[i] = (int64_t)global_size[i];
+  if (local_size) {
+    a.local_size = std::array<int64_t, 3>{1, 1, 1};
+    for (size_t i = 0; i < 3 && i < local_size->size(); i++) (*a.local_size)[i] = (int64_t)(*local_size)[i];
+  } else {
+    a.local_size = std::nullopt;
+  }
+  a.wait = wait;
+  return a;
+}
+
 std::shared_ptr<Program> get_runtime(const std::string& device, const UOp& prg) {
   const ProgramInfo* pi = prg.arg().as<ProgramInfo>();
   if (!pi || prg.nsrc() < 3 || prg.src(2).op() != Ops::SOURCE) throw Error("get_runtime: the PROGRAM has no SOURCE");
@@ -315,15 +329,8 @@ std::vector<std::optional<double>> exec_kernel(ExecContext& ctx, const UOp& call
   auto vv = to_umap(ctx.var_vals);
   std::shared_ptr<Program> rt = get_runtime(device, ast);
   auto [gs, ls] = pi->launch_dims(vv);
-  std::array<int64_t, 3> g{1, 1, 1};
-  for (size_t i = 0; i < 3 && i < gs.size(); i++) g[i] = (int64_t)gs[i];
-  std::optional<std::array<int64_t, 3>> l;
-  if (ls) {
-    l = std::array<int64_t, 3>{1, 1, 1};
-    for (size_t i = 0; i < 3 && i < ls->size(); i++) (*l)[i] = (int64_t)(*ls)[i];
-  }
   std::vector<std::optional<pyint>> vals = pi->vals(vv);
-  return {rt->run(bufs, vals, g, l, ctx.wait)};
+  return {(*rt)(bufs, vals, launch_args(gs, ls, ctx.wait))};
 }
 
 std::vector<std::optional<double>> exec_copy(ExecContext& ctx, const UOp& call) {

@@ -47,6 +47,9 @@ UOp lower_and_compile(const UOp& linear);
 // compile_linear(linear, beam): beam (default: the BEAM ContextVar) >= 1 makes every kernel's codegen run the BEAM
 // search (lib/codegen/opt/search.h) instead of hand_coded_optimizations
 UOp compile_linear(const UOp& linear, std::optional<int64_t> beam = std::nullopt);
+// launch dims (ProgramInfo::launch_dims) as a Program call's LaunchArgs (missing dims are 1)
+LaunchArgs launch_args(const std::vector<pyint>& global_size, const std::optional<std::vector<pyint>>& local_size,
+                       bool wait);
 // the loaded runtime of a compiled PROGRAM on a device (cached by source and name)
 std::shared_ptr<Program> get_runtime(const std::string& device, const UOp& prg);
 // execute one CALL (pm_exec); returns the kernel times when waited for

@@ -18,7 +18,7 @@ os.environ["NUM_CPU_THREADS"] = "8"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.getcwd())
 from dataclasses import replace
-from uop_codec import dec_arg
+from uop_codec import dec_node
 from tinygrad import Device, dtypes
 from tinygrad.uop.ops import UOp, Ops
 from tinygrad.renderer.llvmir import CPULLVMRenderer
@@ -28,15 +28,6 @@ from tinygrad.codegen.opt import search
 src_path, out_path = sys.argv[1], sys.argv[2]
 ren = CPULLVMRenderer(replace(Device["CPU"].renderer.target, renderer="LLVM"))
 assert ren.global_max == (8, 0, 0), ren.global_max
-
-def dec_node(line, pool):
-  op, dt, rest = line.split(" ", 2)
-  arg, i = dec_arg(rest, 0)
-  if i < len(rest) and rest[i] == " ": i += 1
-  tag, i = dec_arg(rest, i)
-  if i < len(rest) and rest[i] == " ": i += 1
-  srcs = tuple(pool[int(x)] for x in rest[i:].split(",") if x != "")
-  return UOp(Ops[op], getattr(dtypes, dt), srcs, arg, tag)
 
 kernels, pool = [], []
 for line in open(src_path):

@@ -93,15 +93,18 @@ def dec_arg(s: str, i: int = 0):
       elif s[i] == ")": return (tuple(items) if c == "(" else ParamArg(*items)), i+1
   raise ValueError(f"bad arg at {i}: {s!r}")
 
-def dec_graph(lines: list[str]) -> UOp:
+def dec_node(line: str, nodes: list) -> UOp:
+  """one encoded node line whose src indices refer to nodes (a pool the caller grows)"""
   from tinygrad.dtype import dtypes
+  op, dt, rest = line.split(" ", 2)
+  arg, i = dec_arg(rest, 0)
+  if i < len(rest) and rest[i] == " ": i += 1
+  tag, i = dec_arg(rest, i)
+  if i < len(rest) and rest[i] == " ": i += 1
+  srcs = tuple(nodes[int(x)] for x in rest[i:].split(",") if x != "")
+  return UOp(Ops[op], getattr(dtypes, dt), srcs, arg, tag)
+
+def dec_graph(lines: list[str]) -> UOp:
   nodes = []
-  for line in lines:
-    op, dt, rest = line.split(" ", 2)
-    arg, i = dec_arg(rest, 0)
-    if i < len(rest) and rest[i] == " ": i += 1
-    tag, i = dec_arg(rest, i)
-    if i < len(rest) and rest[i] == " ": i += 1
-    srcs = tuple(nodes[int(x)] for x in rest[i:].split(",") if x != "")
-    nodes.append(UOp(Ops[op], getattr(dtypes, dt), srcs, arg, tag))
+  for line in lines: nodes.append(dec_node(line, nodes))
   return nodes[-1]

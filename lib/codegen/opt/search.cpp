@@ -15,6 +15,7 @@
 #include "lib/codegen/late/program.h"
 #include "lib/device.h"
 #include "lib/diskcache.h"
+#include "lib/engine/realize.h"
 #include "lib/renderer/renderer.h"
 #include "lib/uop/serialize.h"
 
@@ -127,13 +128,7 @@ std::vector<double> time_program(const Compiled1& c, const std::map<std::string,
     auto [tgs, f] = get_test_global_size(gs, 65536);
     gs = tgs, factor = f;
   }
-  std::array<int64_t, 3> g{1, 1, 1};
-  for (size_t i = 0; i < 3 && i < gs.size(); i++) g[i] = (int64_t)gs[i];
-  std::optional<std::array<int64_t, 3>> l;
-  if (ls) {
-    l = std::array<int64_t, 3>{1, 1, 1};
-    for (size_t i = 0; i < 3 && i < ls->size(); i++) (*l)[i] = (int64_t)(*ls)[i];
-  }
+  LaunchArgs launch = launch_args(gs, ls, true);
   std::vector<void*> bufs;
   for (int64_t slot : pi->globals) {
     if (slot < 0 || (size_t)slot >= rawbufs.size() || !rawbufs[(size_t)slot])
@@ -143,7 +138,7 @@ std::vector<double> time_program(const Compiled1& c, const std::map<std::string,
   std::vector<std::optional<pyint>> vals = pi->vals(vv);
   std::vector<double> tms;
   for (int i = 0; i < cnt; i++) {
-    std::optional<double> t = c.rt->run(bufs, vals, g, l, true);
+    std::optional<double> t = (*c.rt)(bufs, vals, launch);
     tms.push_back(t.value_or(INFINITY) * factor);
     if (early_stop && *early_stop < *std::min_element(tms.begin(), tms.end())) break;
   }
