@@ -19,7 +19,7 @@ void TraceModel::set_session(SessionPtr s) {
   beginResetModel();
   session_ = std::move(s);
   items_.clear(), roots_.clear(), ctx_item_.clear(), step_item_.clear(), matches_.clear(), ctx_matches_.clear();
-  step_order_.clear(), hay_.clear(), rule_hay_.clear();
+  step_order_.clear(), hay_.clear();
   if (session_) {
     Trace& t = session_->ui();
     items_.reserve(t.contexts().size() + t.steps().size());
@@ -42,21 +42,11 @@ void TraceModel::set_session(SessionPtr s) {
       }
       ctx_matches_[c.id] = m;
     }
-    // the search text of every context and step, once (the filter reads it per keystroke)
-    hay_.resize(items_.size());
-    for (size_t i = 0; i < items_.size(); i++) {
-      const Item& it = items_[i];
-      QString h = it.kind == Context ? QString::fromStdString(t.context(it.id).name)
-                                     : QString::fromStdString(t.step(it.id).name) + "\n" +
-                                           QString::fromStdString(t.step(it.id).file) + ":" +
-                                           QString::number(t.step(it.id).line);
-      hay_[i] = h.toLower().toStdString();
-    }
-    for (const RuleRow& r : session_->rules())
-      rule_hay_[r.id] = (QString::fromStdString(r.file) + ":" + QString::number(r.line) + "\n" +
-                         QString::fromStdString(r.matcher) + "\n" + QString::fromStdString(r.source))
-                            .toLower()
-                            .toStdString();
+    // the search text of every context and step (built with the session, off the UI thread)
+    static const std::string none;
+    hay_.assign(items_.size(), &none);
+    for (size_t i = 0; i < items_.size(); i++)
+      hay_[i] = items_[i].kind == Context ? &session_->context_hay(items_[i].id) : &session_->step_hay(items_[i].id);
     // pre-order of the steps, for up/down
     std::vector<int> st(roots_.rbegin(), roots_.rend());
     while (!st.empty()) {
@@ -102,7 +92,8 @@ void TraceModel::load_matches(int ii) {
     items_.push_back({Match, (int64_t)k, ii, first + (int)k, {}});
     items_[ii].children.push_back(mi);
   }
-  hay_.resize(items_.size());
+  static const std::string none;
+  hay_.resize(items_.size(), &none);
   endInsertRows();
 }
 

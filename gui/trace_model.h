@@ -59,8 +59,11 @@ class TraceModel : public QAbstractItemModel {
   ItemInfo item_info(int item) const { return {items_[item].kind, items_[item].id, items_[item].parent}; }
   // lower-case search text: a context's name, a step's name and call site (as SearchRole), a rule's file:line,
   // matcher and source
-  const std::string& hay(int item) const { return hay_[item]; }
-  const std::unordered_map<int64_t, std::string>& rule_hay() const { return rule_hay_; }
+  const std::string& hay(int item) const { return *hay_[item]; }
+  const std::unordered_map<int64_t, std::string>& rule_hay() const {
+    static const std::unordered_map<int64_t, std::string> none;
+    return session_ ? session_->rule_hay() : none;
+  }
   int64_t match_rule(int item) const;  // the rule of a match item
 
  private:
@@ -82,8 +85,7 @@ class TraceModel : public QAbstractItemModel {
   std::unordered_map<int64_t, std::vector<tg::viz::MatchRow>> matches_;
   std::unordered_map<int64_t, int64_t> ctx_matches_;
   std::vector<int64_t> step_order_;
-  std::vector<std::string> hay_;  // per context and step item (matches: empty)
-  std::unordered_map<int64_t, std::string> rule_hay_;
+  std::vector<const std::string*> hay_;  // per context and step item, into the session (matches: empty)
 };
 
 class TraceFilter : public QSortFilterProxyModel {

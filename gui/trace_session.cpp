@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <climits>
 
+#include <QString>
+
 namespace tv {
 
 using namespace tg::viz;
@@ -18,6 +20,15 @@ std::shared_ptr<TraceSession> TraceSession::open(const std::string& path) {
   for (const auto& st : s->ui_->steps()) t0 = std::min(t0, st.t_start);
   if (!s->ui_->kernel_events().empty()) t0 = std::min(t0, s->ui_->kernel_events().front().t_start);
   s->t0_ = t0 == INT64_MAX ? 0 : t0;
+  auto lower = [](const QString& q) { return q.toLower().toStdString(); };
+  for (const auto& c : s->ui_->contexts()) s->ctx_hay_[c.id] = lower(QString::fromStdString(c.name));
+  s->step_hay_.reserve(s->ui_->steps().size());
+  for (const auto& st : s->ui_->steps())
+    s->step_hay_[st.id] = lower(QString::fromStdString(st.name) + "\n" + QString::fromStdString(st.file) + ":" +
+                                QString::number(st.line));
+  for (const auto& r : s->rules_)
+    s->rule_hay_[r.id] = lower(QString::fromStdString(r.file) + ":" + QString::number(r.line) + "\n" +
+                               QString::fromStdString(r.matcher) + "\n" + QString::fromStdString(r.source));
   return s;
 }
 

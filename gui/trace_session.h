@@ -24,6 +24,11 @@ class TraceSession {
   const tg::viz::RuleRow* rule(int64_t id) const;
   const std::vector<tg::viz::RuleRow>& rules() const { return rules_; }
   int64_t time_origin() const { return t0_; }  // earliest t_start of the trace
+  // lower-case search texts, built with the session (off the UI thread): a context's name; a step's name and
+  // file:line; a rule's file:line, matcher and source
+  const std::string& context_hay(int64_t id) const { return ctx_hay_.at(id); }
+  const std::string& step_hay(int64_t id) const { return step_hay_.at(id); }
+  const std::unordered_map<int64_t, std::string>& rule_hay() const { return rule_hay_; }
 
   // frame building: exclusive use of the frame-side trace and its step replays
   struct Frames {
@@ -61,6 +66,7 @@ class TraceSession {
   std::vector<tg::viz::RuleRow> rules_;
   std::unordered_map<int64_t, size_t> rule_index_;
   int64_t t0_ = 0;
+  std::unordered_map<int64_t, std::string> ctx_hay_, step_hay_, rule_hay_;
   std::mutex frames_mutex_, queries_mutex_;
   std::list<std::pair<int64_t, std::unique_ptr<tg::viz::StepReplay>>> replays_;  // most recent first
   std::unordered_map<int64_t, std::shared_ptr<const NodeText>> node_text_;      // frames side
