@@ -144,9 +144,9 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
   auto in_focus = [&](int64_t n) { return keep.empty() || keep.count(n); };
 
   // Collapsing. A collapsed node c hides its sources subtree: every node below it, shared or not, except what must
-  // stay in sight: the match's replacement, the ends of one path from it up to the root, the replacement's sources
-  // (unless there are many), and the nodes above or below those. The placeholder feeds c and every drawn user of a
-  // hidden node (a shared subtree keeps its other users connected); nothing feeds it, so no cycles.
+  // stay in sight: the match's replacement and what lies under it, the ends of one path from it up to the root, and
+  // the nodes above those. The placeholder feeds c and every drawn user of a hidden node (a shared subtree keeps its
+  // other users connected); nothing feeds it, so no cycles.
   std::unordered_map<int64_t, size_t> pos;
   for (size_t i = 0; i < order.size(); i++) pos[order[i]] = i;
   int64_t after = fg->match && !fg->match->is_error ? fg->match->after : 0;
@@ -163,9 +163,7 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     for (int64_t n = up.count(fg->root) ? fg->root : after; n; n = up[n]) chain.push_back(n);
     for (size_t i = 0; i < chain.size(); i++)
       if (i < 3 || i + 6 >= chain.size()) open.insert(chain[i]);
-    open.insert(after);
-    if (t.node(after).src.size() <= 16)
-      for (int64_t s : t.node(after).src) open.insert(s);
+    open.insert(after);  // (what lies under it stays drawn too: `below` in subtree())
     // a folded const is drawn in its users' labels, and a widely shared leaf (a CONST True the match produced)
     // would keep everything above it open: neither holds anything open
     for (auto it = open.begin(); it != open.end();)
