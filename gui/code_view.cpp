@@ -4,12 +4,12 @@
 #include <QPlainTextEdit>
 #include <QRegularExpression>
 #include <QScrollBar>
-#include <QTimer>
-#include <functional>
-#include <memory>
 #include <QSyntaxHighlighter>
 #include <QTabBar>
+#include <QTimer>
 #include <QVBoxLayout>
+#include <functional>
+#include <memory>
 
 #include "gui/async.h"
 #include "gui/frame_builder.h"

@@ -191,7 +191,8 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     }
     for (auto it = desc.rbegin(); it != desc.rend(); ++it) {  // lies under the replacement
       bool b = false;
-      for (int64_t u : users[*it]) b = b || ((in.count(u) || u == c) && ((u == after && open.count(u)) || below.count(u)));
+      for (int64_t u : users[*it])
+        b = b || ((in.count(u) || u == c) && ((u == after && open.count(u)) || below.count(u)));
       if (b) below.insert(*it);
     }
     std::vector<int64_t> h;

@@ -29,8 +29,8 @@ struct GNode {
   Mark mark = Mark::none;
   bool in_match = false;  // part of the subgraph the match put in (boxed)
   bool is_root = false;
-  size_t hides = 0;  // > 0: the placeholder of a collapsed node's sources (key {node, kPlaceholderVia}), hiding this
-                     // many nodes
+  size_t hides = 0;     // > 0: the placeholder of a collapsed node's sources (key {node, kPlaceholderVia}), hiding this
+                        // many nodes
   double w = 0, h = 0;  // size in scene pixels (label metrics)
 };
 
@@ -71,7 +71,7 @@ struct FrameGraph {
   size_t n_added = 0, n_removed = 0, n_changed = 0;
   std::vector<int64_t> added, removed;  // StepReplay::delta ids (all, not only visible)
   std::vector<std::pair<int64_t, int64_t>> changed;
-  std::string error;  // replay problem (rule error, cycle), shown in the window
+  std::string error;                    // replay problem (rule error, cycle), shown in the window
   std::vector<int64_t> collapsed;       // the nodes drawn collapsed (by the user, or automatically)
   std::vector<int64_t> auto_collapsed;  // of those, the ones collapsed automatically (a big graph)
 
@@ -89,7 +89,7 @@ struct FrameOptions {
   // that counts them. By UOp id, so it holds in every frame where the node exists.
   std::set<int64_t> collapsed;  // collapsed by the user
   std::set<int64_t> expanded;   // expanded by the user (auto-collapse leaves them open)
-  bool auto_collapse = true;  // a graph of more than auto_collapse_above drawn nodes starts with subtrees collapsed,
+  bool auto_collapse = true;    // a graph of more than auto_collapse_above drawn nodes starts with subtrees collapsed,
   size_t auto_collapse_above = 400, auto_collapse_target = 250;  // until about auto_collapse_target are left
   size_t auto_collapse_min = 8;  // a subtree worth collapsing automatically hides at least this many drawn nodes
   bool operator==(const FrameOptions&) const = default;

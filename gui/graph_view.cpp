@@ -1,18 +1,18 @@
 #include "gui/graph_view.h"
 
-#include <QHBoxLayout>
 #include <QContextMenuEvent>
+#include <QHBoxLayout>
 #include <QKeyEvent>
-#include <QMenu>
 #include <QLabel>
+#include <QMenu>
 #include <QPainter>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollBar>
 #include <QTimer>
 #include <QWheelEvent>
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -427,13 +427,14 @@ void GraphView::drawForeground(QPainter* p, const QRectF&) {
       x += 30 + fm.horizontalAdvance(it.t);
     }
     const FrameGraph& g = *frame_->graph;
-    QString info = QString("%1 nodes · %2 drawn%3 · %4 %5 ms")
-                       .arg(g.n_uops)
-                       .arg(g.nodes.size())
-                       .arg(g.collapsed.empty() ? QString()
-                                                : QString(" · %1 collapsed (C, Shift+C: expand)").arg(g.collapsed.size()))
-                       .arg(QString::fromStdString(frame_->layout->engine))
-                       .arg(frame_->layout->ms, 0, 'f', 1);
+    QString info =
+        QString("%1 nodes · %2 drawn%3 · %4 %5 ms")
+            .arg(g.n_uops)
+            .arg(g.nodes.size())
+            .arg(g.collapsed.empty() ? QString()
+                                     : QString(" · %1 collapsed (C, Shift+C: expand)").arg(g.collapsed.size()))
+            .arg(QString::fromStdString(frame_->layout->engine))
+            .arg(frame_->layout->ms, 0, 'f', 1);
     p->setPen(QColor(0x80, 0x84, 0x98));
     p->drawText(vr.right() - fm.horizontalAdvance(info) - 10, vr.bottom() - 10, info);
     if (!frame_->note.isEmpty()) {

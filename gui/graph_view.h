@@ -37,7 +37,7 @@ class GraphView : public QGraphicsView {
   const std::vector<NodeItem*>& ghost_items() const { return ghosts_; }
   QPoint node_viewport_pos(int index) const;
   NodeItem* node_at(QPoint viewport_pos) const;  // the drawn node there (a node over a ghost), or null
-  bool is_collapsed(int64_t id) const;            // drawn with its sources collapsed in the current frame
+  bool is_collapsed(int64_t id) const;           // drawn with its sources collapsed in the current frame
 
  signals:
   void node_clicked(qint64 id);  // 0: the background

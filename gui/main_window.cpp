@@ -372,7 +372,8 @@ void MainWindow::build_menus() {
         tr("Up / Down\tprevious / next step\nLeft / Right\tprevious / next match (frame)\nEnter\texpand / collapse\n"
            "F\tfit the graph\nWheel, + / -\tzoom\nDrag\tpan\nClick a node\tits sources (blue) and users (orange)\n"
            "R\trelayout with Graphviz\nEsc\tstop waiting for Graphviz\n"
-           "C\tcollapse / expand the selected node's sources\nShift+C\texpand everything\nAlt+Left / Right\tback / forward\n"
+           "C\tcollapse / expand the selected node's sources\nShift+C\texpand everything\nAlt+Left / Right\tback / "
+           "forward\n"
            "Ctrl+F\tsearch the tree\nCtrl+Shift+F\tfind a node in the graph\nF5\treload the trace\n"
            "Ctrl+1..4\tGraph, Stats, Timeline, Code"));
   });
@@ -400,9 +401,12 @@ SessionPtr MainWindow::open_session(const QString& path, QString& error) {
       r->error = QString::fromStdString(e.what());
     }
     done->store(true);
-    QMetaObject::invokeMethod(qApp, [guard] {
-      if (guard) guard->quit();
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        qApp,
+        [guard] {
+          if (guard) guard->quit();
+        },
+        Qt::QueuedConnection);
   }).detach();
   status_trace_->setText(tr("Opening %1…").arg(path));
   if (!done->load()) loop.exec(QEventLoop::ExcludeUserInputEvents);
@@ -705,7 +709,8 @@ void MainWindow::on_search(const QString& text) {
   std::vector<int64_t> rules;
   std::string n = needle.toStdString();
   for (const RuleRow& r : session_->rules())
-    if (auto it = model_->rule_hay().find(r.id); it != model_->rule_hay().end() && it->second.find(n) != std::string::npos)
+    if (auto it = model_->rule_hay().find(r.id);
+        it != model_->rule_hay().end() && it->second.find(n) != std::string::npos)
       rules.push_back(r.id);
   if (!rules.empty()) {
     SessionPtr s = session_;

@@ -48,10 +48,10 @@ class MainWindow : public QMainWindow {
   void back();
   void forward();
   void show_tab(Tab t);
-  void toggle_collapse(int64_t id);  // collapse a drawn node's sources into a placeholder, or expand them
-  void expand_all();                 // every collapsed node of the frame, the automatic ones too
+  void toggle_collapse(int64_t id);               // collapse a drawn node's sources into a placeholder, or expand them
+  void expand_all();                              // every collapsed node of the frame, the automatic ones too
   void set_frame_options(const FrameOptions& o);  // redraws the selection with them
-  void save_settings() const;                      // geometry, splitters, tab, view options (also on close)
+  void save_settings() const;                     // geometry, splitters, tab, view options (also on close)
   QSplitter* splitter() const { return split_; }
   QMenu* recent_menu() const { return recent_menu_; }
   QTabWidget* tabs() const { return tabs_; }

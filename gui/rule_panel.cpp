@@ -175,8 +175,8 @@ void RulePanel::show_node(const FrameResultPtr& r, int64_t id) {
       if (c == '\n') c = ' ';
     return QString::number(n) + "  " + esc(l);
   };
-  QString h = "<h4>" + tr("Node %1").arg(id) + "</h4>" + pre(inf.label()) + "<p class='k'>" + tr("expression") + "</p>" +
-              pre(inf.expr()) + "<p class='k'>" + tr("sources") + "</p><pre>";
+  QString h = "<h4>" + tr("Node %1").arg(id) + "</h4>" + pre(inf.label()) + "<p class='k'>" + tr("expression") +
+              "</p>" + pre(inf.expr()) + "<p class='k'>" + tr("sources") + "</p><pre>";
   for (size_t i = 0; i < inf.src.size(); i++) h += QString("[%1] ").arg(i) + first_line(inf.src[i]) + "\n";
   h += "</pre><p class='k'>" + tr("users") + "</p><pre>";
   for (int64_t u : inf.users) h += first_line(u) + "\n";

@@ -4,14 +4,14 @@
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QFileInfo>
-#include <QTableView>
 #include <QLineEdit>
 #include <QPixmap>
+#include <QTableView>
 #include <QThread>
 #include <QTimer>
 #include <algorithm>
-#include <string>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "gui/graph_view.h"

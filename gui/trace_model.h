@@ -103,9 +103,9 @@ class TraceFilter : public QSortFilterProxyModel {
  private:
   void match_rules();
   QString text_;
-  std::string needle_;                                    // text_ as UTF-8
-  std::unordered_set<int64_t> rule_steps_, rules_;        // from the background rule query
-  std::unordered_set<int64_t> text_rules_;               // rules whose own text contains the needle
+  std::string needle_;                              // text_ as UTF-8
+  std::unordered_set<int64_t> rule_steps_, rules_;  // from the background rule query
+  std::unordered_set<int64_t> text_rules_;          // rules whose own text contains the needle
 };
 
 }  // namespace tv

@@ -1,9 +1,8 @@
 #include "gui/trace_session.h"
 
+#include <QString>
 #include <algorithm>
 #include <climits>
-
-#include <QString>
 
 namespace tv {
 

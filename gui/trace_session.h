@@ -69,7 +69,7 @@ class TraceSession {
   std::unordered_map<int64_t, std::string> ctx_hay_, step_hay_, rule_hay_;
   std::mutex frames_mutex_, queries_mutex_;
   std::list<std::pair<int64_t, std::unique_ptr<tg::viz::StepReplay>>> replays_;  // most recent first
-  std::unordered_map<int64_t, std::shared_ptr<const NodeText>> node_text_;      // frames side
+  std::unordered_map<int64_t, std::shared_ptr<const NodeText>> node_text_;       // frames side
 };
 
 using SessionPtr = std::shared_ptr<TraceSession>;
