@@ -15,6 +15,7 @@
 #include "gui/graph_items.h"
 #include "gui/graph_view.h"
 #include "gui/main_window.h"
+#include "gui/tests/demo_trace.h"
 #include "gui/trace_tree.h"
 #include "viz/reader.h"
 #include "viz/replay.h"
@@ -76,16 +77,8 @@ class TestFeatures : public QObject {
     QSettings("tinygrad-cpp", "tinyviz").clear();
     QVERIFY(dir_.isValid());
     trace_ = dir_.filePath("demo.trace.db");
-    QProcess demo;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("VIZ", "-1");
-    env.insert("VIZ_PATH", trace_);
-    env.insert("PRINT_MATCH_STATS", "0");
-    demo.setProcessEnvironment(env);
-    demo.setStandardOutputFile(QProcess::nullDevice());
-    demo.start(TV_DEMO_BIN, {});
-    QVERIFY(demo.waitForFinished(60000));
-    QCOMPARE(demo.exitCode(), 0);
+    QString err = record_demo_trace(trace_);
+    QVERIFY2(err.isEmpty(), qPrintable(err));
     t_ = Trace::open(trace_.toStdString());
     size_t most = 0;
     for (const auto& s : t_->steps())

@@ -21,6 +21,7 @@
 #include "gui/message_bar.h"
 #include "gui/rule_panel.h"
 #include "gui/stats_view.h"
+#include "gui/tests/demo_trace.h"
 #include "gui/timeline_view.h"
 #include "gui/trace_tree.h"
 #include "viz/reader.h"
@@ -77,16 +78,8 @@ class TestTinyviz : public QObject {
     QStandardPaths::setTestModeEnabled(true);  // recent files go to a test location
     QVERIFY(dir_.isValid());
     trace_ = dir_.filePath("demo.trace.db");
-    QProcess demo;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("VIZ", "-1");
-    env.insert("VIZ_PATH", trace_);
-    env.insert("PRINT_MATCH_STATS", "0");
-    demo.setProcessEnvironment(env);
-    demo.setStandardOutputFile(QProcess::nullDevice());
-    demo.start(TV_DEMO_BIN, {});
-    QVERIFY(demo.waitForFinished(60000));
-    QCOMPARE(demo.exitCode(), 0);
+    QString err = record_demo_trace(trace_);
+    QVERIFY2(err.isEmpty(), qPrintable(err));
     t_ = Trace::open(trace_.toStdString());
     for (const auto& s : t_->steps())
       if (s.n_matches >= 5) {
