@@ -167,7 +167,7 @@ std::vector<UOp> resolve_params(const UOp& call, const std::vector<UOp>& inputs)
 
 ContextVar PARALLEL("PARALLEL", -1);
 
-int64_t parallel_workers() {
+static int64_t parallel_workers() {
   // helpers.PARALLEL: NUM_CPU_THREADS when nothing is recorded (the reference disables it under VIZ)
   int64_t p = PARALLEL.value();
   if (p < 0) p = VIZ.value() != 0 || TRACK_MATCH_STATS.value() >= 2 ? 0 : NUM_CPU_THREADS.value();

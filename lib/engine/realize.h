@@ -23,6 +23,8 @@ namespace tg {
 
 using VarVals = std::map<std::string, pyint>;
 
+extern ContextVar PARALLEL;
+
 // the call's buffer args (its srcs after the body, without bound Variables)
 std::vector<UOp> get_call_arg_uops(const UOp& call);
 // (outputs, inputs) positions among the call args
@@ -42,7 +44,9 @@ struct ExecContext {
 // PARAM args resolved against the inputs (resolve_params)
 std::vector<UOp> resolve_params(const UOp& call, const std::vector<UOp>& inputs);
 
-// lower + compile every kernel CALL (SINK body) of the linear into a PROGRAM (cached), "precompile kernels"
+// lower + compile every kernel CALL (SINK body) of the linear into a PROGRAM (cached), "precompile kernels". The
+// kernels not cached yet are generated and compiled on PARALLEL worker threads (default: NUM_CPU_THREADS, 0 while a
+// trace is recorded, as the reference; BEAM kernels and DEBUG>=3 run one after another)
 UOp lower_and_compile(const UOp& linear);
 // compile_linear(linear, beam): beam (default: the BEAM ContextVar) >= 1 makes every kernel's codegen run the BEAM
 // search (lib/codegen/opt/search.h) instead of hand_coded_optimizations
