@@ -9,6 +9,7 @@
 
 #include "backends/cpu/cpu.h"
 #include "backends/interp/interp.h"
+#include "tests/parity/compare_buffer.h"
 #include "tests/parity/kernel_goldens.h"
 
 namespace tg::cpu_test {
@@ -68,27 +69,6 @@ inline std::vector<std::vector<uint8_t>> run_interp(const std::vector<UOp>& prog
   auto v = parse_vals(vals);
   interp::Program(program).run(views, v, dims);
   return mem;
-}
-
-// ints and bools exactly; floats like numpy's allclose with rtol = atol = tol by the dtype's precision (1e-6 for
-// float32), nan equal to nan: the interpreter tests' tolerance (the compiled kernel may contract a*b+c to an FMA)
-inline std::string compare_buffer(DType dt, const std::vector<uint8_t>& want, const std::vector<uint8_t>& got) {
-  if (want.size() != got.size())
-    return "size differs: want " + std::to_string(want.size()) + " bytes, got " + std::to_string(got.size());
-  const size_t sz = (size_t)dt.itemsize();
-  double tol = dt == dtypes::float16 ? 2e-3 : dt == dtypes::bfloat16 ? 1e-2 : dt == dtypes::float64 ? 1e-12 : 1e-6;
-  for (size_t i = 0; i < want.size(); i += sz) {
-    PyConst w = interp::load_scalar(want.data() + i, dt), g = interp::load_scalar(got.data() + i, dt);
-    bool ok;
-    if (dtypes::is_float(dt)) {
-      double a = w.as_float(), b = g.as_float();
-      ok = (std::isnan(a) && std::isnan(b)) || a == b || std::fabs(a - b) <= tol + tol * std::fabs(a);
-    } else {
-      ok = std::memcmp(want.data() + i, got.data() + i, sz) == 0;
-    }
-    if (!ok) return "element " + std::to_string(i / sz) + ": want " + w.str() + ", got " + g.str();
-  }
-  return "";
 }
 
 inline std::string join_lines(const std::vector<std::string>& v) {

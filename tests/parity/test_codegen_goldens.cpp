@@ -23,6 +23,7 @@
 #include "lib/uop/kernel_info.h"
 #include "lib/uop/serialize.h"
 #include "tests/parity/codegen_goldens.h"
+#include "tests/parity/compare_buffer.h"
 #include "tests/parity/kernel_goldens.h"
 
 using namespace tg;
@@ -351,25 +352,8 @@ TEST(CodegenGoldens, Source) {
   });
 }
 
-namespace {
-std::string compare_buffer(DType dt, const std::vector<uint8_t>& want, const std::vector<uint8_t>& got) {
-  if (want.size() != got.size()) return "size differs";
-  const size_t sz = (size_t)dt.itemsize();
-  double tol = dt == dtypes::float16 ? 2e-3 : dt == dtypes::bfloat16 ? 1e-2 : dt == dtypes::float64 ? 1e-12 : 1e-5;
-  for (size_t i = 0; i < want.size(); i += sz) {
-    PyConst w = interp::load_scalar(want.data() + i, dt), g = interp::load_scalar(got.data() + i, dt);
-    bool ok;
-    if (dtypes::is_float(dt)) {
-      double a = w.as_float(), b = g.as_float();
-      ok = (std::isnan(a) && std::isnan(b)) || a == b || std::fabs(a - b) <= tol + tol * std::fabs(a);
-    } else {
-      ok = std::memcmp(want.data() + i, got.data() + i, sz) == 0;
-    }
-    if (!ok) return "element " + std::to_string(i / sz) + ": want " + w.str() + ", got " + g.str();
-  }
-  return "";
-}
-}  // namespace
+// float32 tolerance of the codegen goldens' buffers (they come from the reference's own compiled kernels)
+constexpr double kFloat32Tol = 1e-5;
 
 // the interpreter on our program: bit for bit the reference's PYTHON device on its program, or (where that could not
 // run, e.g. FDIV) close to the compiled kernel
@@ -402,7 +386,7 @@ TEST(CodegenGoldens, Values) {
     for (size_t i = 0; emu_trusted && i < v.emu.size() && i < k.bufs.size(); i++) {
       const std::string& e = v.emu[i];
       if (e == "=" || e == "<") continue;
-      if (!compare_buffer(dts[i], k.bufs[i].after, cg_unhex(e)).empty()) emu_trusted = false;
+      if (!compare_buffer(dts[i], k.bufs[i].after, cg_unhex(e), kFloat32Tol).empty()) emu_trusted = false;
     }
     if (!v.emu.empty() && !emu_trusted) tx.total++, tx.ok++;
     if (emu_trusted) {
@@ -413,7 +397,8 @@ TEST(CodegenGoldens, Values) {
         std::vector<uint8_t> want = e == "=" ? k.bufs[i].after : e == "<" ? k.bufs[i].before : cg_unhex(e);
         if (want != mem[i]) {
           ok = false;
-          ADD_FAILURE() << "buffer " << i << ": " << compare_buffer(dts[i], want, mem[i]) << " (bit-exact expected)";
+          ADD_FAILURE() << "buffer " << i << ": " << compare_buffer(dts[i], want, mem[i], kFloat32Tol)
+                        << " (bit-exact expected)";
         }
       }
       te.ok += ok;
@@ -421,7 +406,7 @@ TEST(CodegenGoldens, Values) {
       tc.total++;
       bool ok = true;
       for (size_t i = 0; i < mem.size(); i++)
-        if (std::string err = compare_buffer(dts[i], k.bufs[i].after, mem[i]); !err.empty()) {
+        if (std::string err = compare_buffer(dts[i], k.bufs[i].after, mem[i], kFloat32Tol); !err.empty()) {
           ok = false;
           ADD_FAILURE() << "buffer " << i << ": " << err;
         }

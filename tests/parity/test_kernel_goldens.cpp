@@ -18,6 +18,7 @@
 #include "lib/renderer/cstyle.h"
 #include "lib/renderer/llvmir.h"
 #include "lib/uop/serialize.h"
+#include "tests/parity/compare_buffer.h"
 #include "tests/parity/kernel_goldens.h"
 
 using namespace tg;
@@ -244,26 +245,6 @@ TEST(KernelGoldens, Estimates) {
 }
 
 namespace {
-// compare one buffer: ints/bools exactly, floats like numpy's allclose with rtol = atol = tol, tol by the dtype's
-// precision (1e-6 for float32). The compiled kernel may fuse a*b+c (clang -O2 contracts to FMA) where the interpreter
-// rounds every op, like the reference's PYTHON device does.
-std::string compare_buffer(DType dt, const std::vector<uint8_t>& want, const std::vector<uint8_t>& got) {
-  if (want.size() != got.size()) return "size differs";
-  const size_t sz = (size_t)dt.itemsize();
-  double tol = dt == dtypes::float16 ? 2e-3 : dt == dtypes::bfloat16 ? 1e-2 : dt == dtypes::float64 ? 1e-12 : 1e-6;
-  for (size_t i = 0; i < want.size(); i += sz) {
-    PyConst w = interp::load_scalar(want.data() + i, dt), g = interp::load_scalar(got.data() + i, dt);
-    bool ok;
-    if (dtypes::is_float(dt)) {
-      double a = w.as_float(), b = g.as_float();
-      ok = (std::isnan(a) && std::isnan(b)) || a == b || std::fabs(a - b) <= tol + tol * std::fabs(a);
-    } else {
-      ok = std::memcmp(want.data() + i, got.data() + i, sz) == 0;
-    }
-    if (!ok) return "element " + std::to_string(i / sz) + ": want " + w.str() + ", got " + g.str();
-  }
-  return "";
-}
 
 std::vector<std::vector<uint8_t>> run_values(const KernelGolden& k, const KernelBlock& b, Tally& t, bool* exact) {
   t.total++;

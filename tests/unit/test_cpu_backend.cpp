@@ -734,7 +734,9 @@ TEST(CPUUops, TestUopsProgramsThroughLLVM) {
       bool program = r.test.rfind("TestUOpPrograms.", 0) == 0;
       for (size_t i = 0; i < r.bufs.size(); i++) {
         DType dt = dtypes::by_name(r.bufs[i].dtype);
-        auto cmp = program ? compare_buffer : uops_equal;
+        auto cmp = [&](DType d, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+          return program ? compare_buffer(d, a, b) : uops_equal(d, a, b);
+        };
         EXPECT_EQ(cmp(dt, r.bufs[i].after, got[i]), "") << "buffer " << i << " vs the reference";
         EXPECT_EQ(cmp(dt, interp[i], got[i]), "") << "buffer " << i << " vs the interpreter";
       }
