@@ -25,6 +25,7 @@
 #include "tests/parity/codegen_goldens.h"
 #include "tests/parity/compare_buffer.h"
 #include "tests/parity/kernel_goldens.h"
+#include "tests/parity/step_recorder.h"
 
 using namespace tg;
 
@@ -34,38 +35,6 @@ const std::vector<CgKernel>& goldens() {
   static const std::vector<CgKernel> g = load_codegen_goldens(TG_TEST_DATA "/codegen_goldens.txt");
   return g;
 }
-
-// records the steps of graph_rewrite calls (name, depth, flags) and the output of depth-0 ones
-class StepRecorder : public Recorder {
- public:
-  struct Step {
-    std::string name;
-    int depth;
-    std::string flags;
-    UOp out;
-  };
-  std::vector<Step> steps;
-  uint64_t next = 1;
-  std::map<uint64_t, size_t> open;
-  uint64_t context_begin(const std::string&, int64_t) override { return next++; }
-  void context_rename(uint64_t, const std::string& name) override { last_context_name = name; }
-  void context_end(uint64_t, int64_t) override {}
-  uint64_t step_begin(const StepInfo& s, const UOp&) override {
-    std::string f = std::string(s.bottom_up ? "b" : "") + (s.walk ? "w" : "");
-    steps.push_back({s.name, s.depth, f.empty() ? "-" : f, UOp()});
-    open[next] = steps.size() - 1;
-    return next++;
-  }
-  void step_end(uint64_t id, const UOp* out, int64_t, std::vector<RuleStat>&&, const std::string&) override {
-    if (out) steps[open[id]].out = *out;
-  }
-  void match(uint64_t, uint32_t, const UOp&, const UOp&, uint32_t, int64_t) override {}
-  void rule_error(uint64_t, uint32_t, const UOp&, const UOp&, uint32_t, const std::string&) override {}
-  void note_uop(const UOp&) override {}
-  void finish() override {}
-  std::string path() const override { return "(test recorder)"; }
-  std::string last_context_name;
-};
 
 const Target kClang{"CPU", "CLANG", "x86_64,native", "", ""};
 const Target kLLVM{"CPU", "LLVM", "x86_64,native", "", ""};
@@ -112,8 +81,7 @@ const Result& lower(const CgKernel& k, const CgVariant& v) {
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   Result& r = cache[key];
   static StepRecorder* rec = new StepRecorder();  // outlives the exit handler
-  rec->steps.clear();
-  rec->open.clear();
+  rec->clear();
   set_recorder(rec);
   const Renderer& ren = renderer_for(v.kind);
   try {
@@ -127,7 +95,7 @@ const Result& lower(const CgKernel& k, const CgVariant& v) {
       r.program = std::vector<UOp>(r.prg.src(1).src().begin(), r.prg.src(1).src().end());
       r.source = r.prg.src(2).arg().as_str();
       r.has_source = true;
-      r.group_name = rec->last_context_name;
+      r.group_name = rec->context_name;
     }
   } catch (const std::exception& e) {
     r.error = e.what();

@@ -16,6 +16,7 @@
 #include "lib/schedule/schedule.h"
 #include "lib/uop/serialize.h"
 #include "tests/parity/schedule_goldens.h"
+#include "tests/parity/step_recorder.h"
 
 using namespace tg;
 
@@ -25,40 +26,6 @@ const std::vector<SchedCase>& goldens() {
   static const std::vector<SchedCase> g = load_schedule_goldens(TG_TEST_DATA "/schedule_goldens.txt");
   return g;
 }
-
-class StepRecorder : public Recorder {
- public:
-  struct Step {
-    std::string name;
-    int depth;
-    std::string flags;
-    UOp out;
-  };
-  std::vector<Step> steps;
-  uint64_t next = 1;
-  std::map<uint64_t, size_t> open;
-  std::string context_name;
-  uint64_t context_begin(const std::string& name, int64_t) override {
-    context_name = name;
-    return next++;
-  }
-  void context_rename(uint64_t, const std::string& name) override { context_name = name; }
-  void context_end(uint64_t, int64_t) override {}
-  uint64_t step_begin(const StepInfo& s, const UOp&) override {
-    std::string f = std::string(s.bottom_up ? "b" : "") + (s.walk ? "w" : "");
-    steps.push_back({s.name, s.depth, f.empty() ? "-" : f, UOp()});
-    open[next] = steps.size() - 1;
-    return next++;
-  }
-  void step_end(uint64_t id, const UOp* out, int64_t, std::vector<RuleStat>&&, const std::string&) override {
-    if (out) steps[open[id]].out = *out;
-  }
-  void match(uint64_t, uint32_t, const UOp&, const UOp&, uint32_t, int64_t) override {}
-  void rule_error(uint64_t, uint32_t, const UOp&, const UOp&, uint32_t, const std::string&) override {}
-  void note_uop(const UOp&) override {}
-  void finish() override {}
-  std::string path() const override { return "(test recorder)"; }
-};
 
 struct Result {
   std::string error;
@@ -78,8 +45,7 @@ const Result& run(const SchedCase& c) {
   if (auto it = cache.find(c.id); it != cache.end()) return it->second;
   Result& r = cache[c.id];
   static StepRecorder* rec = new StepRecorder();  // outlives the exit handler
-  rec->steps.clear();
-  rec->open.clear();
+  rec->clear();
   set_recorder(rec);
   std::vector<std::pair<ContextVar*, int64_t>> saved;
   for (const auto& [k, v] : c.ctx) {
