@@ -146,8 +146,10 @@ struct TempCache {
     setenv("TG_CACHE_DIR", dir.c_str(), 1);
   }
   ~TempCache() {
-    if (had_old) setenv("TG_CACHE_DIR", old.c_str(), 1);
-    else unsetenv("TG_CACHE_DIR");
+    if (had_old)
+      setenv("TG_CACHE_DIR", old.c_str(), 1);
+    else
+      unsetenv("TG_CACHE_DIR");
     std::filesystem::remove_all(dir);
   }
   size_t entries() const {
@@ -193,9 +195,18 @@ TEST(Beam, SearchPicksOptsThatComputeTheSameValuesAndCachesThem) {
   Scheduler s(k->ast, get_device("CPU").renderer());
   s.convert_loop_to_global();
   auto [bufs, vv] = args_from_ast(k->ast, "CPU");
+  testing::internal::CaptureStderr();
   Scheduler first = beam_search(s, bufs, vv, 2);
+  std::string progress = testing::internal::GetCapturedStderr();
   EXPECT_EQ(cache.entries(), n + 1);
+  // below DEBUG=2 a search says on stderr what it searched, the best time and how long it took
+  std::string shape;
+  for (const UOp& r : s.rngs()) shape += (shape.empty() ? "" : "x") + r.src(0).render();
+  EXPECT_EQ(progress.rfind("BEAM 2: searching the " + shape + " kernel ... best ", 0), 0u) << progress;
+  EXPECT_NE(progress.find(" candidates timed\n"), std::string::npos) << progress;
+  testing::internal::CaptureStderr();
   Scheduler again = beam_search(s, bufs, vv, 2);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "") << "a cached search prints nothing";
   EXPECT_EQ(opts_repr(again.applied_opts), opts_repr(first.applied_opts));
   EXPECT_FALSE(first.applied_opts.empty()) << "a matmul always gains from some opt";
   // a torn cache file is ignored, not an error

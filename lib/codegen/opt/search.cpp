@@ -283,6 +283,16 @@ Scheduler beam_search(const Scheduler& s, const std::vector<std::shared_ptr<Buff
                 "'");
   }
   int64_t beam_debug = getenv_int("BEAM_DEBUG", 0);
+  // below DEBUG=2 (which prints the reference's per-candidate lines) a search that can take minutes says what it is
+  // doing: one line per searched kernel on stderr, begun here and finished when the search ends
+  const bool progress = DEBUG.value() < 2 && !beam_debug;
+  if (progress) {
+    std::string shape;
+    for (const UOp& r : s.rngs()) shape += (shape.empty() ? "" : "x") + r.src(0).render();
+    std::fprintf(stderr, "BEAM %lld: searching the %s kernel ...", (long long)amt, shape.c_str());
+    std::fflush(stderr);
+  }
+  size_t n_timed = 0;
   if (DEBUG.value() >= 2)
     std::printf("   0.00s:                from   1 ->   1 actions %s\n", s.colored_shape().c_str());
   auto st = std::chrono::steady_clock::now();
@@ -313,6 +323,7 @@ Scheduler beam_search(const Scheduler& s, const std::vector<std::shared_ptr<Buff
         continue;
       }
       timed.emplace_back(i, *std::min_element(tms.begin(), tms.end()));
+      n_timed++;
       if (beam_debug > 1) {
         std::printf("%7.2fs: %5zu %5zu uops %s compile/%s run       %4zu/%4zu         %s\n", elapsed(), i,
                     c->prg.src(1).nsrc(), time_to_str(c->compile_s, 12).c_str(),
@@ -342,6 +353,11 @@ Scheduler beam_search(const Scheduler& s, const std::vector<std::shared_ptr<Buff
                   (exiting ? colored(t, "green") : t).c_str(), candidates.size(), timed.size(),
                   beam[0].first.colored_shape().c_str());
     }
+  }
+  if (progress) {
+    std::fprintf(stderr, " best %s after %.1f s, %zu candidates timed\n",
+                 std::isfinite(beam[0].second) ? time_to_str(beam[0].second, 0).c_str() : "no candidate ran", elapsed(),
+                 n_timed);
   }
   if (cachelevel >= 1) cache_put(key, beam[0].first.applied_opts);
   if (beam_debug)
