@@ -13,11 +13,18 @@ namespace fs = std::filesystem;
 
 size_t IdxArray::itemsize() const {
   switch (type) {
-    case 0x08: case 0x09: return 1;
-    case 0x0B: return 2;
-    case 0x0C: case 0x0D: return 4;
-    case 0x0E: return 8;
-    default: return 0;
+    case 0x08:
+    case 0x09:
+      return 1;
+    case 0x0B:
+      return 2;
+    case 0x0C:
+    case 0x0D:
+      return 4;
+    case 0x0E:
+      return 8;
+    default:
+      return 0;
   }
 }
 
@@ -27,13 +34,13 @@ size_t IdxArray::numel() const {
   return n;
 }
 
-IdxArray parse_idx(const std::vector<uint8_t>& b, const std::string& what) {
+IdxArray parse_idx(std::vector<uint8_t> b, const std::string& what) {
   if (b.size() < 4) throw Error(what + ": too short for an IDX file (" + std::to_string(b.size()) + " bytes)");
-  if (b[0] != 0 || b[1] != 0)
-    throw Error(what + ": not an IDX file (the magic number must start with two zero bytes)");
+  if (b[0] != 0 || b[1] != 0) throw Error(what + ": not an IDX file (the magic number must start with two zero bytes)");
   IdxArray a;
   a.type = b[2];
-  if (a.itemsize() == 0) throw Error(what + ": unknown IDX element type 0x" + [&] {
+  if (a.itemsize() == 0)
+    throw Error(what + ": unknown IDX element type 0x" + [&] {
       char h[3];
       std::snprintf(h, sizeof h, "%02x", b[2]);
       return std::string(h);
@@ -53,7 +60,8 @@ IdxArray parse_idx(const std::vector<uint8_t>& b, const std::string& what) {
   if (b.size() != want)
     throw Error(what + ": IDX size mismatch: the header says " + std::to_string(numel) + " elements (" +
                 std::to_string(want) + " bytes), the file has " + std::to_string(b.size()) + " bytes");
-  a.data.assign(b.begin() + header, b.end());
+  b.erase(b.begin(), b.begin() + (std::ptrdiff_t)header);  // the payload stays in the same memory
+  a.data = std::move(b);
   // IDX stores multi-byte elements big-endian
   size_t is = a.itemsize();
   if (is > 1)
@@ -63,11 +71,16 @@ IdxArray parse_idx(const std::vector<uint8_t>& b, const std::string& what) {
 }
 
 IdxArray read_idx(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f) throw Error(path + ": cannot open (" + std::strerror(errno) + ")");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  // one read of the whole file (its size is known), not a byte-wise copy into a growing vector
+  std::streamoff size = f.tellg();
+  std::vector<uint8_t> bytes(size > 0 ? (size_t)size : 0);
+  f.seekg(0);
+  if (!bytes.empty() && !f.read(reinterpret_cast<char*>(bytes.data()), size))
+    throw Error(path + ": cannot read (" + std::strerror(errno) + ")");
   if (bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) bytes = gunzip(bytes, path);
-  return parse_idx(bytes, path);
+  return parse_idx(std::move(bytes), path);
 }
 
 std::string mnist_dir(bool fashion, const std::string& dir) {
@@ -75,16 +88,18 @@ std::string mnist_dir(bool fashion, const std::string& dir) {
   std::string env = getenv_str(fashion ? "FASHION_MNIST_PATH" : "MNIST_PATH", "");
   if (!env.empty()) return env;
   if (fashion) return "/usr/share/datasets/fashion-mnist";
-  throw Error("MNIST: no dataset directory: set MNIST_PATH to a folder with the four MNIST IDX files "
-              "(Fashion-MNIST is installed by scripts/install-deps.sh)");
+  throw Error(
+      "MNIST: no dataset directory: set MNIST_PATH to a folder with the four MNIST IDX files "
+      "(Fashion-MNIST is installed by scripts/install-deps.sh)");
 }
 
 MnistArrays mnist_arrays(bool fashion, const std::string& dir_arg) {
   std::string dir = mnist_dir(fashion, dir_arg);
   if (!fs::is_directory(dir))
     throw Error("MNIST: " + dir + " is not a directory" +
-                (fashion && dir_arg.empty() ? " (install the Debian package dataset-fashion-mnist: scripts/install-deps.sh)"
-                                            : ""));
+                (fashion && dir_arg.empty()
+                     ? " (install the Debian package dataset-fashion-mnist: scripts/install-deps.sh)"
+                     : ""));
   auto load = [&](const std::string& stem) {
     for (const char* ext : {".gz", ""}) {
       fs::path p = fs::path(dir) / (stem + ext);

@@ -24,7 +24,7 @@ struct IdxArray {
 // Reads PATH (gunzipped when it starts with the gzip magic). A missing file, a bad magic, an unknown type, or a size
 // that does not match the header is a tg::Error naming the file and what is wrong.
 IdxArray read_idx(const std::string& path);
-IdxArray parse_idx(const std::vector<uint8_t>& bytes, const std::string& what);
+IdxArray parse_idx(std::vector<uint8_t> bytes, const std::string& what);
 
 struct MnistArrays {
   IdxArray train_images, train_labels, test_images, test_labels;  // images (N,28,28) ubyte, labels (N) ubyte

@@ -1,5 +1,6 @@
 #include "lib/nn/gunzip.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -49,9 +50,9 @@ struct BitReader {
 // Canonical Huffman decoder: a direct table for codes up to FAST bits, a canonical walk for longer ones.
 constexpr int FAST = 10;
 struct Huffman {
-  std::array<uint16_t, 16> count{};                  // codes per length
-  std::array<uint16_t, 320> symbol{};                // symbols ordered by code
-  std::array<uint16_t, 1 << FAST> fast{};            // (symbol << 4) | length, 0 = slow path
+  std::array<uint16_t, 16> count{};        // codes per length
+  std::array<uint16_t, 320> symbol{};      // symbols ordered by code
+  std::array<uint16_t, 1 << FAST> fast{};  // (symbol << 4) | length, 0 = slow path
   bool build(const uint8_t* lengths, int n) {
     count.fill(0);
     for (int i = 0; i < n; i++) count[lengths[i]]++;
@@ -104,17 +105,36 @@ struct Huffman {
 
 constexpr uint16_t LEN_BASE[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
                                    31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
-constexpr uint8_t LEN_EXTRA[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-constexpr uint16_t DIST_BASE[30] = {1,   2,   3,   4,   5,   7,    9,    13,   17,   25,   33,   49,   65,    97,    129,
-                                    193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
-constexpr uint8_t DIST_EXTRA[30] = {0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+constexpr uint8_t LEN_EXTRA[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+                                   2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+constexpr uint16_t DIST_BASE[30] = {1,    2,    3,    4,    5,    7,    9,    13,    17,    25,
+                                    33,   49,   65,   97,   129,  193,  257,  385,   513,   769,
+                                    1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+constexpr uint8_t DIST_EXTRA[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
+                                    6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
 
-void inflate_codes(BitReader& br, std::vector<uint8_t>& out, const Huffman& lit, const Huffman& dist) {
+// the inflated bytes: a buffer grown by doubling (zero-filled once per growth, not per byte), trimmed at the end
+struct Output {
+  std::vector<uint8_t> buf;
+  size_t n = 0;
+  explicit Output(size_t hint) { buf.resize(std::max<size_t>(hint, 64)); }
+  uint8_t* reserve(size_t k) {  // room for k more bytes
+    if (n + k > buf.size()) buf.resize(std::max(buf.size() * 2, n + k));
+    return buf.data() + n;
+  }
+  std::vector<uint8_t> take() {
+    buf.resize(n);
+    return std::move(buf);
+  }
+};
+
+void inflate_codes(BitReader& br, Output& out, const Huffman& lit, const Huffman& dist) {
   for (;;) {
     int sym = lit.decode(br);
     if (sym < 0) fail(br.what, br.byte_pos(), "invalid literal/length code");
     if (sym < 256) {
-      out.push_back(uint8_t(sym));
+      *out.reserve(1) = uint8_t(sym);
+      out.n++;
     } else if (sym == 256) {
       return;
     } else {
@@ -124,12 +144,14 @@ void inflate_codes(BitReader& br, std::vector<uint8_t>& out, const Huffman& lit,
       int ds = dist.decode(br);
       if (ds < 0 || ds >= 30) fail(br.what, br.byte_pos(), "invalid distance code");
       size_t d = DIST_BASE[ds] + br.need(DIST_EXTRA[ds]);
-      if (d > out.size()) fail(br.what, br.byte_pos(), "distance points before the start of the output");
-      size_t from = out.size() - d;
-      out.resize(out.size() + len);
-      uint8_t* o = out.data() + out.size() - len;
-      const uint8_t* s = out.data() + from;
-      for (size_t i = 0; i < len; i++) o[i] = s[i];  // overlapping copies repeat the pattern
+      if (d > out.n) fail(br.what, br.byte_pos(), "distance points before the start of the output");
+      uint8_t* o = out.reserve(len);
+      const uint8_t* src = o - d;
+      if (d >= len)
+        std::memcpy(o, src, len);
+      else
+        for (size_t i = 0; i < len; i++) o[i] = src[i];  // overlapping copies repeat the pattern
+      out.n += len;
     }
   }
 }
@@ -137,24 +159,36 @@ void inflate_codes(BitReader& br, std::vector<uint8_t>& out, const Huffman& lit,
 }  // namespace
 
 uint32_t crc32(std::span<const uint8_t> data, uint32_t crc) {
-  static const std::array<uint32_t, 256> table = [] {
-    std::array<uint32_t, 256> t{};
+  // slicing-by-8: eight tables, eight bytes per step
+  static const std::array<std::array<uint32_t, 256>, 8> t = [] {
+    std::array<std::array<uint32_t, 256>, 8> r{};
     for (uint32_t i = 0; i < 256; i++) {
       uint32_t c = i;
       for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      t[i] = c;
+      r[0][i] = c;
     }
-    return t;
+    for (uint32_t i = 0; i < 256; i++)
+      for (int k = 1; k < 8; k++) r[k][i] = (r[k - 1][i] >> 8) ^ r[0][r[k - 1][i] & 0xff];
+    return r;
   }();
   crc = ~crc;
-  for (uint8_t b : data) crc = table[(crc ^ b) & 0xff] ^ (crc >> 8);
+  const uint8_t* p = data.data();
+  size_t n = data.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    uint32_t lo = (uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24) ^ crc;
+    uint32_t hi = uint32_t(p[4]) | uint32_t(p[5]) << 8 | uint32_t(p[6]) << 16 | uint32_t(p[7]) << 24;
+    crc = t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^ t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^ t[3][hi & 0xff] ^
+          t[2][(hi >> 8) & 0xff] ^ t[1][(hi >> 16) & 0xff] ^ t[0][hi >> 24];
+  }
+  for (; n; p++, n--) crc = t[0][(crc ^ *p) & 0xff] ^ (crc >> 8);
   return ~crc;
 }
 
-std::vector<uint8_t> inflate(std::span<const uint8_t> data, size_t* consumed, const std::string& what) {
+namespace {
+std::vector<uint8_t> inflate_sized(std::span<const uint8_t> data, size_t* consumed, const std::string& what,
+                                   size_t size_hint) {
   BitReader br{data.data(), data.size(), 0, 0, 0, what};
-  std::vector<uint8_t> out;
-  out.reserve(data.size() * 4);
+  Output out(size_hint);
   static const std::pair<Huffman, Huffman> fixed = [] {
     std::pair<Huffman, Huffman> f;
     uint8_t l[288];
@@ -175,11 +209,13 @@ std::vector<uint8_t> inflate(std::span<const uint8_t> data, size_t* consumed, co
       if ((len ^ 0xffff) != nlen) fail(what, br.byte_pos(), "stored block length check failed");
       // the bit buffer holds whole bytes now: take them first, then copy straight from the input
       while (len && br.count >= 8) {
-        out.push_back(uint8_t(br.need(8)));
+        *out.reserve(1) = uint8_t(br.need(8));
+        out.n++;
         len--;
       }
       if (br.pos + len > br.n) fail(what, br.pos, "unexpected end of a stored block");
-      out.insert(out.end(), br.p + br.pos, br.p + br.pos + len);
+      if (len) std::memcpy(out.reserve(len), br.p + br.pos, len);
+      out.n += len;
       br.pos += len;
     } else if (type == 1) {
       inflate_codes(br, out, fixed.first, fixed.second);
@@ -224,7 +260,12 @@ std::vector<uint8_t> inflate(std::span<const uint8_t> data, size_t* consumed, co
   }
   br.align();
   if (consumed) *consumed = br.byte_pos();
-  return out;
+  return out.take();
+}
+}  // namespace
+
+std::vector<uint8_t> inflate(std::span<const uint8_t> data, size_t* consumed, const std::string& what) {
+  return inflate_sized(data, consumed, what, data.size() * 4);
 }
 
 std::vector<uint8_t> gunzip(std::span<const uint8_t> data, const std::string& what) {
@@ -256,15 +297,24 @@ std::vector<uint8_t> gunzip(std::span<const uint8_t> data, const std::string& wh
       p += 2;
     }
     size_t used = 0;
-    std::vector<uint8_t> member = inflate(data.subspan(p), &used, what);
+    // a single member's uncompressed size (mod 2^32) ends the data: the output buffer starts at that size
+    size_t hint = data.size() * 4;
+    if (pos == 0 && data.size() >= 4) {
+      const uint8_t* e = data.data() + data.size() - 4;
+      size_t isize = e[0] | e[1] << 8 | e[2] << 16 | size_t(e[3]) << 24;
+      if (isize >= data.size() / 2 && isize <= data.size() * 1100) hint = isize;
+    }
+    std::vector<uint8_t> member = inflate_sized(data.subspan(p), &used, what, hint);
     p += used;
     if (p + 8 > data.size()) fail(what, p, "truncated gzip trailer");
     uint32_t crc = data[p] | data[p + 1] << 8 | data[p + 2] << 16 | uint32_t(data[p + 3]) << 24;
     uint32_t isize = data[p + 4] | data[p + 5] << 8 | data[p + 6] << 16 | uint32_t(data[p + 7]) << 24;
     if (crc32(member) != crc) fail(what, p, "CRC-32 mismatch (corrupt data)");
     if (uint32_t(member.size()) != isize) fail(what, p + 4, "length mismatch (corrupt data)");
-    if (out.empty()) out = std::move(member);
-    else out.insert(out.end(), member.begin(), member.end());
+    if (out.empty())
+      out = std::move(member);
+    else
+      out.insert(out.end(), member.begin(), member.end());
     pos = p + 8;
   } while (pos < data.size() && data[pos] == 0x1f);
   return out;
