@@ -2,6 +2,7 @@
 
 #include <QMouseEvent>
 #include <QPainter>
+#include <QTimer>
 #include <QToolTip>
 #include <QWheelEvent>
 #include <algorithm>
@@ -42,13 +43,13 @@ QString fmt_tick(double ns, double step) {
 }
 QString kernel_tooltip(const Trace& t, const KernelEventRow& k) {
   double ns = std::max<int64_t>(k.t_end - k.t_start, 1);
-  QString tip = QObject::tr("%1 on %2\n%3").arg(QString::fromStdString(k.name), QString::fromStdString(k.device),
-                                                 fmt_ns(ns));
+  QString tip =
+      QObject::tr("%1 on %2\n%3").arg(QString::fromStdString(k.name), QString::fromStdString(k.device), fmt_ns(ns));
   if (const ProgramRow* p = k.program ? t.program(k.program) : nullptr) {
     if (p->ops >= 0) tip += QObject::tr(", %1 GFLOPS").arg(p->ops / ns, 0, 'f', 2);
     if (p->mem >= 0) tip += QObject::tr(", %1 GB/s").arg(p->mem / ns, 0, 'f', 2);
-    tip += QObject::tr("\nglobal %1 local %2").arg(QString::fromStdString(p->global_size),
-                                                   QString::fromStdString(p->local_size));
+    tip += QObject::tr("\nglobal %1 local %2")
+               .arg(QString::fromStdString(p->global_size), QString::fromStdString(p->local_size));
     if (p->context) tip += QObject::tr("\nclick: codegen context %1").arg(p->context);
   }
   int nb = k.bufs.empty() ? 0 : (int)std::count(k.bufs.begin(), k.bufs.end(), '[') - 1;
@@ -66,18 +67,32 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
 }
 
 size_t TimelineView::span_count() const {
+  ensure_lanes();
   size_t n = 0;
   for (const Lane& l : lanes_) n += l.spans.size();
   return n;
 }
 
+// The lanes are built on the event loop's next turn (or when something needs them first), not inside set_session: on
+// a 100,000-step trace they take 30+ ms, which added to the tree model's time made opening stall the UI over 100 ms.
 void TimelineView::set_session(SessionPtr s) {
   session_ = std::move(s);
   lanes_.clear();
   kernel_lanes_ = 0;
   sel_ = {};
   hover_.reset();
-  if (!session_) return update();
+  pending_ = session_ != nullptr;
+  if (pending_) QTimer::singleShot(0, this, [this] { ensure_lanes(); });
+  update();
+}
+
+void TimelineView::ensure_lanes() const {
+  if (pending_) const_cast<TimelineView*>(this)->build_lanes();
+}
+
+void TimelineView::build_lanes() {
+  pending_ = false;
+  if (!session_) return;
   Trace& t = session_->ui();
   int64_t t0 = session_->time_origin(), tmax = 0;
   for (const auto& c : t.contexts()) tmax = std::max(tmax, std::max(c.t_start, c.t_end));
@@ -152,12 +167,14 @@ void TimelineView::set_selection(const Selection& s) {
 int TimelineView::lane_y(size_t lane) const { return kAxisH + 4 + (int)lane * (kLaneH + kLaneGap); }
 
 void TimelineView::clamp_view() {
+  ensure_lanes();
   int w = std::max(1, width() - plot_left() - 8);
   npp_ = std::clamp(npp_, 0.5 / 1.0, std::max(1.0, total_ * 1.2 / w));
   left_ = std::clamp(left_, -total_ * 0.1, total_);
 }
 
 void TimelineView::show_range(double t0, double t1) {
+  ensure_lanes();
   int w = std::max(1, width() - plot_left() - 8);
   npp_ = std::max(0.5, (t1 - t0) / w);
   left_ = t0;
@@ -168,6 +185,7 @@ void TimelineView::show_range(double t0, double t1) {
 void TimelineView::show_all() { show_range(0, total_ * 1.02); }
 
 void TimelineView::reveal(int64_t step) {
+  ensure_lanes();
   for (const Lane& l : lanes_)
     for (const Span& s : l.spans)
       if (s.step == step) {
@@ -177,6 +195,7 @@ void TimelineView::reveal(int64_t step) {
 }
 
 void TimelineView::reveal_kernel(size_t event) {
+  ensure_lanes();
   for (size_t li = 0; li < kernel_lanes_; li++)
     for (const Span& s : lanes_[li].spans)
       if (s.kernel == (int64_t)event + 1) {
@@ -188,6 +207,7 @@ void TimelineView::reveal_kernel(size_t event) {
 void TimelineView::resizeEvent(QResizeEvent*) { clamp_view(); }
 
 std::optional<TimelineView::Span> TimelineView::hit(QPoint p) const {
+  ensure_lanes();
   if (p.x() < plot_left() || p.y() < kAxisH) return std::nullopt;
   for (size_t li = 0; li < lanes_.size(); li++) {
     int y = lane_y(li);
@@ -212,6 +232,7 @@ std::optional<TimelineView::Span> TimelineView::hit(QPoint p) const {
 }
 
 std::optional<QPoint> TimelineView::point_of_kernel(size_t event) const {
+  ensure_lanes();
   for (size_t li = 0; li < kernel_lanes_; li++)
     for (const Span& s : lanes_[li].spans)
       if (s.kernel == (int64_t)event + 1) {
@@ -223,6 +244,7 @@ std::optional<QPoint> TimelineView::point_of_kernel(size_t event) const {
 }
 
 std::optional<QPoint> TimelineView::point_of(int64_t step) const {
+  ensure_lanes();
   for (size_t li = 0; li < lanes_.size(); li++)
     for (const Span& s : lanes_[li].spans)
       if (s.step == step) {
@@ -234,6 +256,7 @@ std::optional<QPoint> TimelineView::point_of(int64_t step) const {
 }
 
 void TimelineView::paintEvent(QPaintEvent*) {
+  ensure_lanes();
   auto t_start = std::chrono::steady_clock::now();
   QPainter p(this);
   p.fillRect(rect(), mark::canvas);

@@ -1,8 +1,8 @@
 // The "Timeline" tab: kernel runs on one lane per device (PROFILE; hover shows time, GFLOPS and GB/s, a click opens
 // the kernel's codegen context), then contexts and steps as spans over time (t_start..t_end), one group of lanes per
-// recording thread (contexts, then steps by nesting depth). Wheel zooms around the cursor, dragging pans, hovering shows name
-// and duration, clicking selects. Only what is on screen is drawn, and spans narrower than a pixel are merged per
-// pixel column, so 10^5 spans paint in a few milliseconds.
+// recording thread (contexts, then steps by nesting depth). Wheel zooms around the cursor, dragging pans, hovering
+// shows name and duration, clicking selects. Only what is on screen is drawn, and spans narrower than a pixel are
+// merged per pixel column, so 10^5 spans paint in a few milliseconds.
 #pragma once
 #include <QWidget>
 #include <optional>
@@ -19,18 +19,21 @@ class TimelineView : public QWidget {
     int64_t t0, t1;         // ns since the trace's first event
     int64_t context, step;  // step 0: a context span (or a kernel's codegen context)
     int name_hash;
-    int64_t kernel = 0;     // index + 1 into Trace::kernel_events(), 0: not a kernel
+    int64_t kernel = 0;  // index + 1 into Trace::kernel_events(), 0: not a kernel
   };
   explicit TimelineView(QWidget* parent = nullptr);
   void set_session(SessionPtr s);
   void set_selection(const Selection& s);
   std::optional<Span> hit(QPoint p) const;
-  std::optional<QPoint> point_of(int64_t step) const;  // a point inside the step's span, if on screen
+  std::optional<QPoint> point_of(int64_t step) const;         // a point inside the step's span, if on screen
   std::optional<QPoint> point_of_kernel(size_t event) const;  // a point inside a kernel event's span, if on screen
-  size_t kernel_lane_count() const { return kernel_lanes_; }
-  void show_range(double t0, double t1);               // ns since the first event
+  size_t kernel_lane_count() const {
+    ensure_lanes();
+    return kernel_lanes_;
+  }
+  void show_range(double t0, double t1);  // ns since the first event
   void show_all();
-  void reveal(int64_t step);  // zoom in on a step's span
+  void reveal(int64_t step);         // zoom in on a step's span
   void reveal_kernel(size_t event);  // zoom in on a kernel event (index into Trace::kernel_events())
   double last_paint_ms() const { return paint_ms_; }
   size_t span_count() const;
@@ -55,9 +58,12 @@ class TimelineView : public QWidget {
   int lane_y(size_t lane) const;
   double x_of(double t) const { return plot_left() + (t - left_) / npp_; }
   void clamp_view();
+  void ensure_lanes() const;  // builds the lanes of a new session if that has not happened yet
+  void build_lanes();
   SessionPtr session_;
+  bool pending_ = false;  // the session's lanes are not built yet
   std::vector<Lane> lanes_;
-  size_t kernel_lanes_ = 0;  // the first lanes hold kernel events
+  size_t kernel_lanes_ = 0;    // the first lanes hold kernel events
   double total_ = 1;           // ns covered by the trace
   double left_ = 0, npp_ = 1;  // view: ns at the plot's left edge, ns per pixel
   Selection sel_;
