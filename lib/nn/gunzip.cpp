@@ -297,12 +297,13 @@ std::vector<uint8_t> gunzip(std::span<const uint8_t> data, const std::string& wh
       p += 2;
     }
     size_t used = 0;
-    // a single member's uncompressed size (mod 2^32) ends the data: the output buffer starts at that size
+    // a single member's uncompressed size (mod 2^32) ends the data: the output buffer starts at that size when it
+    // is plausible (a corrupt trailer must not make it allocate gigabytes)
     size_t hint = data.size() * 4;
     if (pos == 0 && data.size() >= 4) {
       const uint8_t* e = data.data() + data.size() - 4;
       size_t isize = e[0] | e[1] << 8 | e[2] << 16 | size_t(e[3]) << 24;
-      if (isize >= data.size() / 2 && isize <= data.size() * 1100) hint = isize;
+      if (isize >= data.size() / 2 && isize <= data.size() * 64) hint = isize;
     }
     std::vector<uint8_t> member = inflate_sized(data.subspan(p), &used, what, hint);
     p += used;
