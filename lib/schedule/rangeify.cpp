@@ -427,7 +427,8 @@ const PatternMatcher& pm_gate_substitute() {
                                                                      std::vector<UOp> br = b.ranges();
                                                                      for (const auto& [k, v] : ctx)
                                                                        if (in_list(br, k)) return UOp();
-                                                                     throw BottomUpGate();
+                                                                     request_bottom_up_gate();
+                                                                     return UOp();
                                                                    }),
                                                        });
   return pm;

@@ -58,12 +58,29 @@ struct RewriteContext {
     waitlist.clear();
   }
 
-  UOp pm_rewrite(const UOp& x) { return pm->rewrite(x, ctx); }
+  UOp pm_rewrite(const UOp& x) {
+    UOp r = pm->rewrite(x, ctx);
+    no_gate();
+    return r;
+  }
   UOp cached_bpm_rewrite(const UOp& x) {
     if (UOp* c = bpm_cache.find(x)) return *c;
     UOp r = bpm->rewrite(x, ctx);
+    if (detail::bottom_up_gate) {  // request_bottom_up_gate(): like a thrown BottomUpGate, nothing is cached
+      detail::bottom_up_gate = false;
+      gate_requested_ = true;
+      return UOp();
+    }
     bpm_cache[x] = r;
     return r;
+  }
+  bool gate_requested_ = false;  // the last cached_bpm_rewrite was gated by request_bottom_up_gate()
+  // outside the fixed-point bottom-up driver a gate is an error, as an uncaught BottomUpGate was
+  void no_gate() {
+    if (gate_requested_ || detail::bottom_up_gate) {
+      gate_requested_ = false, detail::bottom_up_gate = false;
+      throw BottomUpGate();
+    }
   }
 
   UOp walk_rewrite(const UOp& root) {
@@ -74,7 +91,9 @@ struct RewriteContext {
       if (replace.contains(n)) continue;
       if (!processed) {
         if (bpm) {
-          if (UOp r = cached_bpm_rewrite(n)) {
+          UOp r = cached_bpm_rewrite(n);
+          no_gate();
+          if (r) {
             replace[n] = r;
             continue;
           }
@@ -124,14 +143,23 @@ struct RewriteContext {
           // apply the bottom-up rules to a fixed point on the node itself
           UOp test_n = n;
           NodeSet seen(8);
+          bool gated = false;
           try {
             while (test_n) {
               if (!seen.insert(test_n)) throw RewriteError("infinite loop in fixed_point_rewrite");
               new_n = test_n;
               test_n = cached_bpm_rewrite(test_n);
+              if (gate_requested_) {  // request_bottom_up_gate(): the node being tested is final
+                gate_requested_ = false;
+                test_n = new_n;
+                gated = true;
+                break;
+              }
             }
           } catch (const BottomUpGate&) {
-            // the gate stops the descent: the node being tested is final
+            gated = true;  // the gate stops the descent: the node being tested is final
+          }
+          if (gated) {
             replace.emplace(n).first[0] = test_n;
             release(n);
             continue;
@@ -185,7 +213,9 @@ struct RewriteContext {
       }
     }
     UOp* r = replace.find(root);
-    if (!r) throw RewriteError("graph_rewrite did not finish: the root waits on itself (a replacement contains its own key?)");
+    if (!r)
+      throw RewriteError(
+          "graph_rewrite did not finish: the root waits on itself (a replacement contains its own key?)");
     return *r;
   }
 };
@@ -239,11 +269,12 @@ namespace tg {
 // _substitute: every node found in ctx is replaced (bottom-up)
 const PatternMatcher& pm_substitute() {
   static const PatternMatcher pm("_substitute", {
-    TG_RULE(UPat(GroupOp::all()).named("x"), [](UOpMap<UOp>& ctx, UOp x) {
-      auto it = ctx.find(x);
-      return it == ctx.end() ? UOp() : it->second;
-    }),
-  });
+                                                    TG_RULE(UPat(GroupOp::all()).named("x"),
+                                                            [](UOpMap<UOp>& ctx, UOp x) {
+                                                              auto it = ctx.find(x);
+                                                              return it == ctx.end() ? UOp() : it->second;
+                                                            }),
+                                                });
   return pm;
 }
 
@@ -261,8 +292,10 @@ UOp UOp::substitute(const std::vector<std::pair<UOp, UOp>>& dvars, const char* n
                     const PatternMatcher* extra_pm) const {
   UOpMap<UOp> d;
   for (const auto& [k, v] : dvars) {
-    if (k == v) d.erase(k);
-    else d[k] = v;
+    if (k == v)
+      d.erase(k);
+    else
+      d[k] = v;
   }
   if (d.empty()) return *this;
   const PatternMatcher& pm = extra_pm ? with_substitute(extra_pm) : pm_substitute();

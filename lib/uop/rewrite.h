@@ -10,22 +10,25 @@ namespace tg {
 
 // raised by a bottom-up rule to stop the rewrite from descending into a node's srcs
 struct BottomUpGate {};
+// the same without an exception (a throw costs microseconds; pm_gate_substitute gates most nodes it sees): the rule
+// calls this and returns no match
+inline void request_bottom_up_gate() { detail::bottom_up_gate = true; }
 
 struct RewriteOpts {
   CtxRef ctx;
-  bool bottom_up = false;            // pm is applied before the srcs (bpm slot)
-  const char* name = nullptr;        // the step name in traces (default "graph_rewrite")
+  bool bottom_up = false;      // pm is applied before the srcs (bpm slot)
+  const char* name = nullptr;  // the step name in traces (default "graph_rewrite")
   const PatternMatcher* bpm = nullptr;
-  bool walk = false;                 // single pass, no re-rewrite of replacements
-  bool enter_calls = false;          // rewrite inside CALL/FUNCTION bodies
+  bool walk = false;         // single pass, no re-rewrite of replacements
+  bool enter_calls = false;  // rewrite inside CALL/FUNCTION bodies
 };
 
 // graph_rewrite(sink, pm, ctx=, bottom_up=, name=, bpm=, walk=, enter_calls=)
 UOp graph_rewrite(const UOp& sink, const PatternMatcher& pm, const RewriteOpts& opts = {},
                   std::source_location loc = std::source_location::current());
 // pm=None (only a bpm)
-UOp graph_rewrite_bpm(const UOp& sink, const PatternMatcher* pm, const PatternMatcher& bpm, const RewriteOpts& opts = {},
-                      std::source_location loc = std::source_location::current());
+UOp graph_rewrite_bpm(const UOp& sink, const PatternMatcher* pm, const PatternMatcher& bpm,
+                      const RewriteOpts& opts = {}, std::source_location loc = std::source_location::current());
 
 // _substitute: every node found in the ctx map (UOpMap<UOp>) is replaced; use bottom_up=true
 const PatternMatcher& pm_substitute();

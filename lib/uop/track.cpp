@@ -348,6 +348,7 @@ bool tracked_rewrite(const std::vector<const RuleData*>& bucket, const UOp& u, C
     }
     c.fail_ns += dt;
     if (fr) fr->stats[id].fail_ns += dt;
+    if (detail::bottom_up_gate) return false;  // the rule gated the node (request_bottom_up_gate)
   }
   return false;
 }

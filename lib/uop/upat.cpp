@@ -23,8 +23,8 @@ struct UPatData {
   std::string name;
   int name_id = -2;  // -2: unnamed
   enum class Src : uint8_t { None, Tuple, List, Repeat } src_kind = Src::None;
-  std::vector<UPat> in_src;                 // as given
-  std::vector<std::vector<UPat>> orders;    // Tuple: 1, List: permutations
+  std::vector<UPat> in_src;               // as given
+  std::vector<std::vector<UPat>> orders;  // Tuple: 1, List: permutations
   // the matcher's view: raw child pointers per ordering, and per child the ops it accepts (any_op/is_any: all)
   std::vector<std::vector<const UPatData*>> raw_orders;
   std::vector<std::vector<OpSet>> order_ops;
@@ -83,8 +83,10 @@ struct UPatData {
     if (has_custom_early_reject) return custom_early_reject;
     OpSet r;
     std::vector<UPat> children;
-    if (src_kind == Src::Repeat) children = in_src;
-    else if (!orders.empty()) children = orders[0];
+    if (src_kind == Src::Repeat)
+      children = in_src;
+    else if (!orders.empty())
+      children = orders[0];
     for (const UPat& c : children)
       if (!c.data()->any_op && c.data()->ops.size() == 1) r.add(c.data()->ops.first());
     return r;
@@ -282,8 +284,10 @@ DType UPat::first_dtype() const { return d_->has_dtype && !d_->dtypes.empty() ? 
 // UPat.alu: dtype bool for CMPLT/CMPNE, else the last operand's match dtype; commutative ops match every order
 static UPat pat_alu(Ops op, std::vector<UPat> asrc) {
   UPat r(op);
-  if (op == Ops::CMPLT || op == Ops::CMPNE) r = r.dtype(dtypes::bool_);
-  else if (asrc.back().data()->has_dtype) r = r.dtype(asrc.back().data()->dtypes);
+  if (op == Ops::CMPLT || op == Ops::CMPNE)
+    r = r.dtype(dtypes::bool_);
+  else if (asrc.back().data()->has_dtype)
+    r = r.dtype(asrc.back().data()->dtypes);
   return GroupOp::Commutative.has(op) ? r.src_list(std::move(asrc)) : r.src_tuple(std::move(asrc));
 }
 UPat UPat::alu(Ops op) const { return pat_alu(op, {*this}); }
@@ -333,8 +337,10 @@ std::string UPat::repr() const {
     return r + ")";
   }
   std::string r = "UPat(";
-  if (d.any_op) r += "None";
-  else if (d.op_list.size() == 1) r += op_repr(d.op_list[0]);
+  if (d.any_op)
+    r += "None";
+  else if (d.op_list.size() == 1)
+    r += op_repr(d.op_list[0]);
   else {
     r += "(";
     for (size_t i = 0; i < d.op_list.size(); i++) r += (i ? ", " : "") + op_repr(d.op_list[i]);
@@ -342,7 +348,8 @@ std::string UPat::repr() const {
   }
   if (d.has_dtype) {
     r += ", dtype=";
-    if (d.dtypes.size() == 1) r += d.dtypes[0].repr();
+    if (d.dtypes.size() == 1)
+      r += d.dtypes[0].repr();
     else {
       r += "(";
       for (size_t i = 0; i < d.dtypes.size(); i++) r += (i ? ", " : "") + d.dtypes[i].repr();
@@ -353,7 +360,8 @@ std::string UPat::repr() const {
     r += ", src=";
     const char* open = d.src_kind == UPatData::Src::List ? "[" : "(";
     const char* close = d.src_kind == UPatData::Src::List ? "]" : d.in_src.size() == 1 ? ",)" : ")";
-    if (d.src_kind == UPatData::Src::Repeat) r += d.in_src[0].repr();
+    if (d.src_kind == UPatData::Src::Repeat)
+      r += d.in_src[0].repr();
     else {
       r += open;
       for (size_t i = 0; i < d.in_src.size(); i++) r += (i ? ", " : "") + d.in_src[i].repr();
@@ -382,7 +390,8 @@ std::string UPat::canon() const {
   if (d.any_op) r += "*";
   for (size_t i = 0; i < ops.size(); i++) r += (i ? "|" : "") + ops[i];
   r += ";";
-  if (!d.has_dtype) r += "*";
+  if (!d.has_dtype)
+    r += "*";
   else {
     std::vector<std::string> dts;
     for (DType dt : d.dtypes) dts.push_back(dt.repr().substr(7));
@@ -390,7 +399,8 @@ std::string UPat::canon() const {
     for (size_t i = 0; i < dts.size(); i++) r += (i ? "|" : "") + dts[i];
   }
   r += ";" + (d.has_arg ? encode_arg(d.arg) : std::string("*")) + ";" + d.name + ";";
-  if (!d.has_tag) r += "*";
+  if (!d.has_tag)
+    r += "*";
   else
     for (size_t i = 0; i < d.tags.size(); i++) r += (i ? "|" : "") + d.tags[i].str();
   r += std::string(";") + (d.strict_length ? "strict" : "any") + ";";
@@ -400,10 +410,18 @@ std::string UPat::canon() const {
     return x + ")";
   };
   switch (d.src_kind) {
-    case UPatData::Src::None: r += "-"; break;
-    case UPatData::Src::Repeat: r += kids("R"); break;
-    case UPatData::Src::List: r += kids("L"); break;
-    case UPatData::Src::Tuple: r += kids("T"); break;
+    case UPatData::Src::None:
+      r += "-";
+      break;
+    case UPatData::Src::Repeat:
+      r += kids("R");
+      break;
+    case UPatData::Src::List:
+      r += kids("L");
+      break;
+    case UPatData::Src::Tuple:
+      r += kids("T");
+      break;
   }
   return r + "]";
 }
@@ -532,9 +550,12 @@ std::vector<std::string> parse_lambda_params(const char* text) {
         if (s[i] == '\\') i++;
       continue;
     }
-    if (c == '(' || c == '[' || c == '{') depth++;
-    else if (c == ')' || c == ']' || c == '}') depth--;
-    else if (c == ',' && depth == 0) cuts.push_back(i);
+    if (c == '(' || c == '[' || c == '{')
+      depth++;
+    else if (c == ')' || c == ']' || c == '}')
+      depth--;
+    else if (c == ',' && depth == 0)
+      cuts.push_back(i);
   }
   if (cuts.empty()) return {};
   std::string fn = s.substr(cuts.back() + 1);
@@ -546,8 +567,10 @@ std::vector<std::string> parse_lambda_params(const char* text) {
   size_t rp = lp;
   depth = 0;
   for (; rp < fn.size(); rp++) {
-    if (fn[rp] == '(') depth++;
-    else if (fn[rp] == ')' && --depth == 0) break;
+    if (fn[rp] == '(')
+      depth++;
+    else if (fn[rp] == ')' && --depth == 0)
+      break;
   }
   std::string params = fn.substr(lp + 1, rp - lp - 1);
   std::vector<std::string> out;
@@ -566,8 +589,10 @@ std::vector<std::string> parse_lambda_params(const char* text) {
   for (char c : params) {
     if (c == '<' || c == '(') depth++;
     if (c == '>' || c == ')') depth--;
-    if (c == ',' && depth == 0) flush();
-    else cur += c;
+    if (c == ',' && depth == 0)
+      flush();
+    else
+      cur += c;
   }
   flush();
   return out;
@@ -617,6 +642,8 @@ void PatternMatcherBase::add_rules(const std::vector<Rule>& rules) {
     for (Ops op : r->ops) pdict_[(int)op].push_back(r.get());
 }
 
+thread_local bool detail::bottom_up_gate = false;
+
 bool PatternMatcherBase::rewrite_into(const UOp& u, CtxRef ctx, void* out, bool uop_result) const {
   const auto& bucket = pdict_[(int)u.op()];
   if (bucket.empty()) return false;
@@ -626,6 +653,8 @@ bool PatternMatcherBase::rewrite_into(const UOp& u, CtxRef ctx, void* out, bool 
   for (const RuleData* r : bucket) {
     if (!r->early_reject.subset_of(ler)) continue;
     if (detail::try_rule(*r, u, ctx, out, uop_result)) return true;
+    if (detail::bottom_up_gate) [[unlikely]]
+      return false;  // the rule gated the node: no later rule is tried, as when it throws BottomUpGate
   }
   return false;
 }

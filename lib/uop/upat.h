@@ -30,9 +30,9 @@ struct UPatData;
 
 class UPat {
  public:
-  UPat();                 // matches any node
-  UPat(Ops op);           // NOLINT: UPat(Ops::ADD)
-  UPat(OpSet ops);        // NOLINT: UPat(GroupOp::ALU)
+  UPat();           // matches any node
+  UPat(Ops op);     // NOLINT: UPat(Ops::ADD)
+  UPat(OpSet ops);  // NOLINT: UPat(GroupOp::ALU)
   explicit UPat(std::shared_ptr<const UPatData> d) : d_(std::move(d)) {}
 
   // builders: each returns a modified copy (UPat(op, dtype=..., src=..., arg=..., name=..., allow_any_len=...))
@@ -40,18 +40,18 @@ class UPat {
   UPat dtype(const DTypes& ds) const;
   UPat named(const std::string& name) const;
   UPat arg(Arg a) const;
-  UPat tag(Arg t) const;                  // match_tag: a single tag (tuple: any of)
-  UPat any_len() const;                   // allow_any_len=True
-  UPat early_reject(OpSet ops) const;     // custom_early_reject
+  UPat tag(Arg t) const;               // match_tag: a single tag (tuple: any of)
+  UPat any_len() const;                // allow_any_len=True
+  UPat early_reject(OpSet ops) const;  // custom_early_reject
   template <typename... P>
-  UPat src(const P&... s) const {         // src=(a, b): exactly this order
+  UPat src(const P&... s) const {  // src=(a, b): exactly this order
     return src_tuple({UPat(s)...});
   }
   template <typename... P>
-  UPat perm(const P&... s) const {        // src=[a, b]: every permutation
+  UPat perm(const P&... s) const {  // src=[a, b]: every permutation
     return src_list({UPat(s)...});
   }
-  UPat src_all(const UPat& s) const;      // src=UPat: every src matches s
+  UPat src_all(const UPat& s) const;  // src=UPat: every src matches s
   UPat src_tuple(std::vector<UPat> s) const;
   UPat src_list(std::vector<UPat> s) const;
 
@@ -123,10 +123,10 @@ class UPat {
   DType first_dtype() const;  // UPat.dtype: first match dtype or void
 
   // scalars in patterns are UPat.cvar(arg=value)
-  UPat(PyConst c);  // NOLINT
-  UPat(int c) : UPat(PyConst(c)) {}        // NOLINT
-  UPat(double c) : UPat(PyConst(c)) {}     // NOLINT
-  UPat(bool c) : UPat(PyConst(c)) {}       // NOLINT
+  UPat(PyConst c);                      // NOLINT
+  UPat(int c) : UPat(PyConst(c)) {}     // NOLINT
+  UPat(double c) : UPat(PyConst(c)) {}  // NOLINT
+  UPat(bool c) : UPat(PyConst(c)) {}    // NOLINT
 
   const UPatData* data() const { return d_.get(); }
   std::string repr() const;
@@ -200,18 +200,24 @@ struct RuleData {
   RuleInvoker invoke = nullptr;
   std::vector<int> param_ids;  // name ids of the lambda parameters in order, -1 for ctx
   RuleSrc src{};
-  std::string file;            // relative to the repository
-  std::string text;            // full source text of the rule
-  std::string matcher;         // name of the first PatternMatcher that owns it
-  uint32_t id = 0;             // global rule id (statistics, traces)
+  std::string file;     // relative to the repository
+  std::string text;     // full source text of the rule
+  std::string matcher;  // name of the first PatternMatcher that owns it
+  uint32_t id = 0;      // global rule id (statistics, traces)
   OpSet early_reject;
-  std::vector<Ops> ops;        // the top pattern's ops
+  std::vector<Ops> ops;  // the top pattern's ops
 };
 using Rule = std::shared_ptr<RuleData>;
 
 // rule registry (every rule ever created, by id)
 const RuleData* rule_by_id(uint32_t id);
 uint32_t rule_count();
+
+namespace detail {
+// set by request_bottom_up_gate() (rewrite.h) inside a rule; the matcher stops trying rules for the node and the
+// bottom-up driver treats the node as gated
+extern thread_local bool bottom_up_gate;
+}  // namespace detail
 
 namespace detail {
 std::vector<std::string> parse_lambda_params(const char* text);
@@ -265,7 +271,8 @@ bool store_result(V&& v, void* out) {
 }
 
 template <typename R, typename F, size_t... I>
-bool invoke_rule_impl(const RuleData& r, const Bindings& b, [[maybe_unused]] CtxRef ctx, void* out, std::index_sequence<I...>) {
+bool invoke_rule_impl(const RuleData& r, const Bindings& b, [[maybe_unused]] CtxRef ctx, void* out,
+                      std::index_sequence<I...>) {
   const F& f = *static_cast<const F*>(r.fn.get());
   using Args = typename fn_traits<F>::args;
   return store_result<R>(f(rule_arg<std::tuple_element_t<I, Args>>(r, b, ctx, r.param_ids[I])...), out);
