@@ -155,9 +155,20 @@ void EdgeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget*)
       x.setPointSizeF(7);
       return x;
     }();
+    // port numbers repeat (0, 1, 2...): laid out once, not per edge and paint (drawText shaped ~1,000 of them per
+    // paint of a 2,000-node frame)
+    static QHash<int, QStaticText> ports;
+    auto it = ports.find(port_);
+    if (it == ports.end()) {
+      QStaticText st(QString::number(port_));
+      st.setTextFormat(Qt::PlainText);
+      st.prepare(QTransform(), f);
+      it = ports.insert(port_, st);
+    }
     p->setFont(f);
     p->setPen(hi_ == Hi::dim ? c : QColor(0xc8, 0xcc, 0xe0));
-    p->drawText(QRectF(label_pos_.x() - 8, label_pos_.y() - 7, 16, 14), Qt::AlignCenter, QString::number(port_));
+    QSizeF sz = it->size();
+    p->drawStaticText(QPointF(label_pos_.x() - sz.width() / 2, label_pos_.y() - sz.height() / 2), *it);
   }
 }
 
