@@ -40,9 +40,9 @@ NodeItem::NodeItem(const GNode& n, int index, bool ghost) : n_(n), index_(index)
   text_ = fill_.lightnessF() < 0.5 ? QColor(0xf0, 0xf0, 0xf0) : QColor(0x14, 0x15, 0x1c);
   setZValue(ghost ? -1 : 1);
   setAcceptHoverEvents(false);
-  // a pixmap per node: the first paint of a frame costs about the same, repaints (the progress overlay going away,
-  // a highlight, panning) become blits
-  setCacheMode(QGraphicsItem::DeviceCoordinateCache);
+  // no pixmap per node: stepping draws every node of a new frame once, and allocating and filling ~2,000 pixmaps
+  // on that first paint cost more than drawing them directly
+  setCacheMode(QGraphicsItem::NoCache);
 }
 
 QRectF NodeItem::boundingRect() const {
