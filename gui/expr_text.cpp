@@ -35,7 +35,7 @@ std::string cut(std::string s, size_t max_len) {
 
 // one node from its sources' texts
 std::string compose(tg::viz::Trace& t, const tg::viz::Node& n, const std::vector<const std::string*>& src) {
-  const std::string& op = n.op_name;
+  const std::string op(n.op_name);
   std::string arg = t.arg_text(n.id);
   if (op == "CONST") return arg;
   if (op == "RANGE") {

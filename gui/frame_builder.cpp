@@ -369,7 +369,7 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     if (const RuleRow* rr = fr.session.rule(m.rule)) fg->rule = *rr;
     auto text = [&](int64_t n) { return t.label(n) + "\n" + ep.listing(n); };
     fg->before_text = text(m.before);
-    fg->after_text = m.is_error ? "REWRITE_ERROR\n" + m.error : text(m.after);
+    fg->after_text = m.is_error ? "REWRITE_ERROR\n" + t.str(m.error) : text(m.after);
   }
   return fg;
 }

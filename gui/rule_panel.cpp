@@ -120,7 +120,7 @@ void RulePanel::show_selection(const Selection& s, const MatchRow* m) {
   } else {
     const RuleRow* r = session_->rule(m->rule);
     h = "<h3>" + tr("Match %1 of %2").arg(s.frame).arg(st.n_matches) + "</h3>";
-    if (m->is_error) h += "<p class='err'>" + tr("The rule raised: ") + esc(m->error) + "</p>";
+    if (m->is_error) h += "<p class='err'>" + tr("The rule raised: ") + esc(t.str(m->error)) + "</p>";
     if (r) {
       site_->setText(QString::fromStdString(r->file) + ":" + QString::number(r->line));
       h += "<table><tr><td class='k'>" + tr("rule") + "</td><td><b>" + esc(r->file) + ":" + QString::number(r->line) +

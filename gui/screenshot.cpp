@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QFileInfo>
 #include <QLineEdit>
 #include <QPixmap>
@@ -161,21 +162,37 @@ int bench_stepping(MainWindow& w, const Options& o) {
   // the longest the event loop went without turning (what a user feels as a freeze), per activity
   QElapsedTimer tick_clock;
   tick_clock.start();
-  std::vector<std::pair<std::string, double>> stalls;  // activity -> longest stall, in the order they ran
+  struct Activity {
+    std::string what;
+    double stall_ms = 0;
+    long rss_kb = 0, hwm_kb = 0;  // resident memory when it ended, and the peak so far (Linux; 0 elsewhere)
+  };
+  std::vector<Activity> stalls;  // activity -> longest stall, in the order they ran
+  auto memory = [](Activity& a) {
+    QFile f("/proc/self/status");
+    if (!f.open(QIODevice::ReadOnly)) return;
+    for (const QByteArray& line : f.readAll().split('\n')) {
+      if (line.startsWith("VmRSS:")) a.rss_kb = line.mid(6).trimmed().split(' ').front().toLong();
+      if (line.startsWith("VmHWM:")) a.hwm_kb = line.mid(6).trimmed().split(' ').front().toLong();
+    }
+  };
   qint64 last_tick = 0;
   auto note = [&] {
     qint64 now = tick_clock.elapsed();
     double gap = (double)(now - last_tick);
-    if (!stalls.empty()) stalls.back().second = std::max(stalls.back().second, gap);
+    if (!stalls.empty()) stalls.back().stall_ms = std::max(stalls.back().stall_ms, gap);
     last_tick = now;
   };
   auto doing = [&](std::string what) {
     note();
-    stalls.push_back({std::move(what), 0.0});
+    if (!stalls.empty()) memory(stalls.back());
+    stalls.push_back({std::move(what)});
   };
   QTimer ticker;
   QObject::connect(&ticker, &QTimer::timeout, note);
   ticker.start(5);
+  doing("show the empty window");
+  QApplication::processEvents();
   doing("open");
   last_tick = tick_clock.elapsed();
   if (!w.open_trace(o.trace)) return 2;
@@ -278,14 +295,18 @@ int bench_stepping(MainWindow& w, const Options& o) {
   }
   settle(50);
   note();
+  memory(stalls.back());
   std::sort(paints.begin(), paints.end());
   std::printf("timeline: %zu spans, whole trace on screen: paint %.1f ms (median of 10)\n", w.timeline()->span_count(),
               paints[5]);
-  auto worst = std::max_element(stalls.begin(), stalls.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  auto worst =
+      std::max_element(stalls.begin(), stalls.end(), [](auto& a, auto& b) { return a.stall_ms < b.stall_ms; });
   if (std::getenv("TINYVIZ_TIMING"))
-    for (auto& [what, ms] : stalls) std::fprintf(stderr, "tinyviz: stall %-40s %.0f ms\n", what.c_str(), ms);
-  std::printf("longest event-loop stall (open, step, search, every tab): %.0f ms (%s)\n", worst->second,
-              worst->first.c_str());
+    for (auto& a : stalls)
+      std::fprintf(stderr, "tinyviz: stall %-40s %4.0f ms   resident %6.1f MB, peak %6.1f MB\n", a.what.c_str(),
+                   a.stall_ms, a.rss_kb / 1024.0, a.hwm_kb / 1024.0);
+  std::printf("longest event-loop stall (open, step, search, every tab): %.0f ms (%s)\n", worst->stall_ms,
+              worst->what.c_str());
   return 0;
 }
 

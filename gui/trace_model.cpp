@@ -87,6 +87,8 @@ void TraceModel::load_matches(int ii) {
   QModelIndex parent = createIndex(it.row, 0, (quintptr)ii);
   int first = (int)items_[ii].children.size();
   beginInsertRows(parent, first, first + (int)ms.size() - 1);
+  items_.reserve(items_.size() + ms.size());  // a step can hold 20,000 matches: no doubling
+  items_[ii].children.reserve(items_[ii].children.size() + ms.size());
   for (size_t k = 0; k < ms.size(); k++) {
     int mi = (int)items_.size();
     items_.push_back({Match, (int64_t)k, ii, first + (int)k, {}});

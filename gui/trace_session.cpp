@@ -37,7 +37,8 @@ const RuleRow* TraceSession::rule(int64_t id) const {
 }
 
 void TraceSession::ensure(std::unique_ptr<Trace>& t) {
-  if (!t) t = Trace::open(path_, false);
+  // frame building reads steps one by one, matches, nodes: no second copy of the catalog (the UI trace's)
+  if (!t) t = Trace::open_for_queries(path_);
 }
 
 StepReplay& TraceSession::Frames::replay(int64_t step) {

@@ -40,7 +40,9 @@ class TraceSession {
     std::shared_ptr<const NodeText> node_text(int64_t id, Make&& make) {
       auto& c = session.node_text_;
       if (auto it = c.find(id); it != c.end()) return it->second;
-      if (c.size() > 50'000) c.clear();  // bounded (~15 MB); frames keep what they use
+      // bounded (~1.5 MB): a frame of 2,000 nodes fits twice; frames keep what they use. Replayed nodes get new ids
+      // in every frame, so a larger bound only fills up (20,000 held 8 MB more of a training trace's stepping)
+      if (c.size() > 4'000) c.clear();
       return c.emplace(id, make()).first->second;
     }
   };

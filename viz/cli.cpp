@@ -140,7 +140,7 @@ static int cmd_matches(Trace& t, int64_t step) {
     auto r = t.rule(m.rule);
     std::printf("%5lld %9.2f us  %s:%d  %s -> %s%s\n", (long long)m.ordinal, m.dur_ns / 1e3, r ? r->file.c_str() : "?",
                 r ? r->line : 0, one_line(t.label(m.before)).c_str(), one_line(t.label(m.after)).c_str(),
-                m.is_error ? ("  ERROR " + one_line(m.error)).c_str() : "");
+                m.is_error ? ("  ERROR " + one_line(t.str(m.error))).c_str() : "");
   }
   return 0;
 }

@@ -22,6 +22,9 @@ const char* const kOpNames[] = {nullptr, "SPECIAL", "BUFFER", "NOOP", "REWRITE_E
                                 "CUSTOM_FUNCTION", "RESHAPE", "PERMUTE", "EXPAND", "PAD", "FLIP", "UNSHARD", "REDUCE",
                                 "ALLREDUCE", "PYLITERAL"};
 constexpr int kNumOps = 80;
+constexpr const char* kStepColumns =
+    "SELECT id, context, parent, depth, name, file, line, flags, input_root, output_root, t_start, t_end, n_matches, "
+    "error FROM steps";
 
 struct Stmt {
   sqlite3_stmt* s = nullptr;
@@ -38,6 +41,19 @@ struct Stmt {
     return p ? std::string((const char*)p, sqlite3_column_bytes(s, c)) : std::string();
   }
 };
+
+StepRow read_step(const Trace& t, Stmt& q) {
+  StepRow s;
+  s.id = q.i(0), s.context = q.i(1), s.parent = q.i(2), s.depth = (int)q.i(3);
+  s.name = t.str(q.i(4)), s.file = t.str(q.i(5)), s.line = (int)q.i(6);
+  int64_t f = q.i(7);
+  s.bottom_up = f & 1, s.walk = f & 2, s.enter_calls = f & 4;
+  s.input_root = q.i(8), s.output_root = q.null(9) ? 0 : q.i(9);
+  s.t_start = q.i(10), s.t_end = q.null(11) ? 0 : q.i(11);
+  s.n_matches = q.null(12) ? 0 : q.i(12);
+  if (!q.null(13)) s.error = t.str(q.i(13));
+  return s;
+}
 }  // namespace
 
 std::unique_ptr<Trace> Trace::open(const std::string& path, bool program_text) {
@@ -82,6 +98,9 @@ std::unique_ptr<Trace> Trace::open(const std::string& path, bool program_text) {
                      ", this reader understands " + std::to_string(TRACE_SCHEMA_MIN_READ) + " to " +
                      std::to_string(TRACE_SCHEMA_VERSION) + "): record it again");
   t->schema_version_ = (int)ver;
+  // 512 KB of page cache per connection instead of 2 MB (tinyviz keeps three; pages come back from the OS's file
+  // cache: no stepping or query time measurable)
+  sqlite3_exec(t->db_, "PRAGMA cache_size=-512", nullptr, nullptr, nullptr);
   try {
     t->load();
   } catch (const TraceError&) {
@@ -169,6 +188,10 @@ void Trace::load() {
         programs_.push_back(std::move(p));
       }
     }
+    {
+      Stmt n(db_, "SELECT COUNT(*) FROM kernel_events", path_);
+      if (n.step()) kernel_events_.reserve((size_t)n.i(0));  // a training run records ~10,000: no doubling
+    }
     Stmt q(db_,
            "SELECT id, program, name, device, t_start, t_end, bufs, var_vals FROM kernel_events ORDER BY t_start, id",
            path_);
@@ -213,20 +236,9 @@ void Trace::load() {
     if (n.step()) steps_.reserve((size_t)n.i(0));  // no doubling on the way: 12,000 steps of a training run
   }
   {
-    Stmt q(db_,
-           "SELECT id, context, parent, depth, name, file, line, flags, input_root, output_root, t_start, t_end, "
-           "n_matches, error FROM steps ORDER BY id",
-           path_);
+    Stmt q(db_, (std::string(kStepColumns) + " ORDER BY id").c_str(), path_);
     while (q.step()) {
-      StepRow s;
-      s.id = q.i(0), s.context = q.i(1), s.parent = q.i(2), s.depth = (int)q.i(3);
-      s.name = str(q.i(4)), s.file = str(q.i(5)), s.line = (int)q.i(6);
-      int64_t f = q.i(7);
-      s.bottom_up = f & 1, s.walk = f & 2, s.enter_calls = f & 4;
-      s.input_root = q.i(8), s.output_root = q.null(9) ? 0 : q.i(9);
-      s.t_start = q.i(10), s.t_end = q.null(11) ? 0 : q.i(11);
-      s.n_matches = q.null(12) ? 0 : q.i(12);
-      if (!q.null(13)) s.error = str(q.i(13));
+      StepRow s = read_step(*this, q);
       step_index_[s.id] = steps_.size();
       auto it = ctx_index_.find(s.context);
       if (it != ctx_index_.end()) contexts_[it->second].steps.push_back(s.id);
@@ -243,6 +255,7 @@ void Trace::load() {
   }
 }
 
+
 std::map<std::string, std::string> Trace::meta() const {
   std::map<std::string, std::string> m;
   Stmt q(db_, "SELECT key, value FROM meta", path_);
@@ -255,6 +268,13 @@ bool Trace::complete() const {
 }
 
 const StepRow& Trace::step(int64_t id) const {
+  if (!catalog_) {  // opened for queries: read the row when asked for
+    if (auto it = lazy_steps_.find(id); it != lazy_steps_.end()) return it->second;
+    Stmt q(db_, (std::string(kStepColumns) + " WHERE id=?").c_str(), path_);
+    sqlite3_bind_int64(q.s, 1, id);
+    if (!q.step()) throw TraceError("trace '" + path_ + "' has no step " + std::to_string(id));
+    return lazy_steps_.emplace(id, read_step(*this, q)).first->second;
+  }
   auto it = step_index_.find(id);
   if (it == step_index_.end()) throw TraceError("trace '" + path_ + "' has no step " + std::to_string(id));
   return steps_[it->second];
@@ -276,6 +296,11 @@ std::vector<MatchRow> Trace::matches(int64_t step_id) const {
   std::vector<MatchRow> out;
   if (auto it = step_index_.find(step_id); it != step_index_.end())
     out.reserve((size_t)steps_[it->second].n_matches);  // no doubling: a step can hold 18,000 matches
+  else if (!catalog_)
+    try {
+      out.reserve((size_t)step(step_id).n_matches);
+    } catch (const TraceError&) {  // no such step: no matches
+    }
   {
     Stmt q(db_, "SELECT ordinal, before, after, rule, dur FROM matches WHERE step=? ORDER BY ordinal", path_);
     sqlite3_bind_int64(q.s, 1, step_id);
@@ -292,7 +317,7 @@ std::vector<MatchRow> Trace::matches(int64_t step_id) const {
       MatchRow m;
       m.step = step_id, m.ordinal = q.i(0), m.before = q.i(1), m.after = q.i(2), m.rule = q.i(3);
       m.is_error = true;
-      m.error = str(q.i(4));
+      m.error = q.i(4);
       out.push_back(m);
     }
   }
@@ -460,38 +485,59 @@ const Node& Trace::node(int64_t id) const {
     }
     for (int64_t s : n.src)
       if (!nodes_.count(s)) todo.push_back(s);
-    std::vector<int64_t> key{n.op, n.dtype, n.arg, n.tag};
-    key.insert(key.end(), n.src.begin(), n.src.end());
-    std::vector<int64_t> key_any{n.op, n.arg, n.tag};
-    key_any.insert(key_any.end(), n.src.begin(), n.src.end());
-    const_cast<Trace*>(this)->content_any_.emplace(std::move(key_any), cur);
-    const_cast<Trace*>(this)->content_.emplace(std::move(key), cur);
+    const_cast<Trace*>(this)->index_content(n, true);
     nodes_.emplace(cur, std::move(n));
   }
   return nodes_.at(id);
 }
 
+uint64_t Trace::content_hash(int op, int dtype, int64_t arg, int64_t tag, const std::vector<int64_t>& src,
+                             bool with_dtype) {
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  auto mix = [&](uint64_t x) { h = (h ^ x) * 0xff51afd7ed558ccdull, h ^= h >> 32; };
+  mix((uint64_t)op), mix(with_dtype ? (uint64_t)dtype : 0), mix((uint64_t)arg), mix((uint64_t)tag);
+  for (int64_t s : src) mix((uint64_t)s);
+  return h;
+}
+
+// the first indexed node with this content (0: none)
+int64_t Trace::find_content(int op, int dtype, int64_t arg, int64_t tag, const std::vector<int64_t>& src,
+                            bool with_dtype) const {
+  const auto& index = with_dtype ? content_ : content_any_;
+  auto [lo, hi] = index.equal_range(content_hash(op, dtype, arg, tag, src, with_dtype));
+  for (auto it = lo; it != hi; ++it) {
+    auto n = nodes_.find(it->second);
+    if (n == nodes_.end()) continue;
+    const Node& c = n->second;
+    if (c.op == op && (!with_dtype || c.dtype == dtype) && c.arg == arg && c.tag == tag && c.src == src)
+      return it->second;
+  }
+  return 0;
+}
+
+// index a node (before it is in nodes_) under its content; the first node with a content keeps it
+void Trace::index_content(const Node& n, bool also_any) {
+  if (!find_content(n.op, n.dtype, n.arg, n.tag, n.src, true))
+    content_.emplace(content_hash(n.op, n.dtype, n.arg, n.tag, n.src, true), n.id);
+  if (also_any && !find_content(n.op, n.dtype, n.arg, n.tag, n.src, false))
+    content_any_.emplace(content_hash(n.op, n.dtype, n.arg, n.tag, n.src, false), n.id);
+}
+
 int64_t Trace::intern_node(int op, int dtype, int64_t arg, int64_t tag, const std::vector<int64_t>& src) {
-  std::vector<int64_t> key{op, dtype, arg, tag};
-  key.insert(key.end(), src.begin(), src.end());
-  auto it = content_.find(key);
-  if (it != content_.end()) return it->second;
+  if (int64_t id = find_content(op, dtype, arg, tag, src, true)) return id;
   Node n;
   n.id = next_synth_--;
   n.op = op;
   n.op_name = op > 0 && op <= kNumOps ? kOpNames[op] : "?";
   n.dtype = dtype, n.arg = arg, n.tag = tag, n.src = src;
-  content_.emplace(std::move(key), n.id);
+  index_content(n, false);
   int64_t id = n.id;
   nodes_.emplace(id, std::move(n));
   return id;
 }
 
 int64_t Trace::find_any_dtype(int op, int64_t arg, int64_t tag, const std::vector<int64_t>& src) const {
-  std::vector<int64_t> key{op, arg, tag};
-  key.insert(key.end(), src.begin(), src.end());
-  auto it = content_any_.find(key);
-  return it == content_any_.end() ? 0 : it->second;
+  return find_content(op, 0, arg, tag, src, false);
 }
 
 const std::string& Trace::dtype_name(int dtype) const {
@@ -503,7 +549,7 @@ std::string Trace::arg_text(int64_t id) const { return arg_display(str(node(id).
 
 std::string Trace::label(int64_t id) const {
   const Node& n = node(id);
-  std::string l = n.op_name;
+  std::string l(n.op_name);
   const std::string& dt = dtype_name(n.dtype);
   if (dt != "void") l += "\ndtypes." + dt;
   std::string a = arg_text(id);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -46,8 +47,8 @@ struct MatchRow {
   int64_t before = 0, after = 0;
   int64_t rule = 0;
   int64_t dur_ns = 0;
-  bool is_error = false;  // a rule raised: `after` is the REWRITE_ERROR node
-  std::string error;
+  int64_t error = 0;      // is_error: the message's string id (Trace::str), not a string: lists of matches can be
+  bool is_error = false;  // 100,000 rows. A rule raised: `after` is the REWRITE_ERROR node
 };
 
 struct RuleRow {
@@ -81,7 +82,7 @@ struct KernelEventRow {
 struct Node {
   int64_t id = 0;
   int op = 0;
-  std::string op_name;
+  std::string_view op_name;  // static text ("ADD")
   int dtype = 0;             // dtype id (Trace::dtype_name)
   int64_t arg = 0, tag = 0;  // string ids of the exact encodings (tag 0: None)
   std::vector<int64_t> src;
@@ -92,8 +93,9 @@ class Trace {
   // throws TraceError. program_text=false leaves ProgramRow::source and ::uops empty (a training run's 145 kernels
   // hold 6 MB of them): read them with program_text(id) when shown
   static std::unique_ptr<Trace> open(const std::string& path, bool program_text = true);
-  // a connection for SQL lookups only (rule_stats, matches_of_rule, steps_with_rules, matches, node, label): it does
-  // not load the contexts, steps, programs and kernel runs (contexts(), steps(), ... are empty), saving their memory
+  // a connection for SQL lookups only (rule_stats, matches_of_rule, steps_with_rules, matches, step, node, label): it
+  // does not load the contexts, steps, programs and kernel runs (contexts(), steps(), ... are empty; step(id) reads
+  // the one row it is asked for), saving their memory
   static std::unique_ptr<Trace> open_for_queries(const std::string& path);
   ~Trace();
   Trace(const Trace&) = delete;
@@ -156,15 +158,15 @@ class Trace {
   std::unordered_map<int64_t, size_t> step_index_, ctx_index_;
   mutable std::unordered_map<int64_t, std::string> strings_;
   mutable std::unordered_map<int64_t, Node> nodes_;
-  struct KeyHash {
-    size_t operator()(const std::vector<int64_t>& k) const {
-      size_t h = 0;
-      for (int64_t x : k) h = h * 1000003 ^ (size_t)x;
-      return h;
-    }
-  };
-  std::unordered_map<std::vector<int64_t>, int64_t, KeyHash> content_;  // (op,dtype,arg,tag,srcs...) -> id
-  std::unordered_map<std::vector<int64_t>, int64_t, KeyHash> content_any_;  // (op,arg,tag,srcs...) -> id
+  mutable std::unordered_map<int64_t, StepRow> lazy_steps_;  // step(id) of a trace opened for queries
+  // content hash -> node ids with that hash, compared field by field on lookup (a key vector per node cost ~240
+  // bytes per loaded node): of (op, dtype, arg, tag, srcs), and of the same without the dtype
+  std::unordered_multimap<uint64_t, int64_t> content_, content_any_;
+  static uint64_t content_hash(int op, int dtype, int64_t arg, int64_t tag, const std::vector<int64_t>& src,
+                               bool with_dtype);
+  int64_t find_content(int op, int dtype, int64_t arg, int64_t tag, const std::vector<int64_t>& src,
+                       bool with_dtype) const;
+  void index_content(const Node& n, bool also_any);
   std::vector<std::string> dtype_names_;
   bool has_context_stats_ = true;
   int64_t next_synth_ = -1;

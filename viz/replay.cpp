@@ -155,7 +155,7 @@ int64_t StepReplay::root(size_t k) {
     int64_t prev = roots_.back();
     int64_t next;
     if (m.is_error || !error_.empty()) {
-      if (error_.empty()) error_ = m.error;
+      if (error_.empty()) error_ = t_.str(m.error);
       next = prev;  // a rule raised: the step stopped here
     } else {
       try {
