@@ -182,6 +182,21 @@ TEST(Recorder, DemoTraceReplaysEveryStep) {
     checked++;
   }
   EXPECT_EQ(checked, t->steps().size());
+  // the same on a connection opened for queries only (tinyviz's frame building): no catalog, steps read one by one
+  auto q = Trace::open_for_queries(path);
+  EXPECT_TRUE(q->steps().empty());
+  for (const auto& s : t->steps()) {
+    const StepRow& qs = q->step(s.id);
+    EXPECT_EQ(qs.name, s.name);
+    EXPECT_EQ(qs.context, s.context);
+    EXPECT_EQ(qs.input_root, s.input_root);
+    EXPECT_EQ(qs.output_root, s.output_root);
+    EXPECT_EQ(qs.n_matches, s.n_matches);
+    EXPECT_EQ(q->matches(s.id).size(), t->matches(s.id).size());
+    StepReplay r(*q, s.id);
+    EXPECT_TRUE(r.reproduces_output()) << "query-only trace, step " << s.id << " " << s.name;
+  }
+  EXPECT_THROW(q->step(1'000'000'000), TraceError);
   // the statistics table lists every rule that matched, with file:line
   auto stats = t->rule_stats();
   uint64_t total = 0;
