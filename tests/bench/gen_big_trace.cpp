@@ -17,9 +17,9 @@
 using namespace tg;
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
+  if (argc < 2 || argv[1][0] == '-') {  // "--help" is not a file to write
     std::fprintf(stderr, "usage: gen_big_trace OUT.trace.db [--steps N] [SIZE...]\n");
-    return 2;
+    return argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") ? 0 : 2;
   }
   std::string path = argv[1];
   std::vector<size_t> sizes;
