@@ -33,7 +33,9 @@ class NodeItem : public QGraphicsItem {
 
 class EdgeItem : public QGraphicsItem {
  public:
-  EdgeItem(const EdgePath& path, int port, bool show_port);
+  // crowded: one of very many edges (a frame with over kCrowdedEdges): drawn without antialiasing
+  EdgeItem(const EdgePath& path, int port, bool show_port, bool crowded = false);
+  static constexpr size_t kCrowdedEdges = 1000;
   enum { Type = UserType + 2 };
   int type() const override { return Type; }
   QRectF boundingRect() const override { return bounds_; }
@@ -46,7 +48,7 @@ class EdgeItem : public QGraphicsItem {
   QPointF label_pos_;
   QRectF bounds_;
   int port_;
-  bool show_port_;
+  bool show_port_, crowded_;
   Hi hi_ = Hi::none;
 };
 
