@@ -1,5 +1,6 @@
 #include "lib/uop/rewrite.h"
 
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -48,9 +49,11 @@ struct RewriteContext {
     UOp new_n;
   };
   std::vector<Entry> stack;
+  std::vector<UOp> seen_, tmp_;  // scratch of one node's fixed point and new sources (no allocation per node)
   NodeSet on_stack{16};
   NodeMap<std::vector<Entry>> waitlist{8};
   void reset() {
+    seen_.clear(), tmp_.clear();
     replace.clear();
     bpm_cache.clear();
     stack.clear();
@@ -142,11 +145,13 @@ struct RewriteContext {
         if (bpm) {
           // apply the bottom-up rules to a fixed point on the node itself
           UOp test_n = n;
-          NodeSet seen(8);
+          seen_.clear();  // a fixed point takes one or two rewrites: a linear search beats a hash set
           bool gated = false;
           try {
             while (test_n) {
-              if (!seen.insert(test_n)) throw RewriteError("infinite loop in fixed_point_rewrite");
+              if (std::find(seen_.begin(), seen_.end(), test_n) != seen_.end())
+                throw RewriteError("infinite loop in fixed_point_rewrite");
+              seen_.push_back(test_n);
               new_n = test_n;
               test_n = cached_bpm_rewrite(test_n);
               if (gate_requested_) {  // request_bottom_up_gate(): the node being tested is final
@@ -173,8 +178,8 @@ struct RewriteContext {
           stack.push_back({x, 0, x});
         }
       } else if (e.stage == 1) {
-        std::vector<UOp> tmp;
-        tmp.reserve(e.new_n.nsrc());
+        std::vector<UOp>& tmp = tmp_;  // used before any rule runs (nested rewrites use other contexts anyway)
+        tmp.clear();
         bool waiting = false;
         for (const UOp& x : e.new_n.src()) {
           UOp* r = replace.find(x);
