@@ -229,51 +229,8 @@ bool UOp::has_buffer_identity(bool after_ok) const {
   return u.op() == Ops::BUFFER || u.op() == Ops::PARAM;
 }
 
-// device and addrspace are recursive properties in the reference; here they are computed over the graph on each call
-Arg UOp::device() const {
-  std::unordered_map<const detail::UOpNode*, Arg> memo;
-  for (const UOp& u : toposort()) {
-    Arg d;
-    switch (u.op()) {
-      case Ops::PARAM:
-      case Ops::BUFFER:
-        d = u.param_arg() ? u.param_arg()->device : Arg();
-        break;
-      case Ops::AFTER:
-        d = memo[u.src(0).node()];
-        break;
-      case Ops::COPY:
-        d = u.arg();
-        break;
-      case Ops::ALLREDUCE:
-        d = u.arg()[1];
-        break;
-      case Ops::MSELECT: {
-        const Arg& sd = memo[u.src(0).node()];
-        if (!sd.is_tuple()) throw Error("mselect must be on tuple device, getting " + sd.repr());
-        d = sd[(size_t)u.arg().as_int()];
-        break;
-      }
-      case Ops::MSTACK: {
-        std::vector<Arg> ds;
-        for (const UOp& s : u.src()) ds.push_back(memo[s.node()]);
-        d = Arg::tuple(ds);
-        break;
-      }
-      default:
-        for (const UOp& s : u.src()) {
-          const Arg& sd = memo[s.node()];
-          if (!sd.is_none()) {
-            d = sd;
-            break;
-          }
-        }
-    }
-    memo[u.node()] = d;
-  }
-  return memo[node()];
-}
-
+// addrspace is a recursive property in the reference; here it is computed over the graph on each call (device is
+// cached per node: lib/uop/uop.cpp)
 std::optional<AddrSpace> UOp::addrspace() const {
   std::unordered_map<const detail::UOpNode*, std::optional<AddrSpace>> memo;
   for (const UOp& u : toposort()) {
