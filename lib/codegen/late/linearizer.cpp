@@ -35,14 +35,24 @@ bool arg_lt(const Arg& a, const Arg& b) {
 }  // namespace
 
 // python == on UOp.tuplize: (op.value, arg, dtype, *src.tuplize), the tag left out
+// (the linearizer's sort calls it millions of times: borrowed nodes, no allocation, most calls end at the top pair)
 bool tuplize_eq(const UOp& a, const UOp& b) {
-  std::vector<std::pair<UOp, UOp>> st{{a, b}};
+  using detail::UOpNode;
+  auto differ = [](const UOpNode* x, const UOpNode* y) {
+    return x->op != y->op || x->dtype != y->dtype || x->nsrc != y->nsrc || !x->arg.py_eq(y->arg);
+  };
+  const UOpNode *a0 = a.node(), *b0 = b.node();
+  if (a0 == b0) return true;
+  if (differ(a0, b0)) return false;
+  thread_local std::vector<std::pair<const UOpNode*, const UOpNode*>> st;  // nodes stay alive through a and b
+  st.clear();
+  st.push_back({a0, b0});
   while (!st.empty()) {
     auto [x, y] = st.back();
     st.pop_back();
     if (x == y) continue;
-    if (x.op() != y.op() || !x.arg().py_eq(y.arg()) || x.dtype() != y.dtype() || x.nsrc() != y.nsrc()) return false;
-    for (size_t i = 0; i < x.nsrc(); i++) st.push_back({x.src(i), y.src(i)});
+    if (differ(x, y)) return false;
+    for (uint32_t i = 0; i < x->nsrc; i++) st.push_back({x->srcs[i], y->srcs[i]});
   }
   return true;
 }
