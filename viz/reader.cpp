@@ -255,7 +255,6 @@ void Trace::load() {
   }
 }
 
-
 std::map<std::string, std::string> Trace::meta() const {
   std::map<std::string, std::string> m;
   Stmt q(db_, "SELECT key, value FROM meta", path_);
