@@ -145,6 +145,7 @@ void GraphView::show_frame(FrameResultPtr r) {
 
   QRectF match_box;                 // bounds of the matched subgraph
   std::vector<QRectF> match_rects;  // its nodes, grown a little
+  QRectF near_match;  // with no drawn replacement (a folded const): the removed node's ghost, else the lowest rebuilt
   for (size_t i = 0; i < g.nodes.size(); i++) {
     auto* it = new NodeItem(g.nodes[i], (int)i, false);
     it->setPos(L.pos[i].x, L.pos[i].y);
@@ -156,6 +157,8 @@ void GraphView::show_frame(FrameResultPtr r) {
       match_box = match_box.united(r);
       match_rects.push_back(r);
     }
+    if (near_match.isNull() && g.nodes[i].mark == Mark::changed)  // nodes come sources first: the lowest one
+      near_match = it->mapRectToScene(it->boundingRect());
   }
   for (size_t i = 0; i < g.ghosts.size(); i++) {
     if (i >= r->ghost_shown.size() || !r->ghost_shown[i]) continue;
@@ -163,6 +166,7 @@ void GraphView::show_frame(FrameResultPtr r) {
     it->setPos(r->ghost_pos[i].x, r->ghost_pos[i].y);
     scene()->addItem(it);
     ghosts_.push_back(it);
+    if (ghosts_.size() == 1) near_match = it->mapRectToScene(it->boundingRect());
   }
   bool crowded = g.edges.size() > EdgeItem::kCrowdedEdges;
   for (size_t i = 0; i < g.edges.size() && i < L.edges.size(); i++) {
@@ -181,6 +185,7 @@ void GraphView::show_frame(FrameResultPtr r) {
 
   if (selected_ && !by_id_.count(selected_)) selected_ = 0;
   apply_highlight();
+  if (match_box.isNull()) match_box = near_match;
   if (same_coords) {
     centerOn(centre);
   } else if (same_step) {

@@ -269,6 +269,45 @@ class TestTinyviz : public QObject {
     QVERIFY(same > 0);
   }
 
+  // a match whose replacement is a folded const has no drawn replacement to look at: a graph that does not fit starts
+  // at the removed node's ghost (or the lowest rebuilt node) instead of the root
+  void view_starts_where_a_folded_replacement_happened() {
+    int64_t step = 0;
+    size_t frame = 0;
+    for (const auto& s : t_->steps()) {
+      if (s.n_matches == 0 || s.id == t_->steps().front().id) continue;
+      StepReplay rep(*t_, s.id);
+      for (size_t k = 1; k < rep.num_frames() && !step; k++) {
+        FrameDelta d = rep.delta(k);
+        if (!d.removed.empty() && !d.changed.empty() && t_->node(d.after).op_name == "CONST") step = s.id, frame = k;
+      }
+      if (step) break;
+    }
+    QVERIFY2(step, "the demo trace has a match that folds to a const");
+    MainWindow w;
+    w.resize(420, 320);  // a graph view too small for the graph at a readable scale
+    w.show();
+    QVERIFY(w.open_trace(trace_));
+    QVERIFY(wait_idle(w));
+    w.select({0, step, frame});
+    QVERIFY(wait_idle(w));
+    GraphView* g = w.graph();
+    QVERIFY(g->frame() && g->frame()->graph->frame == frame);
+    QPointF near;
+    if (!g->ghost_items().empty()) {
+      near = g->ghost_items().front()->sceneBoundingRect().center();
+    } else {
+      for (NodeItem* n : g->node_items())
+        if (n->node().mark == Mark::changed) {
+          near = n->sceneBoundingRect().center();
+          break;
+        }
+    }
+    QRectF visible = g->mapToScene(g->viewport()->rect()).boundingRect();
+    QVERIFY2(visible.contains(near), qPrintable(QString("step %1 match %2: (%3, %4) not in view").arg(step).arg(frame)
+                                                    .arg(near.x()).arg(near.y())));
+  }
+
   void focus_draws_only_the_neighbourhood_of_the_match() {
     MainWindow w;
     QVERIFY(w.open_trace(trace_));
