@@ -21,7 +21,7 @@ namespace detail {
 
 struct UOpCache {
   std::atomic<bool> mm_done{false};
-  PyConst vmin, vmax;
+  std::pair<PyConst, PyConst> mm;  // vmin, vmax
   std::atomic<bool> shape_done{false};
   std::optional<Shape> shape;
   std::atomic<bool> ranges_done{false};
@@ -443,29 +443,34 @@ static void compute_cached(const UOp& root, IsDone is_done, Compute compute) {
   for (const UOp& u : order) compute(u);
 }
 
+// a recursive property cached per node: the value of every uncached node below root, srcs first, from `make(u)`
+// (which reads its srcs' cached values); `done` publishes the value, first writer wins
+template <typename T, typename Make>
+static const T& cached_property(const UOp& root, std::atomic<bool> UOpCache::*done, T UOpCache::*value, Make make) {
+  UOpCache* c = cache_of(root.node());
+  if (!(c->*done).load(std::memory_order_acquire)) {
+    compute_cached(
+        root, [done](const UOp& u) { return (cache_of(u.node())->*done).load(std::memory_order_acquire); },
+        [&](const UOp& u) {
+          T v = make(u);
+          UOpCache* cu = cache_of(u.node());
+          std::lock_guard<std::mutex> lk(cache_mutex(u.node()));
+          if (!(cu->*done).load(std::memory_order_relaxed)) {
+            cu->*value = std::move(v);
+            (cu->*done).store(true, std::memory_order_release);
+          }
+        });
+  }
+  return c->*value;
+}
+
 static std::pair<PyConst, PyConst> compute_min_max(const UOp& u);
 
 // the reference's recursive property, cached per node like the others (computing it over the graph on every call was
 // ~10% of scheduling: the scheduler asks for the device of the same buffers again and again)
 static Arg compute_device(const UOp& u);
 
-Arg UOp::device() const {
-  UOpCache* c = cache_of(n_);
-  if (!c->device_done.load(std::memory_order_acquire)) {
-    compute_cached(
-        *this, [](const UOp& u) { return cache_of(u.node())->device_done.load(std::memory_order_acquire); },
-        [](const UOp& u) {
-          Arg d = compute_device(u);
-          UOpCache* cu = cache_of(u.node());
-          std::lock_guard<std::mutex> lk(cache_mutex(u.node()));
-          if (!cu->device_done.load(std::memory_order_relaxed)) {
-            cu->device = std::move(d);
-            cu->device_done.store(true, std::memory_order_release);
-          }
-        });
-  }
-  return c->device;
-}
+Arg UOp::device() const { return cached_property(*this, &UOpCache::device_done, &UOpCache::device, compute_device); }
 
 // one node's device from its sources' (already cached)
 static Arg compute_device(const UOp& u) {
@@ -498,20 +503,7 @@ static Arg compute_device(const UOp& u) {
 }
 
 std::pair<PyConst, PyConst> UOp::min_max() const {
-  UOpCache* c = cache_of(n_);
-  if (c->mm_done.load(std::memory_order_acquire)) return {c->vmin, c->vmax};
-  compute_cached(
-      *this, [](const UOp& u) { return cache_of(u.node())->mm_done.load(std::memory_order_acquire); },
-      [](const UOp& u) {
-        auto r = compute_min_max(u);
-        UOpCache* cu = cache_of(u.node());
-        std::lock_guard<std::mutex> lk(cache_mutex(u.node()));
-        if (!cu->mm_done.load(std::memory_order_relaxed)) {
-          cu->vmin = r.first, cu->vmax = r.second;
-          cu->mm_done.store(true, std::memory_order_release);
-        }
-      });
-  return {c->vmin, c->vmax};
+  return cached_property(*this, &UOpCache::mm_done, &UOpCache::mm, compute_min_max);
 }
 PyConst UOp::vmin() const { return min_max().first; }
 PyConst UOp::vmax() const { return min_max().second; }
@@ -714,20 +706,7 @@ static pyint prod_int(const Shape& s, bool* symbolic) {
 static std::optional<Shape> compute_shape(const UOp& u);
 
 const std::optional<Shape>& UOp::shape_opt() const {
-  UOpCache* c = cache_of(n_);
-  if (c->shape_done.load(std::memory_order_acquire)) return c->shape;
-  compute_cached(
-      *this, [](const UOp& u) { return cache_of(u.node())->shape_done.load(std::memory_order_acquire); },
-      [](const UOp& u) {
-        auto r = compute_shape(u);
-        UOpCache* cu = cache_of(u.node());
-        std::lock_guard<std::mutex> lk(cache_mutex(u.node()));
-        if (!cu->shape_done.load(std::memory_order_relaxed)) {
-          cu->shape = std::move(r);
-          cu->shape_done.store(true, std::memory_order_release);
-        }
-      });
-  return c->shape;
+  return cached_property(*this, &UOpCache::shape_done, &UOpCache::shape, compute_shape);
 }
 
 const Shape& UOp::shape() const {
@@ -951,33 +930,24 @@ static void ordered_remove(std::vector<UOp>& v, const UOp& x) {
 }
 
 std::vector<UOp> UOp::ranges() const {
-  UOpCache* c = cache_of(n_);
-  if (!c->ranges_done.load(std::memory_order_acquire)) {
-    compute_cached(
-        *this, [](const UOp& u) { return cache_of(u.node())->ranges_done.load(std::memory_order_acquire); },
-        [](const UOp& u) {
-          std::vector<UOp> ret;
-          for (const UOp& s : u.src())
-            for (const UOp& r : s.ranges()) ordered_add(ret, r);
-          for (const UOp& er : ended_ranges(u)) {
-            if (er.op() == Ops::RANGE) ordered_remove(ret, er);
-            else
-              for (const UOp& s : er.ranges()) ordered_remove(ret, s);
-          }
-          UOpCache* cu = cache_of(u.node());
-          std::lock_guard<std::mutex> lk(cache_mutex(u.node()));
-          if (!cu->ranges_done.load(std::memory_order_relaxed)) {
-            cu->ranges = std::move(ret);
-            cu->ranges_done.store(true, std::memory_order_release);
-          }
-        });
-  }
+  const std::vector<UOp>& cached =
+      cached_property(*this, &UOpCache::ranges_done, &UOpCache::ranges, [](const UOp& u) {
+        std::vector<UOp> ret;
+        for (const UOp& s : u.src())
+          for (const UOp& r : s.ranges()) ordered_add(ret, r);
+        for (const UOp& er : ended_ranges(u)) {
+          if (er.op() == Ops::RANGE) ordered_remove(ret, er);
+          else
+            for (const UOp& s : er.ranges()) ordered_remove(ret, s);
+        }
+        return ret;
+      });
   if (op() == Ops::RANGE) {
     std::vector<UOp> r{*this};
-    for (const UOp& x : c->ranges) ordered_add(r, x);
+    for (const UOp& x : cached) ordered_add(r, x);
     return r;
   }
-  return c->ranges;
+  return cached;
 }
 
 UOp UOp::base() const {
