@@ -188,6 +188,8 @@ void GraphView::show_frame(FrameResultPtr r) {
   if (match_box.isNull()) match_box = near_match;
   if (same_coords) {
     centerOn(centre);
+    // the view stays put while the match is in sight; stepping to one outside it scrolls just enough to show it
+    if (!match_box.isNull()) ensureVisible(match_box, 40, 40);
   } else if (same_step) {
     // a fresh layout of the same step: keep the zoom, look at what the match touched
     QPointF c = !match_box.isNull() ? match_box.center() : bounds.center();

@@ -52,6 +52,17 @@ void shot(QWidget& w, const char* name) {
   if (const char* dir = std::getenv("TV_TEST_SHOTS")) w.grab().save(QString("%1/%2.png").arg(dir, name));
 }
 
+// the centre of what the shown match changed: its boxed replacement, else the removed node's ghost, else the lowest
+// rebuilt node
+QPointF where_the_match_is(GraphView* g) {
+  for (NodeItem* n : g->node_items())
+    if (n->node().in_match) return n->sceneBoundingRect().center();
+  if (!g->ghost_items().empty()) return g->ghost_items().front()->sceneBoundingRect().center();
+  for (NodeItem* n : g->node_items())
+    if (n->node().mark == Mark::changed) return n->sceneBoundingRect().center();
+  return {};
+}
+
 bool wait_idle(MainWindow& w, int ms = 15000) {
   QElapsedTimer t;
   t.start();
@@ -293,19 +304,41 @@ class TestTinyviz : public QObject {
     QVERIFY(wait_idle(w));
     GraphView* g = w.graph();
     QVERIFY(g->frame() && g->frame()->graph->frame == frame);
-    QPointF near;
-    if (!g->ghost_items().empty()) {
-      near = g->ghost_items().front()->sceneBoundingRect().center();
-    } else {
-      for (NodeItem* n : g->node_items())
-        if (n->node().mark == Mark::changed) {
-          near = n->sceneBoundingRect().center();
-          break;
-        }
-    }
+    QPointF near = where_the_match_is(g);
     QRectF visible = g->mapToScene(g->viewport()->rect()).boundingRect();
     QVERIFY2(visible.contains(near), qPrintable(QString("step %1 match %2: (%3, %4) not in view").arg(step).arg(frame)
                                                     .arg(near.x()).arg(near.y())));
+  }
+
+  // stepping keeps the view still, unless the next match is out of sight: then it scrolls to it
+  void stepping_follows_a_match_out_of_sight() {
+    MainWindow w;
+    w.resize(420, 320);
+    w.show();
+    QVERIFY(w.open_trace(trace_));
+    QVERIFY(wait_idle(w));
+    int64_t step = 0;  // a step with a few matches whose graph is bigger than the view
+    size_t most = 0;
+    for (const auto& s : t_->steps())
+      if (s.n_matches >= 3) {
+        StepReplay r(*t_, s.id);
+        if (r.nodes(0).size() > most) most = r.nodes(0).size(), step = s.id;
+      }
+    QVERIFY(step);
+    w.select({0, step, 1});
+    QVERIFY(wait_idle(w));
+    GraphView* g = w.graph();
+    g->zoom_by(3);
+    g->centerOn(g->sceneRect().topLeft());  // far from the graph
+    FrameResultPtr before = g->frame();
+    w.navigate(Qt::Key_Right);
+    QVERIFY(wait_idle(w));
+    QCOMPARE(g->frame()->graph->frame, size_t(2));
+    QCOMPARE(g->frame()->family, before->family);  // the same layout family: the view is kept, not reset
+    QPointF near = where_the_match_is(g);
+    QRectF visible = g->mapToScene(g->viewport()->rect()).boundingRect();
+    QVERIFY2(visible.contains(near), qPrintable(QString("step %1: (%2, %3) not in view").arg(step).arg(near.x()).arg(
+                                         near.y())));
   }
 
   void focus_draws_only_the_neighbourhood_of_the_match() {
