@@ -33,7 +33,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 constexpr size_t kMaxChain = 64;           // derive a frame from a cached one at most this many frames away
-constexpr size_t kCacheBytes = 4u << 20;  // cached frames, by what they hold (a 1,000-node frame: ~0.5 MB)
+constexpr size_t kCacheBytes = 4u << 20;   // cached frames, by what they hold (a 1,000-node frame: ~0.5 MB)
 
 size_t cost(const FrameResult& r) {
   size_t b = sizeof(FrameResult) + r.graph->bytes() + r.ghost_pos.size() * sizeof(Pt) + r.ghost_shown.size();

@@ -299,8 +299,7 @@ int bench_stepping(MainWindow& w, const Options& o) {
   std::sort(paints.begin(), paints.end());
   std::printf("timeline: %zu spans, whole trace on screen: paint %.1f ms (median of 10)\n", w.timeline()->span_count(),
               paints[5]);
-  auto worst =
-      std::max_element(stalls.begin(), stalls.end(), [](auto& a, auto& b) { return a.stall_ms < b.stall_ms; });
+  auto worst = std::max_element(stalls.begin(), stalls.end(), [](auto& a, auto& b) { return a.stall_ms < b.stall_ms; });
   if (std::getenv("TINYVIZ_TIMING"))
     for (auto& a : stalls)
       std::fprintf(stderr, "tinyviz: stall %-40s %4.0f ms   resident %6.1f MB, peak %6.1f MB\n", a.what.c_str(),

@@ -306,8 +306,9 @@ class TestTinyviz : public QObject {
     QVERIFY(g->frame() && g->frame()->graph->frame == frame);
     QPointF near = where_the_match_is(g);
     QRectF visible = g->mapToScene(g->viewport()->rect()).boundingRect();
-    QVERIFY2(visible.contains(near), qPrintable(QString("step %1 match %2: (%3, %4) not in view").arg(step).arg(frame)
-                                                    .arg(near.x()).arg(near.y())));
+    QVERIFY2(
+        visible.contains(near),
+        qPrintable(QString("step %1 match %2: (%3, %4) not in view").arg(step).arg(frame).arg(near.x()).arg(near.y())));
   }
 
   // stepping keeps the view still, unless the next match is out of sight: then it scrolls to it
@@ -337,8 +338,8 @@ class TestTinyviz : public QObject {
     QCOMPARE(g->frame()->family, before->family);  // the same layout family: the view is kept, not reset
     QPointF near = where_the_match_is(g);
     QRectF visible = g->mapToScene(g->viewport()->rect()).boundingRect();
-    QVERIFY2(visible.contains(near), qPrintable(QString("step %1: (%2, %3) not in view").arg(step).arg(near.x()).arg(
-                                         near.y())));
+    QVERIFY2(visible.contains(near),
+             qPrintable(QString("step %1: (%2, %3) not in view").arg(step).arg(near.x()).arg(near.y())));
   }
 
   void focus_draws_only_the_neighbourhood_of_the_match() {

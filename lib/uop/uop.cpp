@@ -930,18 +930,18 @@ static void ordered_remove(std::vector<UOp>& v, const UOp& x) {
 }
 
 std::vector<UOp> UOp::ranges() const {
-  const std::vector<UOp>& cached =
-      cached_property(*this, &UOpCache::ranges_done, &UOpCache::ranges, [](const UOp& u) {
-        std::vector<UOp> ret;
-        for (const UOp& s : u.src())
-          for (const UOp& r : s.ranges()) ordered_add(ret, r);
-        for (const UOp& er : ended_ranges(u)) {
-          if (er.op() == Ops::RANGE) ordered_remove(ret, er);
-          else
-            for (const UOp& s : er.ranges()) ordered_remove(ret, s);
-        }
-        return ret;
-      });
+  const std::vector<UOp>& cached = cached_property(*this, &UOpCache::ranges_done, &UOpCache::ranges, [](const UOp& u) {
+    std::vector<UOp> ret;
+    for (const UOp& s : u.src())
+      for (const UOp& r : s.ranges()) ordered_add(ret, r);
+    for (const UOp& er : ended_ranges(u)) {
+      if (er.op() == Ops::RANGE)
+        ordered_remove(ret, er);
+      else
+        for (const UOp& s : er.ranges()) ordered_remove(ret, s);
+    }
+    return ret;
+  });
   if (op() == Ops::RANGE) {
     std::vector<UOp> r{*this};
     for (const UOp& x : cached) ordered_add(r, x);

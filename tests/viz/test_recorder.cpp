@@ -430,7 +430,8 @@ TEST(Recorder, ThreadsShareNodesWithoutDuplicates) {
   int64_t n = (int64_t)t->uop_count();
   for (int64_t id = 1; id <= n; id++) {  // ids are dense
     const Node& nd = t->node(id);
-    std::string key = std::string(nd.op_name) + "|" + t->dtype_name(nd.dtype) + "|" + t->str(nd.arg) + "|" + std::to_string(nd.tag);
+    std::string key =
+        std::string(nd.op_name) + "|" + t->dtype_name(nd.dtype) + "|" + t->str(nd.arg) + "|" + std::to_string(nd.tag);
     for (int64_t s : nd.src) key += "|" + std::to_string(s);
     EXPECT_TRUE(contents.insert(key).second) << "written twice: " << key;
   }
