@@ -1,12 +1,15 @@
 // The compile stack on two models (what bench_reference_compile_stack.py times on the reference, same graphs):
 //   (a) the MLP 784-512-512-10 forward at batch 512, (b) a ResNet-style conv stack forward (batch 8, 3x32x32 ->
-//   conv 64 -> 2 residual blocks -> global pool -> linear 10).
+//   conv 64 -> 2 residual blocks -> global pool -> linear 10); and (c) beautiful_mnist's first training step (the
+//   weights' initialization, forward, backward and Adam at batch 512: what issue 4's cold schedule + codegen is about).
 // Per model and pass: schedule (Tensor::schedule_linear: callify + create_linear_with_vars, schedule cache off),
 // codegen (to_program: full_rewrite_to_sink + linearize + render of every kernel), LLVM compile of every kernel
 // (uncached). Pass 1 is cold (matcher tables, LLVM start-up); the best later pass is the warm number.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,6 +17,8 @@
 #include "backends/interp/interp.h"
 #include "lib/codegen/codegen.h"
 #include "lib/device.h"
+#include "lib/nn/nn.h"
+#include "lib/nn/optim.h"
 #include "lib/tensor.h"
 
 using namespace tg;
@@ -40,6 +45,29 @@ static Tensor resnet() {
   return h.avg_pool2d({32, 32}).flatten(1).linear(wf, bf);
 }
 
+// examples/beautiful_mnist's model and train step (without the TinyJit and the random batch: the data are inputs)
+static std::vector<Tensor> mnist_train() {
+  Context training({{"TRAINING", 1}});
+  Tensor::manual_seed(1337);
+  nn::Conv2d c1{1, 32, 5}, c2{32, 32, 5}, c3{32, 64, 3}, c4{64, 64, 3};
+  nn::BatchNorm b1{32}, b2{64};
+  nn::Linear l{576, 10};
+  StateDict sd;
+  append_state(sd, "c1.", c1.state_dict()), append_state(sd, "c2.", c2.state_dict());
+  append_state(sd, "b1.", b1.state_dict()), append_state(sd, "c3.", c3.state_dict());
+  append_state(sd, "c4.", c4.state_dict()), append_state(sd, "b2.", b2.state_dict());
+  append_state(sd, "l.", l.state_dict());
+  auto opt = nn::Adam(get_parameters(sd));
+  Tensor x = Tensor::empty({512, 1, 28, 28}), y = Tensor::empty({512}, dtypes::int32);
+  Tensor h = b1(c2(c1(x).relu()).relu()).max_pool2d();
+  h = b2(c4(c3(h).relu()).relu()).max_pool2d();
+  opt->zero_grad();
+  Tensor loss = l(h.flatten(1)).sparse_categorical_crossentropy(y).backward();
+  std::vector<Tensor> out{loss};
+  for (const Tensor& t : opt->schedule_step()) out.push_back(t);
+  return out;
+}
+
 int main(int argc, char** argv) {
   int passes = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
   cpu::register_device();
@@ -47,13 +75,18 @@ int main(int argc, char** argv) {
   Context ctx({{"SCACHE", 0}, {"TRACK_MATCH_STATS", 0}});
   Compiled& dev = get_device("CPU");
   const Renderer& ren = dev.renderer();
-  for (auto [name, build] : {std::pair{"mlp", &mlp}, std::pair{"resnet", &resnet}}) {
+  auto one = [](Tensor (*f)()) { return [f] { return std::vector<Tensor>{f()}; }; };
+  std::vector<std::pair<const char*, std::function<std::vector<Tensor>()>>> models{
+      {"mlp", one(&mlp)}, {"resnet", one(&resnet)}, {"mnist_train", &mnist_train}};
+  const char* only = std::getenv("BENCH_MODEL");
+  for (auto& [name, build] : models) {
+    if (only && std::string(only) != name) continue;
     std::vector<double> sched, cg, comp;
     size_t calls = 0, kernels = 0;
     for (int p = 0; p < passes; p++) {
-      Tensor out = build();
+      std::vector<Tensor> outs = build();
       auto t0 = clk::now();
-      UOp linear = Tensor::schedule_linear({out});
+      UOp linear = Tensor::schedule_linear(outs);
       sched.push_back(ms_since(t0));
       auto t1 = clk::now();
       std::vector<std::string> srcs;

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 # Times the reference (tinygrad a9069c17) on what bench_compile_stack runs: (a) the MLP 784-512-512-10 forward at
-# batch 512, (b) a ResNet-style conv stack forward (batch 8, 3x32x32 -> conv 64 -> 2 residual blocks -> pool -> 10):
+# batch 512, (b) a ResNet-style conv stack forward (batch 8, 3x32x32 -> conv 64 -> 2 residual blocks -> pool -> 10),
+# (c) beautiful_mnist's first training step (weights' initialization, forward, backward, Adam; batch 512, seed 1337):
 #   schedule  = Tensor.schedule_linear (transform_to_call + create_linear_with_vars), schedule cache off (SCACHE=0)
 #   codegen   = full_rewrite_to_sink + linearize + render of every kernel (do_to_program without the compile)
 #   compile   = LLVM compile of every kernel's source (DEV=CPU:LLVM: the same LLVM IR path as tinygrad-cpp)
 # cd <tinygrad checkout> && PYTHONPATH=. python3 <repo>/tests/bench/bench_reference_compile_stack.py [PASSES]
 import os, sys, time
 os.environ["DEV"] = "CPU:LLVM"; os.environ["SCACHE"] = "0"
-from tinygrad import Tensor, Device
+from tinygrad import Tensor, Device, dtypes, nn, Context
 from tinygrad.uop.ops import Ops
 import tinygrad.codegen as C
 
@@ -25,6 +26,19 @@ def resnet():
   for i in range(2): h = (h.conv2d(ws[2*i], padding=1).relu().conv2d(ws[2*i+1], padding=1) + h).relu()
   return h.avg_pool2d(kernel_size=(32, 32)).flatten(1).linear(wf, bf)
 
+def mnist_train():
+  # examples/beautiful_mnist.py's model and train step, the data as inputs (no TinyJit, no random batch)
+  Tensor.manual_seed(1337)
+  with Context(TRAINING=1):
+    layers = [nn.Conv2d(1, 32, 5), Tensor.relu, nn.Conv2d(32, 32, 5), Tensor.relu, nn.BatchNorm(32), Tensor.max_pool2d,
+              nn.Conv2d(32, 64, 3), Tensor.relu, nn.Conv2d(64, 64, 3), Tensor.relu, nn.BatchNorm(64), Tensor.max_pool2d,
+              lambda x: x.flatten(1), nn.Linear(576, 10)]
+    opt = nn.optim.Adam(nn.state.get_parameters(layers))
+    x, y = Tensor.empty(512, 1, 28, 28), Tensor.empty(512, dtype=dtypes.int32)
+    opt.zero_grad()
+    loss = x.sequential(layers).sparse_categorical_crossentropy(y).backward()
+    return [loss] + opt.schedule_step()
+
 dev = Device["CPU"]
 ren = dev.renderer
 def to_program_no_compile(ast):
@@ -33,11 +47,13 @@ def to_program_no_compile(ast):
   return info, ren.render(C.line_rewrite(C.linearize(sink), C.pm_linearize_cleanups))
 
 passes = int(sys.argv[1]) if len(sys.argv) > 1 else 3
-for name, build in (("mlp", mlp), ("resnet", resnet)):
+only = os.environ.get("BENCH_MODEL")
+for name, build in (("mlp", lambda: [mlp()]), ("resnet", lambda: [resnet()]), ("mnist_train", mnist_train)):
+  if only and only != name: continue
   sched, cg, comp = [], [], []
   for _ in range(passes):
-    out = build()
-    t0 = time.perf_counter(); linear = out.schedule_linear(); t1 = time.perf_counter()
+    outs = build()
+    t0 = time.perf_counter(); linear = outs[0].schedule_linear(*outs[1:]); t1 = time.perf_counter()
     asts = [c.src[0] for c in linear.src if c.src[0].op is Ops.SINK]
     srcs = [to_program_no_compile(a)[1] for a in asts]; t2 = time.perf_counter()
     for s in srcs: dev.compiler.compile(s)
