@@ -307,6 +307,59 @@ TEST(CPUDevice, IndexMathWidenedForAddressing) {
   }
 }
 
+// index math beyond sums and products (a loaded index, a signed division, bit operations, an index also compared
+// and stored as data) computes through the compile what it says, with negative values too
+TEST(CPUDevice, IndexMathWithLoadsDivisionsAndBitOps) {
+  // out[i] = in[((idx[i] + 3 * i) / 2 & 1023) ^ 5] for i < n, and iout[i] = i < 7 ? i * 3 : -1
+  const std::string src =
+      R"(define void @gather(float* noalias align 32 %data0, float* noalias align 32 %data1, i32* noalias align 32 %data2, i32* noalias align 32 %data3, i32 %n) #0
+{
+  br label %loop_latch_0
+loop_latch_0:
+  %i = phi i32 [ 0, %0 ], [ %iphi, %loop_body_0 ]
+  %iphi = add i32 %i, 1
+  %icmp = icmp slt i32 %i, %n
+  br i1 %icmp, label %loop_body_0, label %loop_exit_0
+loop_body_0:
+  %pidx = getelementptr inbounds i32, i32* %data2, i32 %i
+  %idx = load i32, i32* %pidx
+  %j = mul i32 %i, 3
+  %k = add nsw i32 %idx, %j
+  %q = sdiv i32 %k, 2
+  %m = and i32 %q, 1023
+  %x = xor i32 %m, 5
+  %p = getelementptr inbounds float, float* %data1, i32 %x
+  %v = load float, float* %p
+  %o = getelementptr inbounds float, float* %data0, i32 %i
+  store float %v, float* %o
+  %lt = icmp slt i32 %i, 7
+  %d = select i1 %lt, i32 %j, i32 -1
+  %oi = getelementptr inbounds i32, i32* %data3, i32 %i
+  store i32 %d, i32* %oi
+  br label %loop_latch_0
+loop_exit_0:
+  ret void
+}
+attributes #0 = { alwaysinline nounwind "no-builtins" "no-trapping-math"="true" }
+)";
+  auto prg = dev().compile(src, "gather");
+  const int n = 300;
+  std::vector<float> in(1024);
+  for (int i = 0; i < 1024; i++) in[(size_t)i] = (float)i * 0.5f;
+  std::vector<int32_t> idx(n);
+  for (int i = 0; i < n; i++) idx[(size_t)i] = (i * 7919) % 2000 - 1000;  // negative too: sdiv rounds toward zero
+  DevBuf<float> OUT(n), IN(in);
+  DevBuf<int32_t> IDX(idx), IOUT(n);
+  (*prg)({OUT.p, IN.p, IDX.p, IOUT.p}, {std::optional<pyint>(n)});
+  auto out = OUT.get();
+  auto iout = IOUT.get();
+  for (int i = 0; i < n; i++) {
+    int32_t x = (((idx[(size_t)i] + 3 * i) / 2) & 1023) ^ 5;
+    ASSERT_EQ(out[(size_t)i], in[(size_t)x]) << i;
+    ASSERT_EQ(iout[(size_t)i], i < 7 ? i * 3 : -1) << i;
+  }
+}
+
 // compiles and loads from several threads at once (a context and a target machine per compile, one shared LLJIT)
 TEST(CPUDevice, ConcurrentCompileAndLoad) {
   cpu::LLVMCompiler comp;  // uncached
