@@ -5,6 +5,8 @@
 // Per model and pass: schedule (Tensor::schedule_linear: callify + create_linear_with_vars, schedule cache off),
 // codegen (to_program: full_rewrite_to_sink + linearize + render of every kernel), LLVM compile of every kernel
 // (uncached). Pass 1 is cold (matcher tables, LLVM start-up); the best later pass is the warm number.
+// BENCH_MODEL=mlp|resnet|mnist_train runs one model; BENCH_SCHEDULE_ONLY=1 stops after the schedule (to profile the
+// scheduler); BENCH_PER_KERNEL=1 prints each kernel's codegen time.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -16,6 +18,7 @@
 #include "backends/cpu/cpu.h"
 #include "backends/interp/interp.h"
 #include "lib/codegen/codegen.h"
+#include "lib/codegen/late/program.h"
 #include "lib/device.h"
 #include "lib/nn/nn.h"
 #include "lib/nn/optim.h"
@@ -88,10 +91,17 @@ int main(int argc, char** argv) {
       auto t0 = clk::now();
       UOp linear = Tensor::schedule_linear(outs);
       sched.push_back(ms_since(t0));
+      if (std::getenv("BENCH_SCHEDULE_ONLY")) continue;
       auto t1 = clk::now();
       std::vector<std::string> srcs;
       for (const UOp& call : linear.src())
-        if (call.src(0).op() == Ops::SINK) srcs.push_back(to_program(call.src(0), ren).src(2).arg().as_str());
+        if (call.src(0).op() == Ops::SINK) {
+          auto tk = clk::now();
+          UOp prg = to_program(call.src(0), ren);
+          if (std::getenv("BENCH_PER_KERNEL"))
+            std::printf("codegen %.1f ms %s\n", ms_since(tk), prg.arg().as<ProgramInfo>()->function_name().c_str());
+          srcs.push_back(prg.src(2).arg().as_str());
+        }
       cg.push_back(ms_since(t1));
       auto t2 = clk::now();
       for (const std::string& s : srcs) dev.compiler().compile(s);
