@@ -25,7 +25,7 @@ echo "== scheduler: create_linear_with_vars on the biggest golden schedules (ref
 "$BUILD/tests/bench_schedule" --benchmark_counters_tabular=true
 
 echo
-echo "== compile stack: MLP 784-512-512-10 forward (batch 512) and a ResNet-style conv stack: schedule, codegen, LLVM"
+echo "== compile stack: MLP 784-512-512-10 forward (batch 512), a ResNet-style conv stack and beautiful_mnist's first training step: schedule, codegen, LLVM"
 "$BUILD/tests/bench_compile_stack" 3
 if [ -n "${TINYGRAD_REF:-}" ]; then
   (cd "$TINYGRAD_REF" && PYTHONPATH=. python3 "$ROOT/tests/bench/bench_reference_compile_stack.py" 3)
