@@ -98,8 +98,7 @@ int main(int argc, char** argv) {
         if (call.src(0).op() == Ops::SINK) {
           auto tk = clk::now();
           UOp prg = to_program(call.src(0), ren);
-          if (std::getenv("BENCH_PER_KERNEL"))
-            std::printf("codegen %.1f ms %s\n", ms_since(tk), prg.arg().as<ProgramInfo>()->function_name().c_str());
+          if (std::getenv("BENCH_PER_KERNEL")) std::printf("codegen %.1f ms %s\n", ms_since(tk), prg.arg().as<ProgramInfo>()->function_name().c_str());
           srcs.push_back(prg.src(2).arg().as_str());
         }
       cg.push_back(ms_since(t1));
@@ -113,7 +112,9 @@ int main(int argc, char** argv) {
       for (size_t i = 0; i < v.size(); i++) s += (i ? ", " : "") + std::to_string(v[i]).substr(0, std::to_string(v[i]).find('.') + 2);
       return s;
     };
-    auto best = [](std::vector<double> v) { return v.size() > 1 ? *std::min_element(v.begin() + 1, v.end()) : v[0]; };
+    auto best = [](std::vector<double> v) {
+      return v.empty() ? 0.0 : v.size() > 1 ? *std::min_element(v.begin() + 1, v.end()) : v[0];
+    };
     std::printf("tinygrad-cpp %s: %zu calls, %zu kernels | schedule ms %s | codegen ms %s | llvm compile ms %s\n", name,
                 calls, kernels, fmt(sched).c_str(), fmt(cg).c_str(), fmt(comp).c_str());
     std::printf("  warm: schedule + codegen %.1f ms (schedule %.1f, codegen %.1f), llvm compile %.1f ms\n",
