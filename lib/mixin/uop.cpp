@@ -231,30 +231,5 @@ bool UOp::has_buffer_identity(bool after_ok) const {
 
 // addrspace is a recursive property in the reference; here it is computed over the graph on each call (device is
 // cached per node: lib/uop/uop.cpp)
-std::optional<AddrSpace> UOp::addrspace() const {
-  std::unordered_map<const detail::UOpNode*, std::optional<AddrSpace>> memo;
-  for (const UOp& u : toposort()) {
-    std::optional<AddrSpace> a;
-    Ops o = u.op();
-    if (o == Ops::PARAM || o == Ops::BUFFER) {
-      const ParamArg* p = u.param_arg();
-      if (p && p->has_addrspace) a = p->addrspace;
-    } else if (o == Ops::SPECIAL || o == Ops::RANGE || o == Ops::LOAD) {
-      a = AddrSpace::ALU;
-    } else if (o == Ops::INDEX || o == Ops::CAST || o == Ops::AFTER || o == Ops::REDUCE || o == Ops::STORE ||
-               o == Ops::MSTACK || o == Ops::MSELECT || o == Ops::END || o == Ops::UNSHARD ||
-               GroupOp::Movement.has(o)) {
-      a = memo[u.src(0).node()];
-    } else if (o == Ops::STACK || o == Ops::WMMA || o == Ops::GROUP || GroupOp::Elementwise.has(o)) {
-      std::vector<AddrSpace> ad;
-      for (const UOp& s : u.src())
-        if (auto sa = memo[s.node()]) ad.push_back(*sa);
-      bool same = !ad.empty() && std::all_of(ad.begin(), ad.end(), [&](AddrSpace x) { return x == ad[0]; });
-      if (same) a = ad[0];
-    }
-    memo[u.node()] = a;
-  }
-  return memo[node()];
-}
 
 }  // namespace tg
