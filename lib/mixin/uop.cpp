@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <unordered_map>
 
 #include "lib/helpers.h"
 #include "lib/mixin/helpers.h"
