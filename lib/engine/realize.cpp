@@ -24,6 +24,11 @@ int64_t noopt_value() {
   ContextVar* v = ContextVar::find("NOOPT");
   return v ? v->value() : 0;
 }
+// the codegen settings a cached program was made with besides its AST (NOOPT, LOOP_ORDER), as one key
+int64_t codegen_flags() {
+  ContextVar* lo = ContextVar::find("LOOP_ORDER");
+  return noopt_value() * 2 + (lo && lo->value() ? 1 : 0);
+}
 
 std::unordered_map<std::string, pyint> to_umap(const VarVals& v) { return {v.begin(), v.end()}; }
 
@@ -49,12 +54,12 @@ UOpMap<Estimates>& est_cache() {
 struct ProgramKey {
   UOp ast;
   const Renderer* ren;
-  int64_t noopt;
-  bool operator==(const ProgramKey& o) const { return ast == o.ast && ren == o.ren && noopt == o.noopt; }
+  int64_t flags;  // codegen_flags()
+  bool operator==(const ProgramKey& o) const { return ast == o.ast && ren == o.ren && flags == o.flags; }
 };
 struct ProgramKeyHash {
   size_t operator()(const ProgramKey& k) const {
-    return k.ast.ptr_hash() ^ (std::hash<const void*>()(k.ren) * 31) ^ (size_t)k.noopt;
+    return k.ast.ptr_hash() ^ (std::hash<const void*>()(k.ren) * 31) ^ (size_t)k.flags;
   }
 };
 std::mutex prg_mu;
@@ -190,7 +195,7 @@ UOp lower_and_compile(const UOp& linear) {
     std::string dev = first_device(c.device());
     if (dev.empty()) throw Error("compile_linear: a kernel CALL without a device");
     const Renderer& ren = get_device(dev).renderer();
-    ProgramKey key{c.src(0), &ren, noopt_value()};
+    ProgramKey key{c.src(0), &ren, codegen_flags()};
     UOp prg;
     {
       std::lock_guard<std::mutex> lk(prg_mu);

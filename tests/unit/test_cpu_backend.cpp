@@ -17,6 +17,7 @@
 
 #include "backends/cpu/cpu.h"
 #include "backends/interp/interp.h"
+#include "lib/codegen/codegen.h"
 #include "lib/codegen/late/program.h"
 #include "lib/renderer/llvmir.h"
 #include "lib/tensor.h"
@@ -890,4 +891,56 @@ TEST(CPUDevice, FloatLiteralsWithoutADotCompile) {
   EXPECT_DOUBLE_EQ(got[0], 1e+100);
   std::vector<double> small = (x * 1e-05).to_vector<double>();
   EXPECT_DOUBLE_EQ(small[1], 2e-05);
+}
+
+// LOOP_ORDER (codegen/late/linearizer.cpp): the output loops of a CPU kernel nest so the one whose step moves the
+// memory accesses least runs innermost. y[i, j] = sum_k x[k, j, i] over a 1.5 MB x: the reference's order (the
+// output's, i outer, j inner) steps j through x with a stride of I floats; LOOP_ORDER=1 puts i (stride 1 in x, and
+// the reduction's loads run K times per output) innermost. Only the nesting changes: the values are bit-identical.
+namespace {
+struct LoopOrderRun {
+  std::vector<pyint> loops;  // the output loops' sizes, outermost first
+  std::vector<float> values;
+};
+LoopOrderRun loop_order_run(int64_t loop_order, const Tensor& x) {
+  Context c({{"LOOP_ORDER", loop_order}});
+  Tensor y = x.permute({2, 1, 0}).sum(2);
+  LoopOrderRun r;
+  UOp linear = Tensor::schedule_linear({y});
+  for (const UOp& call : linear.src()) {
+    if (call.src(0).op() != Ops::SINK) continue;
+    UOp prg = to_program(call.src(0), dev().renderer());
+    for (const UOp& u : prg.src(1).src())
+      if (u.op() == Ops::RANGE && u.arg().items().back().as_axis() != AxisType::REDUCE)
+        r.loops.push_back(u.vmax().as_int() + 1);
+  }
+  r.values = x.permute({2, 1, 0}).sum(2).to_vector<float>();
+  return r;
+}
+}  // namespace
+
+TEST(CPUDevice, LoopOrderPutsTheLeastMovingOutputLoopInnermost) {
+  cpu::register_device();
+  interp::register_device();  // host data arrives through the PYTHON device
+  const int64_t K = 128, J = 48, I = 64;
+  std::vector<float> host(K * J * I);
+  for (size_t n = 0; n < host.size(); n++) host[n] = std::sin(0.001f * (float)n) + 0.25f;
+  Tensor x = Tensor::from_vector(host).reshape({K, J, I}).realize();
+  LoopOrderRun ref = loop_order_run(0, x), ours = loop_order_run(1, x);
+  // the same loops in the other nesting: the reference's outermost loop is over i, ours over j
+  ASSERT_GE(ref.loops.size(), 2u);
+  EXPECT_NE(ref.loops, ours.loops);
+  std::vector<pyint> a = ref.loops, b = ours.loops;
+  std::sort(a.begin(), a.end()), std::sort(b.begin(), b.end());
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(ref.loops.front(), ours.loops.back()) << "the reference's outer loop (over i) is innermost";
+  // bit-identical values, and the sums they should be
+  ASSERT_EQ(ours.values.size(), (size_t)(I * J));
+  EXPECT_EQ(0, std::memcmp(ref.values.data(), ours.values.data(), ours.values.size() * sizeof(float)));
+  for (int64_t i = 0; i < I; i++)
+    for (int64_t j = 0; j < J; j++) {
+      double s = 0;
+      for (int64_t k = 0; k < K; k++) s += host[(k * J + j) * I + i];
+      EXPECT_NEAR(ours.values[i * J + j], s, 1e-3) << i << "," << j;
+    }
 }

@@ -23,7 +23,9 @@ struct CFGContext {
 };
 // RANGE -> RANGE with the ordering edge appended to its srcs (ctx: CFGContext); run bottom-up
 const PatternMatcher& pm_add_control_flow();
-// END(x, r0, r1, ...) -> nested single-range ENDs, ranges ordered by arg (largest innermost... as the reference)
+// END(x, r0, r1, ...) -> nested single-range ENDs, ranges ordered by arg (largest innermost, as the reference); with
+// LOOP_ORDER=1 (the default, not in the reference) the output loops among them are then nested by how far each one's
+// step moves the kernel's memory accesses, the least moving innermost (same ops per output: bit-identical results)
 const PatternMatcher& pm_split_ends();
 UOp do_split_ends(const UOp& e);
 
