@@ -16,6 +16,7 @@
 #include <llvm/Object/ObjectFile.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Passes/StandardInstrumentations.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/ErrorHandling.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/SourceMgr.h>
@@ -30,6 +31,8 @@
 #include <map>
 #include <mutex>
 #include <stdexcept>
+
+#include "lib/helpers.h"
 
 namespace tg::cpu {
 
@@ -131,6 +134,20 @@ struct LLVMFatalError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// CPU_SLP_MAX_VF (default 8; 0 = LLVM's own limit): the widest vector the SLP vectorizer builds. Unlimited, it turns
+// the 4x4 register tiles of the hand-coded optimizations (an outer product of two strided rows) into 16-wide FMAs fed
+// by dozens of inserts, permutes and gathers per iteration; at 8 the convolution gradients of the training step run
+// 8-28% faster. Lanes compute the same operations either way (results are bit-identical). Read once, at LLVM's setup.
+int slp_max_vf() {
+  static const int v = [] {
+    int64_t x = getenv_int("CPU_SLP_MAX_VF", 8);
+    if (x < 0 || x > 64)
+      throw EnvError("environment variable CPU_SLP_MAX_VF=" + std::to_string(x) + " is not in 0..64");
+    return (int)x;
+  }();
+  return v;
+}
+
 void init_llvm() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -138,6 +155,11 @@ void init_llvm() {
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::InitializeNativeTargetAsmParser();
     llvm::install_fatal_error_handler([](void*, const char* reason, bool) { throw LLVMFatalError(reason); });
+    if (int vf = slp_max_vf()) {
+      auto& opts = llvm::cl::getRegisteredOptions();
+      auto it = opts.find("slp-max-vf");
+      if (it != opts.end()) it->second->addOccurrence(0, "slp-max-vf", std::to_string(vf));
+    }
   });
 }
 
@@ -463,9 +485,9 @@ struct LLVMCompiler::Impl {
 LLVMCompiler::LLVMCompiler(bool optimize, bool verify_each)
     : Compiler(""), impl_(std::make_unique<Impl>(optimize, verify_each)) {
   // the disk cache key: bump kPipeline when compile() changes what it makes of the same IR
-  static constexpr const char* kPipeline = "p2";
+  static constexpr const char* kPipeline = "p3";
   cachekey = "compile_llvm" + std::to_string(LLVM_VERSION_MAJOR) + kPipeline + "_" + impl_->cpu + "_" + impl_->feats +
-             (optimize ? "_opt" : "");
+             (optimize ? "_opt" : "") + (slp_max_vf() ? "_vf" + std::to_string(slp_max_vf()) : "");
 }
 LLVMCompiler::~LLVMCompiler() = default;
 const std::string& LLVMCompiler::cpu_name() const { return impl_->cpu; }

@@ -207,7 +207,9 @@ TEST(CPUDevice, CompileCache) {
   (*p3)({D.p, A.p, B.p}, {std::optional<pyint>(2)});
   EXPECT_EQ(C.get(), (std::vector<float>{6, 8}));
   EXPECT_EQ(D.get(), (std::vector<float>{4, 4}));
-  EXPECT_EQ(comp.cachekey.rfind("compile_llvm16p2_", 0), 0u) << comp.cachekey;
+  EXPECT_EQ(comp.cachekey.rfind("compile_llvm16p3_", 0), 0u) << comp.cachekey;
+  // the SLP width limit is part of the key (CPU_SLP_MAX_VF, default 8)
+  EXPECT_NE(comp.cachekey.find("_vf8"), std::string::npos) << comp.cachekey;
 }
 
 // the disk cache (helpers.diskcache, table = the compiler's cachekey): a second compiler with an empty memory cache
@@ -306,6 +308,38 @@ TEST(CPUDevice, IndexMathWidenedForAddressing) {
     std::string ir = dev().compiler().optimized_ir(k.source);
     EXPECT_EQ(extended_index_sums(ir), 0) << k.label << "\n" << ir;
   }
+}
+
+// CPU_SLP_MAX_VF (default 8): the SLP vectorizer builds no vector wider than 8 floats. Unlimited, it packs the
+// 4x4 register tiles of upcast kernels (the reference's matmul, the training step's convolution gradients) into
+// 16-wide FMAs fed by inserts and permutes (these convolution gradients did). Wider vectors from the loop vectorizer
+// (elementwise kernels) are not the SLP vectorizer's and stay.
+int widest_slp_float_vector(const std::string& ir) {
+  static const std::regex vec(R"(<(\d+) x float>)");
+  int w = 0;
+  for (auto it = std::sregex_iterator(ir.begin(), ir.end(), vec); it != std::sregex_iterator(); ++it)
+    w = std::max(w, std::stoi((*it)[1].str()));
+  return w;
+}
+TEST(CPUDevice, SLPVectorsAtMostEightFloatsWide) {
+  cpu::register_device();
+  interp::register_device();
+  // the gradients of beautiful_mnist's second convolution (32 -> 32 channels, 5x5) on 8 images
+  Tensor x = Tensor::rand({8, 32, 24, 24}), w = Tensor::rand({32, 32, 5, 5});
+  Tensor::realize_all({x, w});
+  x.conv2d(w).relu().sum().backward();
+  int reductions = 0;
+  UOp linear = Tensor::schedule_linear({*x.grad(), *w.grad()});
+  for (const UOp& call : linear.src()) {
+    if (call.src(0).op() != Ops::SINK) continue;
+    UOp prg = to_program(call.src(0), dev().renderer());
+    const std::string name = prg.arg().as<ProgramInfo>()->function_name();
+    if (name.rfind("r_", 0) != 0) continue;  // reductions: no loop-vectorized elementwise loops
+    reductions++;
+    std::string ir = dev().compiler().optimized_ir(prg.src(2).arg().as_str());
+    EXPECT_LE(widest_slp_float_vector(ir), 8) << name;
+  }
+  EXPECT_GE(reductions, 2);
 }
 
 // index math beyond sums and products (a loaded index, a signed division, bit operations, an index also compared
