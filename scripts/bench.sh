@@ -36,6 +36,18 @@ echo "== CPU backend: LLVM compile per kernel, 16M-element add (GB/s) and 1024^3
 "$BUILD/tests/bench_cpu" --benchmark_counters_tabular=true
 
 echo
+echo "== training: beautiful_mnist's steady step (Fashion-MNIST, batch 512, TinyJit), steps 2-7; then the same with the"
+echo "   reference's loop nesting and LLVM's own SLP width (LOOP_ORDER=0 CPU_SLP_MAX_VF=0)"
+if [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
+  for cfg in "" "LOOP_ORDER=0 CPU_SLP_MAX_VF=0"; do
+    env $cfg "$BUILD/examples/beautiful_mnist" --steps 8 | awk '/^step/ && $2 >= 2 {print $5}' | sort -g |
+      awk -v cfg="${cfg:-default}" '{t[NR] = $1} END {printf "%s: step min %.3f s, median %.3f s over %d steps\n", cfg, t[1], t[int((NR + 1) / 2)], NR}'
+  done
+else
+  echo "(dataset-fashion-mnist is not installed: scripts/install-deps.sh installs it)"
+fi
+
+echo
 echo "== tinyviz: stepping on graphs of about 100, 500 and 2,000 nodes, and 100,000 steps on the timeline"
 BIG="$BUILD/bench-big.trace.db"
 "$BUILD/tests/gen_big_trace" "$BIG" --steps 100000 | while read -r _ id _; do
