@@ -5,7 +5,7 @@ set -euo pipefail
 PACKAGES=(
   cmake ninja-build pkg-config g++ make ccache git time
   libgtest-dev libgmock-dev libbenchmark-dev
-  libsqlite3-dev sqlite3 zlib1g-dev
+  libsqlite3-dev sqlite3 zlib1g-dev libjemalloc-dev
   qt6-base-dev qt6-base-dev-tools libgl-dev fonts-dejavu-core libgraphviz-dev graphviz xvfb xauth
   llvm-16-dev dataset-fashion-mnist
 )

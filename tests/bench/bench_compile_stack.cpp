@@ -6,7 +6,7 @@
 // codegen (to_program: full_rewrite_to_sink + linearize + render of every kernel), LLVM compile of every kernel
 // (uncached). Pass 1 is cold (matcher tables, LLVM start-up); the best later pass is the warm number.
 // BENCH_MODEL=mlp|resnet|mnist_train runs one model; BENCH_SCHEDULE_ONLY=1 stops after the schedule (to profile the
-// scheduler); BENCH_PER_KERNEL=1 prints each kernel's codegen time.
+// scheduler); BENCH_PER_KERNEL=1 prints each kernel's codegen time; BENCH_NO_COMPILE=1 skips LLVM (to profile codegen).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -103,7 +103,8 @@ int main(int argc, char** argv) {
         }
       cg.push_back(ms_since(t1));
       auto t2 = clk::now();
-      for (const std::string& s : srcs) dev.compiler().compile(s);
+      if (!std::getenv("BENCH_NO_COMPILE"))
+        for (const std::string& s : srcs) dev.compiler().compile(s);
       comp.push_back(ms_since(t2));
       calls = linear.nsrc(), kernels = srcs.size();
     }
