@@ -441,6 +441,17 @@ int UOp::tuplize_cmp(const UOp& a, const UOp& b) {
 template <typename IsDone, typename Compute>
 static void compute_cached(const UOp& root, IsDone is_done, Compute compute) {
   if (is_done(root)) return;
+  // usually a new node over srcs that have the value already: no walk
+  bool srcs_done = true;
+  for (const UOp& s : root.src())
+    if (!is_done(s)) {
+      srcs_done = false;
+      break;
+    }
+  if (srcs_done) {
+    compute(root);
+    return;
+  }
   auto order = root.toposort([&](const UOp& u) { return !is_done(u); });
   for (const UOp& u : order) compute(u);
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 #include <queue>
+#include <unordered_map>
 
 #include "lib/codegen/late/pysort.h"
 #include "lib/codegen/late/uop_props.h"
@@ -35,44 +36,96 @@ bool arg_lt(const Arg& a, const Arg& b) {
 }
 }  // namespace
 
-// python == on UOp.tuplize: (op.value, arg, dtype, *src.tuplize), the tag left out
-// (the linearizer's sort calls it millions of times: borrowed nodes, no allocation, most calls end at the top pair)
-bool tuplize_eq(const UOp& a, const UOp& b) {
-  using detail::UOpNode;
-  auto differ = [](const UOpNode* x, const UOpNode* y) {
-    return x->op != y->op || x->dtype != y->dtype || x->nsrc != y->nsrc || !x->arg.py_eq(y->arg);
-  };
-  const UOpNode *a0 = a.node(), *b0 = b.node();
-  if (a0 == b0) return true;
-  if (differ(a0, b0)) return false;
-  thread_local std::vector<std::pair<const UOpNode*, const UOpNode*>> st;  // nodes stay alive through a and b
-  st.clear();
-  st.push_back({a0, b0});
-  while (!st.empty()) {
-    auto [x, y] = st.back();
-    st.pop_back();
-    if (x == y) continue;
-    if (differ(x, y)) return false;
-    for (uint32_t i = 0; i < x->nsrc; i++) st.push_back({x->srcs[i], y->srcs[i]});
+namespace {
+size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+
+// a hash consistent with python == on args (Arg::py_eq): numbers hash by value (1, 1.0 and True alike), tuples by
+// their items; objects with their own == all hash alike (their equality is checked anyway)
+size_t py_hash(const Arg& a) {
+  switch (a.kind()) {
+    case Arg::Kind::Int:
+      return std::hash<int64_t>()((int64_t)a.as_int());
+    case Arg::Kind::Bool:
+      return std::hash<int64_t>()(a.as_bool() ? 1 : 0);
+    case Arg::Kind::Float: {
+      double f = a.as_float();
+      if (f == std::floor(f) && std::fabs(f) < 9.0e18) return std::hash<int64_t>()((int64_t)f);
+      return std::hash<double>()(f);
+    }
+    case Arg::Kind::Invalid:
+      return 0x1234;
+    case Arg::Kind::Str:
+      return std::hash<std::string>()(a.as_str());
+    case Arg::Kind::Tuple: {
+      size_t h = 0x7475706c65;
+      for (const Arg& x : a.items()) h = mix(h, py_hash(x));
+      return h;
+    }
+    case Arg::Kind::Obj:
+      return 0x6f626a;
+    default:
+      return a.hash();
   }
-  return true;
 }
 
-// python < on UOp.tuplize (lexicographic; the first element that is not == decides)
-bool tuplize_lt(const UOp& a0, const UOp& b0) {
-  UOp a = a0, b = b0;
-  for (;;) {
-    if (a == b) return false;
-    if (a.op() != b.op()) return (int)a.op() < (int)b.op();
-    if (!a.arg().py_eq(b.arg())) return arg_lt(a.arg(), b.arg());
-    if (a.dtype() != b.dtype()) return a.dtype() < b.dtype();
-    size_t i = 0, n = std::min(a.nsrc(), b.nsrc());
-    while (i < n && tuplize_eq(a.src(i), b.src(i))) i++;
-    if (i == n) return a.nsrc() < b.nsrc();
-    UOp na = a.src(i), nb = b.src(i);
-    a = na, b = nb;
+// the linearizer's sort breaks ties by python's < on UOp.tuplize, (op.value, arg, dtype, *src.tuplize) without the tag,
+// of many nodes of one graph: every node gets the number of its tuplize class (equal numbers <=> equal tuplizes),
+// computed srcs first, so comparing two srcs is one comparison instead of a graph walk
+struct TuplizeClasses {
+  std::vector<uint32_t> cls;                 // by position in the toposorted list
+  std::vector<uint32_t> src_begin, src_pos;  // positions of each node's srcs
+  TuplizeClasses(const std::vector<UOp>& lst, const UOpMap<size_t>& pos) {
+    const size_t n = lst.size();
+    cls.resize(n), src_begin.resize(n + 1);
+    std::unordered_map<size_t, std::vector<uint32_t>> buckets;
+    buckets.reserve(n);
+    uint32_t next = 0;
+    for (size_t i = 0; i < n; i++) {
+      const UOp& u = lst[i];
+      src_begin[i] = (uint32_t)src_pos.size();
+      size_t h = mix(mix(mix((size_t)u.op(), (size_t)u.dtype().data()), u.nsrc()), py_hash(u.arg()));
+      for (const UOp& x : u.src()) {
+        uint32_t p = (uint32_t)pos.at(x);
+        src_pos.push_back(p);
+        h = mix(h, cls[p]);
+      }
+      std::vector<uint32_t>& b = buckets[h];
+      uint32_t c = UINT32_MAX;
+      for (uint32_t j : b) {
+        const UOp& v = lst[j];
+        if (v.op() != u.op() || v.dtype() != u.dtype() || v.nsrc() != u.nsrc() || !v.arg().py_eq(u.arg())) continue;
+        bool same = true;
+        for (size_t k = 0; k < u.nsrc() && same; k++)
+          same = cls[src_pos[src_begin[j] + k]] == cls[src_pos[src_begin[i] + k]];
+        if (same) {
+          c = cls[j];
+          break;
+        }
+      }
+      if (c == UINT32_MAX) {
+        c = next++;
+        b.push_back((uint32_t)i);
+      }
+      cls[i] = c;
+    }
+    src_begin[n] = (uint32_t)src_pos.size();
   }
-}
+  // python < on the tuplizes of lst[a] and lst[b] (lexicographic; the first element that is not == decides)
+  bool lt(const std::vector<UOp>& lst, size_t a, size_t b) const {
+    for (;;) {
+      if (cls[a] == cls[b]) return false;
+      const UOp &x = lst[a], &y = lst[b];
+      if (x.op() != y.op()) return (int)x.op() < (int)y.op();
+      if (!x.arg().py_eq(y.arg())) return arg_lt(x.arg(), y.arg());
+      if (x.dtype() != y.dtype()) return x.dtype() < y.dtype();
+      size_t i = 0, n = std::min(x.nsrc(), y.nsrc());
+      while (i < n && cls[src_pos[src_begin[a] + i]] == cls[src_pos[src_begin[b] + i]]) i++;
+      if (i == n) return x.nsrc() < y.nsrc();
+      a = src_pos[src_begin[a] + i], b = src_pos[src_begin[b] + i];
+    }
+  }
+};
+}  // namespace
 
 std::vector<UOp> linearize(const UOp& sink) {
   std::vector<UOp> lst = sink.toposort();
@@ -105,10 +158,11 @@ std::vector<UOp> linearize(const UOp& sink) {
   // algorithm, since `<` on a tuplize holding a nan const is false both ways
   std::vector<size_t> order(n);
   for (size_t i = 0; i < n; i++) order[i] = i;
+  TuplizeClasses tc(lst, pos);
   detail::py_sort_indices(order, [&](size_t a, size_t b) {
     int c = cmp_priority(prio[a], prio[b]);
     if (c != 0) return c < 0;
-    return tuplize_lt(lst[a], lst[b]);
+    return tc.lt(lst, a, b);
   });
   std::vector<size_t> nkey(n);
   for (size_t i = 0; i < n; i++) nkey[order[i]] = i;

@@ -11,10 +11,6 @@ namespace tg {
 // (run count of the enclosing ranges, op priority, PARAM slot, tuplize) ascending
 std::vector<UOp> linearize(const UOp& sink);
 
-// python's == and < on UOp.tuplize (the tie-break of the linearizer's sort)
-bool tuplize_eq(const UOp& a, const UOp& b);
-bool tuplize_lt(const UOp& a, const UOp& b);
-
 // the relationships between END nodes (nested, dependent, independent); edges maps a RANGE to the node (an END or
 // the enclosing RANGE) it must come after
 struct CFGContext {

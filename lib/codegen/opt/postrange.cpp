@@ -102,6 +102,7 @@ Scheduler::Scheduler(const UOp& ast_, const Renderer& ren_) : ast(ast_), ren(&re
 }
 
 std::vector<UOp> Scheduler::rngs() const {
+  if (rngs_of_ && rngs_of_ == ast) return rngs_;
   std::vector<UOp> r;
   for (const UOp& u : ast.backward_slice())
     if (u.op() == Ops::RANGE && u.dtype() != dtypes::void_ && py_lt(PyConst(0), u.vmax()) &&
@@ -112,6 +113,7 @@ std::vector<UOp> Scheduler::rngs() const {
     if (pa != pb) return pa < pb;
     return arg_head(a).py_cmp(arg_head(b)) < 0;
   });
+  rngs_of_ = ast, rngs_ = r;
   return r;
 }
 std::vector<sint> Scheduler::full_shape() const {

@@ -57,6 +57,9 @@ class Scheduler {
 
  private:
   int64_t opt_range_;
+  // rngs() of the ast it was computed for (the hand-coded heuristic asks thousands of times between two opts)
+  mutable UOp rngs_of_;
+  mutable std::vector<UOp> rngs_;
 };
 
 // apply_opts(ast, ren, beam): opts_to_apply, else BEAM search when beam >= 1 (search.h), else hand_coded_optimizations
