@@ -30,6 +30,8 @@ struct UOpCache {
   Arg device;
   std::atomic<bool> addrspace_done{false};
   std::optional<AddrSpace> addrspace;
+  std::atomic<bool> simp_done{false};
+  UOp simp;  // the untracked simplify() of the node; null: the node itself
 };
 
 namespace {
@@ -208,6 +210,20 @@ UOpCache* cache_of(UOpNode* n) {
   return c;
 }
 std::mutex& cache_mutex(UOpNode* n) { return g_cache_mu[(n->hash >> 7) & 63]; }
+
+bool cached_simplify(UOpNode* n, UOp& out) {
+  UOpCache* c = n->cache.load(std::memory_order_acquire);
+  if (!c || !c->simp_done.load(std::memory_order_acquire)) return false;
+  out = c->simp;
+  return true;
+}
+void set_cached_simplify(UOpNode* n, const UOp& r) {
+  UOpCache* c = cache_of(n);
+  std::lock_guard<std::mutex> lk(cache_mutex(n));
+  if (c->simp_done.load(std::memory_order_relaxed)) return;
+  c->simp = r;
+  c->simp_done.store(true, std::memory_order_release);
+}
 
 }  // namespace detail
 

@@ -42,6 +42,13 @@ struct UOpNode {
 void release_node(UOpNode* n);
 }  // namespace detail
 
+class UOp;
+namespace detail {
+// the untracked simplify() of a node, kept in its cache (out: null = the node itself); false when not computed yet
+bool cached_simplify(UOpNode* n, UOp& out);
+void set_cached_simplify(UOpNode* n, const UOp& r);
+}  // namespace detail
+
 // python int|UOp (a shape dimension or symbolic value)
 class sint;
 using Shape = std::vector<sint>;
