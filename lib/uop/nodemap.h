@@ -75,10 +75,12 @@ class NodeMap {
 
 struct Unit {};
 
-// a set of borrowed nodes (no references held): for walks where every node stays alive through the root
-class RawNodeSet {
+// a set of borrowed nodes (no references held): for walks where every node stays alive through the root.
+// Clearable keeps the list of used slots, so clear() touches only them (for sets reused across many walks).
+template <bool Clearable>
+class BasicRawNodeSet {
  public:
-  explicit RawNodeSet(size_t cap = 64) {
+  explicit BasicRawNodeSet(size_t cap = 64) {
     size_t n = 16;
     while (n < cap * 2) n <<= 1;
     keys_.assign(n, nullptr);
@@ -92,6 +94,7 @@ class RawNodeSet {
       i = (i + 1) & mask_;
     }
     keys_[i] = k;
+    if constexpr (Clearable) used_.push_back((uint32_t)i);
     size_++;
     return true;
   }
@@ -102,6 +105,11 @@ class RawNodeSet {
       i = (i + 1) & mask_;
     }
     return false;
+  }
+  void clear() requires Clearable {
+    for (uint32_t i : used_) keys_[i] = nullptr;
+    used_.clear();
+    size_ = 0;
   }
 
  private:
@@ -116,12 +124,16 @@ class RawNodeSet {
     keys_.assign(old.size() * 2, nullptr);
     mask_ = keys_.size() - 1;
     size_ = 0;
+    if constexpr (Clearable) used_.clear();
     for (auto* k : old)
       if (k) insert(k);
   }
   std::vector<detail::UOpNode*> keys_;
+  std::vector<uint32_t> used_;  // Clearable only
   size_t mask_ = 0, size_ = 0;
 };
+using RawNodeSet = BasicRawNodeSet<false>;
+using ClearableRawNodeSet = BasicRawNodeSet<true>;
 class NodeSet {
  public:
   explicit NodeSet(size_t cap = 64) : m_(cap) {}

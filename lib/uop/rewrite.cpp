@@ -43,17 +43,21 @@ struct RewriteContext {
   bool enter_calls = false;
   NodeMap<UOp> replace{16};
   NodeMap<UOp> bpm_cache{16};  // null value = no match
+  // stack entries borrow their nodes (no reference counting on the hot path): every node on the stack is kept
+  // alive until reset() by the root, the replace and bpm_cache maps, or keep_ (nodes the driver itself built)
   struct Entry {
-    UOp n;
+    detail::UOpNode* n;
     int stage;
-    UOp new_n;
+    detail::UOpNode* new_n;
   };
+  static const UOp& view(detail::UOpNode* const& p) { return *reinterpret_cast<const UOp*>(&p); }
+  std::vector<UOp> keep_;
   std::vector<Entry> stack;
   std::vector<UOp> seen_, tmp_;  // scratch of one node's fixed point and new sources (no allocation per node)
-  NodeSet on_stack{16};
+  ClearableRawNodeSet on_stack{16};  // borrowed, like the stack entries
   NodeMap<std::vector<Entry>> waitlist{8};
   void reset() {
-    seen_.clear(), tmp_.clear();
+    seen_.clear(), tmp_.clear(), keep_.clear();
     replace.clear();
     bpm_cache.clear();
     stack.clear();
@@ -87,10 +91,12 @@ struct RewriteContext {
   }
 
   UOp walk_rewrite(const UOp& root) {
-    std::vector<std::pair<UOp, bool>> stack{{root, false}};
+    // every node on this stack belongs to the input graph (replacements are not walked): borrowed
+    std::vector<std::pair<detail::UOpNode*, bool>> stack{{root.node(), false}};
     while (!stack.empty()) {
-      auto [n, processed] = std::move(stack.back());
+      auto [np, processed] = stack.back();
       stack.pop_back();
+      const UOp& n = view(np);
       if (replace.contains(n)) continue;
       if (!processed) {
         if (bpm) {
@@ -101,12 +107,13 @@ struct RewriteContext {
             continue;
           }
         }
-        stack.push_back({n, true});
+        stack.push_back({np, true});
         if (!enter_calls && is_opaque_call(n)) replace.emplace(n.src(0)).first[0] = n.src(0);
         for (size_t i = n.nsrc(); i > 0; i--)
-          if (!replace.contains(n.src(i - 1))) stack.push_back({n.src(i - 1), false});
+          if (!replace.contains(n.src(i - 1))) stack.push_back({n.src(i - 1).node(), false});
       } else {
-        std::vector<UOp> new_src;
+        std::vector<UOp>& new_src = tmp_;  // filled and used before any rule runs
+        new_src.clear();
         bool changed = false;
         for (const UOp& x : n.src()) {
           UOp* r = replace.find(x);
@@ -125,25 +132,31 @@ struct RewriteContext {
   }
 
   UOp unified_rewrite(const UOp& root) {
-    stack.push_back({root, 0, root});
-    on_stack.insert(root);
+    stack.push_back({root.node(), 0, root.node()});
+    on_stack.insert(root.node());
     const size_t limit = (size_t)REWRITE_STACK_LIMIT.value();
     auto release = [&](const UOp& n) {
       std::vector<Entry>* w = waitlist.find(n);
       if (!w || w->empty()) return;
-      for (Entry& e : *w) stack.push_back(std::move(e));
+      for (Entry& e : *w) stack.push_back(e);
       w->clear();
+    };
+    // a node built here: kept alive for the rest of the rewrite (entries only borrow)
+    auto own = [&](UOp&& u) -> detail::UOpNode* {
+      detail::UOpNode* p = u.node();
+      keep_.push_back(std::move(u));
+      return p;
     };
     while (!stack.empty()) {
       if (stack.size() > limit) throw RewriteError("infinite loop in graph_rewrite (stack too big)");
-      Entry e = std::move(stack.back());
+      const Entry e = stack.back();
       stack.pop_back();
-      const UOp& n = e.n;
+      const UOp& n = view(e.n);
       if (replace.contains(n)) continue;
       if (e.stage == 0) {
-        UOp new_n = n;
+        detail::UOpNode* new_np = e.n;
         if (bpm) {
-          // apply the bottom-up rules to a fixed point on the node itself
+          // apply the bottom-up rules to a fixed point on the node itself (bpm results live in bpm_cache)
           UOp test_n = n;
           seen_.clear();  // a fixed point takes one or two rewrites: a linear search beats a hash set
           bool gated = false;
@@ -152,11 +165,11 @@ struct RewriteContext {
               if (std::find(seen_.begin(), seen_.end(), test_n) != seen_.end())
                 throw RewriteError("infinite loop in fixed_point_rewrite");
               seen_.push_back(test_n);
-              new_n = test_n;
+              new_np = test_n.node();
               test_n = cached_bpm_rewrite(test_n);
               if (gate_requested_) {  // request_bottom_up_gate(): the node being tested is final
                 gate_requested_ = false;
-                test_n = new_n;
+                test_n = view(new_np);
                 gated = true;
                 break;
               }
@@ -170,21 +183,23 @@ struct RewriteContext {
             continue;
           }
         }
-        stack.push_back({n, 1, new_n});
+        const UOp& new_n = view(new_np);
+        stack.push_back({e.n, 1, new_np});
         if (!enter_calls && is_opaque_call(new_n)) replace.emplace(new_n.src(0)).first[0] = new_n.src(0);
         for (size_t i = new_n.nsrc(); i > 0; i--) {
           const UOp& x = new_n.src(i - 1);
-          if (!on_stack.insert(x)) continue;
-          stack.push_back({x, 0, x});
+          if (!on_stack.insert(x.node())) continue;
+          stack.push_back({x.node(), 0, x.node()});
         }
       } else if (e.stage == 1) {
+        const UOp& e_new_n = view(e.new_n);
         std::vector<UOp>& tmp = tmp_;  // used before any rule runs (nested rewrites use other contexts anyway)
         tmp.clear();
         bool waiting = false;
-        for (const UOp& x : e.new_n.src()) {
+        for (const UOp& x : e_new_n.src()) {
           UOp* r = replace.find(x);
           if (!r) {
-            waitlist[x].push_back({n, 1, e.new_n});
+            waitlist[x].push_back(e);
             waiting = true;
             break;
           }
@@ -192,24 +207,26 @@ struct RewriteContext {
         }
         if (waiting) continue;
         bool same = true;
-        for (size_t i = 0; i < tmp.size() && same; i++) same = tmp[i] == e.new_n.src(i);
-        UOp new_src_n;
+        for (size_t i = 0; i < tmp.size() && same; i++) same = tmp[i] == e_new_n.src(i);
+        detail::UOpNode* new_src_np;
         if (same) {
-          if (!pm || !(new_src_n = pm_rewrite(e.new_n))) {
-            replace.emplace(n).first[0] = e.new_n;
+          UOp rw;
+          if (!pm || !(rw = pm_rewrite(e_new_n))) {
+            replace.emplace(n).first[0] = e_new_n;
             release(n);
             continue;
           }
+          new_src_np = own(std::move(rw));
         } else {
-          new_src_n = rebuild(e.new_n, tmp);
+          new_src_np = own(rebuild(e_new_n, tmp));
         }
         // rewrite the replacement from scratch, then link it back to n
-        stack.push_back({n, 2, new_src_n});
-        stack.push_back({new_src_n, 0, new_src_n});
+        stack.push_back({e.n, 2, new_src_np});
+        stack.push_back({new_src_np, 0, new_src_np});
       } else {
-        UOp* r = replace.find(e.new_n);
+        UOp* r = replace.find(view(e.new_n));
         if (!r) {
-          waitlist[e.new_n].push_back({n, 2, e.new_n});
+          waitlist[view(e.new_n)].push_back(e);
         } else {
           UOp rr = *r;
           replace.emplace(n).first[0] = rr;
