@@ -75,6 +75,71 @@ class NodeMap {
 
 struct Unit {};
 
+// a map keyed by borrowed nodes (no references held on the keys), cleared by touching only the used slots: for a
+// rewrite driver whose keys all stay alive until it clears the map
+template <typename V>
+class BorrowedNodeMap {
+ public:
+  explicit BorrowedNodeMap(size_t cap = 64) { reset(cap); }
+  V* find(const UOp& k) { return find(k.node()); }
+  V* find(detail::UOpNode* k) {
+    size_t i = slot(k);
+    while (keys_[i]) {
+      if (keys_[i] == k) return &vals_[i];
+      i = (i + 1) & mask_;
+    }
+    return nullptr;
+  }
+  bool contains(const UOp& k) { return find(k.node()) != nullptr; }
+  // inserts k (default value) if absent; returns the value and whether it was inserted
+  std::pair<V*, bool> emplace(detail::UOpNode* k) {
+    if ((size_ + 1) * 2 > keys_.size()) grow();
+    size_t i = slot(k);
+    while (keys_[i]) {
+      if (keys_[i] == k) return {&vals_[i], false};
+      i = (i + 1) & mask_;
+    }
+    keys_[i] = k;
+    used_.push_back((uint32_t)i);
+    size_++;
+    return {&vals_[i], true};
+  }
+  V& operator[](const UOp& k) { return *emplace(k.node()).first; }
+  void clear() {
+    for (uint32_t i : used_) keys_[i] = nullptr, vals_[i] = V();
+    used_.clear();
+    size_ = 0;
+  }
+
+ private:
+  size_t slot(detail::UOpNode* k) const {
+    uint64_t h = (uint64_t)(uintptr_t)k;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return (size_t)(h ^ (h >> 32)) & mask_;
+  }
+  void reset(size_t cap) {
+    size_t n = 16;
+    while (n < cap * 2) n <<= 1;
+    keys_.assign(n, nullptr);
+    vals_.assign(n, V());
+    mask_ = n - 1;
+    size_ = 0;
+    used_.clear();
+  }
+  void grow() {
+    std::vector<detail::UOpNode*> ok = std::move(keys_);
+    std::vector<V> ov = std::move(vals_);
+    reset(ok.size());
+    for (size_t i = 0; i < ok.size(); i++)
+      if (ok[i]) *emplace(ok[i]).first = std::move(ov[i]);
+  }
+  std::vector<detail::UOpNode*> keys_;
+  std::vector<V> vals_;
+  std::vector<uint32_t> used_;
+  size_t mask_ = 0, size_ = 0;
+};
+
 // a set of borrowed nodes (no references held): for walks where every node stays alive through the root.
 // Clearable keeps the list of used slots, so clear() touches only them (for sets reused across many walks).
 template <bool Clearable>

@@ -41,7 +41,8 @@ struct RewriteContext {
   const PatternMatcher* bpm = nullptr;
   CtxRef ctx;
   bool enter_calls = false;
-  NodeMap<UOp> replace{16};
+  // node -> its replacement, both borrowed (see Entry)
+  BorrowedNodeMap<detail::UOpNode*> replace{16};
   NodeMap<UOp> bpm_cache{16};  // null value = no match
   // stack entries borrow their nodes (no reference counting on the hot path): every node on the stack is kept
   // alive until reset() by the root, the replace and bpm_cache maps, or keep_ (nodes the driver itself built)
@@ -51,11 +52,21 @@ struct RewriteContext {
     detail::UOpNode* new_n;
   };
   static const UOp& view(detail::UOpNode* const& p) { return *reinterpret_cast<const UOp*>(&p); }
+  // the replacement of x, or null
+  const UOp* replaced(const UOp& x) {
+    detail::UOpNode** p = replace.find(x.node());
+    return p ? &view(*p) : nullptr;
+  }
+  // x -> v; v must stay alive until reset() (a node of the input graph, a map value or in keep_)
+  void set_replace(const UOp& x, const UOp& v) {
+    detail::UOpNode* vn = v.node();  // v may live in the map's storage, which emplace can move
+    *replace.emplace(x.node()).first = vn;
+  }
   std::vector<UOp> keep_;
   std::vector<Entry> stack;
   std::vector<UOp> seen_, tmp_;  // scratch of one node's fixed point and new sources (no allocation per node)
   ClearableRawNodeSet on_stack{16};  // borrowed, like the stack entries
-  NodeMap<std::vector<Entry>> waitlist{8};
+  BorrowedNodeMap<std::vector<Entry>> waitlist{8};
   void reset() {
     seen_.clear(), tmp_.clear(), keep_.clear();
     replace.clear();
@@ -103,12 +114,12 @@ struct RewriteContext {
           UOp r = cached_bpm_rewrite(n);
           no_gate();
           if (r) {
-            replace[n] = r;
+            set_replace(n, r);  // r lives in bpm_cache
             continue;
           }
         }
         stack.push_back({np, true});
-        if (!enter_calls && is_opaque_call(n)) replace.emplace(n.src(0)).first[0] = n.src(0);
+        if (!enter_calls && is_opaque_call(n)) set_replace(n.src(0), n.src(0));
         for (size_t i = n.nsrc(); i > 0; i--)
           if (!replace.contains(n.src(i - 1))) stack.push_back({n.src(i - 1).node(), false});
       } else {
@@ -116,7 +127,7 @@ struct RewriteContext {
         new_src.clear();
         bool changed = false;
         for (const UOp& x : n.src()) {
-          UOp* r = replace.find(x);
+          const UOp* r = replaced(x);
           new_src.push_back(r ? *r : x);
           changed |= !(new_src.back() == x);
         }
@@ -124,10 +135,11 @@ struct RewriteContext {
         if (pm) {
           if (UOp r = pm_rewrite(new_n)) new_n = r;
         }
-        replace.emplace(n).first[0] = new_n;
+        set_replace(n, new_n);
+        if (!(new_n == n)) keep_.push_back(std::move(new_n));
       }
     }
-    UOp* r = replace.find(root);
+    const UOp* r = replaced(root);
     return r ? *r : root;
   }
 
@@ -178,14 +190,14 @@ struct RewriteContext {
             gated = true;  // the gate stops the descent: the node being tested is final
           }
           if (gated) {
-            replace.emplace(n).first[0] = test_n;
+            set_replace(n, test_n);  // n itself or a bpm_cache value
             release(n);
             continue;
           }
         }
         const UOp& new_n = view(new_np);
         stack.push_back({e.n, 1, new_np});
-        if (!enter_calls && is_opaque_call(new_n)) replace.emplace(new_n.src(0)).first[0] = new_n.src(0);
+        if (!enter_calls && is_opaque_call(new_n)) set_replace(new_n.src(0), new_n.src(0));
         for (size_t i = new_n.nsrc(); i > 0; i--) {
           const UOp& x = new_n.src(i - 1);
           if (!on_stack.insert(x.node())) continue;
@@ -197,7 +209,7 @@ struct RewriteContext {
         tmp.clear();
         bool waiting = false;
         for (const UOp& x : e_new_n.src()) {
-          UOp* r = replace.find(x);
+          const UOp* r = replaced(x);
           if (!r) {
             waitlist[x].push_back(e);
             waiting = true;
@@ -212,7 +224,7 @@ struct RewriteContext {
         if (same) {
           UOp rw;
           if (!pm || !(rw = pm_rewrite(e_new_n))) {
-            replace.emplace(n).first[0] = e_new_n;
+            set_replace(n, e_new_n);
             release(n);
             continue;
           }
@@ -224,17 +236,15 @@ struct RewriteContext {
         stack.push_back({e.n, 2, new_src_np});
         stack.push_back({new_src_np, 0, new_src_np});
       } else {
-        UOp* r = replace.find(view(e.new_n));
-        if (!r) {
+        if (const UOp* r = replaced(view(e.new_n)); !r) {
           waitlist[view(e.new_n)].push_back(e);
         } else {
-          UOp rr = *r;
-          replace.emplace(n).first[0] = rr;
+          set_replace(n, *r);
           release(n);
         }
       }
     }
-    UOp* r = replace.find(root);
+    const UOp* r = replaced(root);
     if (!r)
       throw RewriteError(
           "graph_rewrite did not finish: the root waits on itself (a replacement contains its own key?)");
