@@ -9,6 +9,7 @@
 #include "lib/schedule/helpers.h"
 #include "lib/schedule/multi.h"
 #include "lib/uop/movement.h"
+#include "lib/uop/nodemap.h"
 #include "lib/uop/symbolic.h"
 #include "lib/uop/track.h"
 
@@ -159,8 +160,21 @@ const PatternMatcher& pm_mops() {
 
 static UOp fix_store_hazard(const UOp& target, const UOp& src) {
   UOp base = target.base();
-  std::vector<UOp> topo = src.toposort(nullptr, false);
-  if (!in_list(topo, base)) return UOp();
+  // base in src.toposort(enter_calls=False), without building the list: a walk that stops when it meets base
+  {
+    bool found = false;
+    RawNodeSet seen(64);
+    std::vector<detail::UOpNode*> st{src.node()};
+    while (!st.empty() && !found) {
+      detail::UOpNode* n = st.back();
+      st.pop_back();
+      if (!seen.insert(n)) continue;
+      found = n == base.node();
+      uint32_t start = (n->op == Ops::CALL || n->op == Ops::FUNCTION) ? 1 : 0;
+      for (uint32_t i = start; i < n->nsrc; i++) st.push_back(n->srcs[i]);
+    }
+    if (!found) return UOp();
+  }
   // PERMUTE and FLIP reorder indices, SHRINK can have overlapping regions when dest is also shrunk
   OpSet unsafe{Ops::PERMUTE, Ops::FLIP};
   if (target.op_in_backward_slice_with_self(OpSet{Ops::SHRINK})) unsafe = unsafe | OpSet{Ops::SHRINK};
