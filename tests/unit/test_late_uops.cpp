@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <random>
 #include <sstream>
 
 #include "backends/interp/interp.h"
@@ -513,4 +514,85 @@ TEST(LateApi, HandWrittenKernel) {
   EXPECT_EQ(e.ops.i(), 16);  // one MUL per iteration
   EXPECT_EQ(e.lds.i(), 128);
   EXPECT_EQ(e.mem.i(), 128);
+}
+
+// ***** the linearizer's tie-break: TuplizeOrder against the definition *****
+
+namespace {
+// python == and < on UOp.tuplize = (op.value, arg, dtype, *src.tuplize), the tag left out, by walking both graphs
+bool py_arg_lt(const Arg& a, const Arg& b) {
+  if ((a.is_float() && std::isnan(a.as_float())) || (b.is_float() && std::isnan(b.as_float()))) return false;
+  return a.py_cmp(b) < 0;
+}
+bool tuplize_eq_walk(const UOp& a, const UOp& b) {
+  if (a == b) return true;
+  if (a.op() != b.op() || a.dtype() != b.dtype() || a.nsrc() != b.nsrc() || !a.arg().py_eq(b.arg())) return false;
+  for (size_t i = 0; i < a.nsrc(); i++)
+    if (!tuplize_eq_walk(a.src(i), b.src(i))) return false;
+  return true;
+}
+bool tuplize_lt_walk(const UOp& a, const UOp& b) {
+  if (a == b) return false;
+  if (a.op() != b.op()) return (int)a.op() < (int)b.op();
+  if (!a.arg().py_eq(b.arg())) return py_arg_lt(a.arg(), b.arg());
+  if (a.dtype() != b.dtype()) return a.dtype() < b.dtype();
+  for (size_t i = 0; i < std::min(a.nsrc(), b.nsrc()); i++)
+    if (!tuplize_eq_walk(a.src(i), b.src(i))) return tuplize_lt_walk(a.src(i), b.src(i));
+  return a.nsrc() < b.nsrc();
+}
+}  // namespace
+
+// random graphs full of nodes that are different UOps with equal tuplizes (1, 1.0 and True as args, tuples of them,
+// tags), NaN args (never equal, never smaller) and shared subgraphs: every pair compares as by the definition
+TEST(TuplizeOrder, EveryPairComparesLikePythonTuplizeOnRandomGraphs) {
+  std::mt19937 rng(1234);
+  const std::vector<Arg> args{Arg(1),
+                              Arg(1.0),
+                              Arg(true),
+                              Arg(2),
+                              Arg(2.5),
+                              Arg(0),
+                              Arg(-0.0),
+                              Arg(false),
+                              Arg(std::nan("")),
+                              Arg::tuple({Arg(1), Arg(2.0)}),
+                              Arg::tuple({Arg(1.0), Arg(2)}),
+                              Arg::tuple({Arg(true), Arg(2)}),
+                              Arg::tuple({Arg(1), Arg(3)})};
+  const DType dts[] = {dtypes::float32, dtypes::int32};
+  const Ops ops[] = {Ops::ADD, Ops::MUL, Ops::MAX, Ops::CUSTOM};
+  size_t equal_pairs = 0, distinct_equal_pairs = 0;
+  for (int round = 0; round < 25; round++) {
+    std::vector<UOp> pool;
+    for (int i = 0; i < 10; i++) pool.push_back(UOp(Ops::CONST, dts[rng() % 2], {}, args[rng() % args.size()]));
+    for (int i = 0; i < 50; i++) {
+      Ops op = ops[rng() % 4];
+      size_t ns = op == Ops::CUSTOM ? rng() % 4 : 2;
+      std::vector<UOp> src;
+      for (size_t k = 0; k < ns; k++) src.push_back(pool[pool.size() - 1 - rng() % std::min<size_t>(pool.size(), 12)]);
+      Arg arg = op == Ops::CUSTOM ? args[rng() % args.size()] : Arg();
+      Arg tag = rng() % 3 == 0 ? Arg((int)(rng() % 2)) : Arg();
+      pool.push_back(UOp(op, dts[rng() % 2], src, arg, tag));
+    }
+    std::vector<UOp> lst = UOp(Ops::SINK, dtypes::void_, pool).toposort();
+    TuplizeOrder order(lst);
+    for (size_t a = 0; a < lst.size(); a++)
+      for (size_t b = 0; b < lst.size(); b++) {
+        bool eq = tuplize_eq_walk(lst[a], lst[b]);
+        ASSERT_EQ(order.eq(a, b), eq) << "round " << round << ": " << a << " vs " << b;
+        ASSERT_EQ(order.lt(a, b), tuplize_lt_walk(lst[a], lst[b])) << "round " << round << ": " << a << " vs " << b;
+        equal_pairs += eq;
+        distinct_equal_pairs += eq && a != b;
+      }
+  }
+  // the graphs did exercise equal tuplizes of different nodes (not only identity)
+  EXPECT_GT(distinct_equal_pairs, 50u);
+  EXPECT_GT(equal_pairs, distinct_equal_pairs);
+}
+
+TEST(TuplizeOrder, ListThatIsNotAToposortIsAnError) {
+  UOp a = UOp(Ops::CONST, dtypes::int32, {}, Arg(1));
+  UOp b = UOp(Ops::ADD, dtypes::int32, {a, a});
+  std::vector<UOp> wrong{b, a};
+  EXPECT_THROW(TuplizeOrder{wrong}, Error);
 }

@@ -68,64 +68,69 @@ size_t py_hash(const Arg& a) {
   }
 }
 
-// the linearizer's sort breaks ties by python's < on UOp.tuplize, (op.value, arg, dtype, *src.tuplize) without the tag,
-// of many nodes of one graph: every node gets the number of its tuplize class (equal numbers <=> equal tuplizes),
-// computed srcs first, so comparing two srcs is one comparison instead of a graph walk
-struct TuplizeClasses {
-  std::vector<uint32_t> cls;                 // by position in the toposorted list
-  std::vector<uint32_t> src_begin, src_pos;  // positions of each node's srcs
-  TuplizeClasses(const std::vector<UOp>& lst, const UOpMap<size_t>& pos) {
-    const size_t n = lst.size();
-    cls.resize(n), src_begin.resize(n + 1);
-    std::unordered_map<size_t, std::vector<uint32_t>> buckets;
-    buckets.reserve(n);
-    uint32_t next = 0;
-    for (size_t i = 0; i < n; i++) {
-      const UOp& u = lst[i];
-      src_begin[i] = (uint32_t)src_pos.size();
-      size_t h = mix(mix(mix((size_t)u.op(), (size_t)u.dtype().data()), u.nsrc()), py_hash(u.arg()));
-      for (const UOp& x : u.src()) {
-        uint32_t p = (uint32_t)pos.at(x);
-        src_pos.push_back(p);
-        h = mix(h, cls[p]);
-      }
-      std::vector<uint32_t>& b = buckets[h];
-      uint32_t c = UINT32_MAX;
-      for (uint32_t j : b) {
-        const UOp& v = lst[j];
-        if (v.op() != u.op() || v.dtype() != u.dtype() || v.nsrc() != u.nsrc() || !v.arg().py_eq(u.arg())) continue;
-        bool same = true;
-        for (size_t k = 0; k < u.nsrc() && same; k++)
-          same = cls[src_pos[src_begin[j] + k]] == cls[src_pos[src_begin[i] + k]];
-        if (same) {
-          c = cls[j];
-          break;
-        }
-      }
-      if (c == UINT32_MAX) {
-        c = next++;
-        b.push_back((uint32_t)i);
-      }
-      cls[i] = c;
-    }
-    src_begin[n] = (uint32_t)src_pos.size();
-  }
-  // python < on the tuplizes of lst[a] and lst[b] (lexicographic; the first element that is not == decides)
-  bool lt(const std::vector<UOp>& lst, size_t a, size_t b) const {
-    for (;;) {
-      if (cls[a] == cls[b]) return false;
-      const UOp &x = lst[a], &y = lst[b];
-      if (x.op() != y.op()) return (int)x.op() < (int)y.op();
-      if (!x.arg().py_eq(y.arg())) return arg_lt(x.arg(), y.arg());
-      if (x.dtype() != y.dtype()) return x.dtype() < y.dtype();
-      size_t i = 0, n = std::min(x.nsrc(), y.nsrc());
-      while (i < n && cls[src_pos[src_begin[a] + i]] == cls[src_pos[src_begin[b] + i]]) i++;
-      if (i == n) return x.nsrc() < y.nsrc();
-      a = src_pos[src_begin[a] + i], b = src_pos[src_begin[b] + i];
-    }
-  }
-};
 }  // namespace
+
+TuplizeOrder::TuplizeOrder(const std::vector<UOp>& lst) : lst_(lst) {
+  UOpMap<size_t> pos;
+  pos.reserve(lst.size() * 2);
+  for (size_t i = 0; i < lst.size(); i++) pos.emplace(lst[i], i);
+  build(pos);
+}
+
+TuplizeOrder::TuplizeOrder(const std::vector<UOp>& lst, const UOpMap<size_t>& pos) : lst_(lst) { build(pos); }
+
+void TuplizeOrder::build(const UOpMap<size_t>& pos) {
+  const size_t n = lst_.size();
+  cls_.resize(n), src_begin_.resize(n + 1);
+  std::unordered_map<size_t, std::vector<uint32_t>> buckets;  // hash -> the first node of each class with it
+  buckets.reserve(n);
+  uint32_t next = 0;
+  for (size_t i = 0; i < n; i++) {
+    const UOp& u = lst_[i];
+    src_begin_[i] = (uint32_t)src_pos_.size();
+    size_t h = mix(mix(mix((size_t)u.op(), (size_t)u.dtype().data()), u.nsrc()), py_hash(u.arg()));
+    for (const UOp& x : u.src()) {
+      auto it = pos.find(x);
+      if (it == pos.end()) throw Error("TuplizeOrder: a src is not in the list (it must be a toposort)");
+      if (it->second >= i) throw Error("TuplizeOrder: a src comes after its user (the list must be a toposort)");
+      src_pos_.push_back((uint32_t)it->second);
+      h = mix(h, cls_[it->second]);
+    }
+    std::vector<uint32_t>& b = buckets[h];
+    uint32_t c = UINT32_MAX;
+    for (uint32_t j : b) {
+      const UOp& v = lst_[j];
+      if (v.op() != u.op() || v.dtype() != u.dtype() || v.nsrc() != u.nsrc() || !v.arg().py_eq(u.arg())) continue;
+      bool same = true;
+      for (size_t k = 0; k < u.nsrc() && same; k++)
+        same = cls_[src_pos_[src_begin_[j] + k]] == cls_[src_pos_[src_begin_[i] + k]];
+      if (same) {
+        c = cls_[j];
+        break;
+      }
+    }
+    if (c == UINT32_MAX) {
+      c = next++;
+      b.push_back((uint32_t)i);
+    }
+    cls_[i] = c;
+  }
+  src_begin_[n] = (uint32_t)src_pos_.size();
+}
+
+bool TuplizeOrder::lt(size_t a, size_t b) const {
+  for (;;) {
+    if (cls_[a] == cls_[b]) return false;
+    const UOp &x = lst_[a], &y = lst_[b];
+    if (x.op() != y.op()) return (int)x.op() < (int)y.op();
+    if (!x.arg().py_eq(y.arg())) return arg_lt(x.arg(), y.arg());
+    if (x.dtype() != y.dtype()) return x.dtype() < y.dtype();
+    size_t i = 0, n = std::min(x.nsrc(), y.nsrc());
+    while (i < n && cls_[src_pos_[src_begin_[a] + i]] == cls_[src_pos_[src_begin_[b] + i]]) i++;
+    if (i == n) return x.nsrc() < y.nsrc();
+    a = src_pos_[src_begin_[a] + i], b = src_pos_[src_begin_[b] + i];
+  }
+}
 
 std::vector<UOp> linearize(const UOp& sink) {
   std::vector<UOp> lst = sink.toposort();
@@ -158,11 +163,11 @@ std::vector<UOp> linearize(const UOp& sink) {
   // algorithm, since `<` on a tuplize holding a nan const is false both ways
   std::vector<size_t> order(n);
   for (size_t i = 0; i < n; i++) order[i] = i;
-  TuplizeClasses tc(lst, pos);
+  TuplizeOrder tuplize(lst, pos);
   detail::py_sort_indices(order, [&](size_t a, size_t b) {
     int c = cmp_priority(prio[a], prio[b]);
     if (c != 0) return c < 0;
-    return tc.lt(lst, a, b);
+    return tuplize.lt(a, b);
   });
   std::vector<size_t> nkey(n);
   for (size_t i = 0; i < n; i++) nkey[order[i]] = i;

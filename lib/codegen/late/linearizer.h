@@ -11,6 +11,24 @@ namespace tg {
 // (run count of the enclosing ranges, op priority, PARAM slot, tuplize) ascending
 std::vector<UOp> linearize(const UOp& sink);
 
+// python's == and < on UOp.tuplize, (op.value, arg, dtype, *src.tuplize) without the tag, for the nodes of one
+// toposorted list (the linearizer's tie-break): every node gets the number of its tuplize class (equal numbers <=>
+// equal tuplizes), srcs first, so comparing two srcs is one comparison instead of a walk of both graphs. Positions
+// index the list, which must outlive this.
+class TuplizeOrder {
+ public:
+  explicit TuplizeOrder(const std::vector<UOp>& toposorted);
+  TuplizeOrder(const std::vector<UOp>& toposorted, const UOpMap<size_t>& positions);
+  bool eq(size_t a, size_t b) const { return cls_[a] == cls_[b]; }
+  bool lt(size_t a, size_t b) const;
+
+ private:
+  void build(const UOpMap<size_t>& pos);
+  const std::vector<UOp>& lst_;
+  std::vector<uint32_t> cls_;                  // by position
+  std::vector<uint32_t> src_begin_, src_pos_;  // positions of each node's srcs
+};
+
 // the relationships between END nodes (nested, dependent, independent); edges maps a RANGE to the node (an END or
 // the enclosing RANGE) it must come after
 struct CFGContext {
