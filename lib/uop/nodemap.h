@@ -2,22 +2,37 @@
 // no allocation per entry, pointer hashing). Entries hold references, like the reference's dicts of UOps.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "lib/uop/uop.h"
 
 namespace tg {
 
-template <typename V>
-class NodeMap {
+namespace detail {
+// the slot of a node in a table of mask+1 slots (pointer hashing)
+inline size_t node_slot(const UOpNode* k, size_t mask) {
+  uint64_t h = (uint64_t)(uintptr_t)k;
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ull;
+  return (size_t)(h ^ (h >> 32)) & mask;
+}
+inline UOpNode* key_node(const UOp& k) { return k.node(); }
+inline UOpNode* key_node(UOpNode* k) { return k; }
+}  // namespace detail
+
+// a map from nodes to V; K = UOp: the keys hold references (NodeMap), K = detail::UOpNode*: the keys are borrowed
+// (BorrowedNodeMap: for a rewrite driver whose keys all stay alive until it clears the map)
+template <typename K, typename V>
+class BasicNodeMap {
  public:
-  explicit NodeMap(size_t cap = 64) { reset(cap); }
+  explicit BasicNodeMap(size_t cap = 64) { reset(cap); }
   size_t size() const { return size_; }
   V* find(const UOp& k) { return find(k.node()); }
   V* find(detail::UOpNode* k) {
-    size_t i = slot(k);
-    while (keys_[i].node()) {
-      if (keys_[i].node() == k) return &vals_[i];
+    size_t i = detail::node_slot(k, mask_);
+    while (detail::key_node(keys_[i])) {
+      if (detail::key_node(keys_[i]) == k) return &vals_[i];
       i = (i + 1) & mask_;
     }
     return nullptr;
@@ -26,119 +41,58 @@ class NodeMap {
   // inserts k (default value) if absent; returns the value and whether it was inserted
   std::pair<V*, bool> emplace(const UOp& k) {
     if ((size_ + 1) * 2 > keys_.size()) grow();
-    size_t i = slot(k.node());
-    while (keys_[i].node()) {
-      if (keys_[i].node() == k.node()) return {&vals_[i], false};
+    size_t i = detail::node_slot(k.node(), mask_);
+    while (detail::key_node(keys_[i])) {
+      if (detail::key_node(keys_[i]) == k.node()) return {&vals_[i], false};
       i = (i + 1) & mask_;
     }
-    keys_[i] = k;
-    used_.push_back(i);
+    if constexpr (std::is_same_v<K, UOp>)
+      keys_[i] = k;
+    else
+      keys_[i] = k.node();
+    used_.push_back((uint32_t)i);
     size_++;
     return {&vals_[i], true};
   }
   V& operator[](const UOp& k) { return *emplace(k).first; }
   // empties the map keeping its storage (only the used slots are touched)
   void clear() {
-    for (size_t i : used_) keys_[i] = UOp(), vals_[i] = V();
+    for (uint32_t i : used_) keys_[i] = K(), vals_[i] = V();
     used_.clear();
     size_ = 0;
   }
 
  private:
-  size_t slot(detail::UOpNode* k) const {
-    uint64_t h = (uint64_t)(uintptr_t)k;
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ull;
-    return (size_t)(h ^ (h >> 32)) & mask_;
-  }
   void reset(size_t cap) {
     size_t n = 16;
     while (n < cap * 2) n <<= 1;
-    keys_.assign(n, UOp());
+    keys_.assign(n, K());
     vals_.assign(n, V());
     mask_ = n - 1;
     size_ = 0;
     used_.clear();
   }
   void grow() {
-    std::vector<UOp> ok = std::move(keys_);
+    std::vector<K> ok = std::move(keys_);
     std::vector<V> ov = std::move(vals_);
     reset(ok.size());
     for (size_t i = 0; i < ok.size(); i++)
-      if (ok[i].node()) *emplace(ok[i]).first = std::move(ov[i]);
+      if (detail::UOpNode* n = detail::key_node(ok[i])) {
+        detail::UOpNode* const& np = n;
+        *emplace(*reinterpret_cast<const UOp*>(&np)).first = std::move(ov[i]);  // a view: no reference taken
+      }
   }
-  std::vector<UOp> keys_;
-  std::vector<V> vals_;
-  std::vector<size_t> used_;
-  size_t mask_ = 0, size_ = 0;
-};
-
-struct Unit {};
-
-// a map keyed by borrowed nodes (no references held on the keys), cleared by touching only the used slots: for a
-// rewrite driver whose keys all stay alive until it clears the map
-template <typename V>
-class BorrowedNodeMap {
- public:
-  explicit BorrowedNodeMap(size_t cap = 64) { reset(cap); }
-  V* find(const UOp& k) { return find(k.node()); }
-  V* find(detail::UOpNode* k) {
-    size_t i = slot(k);
-    while (keys_[i]) {
-      if (keys_[i] == k) return &vals_[i];
-      i = (i + 1) & mask_;
-    }
-    return nullptr;
-  }
-  bool contains(const UOp& k) { return find(k.node()) != nullptr; }
-  // inserts k (default value) if absent; returns the value and whether it was inserted
-  std::pair<V*, bool> emplace(detail::UOpNode* k) {
-    if ((size_ + 1) * 2 > keys_.size()) grow();
-    size_t i = slot(k);
-    while (keys_[i]) {
-      if (keys_[i] == k) return {&vals_[i], false};
-      i = (i + 1) & mask_;
-    }
-    keys_[i] = k;
-    used_.push_back((uint32_t)i);
-    size_++;
-    return {&vals_[i], true};
-  }
-  V& operator[](const UOp& k) { return *emplace(k.node()).first; }
-  void clear() {
-    for (uint32_t i : used_) keys_[i] = nullptr, vals_[i] = V();
-    used_.clear();
-    size_ = 0;
-  }
-
- private:
-  size_t slot(detail::UOpNode* k) const {
-    uint64_t h = (uint64_t)(uintptr_t)k;
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ull;
-    return (size_t)(h ^ (h >> 32)) & mask_;
-  }
-  void reset(size_t cap) {
-    size_t n = 16;
-    while (n < cap * 2) n <<= 1;
-    keys_.assign(n, nullptr);
-    vals_.assign(n, V());
-    mask_ = n - 1;
-    size_ = 0;
-    used_.clear();
-  }
-  void grow() {
-    std::vector<detail::UOpNode*> ok = std::move(keys_);
-    std::vector<V> ov = std::move(vals_);
-    reset(ok.size());
-    for (size_t i = 0; i < ok.size(); i++)
-      if (ok[i]) *emplace(ok[i]).first = std::move(ov[i]);
-  }
-  std::vector<detail::UOpNode*> keys_;
+  std::vector<K> keys_;
   std::vector<V> vals_;
   std::vector<uint32_t> used_;
   size_t mask_ = 0, size_ = 0;
 };
+template <typename V>
+using NodeMap = BasicNodeMap<UOp, V>;
+template <typename V>
+using BorrowedNodeMap = BasicNodeMap<detail::UOpNode*, V>;
+
+struct Unit {};
 
 // a set of borrowed nodes (no references held): for walks where every node stays alive through the root.
 // Clearable keeps the list of used slots, so clear() touches only them (for sets reused across many walks).
@@ -178,12 +132,7 @@ class BasicRawNodeSet {
   }
 
  private:
-  size_t slot(detail::UOpNode* k) const {
-    uint64_t h = (uint64_t)(uintptr_t)k;
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ull;
-    return (size_t)(h ^ (h >> 32)) & mask_;
-  }
+  size_t slot(detail::UOpNode* k) const { return detail::node_slot(k, mask_); }
   void grow() {
     std::vector<detail::UOpNode*> old = std::move(keys_);
     keys_.assign(old.size() * 2, nullptr);

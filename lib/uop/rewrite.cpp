@@ -60,7 +60,7 @@ struct RewriteContext {
   // x -> v; v must stay alive until reset() (a node of the input graph, a map value or in keep_)
   void set_replace(const UOp& x, const UOp& v) {
     detail::UOpNode* vn = v.node();  // v may live in the map's storage, which emplace can move
-    *replace.emplace(x.node()).first = vn;
+    *replace.emplace(x).first = vn;
   }
   std::vector<UOp> keep_;
   std::vector<Entry> stack;
