@@ -29,9 +29,9 @@ DType rebuild_dtype(const UOp& n, std::span<const UOp> new_src) {
 }
 
 // a rebuilt node (new srcs); when its dtype had to be re-derived the trace must hold it for replay
-UOp rebuild(const UOp& n, const std::vector<UOp>& new_src) {
+UOp rebuild(const UOp& n, std::span<const UOp> new_src) {
   DType d = rebuild_dtype(n, new_src);
-  UOp r(n.op(), d, std::span<const UOp>(new_src), n.arg(), n.tag());
+  UOp r(n.op(), d, new_src, n.arg(), n.tag());
   if (d != n.dtype()) track::note_uop(r);
   return r;
 }
@@ -64,7 +64,11 @@ struct RewriteContext {
   }
   std::vector<UOp> keep_;
   std::vector<Entry> stack;
-  std::vector<UOp> seen_, tmp_;  // scratch of one node's fixed point and new sources (no allocation per node)
+  // scratch of one node's fixed point and new sources (no allocation per node); borrowed like the entries
+  std::vector<detail::UOpNode*> seen_, tmp_;
+  static std::span<const UOp> view(const std::vector<detail::UOpNode*>& v) {
+    return {reinterpret_cast<const UOp*>(v.data()), v.size()};
+  }
   ClearableRawNodeSet on_stack{16};  // borrowed, like the stack entries
   BorrowedNodeMap<std::vector<Entry>> waitlist{8};
   void reset() {
@@ -123,15 +127,15 @@ struct RewriteContext {
         for (size_t i = n.nsrc(); i > 0; i--)
           if (!replace.contains(n.src(i - 1))) stack.push_back({n.src(i - 1).node(), false});
       } else {
-        std::vector<UOp>& new_src = tmp_;  // filled and used before any rule runs
+        std::vector<detail::UOpNode*>& new_src = tmp_;  // filled and used before any rule runs
         new_src.clear();
         bool changed = false;
         for (const UOp& x : n.src()) {
           const UOp* r = replaced(x);
-          new_src.push_back(r ? *r : x);
-          changed |= !(new_src.back() == x);
+          new_src.push_back(r ? r->node() : x.node());
+          changed |= new_src.back() != x.node();
         }
-        UOp new_n = changed ? rebuild(n, new_src) : n;
+        UOp new_n = changed ? rebuild(n, view(new_src)) : n;
         if (pm) {
           if (UOp r = pm_rewrite(new_n)) new_n = r;
         }
@@ -174,9 +178,9 @@ struct RewriteContext {
           bool gated = false;
           try {
             while (test_n) {
-              if (std::find(seen_.begin(), seen_.end(), test_n) != seen_.end())
+              if (std::find(seen_.begin(), seen_.end(), test_n.node()) != seen_.end())
                 throw RewriteError("infinite loop in fixed_point_rewrite");
-              seen_.push_back(test_n);
+              seen_.push_back(test_n.node());  // n itself or a bpm_cache value
               new_np = test_n.node();
               test_n = cached_bpm_rewrite(test_n);
               if (gate_requested_) {  // request_bottom_up_gate(): the node being tested is final
@@ -205,7 +209,7 @@ struct RewriteContext {
         }
       } else if (e.stage == 1) {
         const UOp& e_new_n = view(e.new_n);
-        std::vector<UOp>& tmp = tmp_;  // used before any rule runs (nested rewrites use other contexts anyway)
+        std::vector<detail::UOpNode*>& tmp = tmp_;  // used before any rule runs (nested rewrites use other contexts)
         tmp.clear();
         bool waiting = false;
         for (const UOp& x : e_new_n.src()) {
@@ -215,11 +219,11 @@ struct RewriteContext {
             waiting = true;
             break;
           }
-          tmp.push_back(*r);
+          tmp.push_back(r->node());
         }
         if (waiting) continue;
         bool same = true;
-        for (size_t i = 0; i < tmp.size() && same; i++) same = tmp[i] == e_new_n.src(i);
+        for (size_t i = 0; i < tmp.size() && same; i++) same = tmp[i] == e_new_n.src(i).node();
         detail::UOpNode* new_src_np;
         if (same) {
           UOp rw;
@@ -230,7 +234,7 @@ struct RewriteContext {
           }
           new_src_np = own(std::move(rw));
         } else {
-          new_src_np = own(rebuild(e_new_n, tmp));
+          new_src_np = own(rebuild(e_new_n, view(tmp)));
         }
         // rewrite the replacement from scratch, then link it back to n
         stack.push_back({e.n, 2, new_src_np});
