@@ -349,8 +349,25 @@ const PyConst UOp::val() const {
 
 std::vector<UOp> UOp::toposort(const std::function<bool(const UOp&)>& gate, bool enter_calls) const {
   std::vector<UOp> out;
-  RawNodeSet seen(16);  // borrowed: every node is reachable from *this
-  std::vector<std::pair<detail::UOpNode*, bool>> stack{{n_, false}};
+  // borrowed: every node is reachable from *this. A thread reuses one set and stack across walks; a gate that walks
+  // again (a nested call) gets its own
+  struct Scratch {
+    ClearableRawNodeSet seen{64};
+    std::vector<std::pair<detail::UOpNode*, bool>> stack;
+    bool busy = false;
+  };
+  thread_local Scratch scratch;
+  std::optional<Scratch> own;
+  Scratch& w = scratch.busy ? own.emplace() : scratch;
+  w.busy = true;
+  struct Release {
+    Scratch& w;
+    ~Release() { w.busy = false; }
+  } release{w};
+  w.seen.clear(), w.stack.clear();
+  ClearableRawNodeSet& seen = w.seen;
+  auto& stack = w.stack;
+  stack.push_back({n_, false});
   while (!stack.empty()) {
     auto [node, visited] = stack.back();
     stack.pop_back();
@@ -376,32 +393,37 @@ std::vector<UOp> UOp::backward_slice() const {
   return t;
 }
 
-bool UOp::in_backward_slice_with_self(const UOp& x) const {
-  if (*this == x) return true;
-  RawNodeSet seen(16);
-  std::vector<detail::UOpNode*> st{n_};
-  while (!st.empty()) {
-    auto* n = st.back();
-    st.pop_back();
-    if (n == x.n_) return true;
-    if (!seen.insert(n)) continue;
-    for (uint32_t i = 0; i < n->nsrc; i++) st.push_back(n->srcs[i]);
+// true when pred holds for a node of root's backward slice (root included); a thread's scratch set and stack are
+// reused across walks (these run a million times in a training step's codegen)
+template <typename Pred>
+static bool any_in_slice(detail::UOpNode* root, Pred pred) {
+  struct Scratch {
+    ClearableRawNodeSet seen{64};
+    std::vector<detail::UOpNode*> st;
+  };
+  thread_local Scratch w;
+  w.seen.clear(), w.st.clear();
+  w.seen.insert(root);
+  w.st.push_back(root);
+  while (!w.st.empty()) {
+    detail::UOpNode* n = w.st.back();
+    w.st.pop_back();
+    if (pred(n)) return true;
+    for (uint32_t i = 0; i < n->nsrc; i++)
+      if (w.seen.insert(n->srcs[i])) w.st.push_back(n->srcs[i]);
   }
   return false;
 }
 
+bool UOp::in_backward_slice_with_self(const UOp& x) const {
+  if (*this == x) return true;
+  detail::UOpNode* target = x.n_;
+  return any_in_slice(n_, [target](detail::UOpNode* n) { return n == target; });
+}
+
 bool UOp::op_in_backward_slice_with_self(OpSet ops) const {
   if (ops.has(op())) return true;
-  RawNodeSet seen(16);
-  std::vector<detail::UOpNode*> st{n_};
-  while (!st.empty()) {
-    auto* n = st.back();
-    st.pop_back();
-    if (ops.has(n->op)) return true;
-    if (!seen.insert(n)) continue;
-    for (uint32_t i = 0; i < n->nsrc; i++) st.push_back(n->srcs[i]);
-  }
-  return false;
+  return any_in_slice(n_, [ops](detail::UOpNode* n) { return ops.has(n->op); });
 }
 
 std::vector<UOp> UOp::split_uop(Ops sep) const {
