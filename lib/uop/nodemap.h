@@ -128,7 +128,7 @@ class BasicRawNodeSet {
   // empties the set touching only the used slots; a big table the last walk hardly used is dropped, so that a set
   // reused across walks neither keeps megabytes nor scatters small walks over them
   void clear() requires Clearable {
-    if (keys_.size() > 8192 && used_.size() * 64 < keys_.size()) {
+    if (keys_.size() > (1u << 18) && used_.size() * 64 < keys_.size()) {
       *this = BasicRawNodeSet(64);
       return;
     }
