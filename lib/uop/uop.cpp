@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 #include <numeric>
+#include <thread>
 
 #include "lib/helpers.h"
 #include "lib/mixin/helpers.h"
@@ -35,6 +36,27 @@ struct UOpCache {
 };
 
 namespace {
+// a lock for critical sections of a few dozen instructions (a probe of the intern table, a cache write): half the cost
+// of an uncontended std::mutex; a waiter that spins long yields its core
+class SpinLock {
+ public:
+  void lock() {
+    for (int spins = 0; flag_.exchange(true, std::memory_order_acquire); spins++) {
+      while (flag_.load(std::memory_order_relaxed)) {
+        if (++spins > 64) std::this_thread::yield();
+#if defined(__x86_64__) || defined(__i386__)
+        else
+          __builtin_ia32_pause();
+#endif
+      }
+    }
+  }
+  void unlock() { flag_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> flag_{false};
+};
+
 constexpr int kShards = 64;
 // a slot keeps the node's hash next to the pointer: a probe rejects other nodes without touching them
 struct Slot {
@@ -42,13 +64,13 @@ struct Slot {
   UOpNode* node;
 };
 struct Shard {
-  std::mutex mu;
+  SpinLock mu;
   std::vector<Slot> slots = std::vector<Slot>(64, Slot{0, nullptr});
   size_t count = 0;
 };
 Shard g_shards[kShards];
 std::atomic<size_t> g_live{0};
-std::mutex g_cache_mu[64];
+SpinLock g_cache_mu[64];
 
 inline Shard& shard_of(size_t h) { return g_shards[(h >> 58) & (kShards - 1)]; }
 inline size_t mix(size_t h, size_t v) {
@@ -126,7 +148,7 @@ void release_node(UOpNode* first) {
     stack.pop_back();
     Shard& s = shard_of(n->hash);
     {
-      std::lock_guard<std::mutex> lk(s.mu);
+      std::lock_guard<SpinLock> lk(s.mu);
       size_t mask = s.slots.size() - 1;
       for (size_t i = n->hash & mask; s.slots[i].node; i = (i + 1) & mask) {
         if (s.slots[i].node == n) {
@@ -156,7 +178,7 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
   for (const UOp& s : src) h = mix(h, s.ptr_hash());
   h = fmix(h);
   Shard& sh = shard_of(h);
-  std::lock_guard<std::mutex> lk(sh.mu);
+  std::lock_guard<SpinLock> lk(sh.mu);
   size_t mask = sh.slots.size() - 1;
   size_t i = h & mask;
   for (; sh.slots[i].node; i = (i + 1) & mask) {
@@ -209,7 +231,7 @@ UOpCache* cache_of(UOpNode* n) {
   delete fresh;
   return c;
 }
-std::mutex& cache_mutex(UOpNode* n) { return g_cache_mu[(n->hash >> 7) & 63]; }
+SpinLock& cache_mutex(UOpNode* n) { return g_cache_mu[(n->hash >> 7) & 63]; }
 
 bool cached_simplify(UOpNode* n, UOp& out) {
   UOpCache* c = n->cache.load(std::memory_order_acquire);
@@ -219,7 +241,7 @@ bool cached_simplify(UOpNode* n, UOp& out) {
 }
 void set_cached_simplify(UOpNode* n, const UOp& r) {
   UOpCache* c = cache_of(n);
-  std::lock_guard<std::mutex> lk(cache_mutex(n));
+  std::lock_guard<SpinLock> lk(cache_mutex(n));
   if (c->simp_done.load(std::memory_order_relaxed)) return;
   c->simp = r;
   c->simp_done.store(true, std::memory_order_release);
@@ -505,7 +527,7 @@ static const T& cached_property(const UOp& root, std::atomic<bool> UOpCache::*do
         [&](const UOp& u) {
           T v = make(u);
           UOpCache* cu = cache_of(u.node());
-          std::lock_guard<std::mutex> lk(cache_mutex(u.node()));
+          std::lock_guard lk(cache_mutex(u.node()));
           if (!(cu->*done).load(std::memory_order_relaxed)) {
             cu->*value = std::move(v);
             (cu->*done).store(true, std::memory_order_release);
