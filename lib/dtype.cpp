@@ -8,6 +8,7 @@
 #include <mutex>
 #include <set>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "lib/helpers.h"
 #include "lib/pyfmt.h"
@@ -386,6 +387,11 @@ static uint64_t recursive_parents(DType d) {
 }
 
 DType least_upper_dtype(const std::vector<DType>& ds) {
+  // the answer depends on the set of dtypes only: remembered per set (a bit per dtype id), per thread
+  uint64_t key = 0;
+  for (DType d : ds) key |= 1ull << d.id();
+  thread_local std::unordered_map<uint64_t, DType> memo;
+  if (auto it = memo.find(key); it != memo.end()) return it->second;
   uint64_t m = ~0ull;
   for (DType d : ds) {
     if (d == dtypes::void_ || d == dtypes::uint128 || d == dtypes::uint256)
@@ -396,6 +402,7 @@ DType least_upper_dtype(const std::vector<DType>& ds) {
   for (DType d : dtypes::every())
     if (m & (1ull << d.id()))
       if (!best || d < best) best = d;
+  memo.emplace(key, best);
   return best;
 }
 DType least_upper_dtype(std::initializer_list<DType> ds) { return least_upper_dtype(std::vector<DType>(ds)); }
