@@ -77,6 +77,7 @@ std::string PyConst::str() const {
 std::string PyConst::repr() const { return str(); }
 
 bool operator==(const PyConst& a, const PyConst& b) {
+  if (a.kind == PyConst::Kind::Int && b.kind == PyConst::Kind::Int) return a.i == b.i;  // the common case
   if (a.is_invalid() || b.is_invalid()) return a.is_invalid() && b.is_invalid();
   if (a.is_float() || b.is_float()) {
     double x = a.as_float(), y = b.as_float();
@@ -91,6 +92,7 @@ bool operator==(const PyConst& a, const PyConst& b) {
   return a.as_int() == b.as_int();
 }
 bool py_lt(const PyConst& a, const PyConst& b) {
+  if (a.kind == PyConst::Kind::Int && b.kind == PyConst::Kind::Int) return a.i < b.i;  // the common case
   if (a.is_float() || b.is_float()) return a.as_float() < b.as_float();
   return a.as_int() < b.as_int();
 }
