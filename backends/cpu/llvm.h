@@ -46,6 +46,8 @@ class LLVMCompiler : public Compiler {
   std::vector<uint8_t> compile(const std::string& src, CompileTiming* timing);
   // the optimized module as text (what DEBUG>=7 prints), for tests and debugging
   std::string optimized_ir(const std::string& src);
+  // the machine code as assembly text (what the object holds), for tests and debugging
+  std::string assembly(const std::string& src);
   const std::string& cpu_name() const;
   const std::string& features() const;
 
