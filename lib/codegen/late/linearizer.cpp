@@ -81,14 +81,25 @@ TuplizeOrder::TuplizeOrder(const std::vector<UOp>& lst, const UOpMap<size_t>& po
 
 void TuplizeOrder::build(const UOpMap<size_t>& pos) {
   const size_t n = lst_.size();
-  cls_.resize(n), src_begin_.resize(n + 1);
+  cls_.resize(n), arg_.resize(n), src_begin_.resize(n + 1);
   std::unordered_map<size_t, std::vector<uint32_t>> buckets;  // hash -> the first node of each class with it
-  buckets.reserve(n);
-  uint32_t next = 0;
+  std::unordered_map<size_t, std::vector<uint32_t>> arg_buckets;  // arg hash -> the first node of each arg id
+  buckets.reserve(n), arg_buckets.reserve(n);
+  uint32_t next = 0, next_arg = 0;
   for (size_t i = 0; i < n; i++) {
     const UOp& u = lst_[i];
     src_begin_[i] = (uint32_t)src_pos_.size();
-    size_t h = mix(mix(mix((size_t)u.op(), (size_t)u.dtype().data()), u.nsrc()), py_hash(u.arg()));
+    const size_t ah = py_hash(u.arg());
+    std::vector<uint32_t>& ab = arg_buckets[ah];
+    uint32_t aid = UINT32_MAX;
+    for (uint32_t j : ab)
+      if (lst_[j].arg().py_eq(u.arg())) {
+        aid = arg_[j];
+        break;
+      }
+    if (aid == UINT32_MAX) aid = next_arg++, ab.push_back((uint32_t)i);
+    arg_[i] = aid;
+    size_t h = mix(mix(mix((size_t)u.op(), (size_t)u.dtype().data()), u.nsrc()), ah);
     for (const UOp& x : u.src()) {
       auto it = pos.find(x);
       if (it == pos.end()) throw Error("TuplizeOrder: a src is not in the list (it must be a toposort)");
@@ -100,7 +111,7 @@ void TuplizeOrder::build(const UOpMap<size_t>& pos) {
     uint32_t c = UINT32_MAX;
     for (uint32_t j : b) {
       const UOp& v = lst_[j];
-      if (v.op() != u.op() || v.dtype() != u.dtype() || v.nsrc() != u.nsrc() || !v.arg().py_eq(u.arg())) continue;
+      if (v.op() != u.op() || v.dtype() != u.dtype() || v.nsrc() != u.nsrc() || arg_[j] != arg_[i]) continue;
       bool same = true;
       for (size_t k = 0; k < u.nsrc() && same; k++)
         same = cls_[src_pos_[src_begin_[j] + k]] == cls_[src_pos_[src_begin_[i] + k]];
@@ -123,7 +134,7 @@ bool TuplizeOrder::lt(size_t a, size_t b) const {
     if (cls_[a] == cls_[b]) return false;
     const UOp &x = lst_[a], &y = lst_[b];
     if (x.op() != y.op()) return (int)x.op() < (int)y.op();
-    if (!x.arg().py_eq(y.arg())) return arg_lt(x.arg(), y.arg());
+    if (arg_[a] != arg_[b]) return arg_lt(x.arg(), y.arg());
     if (x.dtype() != y.dtype()) return x.dtype() < y.dtype();
     size_t i = 0, n = std::min(x.nsrc(), y.nsrc());
     while (i < n && cls_[src_pos_[src_begin_[a] + i]] == cls_[src_pos_[src_begin_[b] + i]]) i++;

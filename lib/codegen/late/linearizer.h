@@ -26,6 +26,7 @@ class TuplizeOrder {
   void build(const UOpMap<size_t>& pos);
   const std::vector<UOp>& lst_;
   std::vector<uint32_t> cls_;                  // by position
+  std::vector<uint32_t> arg_;                  // by position: equal ids for python-equal args
   std::vector<uint32_t> src_begin_, src_pos_;  // positions of each node's srcs
 };
 
