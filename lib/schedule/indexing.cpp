@@ -59,7 +59,41 @@ struct ReshapeKeyHash {
 };
 }  // namespace
 
+// apply_reshape of indices that are all int constants of dtype weakint (the devectorizer indexes every vector lane by
+// constants): the products, the sum, the floor divisions and the moduli fold to constants under symbolic, so they are
+// computed here directly, with python's floor division and modulo (null when some index or dimension is not a plain
+// int, or a value could leave the range where that arithmetic is exact)
+static UOp const_reshape(const Shape& in_shape, const Shape& out_shape, const UOp& urngs) {
+  constexpr pyint kLimit = (pyint)1 << 62;
+  for (const Shape* sh : {&in_shape, &out_shape})
+    for (const sint& d : *sh)
+      if (!d.is_int() || d.i() <= 0 || d.i() >= kLimit) return UOp();
+  const size_t n = std::min(out_shape.size(), urngs.nsrc());
+  pyint combined = 0, acc = 1;
+  for (size_t k = n; k > 0; k--) {
+    const UOp& c = urngs.src(k - 1);
+    if (c.op() != Ops::CONST || c.dtype() != dtypes::weakint || !c.arg().as_const().is_int()) return UOp();
+    const pyint v = c.arg().as_const().as_int();
+    if (v <= -kLimit || v >= kLimit) return UOp();
+    combined += acc * v;  // |acc|, |v| < 2^62 and the sum stays far inside the 127 bits
+    acc *= out_shape[k - 1].i();
+    if (acc >= kLimit || combined <= -kLimit || combined >= kLimit) return UOp();
+  }
+  std::vector<UOp> axes(in_shape.size());
+  for (size_t k = in_shape.size(); k > 0; k--) {
+    const pyint d = in_shape[k - 1].i();
+    pyint q = combined / d, r = combined % d;
+    if (r < 0) r += d, q -= 1;  // python: the remainder takes the divisor's sign
+    axes[k - 1] = UOp::const_(PyConst(r));
+    combined = q;
+  }
+  return UOp::sink(axes);
+}
+
 UOp apply_reshape(const Shape& in_shape, const Shape& out_shape, const UOp& urngs) {
+  // the constant case, when no rewrite is counted or recorded (the reference's rewrite is a step of the trace then)
+  if (TRACK_MATCH_STATS.value() == 0)
+    if (UOp r = const_reshape(in_shape, out_shape, urngs)) return r;
   static std::mutex mu;
   static std::unordered_map<ReshapeKey, UOp, ReshapeKeyHash> cache;
   ReshapeKey key{in_shape, out_shape, urngs};

@@ -1,8 +1,9 @@
 // Unit tests of lib/schedule beyond the goldens: the schedule cache (SCACHE) and its DEBUG line, pm_flatten_linear,
-// and errors a user can cause (bind mismatch).
+// errors a user can cause (bind mismatch), and apply_reshape's constant shortcut.
 #include <gtest/gtest.h>
 
 #include "lib/helpers.h"
+#include "lib/schedule/indexing.h"
 #include "lib/schedule/schedule.h"
 #include "lib/uop/kernel_info.h"
 #include "lib/uop/rewrite.h"
@@ -136,4 +137,49 @@ TEST(Schedule, CacheHitAcrossBoundValues) {
     EXPECT_EQ(lvs[i].var_vals.at(cs[i]->vars[0].first), cs[i]->vars[0].second);
     EXPECT_EQ(normalized(lvs[i].linear, cs[i]->big_sink), normalized(cs[i]->linear, cs[i]->big_sink)) << i;
   }
+}
+
+// apply_reshape of constant indices (what the devectorizer asks for every vector lane) computes the constants itself
+// when nothing is counted; they equal what the symbolic rewrite folds the index arithmetic to (forced with
+// TRACK_MATCH_STATS=1), negative indices included (python's floor division and modulo)
+TEST(Schedule, ApplyReshapeOfConstantsEqualsTheRewrite) {
+  uint64_t seed = 12345;
+  auto rnd = [&](int64_t lo, int64_t hi) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return lo + (int64_t)((seed >> 33) % (uint64_t)(hi - lo + 1));
+  };
+  int checked = 0;
+  for (int t = 0; t < 300; t++) {
+    // a reshape between two shapes of the same size, built from the same factors in another grouping
+    std::vector<int64_t> factors;
+    for (int64_t k = rnd(1, 5); k > 0; k--) factors.push_back(rnd(1, 7));
+    auto group = [&](std::vector<int64_t> f) {
+      Shape sh;
+      while (!f.empty()) {
+        size_t take = (size_t)rnd(1, (int64_t)f.size());
+        int64_t p = 1;
+        for (size_t i = 0; i < take; i++) p *= f[i];
+        sh.push_back(sint(p));
+        f.erase(f.begin(), f.begin() + (long)take);
+      }
+      return sh;
+    };
+    Shape in = group(factors), out = group(factors);
+    std::vector<UOp> idx;
+    for (size_t i = 0; i < out.size(); i++) idx.push_back(UOp::const_(PyConst(rnd(-3, out[i].i() + 2))));
+    UOp urngs = UOp::sink(idx);
+    UOp fast, slow;
+    {
+      Context c({{"TRACK_MATCH_STATS", 0}});
+      fast = apply_reshape(in, out, urngs);
+    }
+    {
+      Context c({{"TRACK_MATCH_STATS", 1}});
+      slow = apply_reshape(in, out, urngs);
+    }
+    ASSERT_EQ(fast, slow) << "reshape " << in.size() << " <- " << out.size() << " dims, case " << t;
+    for (const UOp& a : fast.src()) ASSERT_EQ(a.op(), Ops::CONST);
+    checked++;
+  }
+  EXPECT_EQ(checked, 300);
 }
