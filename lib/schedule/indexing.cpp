@@ -63,21 +63,22 @@ struct ReshapeKeyHash {
 // constants): the products, the sum, the floor divisions and the moduli fold to constants under symbolic, so they are
 // computed here directly, with python's floor division and modulo (null when some index or dimension is not a plain
 // int, or a value could leave the range where that arithmetic is exact)
-static UOp const_reshape(const Shape& in_shape, const Shape& out_shape, const UOp& urngs) {
+static std::optional<std::vector<UOp>> const_reshape(const Shape& in_shape, const Shape& out_shape,
+                                                     std::span<const UOp> rngs) {
   constexpr pyint kLimit = (pyint)1 << 62;
   for (const Shape* sh : {&in_shape, &out_shape})
     for (const sint& d : *sh)
-      if (!d.is_int() || d.i() <= 0 || d.i() >= kLimit) return UOp();
-  const size_t n = std::min(out_shape.size(), urngs.nsrc());
+      if (!d.is_int() || d.i() <= 0 || d.i() >= kLimit) return std::nullopt;
+  const size_t n = std::min(out_shape.size(), rngs.size());
   pyint combined = 0, acc = 1;
   for (size_t k = n; k > 0; k--) {
-    const UOp& c = urngs.src(k - 1);
-    if (c.op() != Ops::CONST || c.dtype() != dtypes::weakint || !c.arg().as_const().is_int()) return UOp();
+    const UOp& c = rngs[k - 1];
+    if (c.op() != Ops::CONST || c.dtype() != dtypes::weakint || !c.arg().as_const().is_int()) return std::nullopt;
     const pyint v = c.arg().as_const().as_int();
-    if (v <= -kLimit || v >= kLimit) return UOp();
+    if (v <= -kLimit || v >= kLimit) return std::nullopt;
     combined += acc * v;  // |acc|, |v| < 2^62 and the sum stays far inside the 127 bits
     acc *= out_shape[k - 1].i();
-    if (acc >= kLimit || combined <= -kLimit || combined >= kLimit) return UOp();
+    if (acc >= kLimit || combined <= -kLimit || combined >= kLimit) return std::nullopt;
   }
   std::vector<UOp> axes(in_shape.size());
   for (size_t k = in_shape.size(); k > 0; k--) {
@@ -87,13 +88,13 @@ static UOp const_reshape(const Shape& in_shape, const Shape& out_shape, const UO
     axes[k - 1] = UOp::const_(PyConst(r));
     combined = q;
   }
-  return UOp::sink(axes);
+  return axes;
 }
 
 UOp apply_reshape(const Shape& in_shape, const Shape& out_shape, const UOp& urngs) {
   // the constant case, when no rewrite is counted or recorded (the reference's rewrite is a step of the trace then)
   if (TRACK_MATCH_STATS.value() == 0)
-    if (UOp r = const_reshape(in_shape, out_shape, urngs)) return r;
+    if (auto r = const_reshape(in_shape, out_shape, urngs.src())) return UOp::sink(*r);
   static std::mutex mu;
   static std::unordered_map<ReshapeKey, UOp, ReshapeKeyHash> cache;
   ReshapeKey key{in_shape, out_shape, urngs};
@@ -178,6 +179,9 @@ std::vector<UOp> apply_movement_op(Ops op, const Shape& in_shape, const MArg& ar
       return r;
     }
     case Ops::RESHAPE: {
+      // constant indices: what the steps below come to (the sink of constants simplifies to itself, has no ranges)
+      if (TRACK_MATCH_STATS.value() == 0)
+        if (auto r = const_reshape(in_shape, arg.shape, rngs)) return std::move(*r);
       UOp sink = UOp::sink(rngs).simplify();
       std::vector<std::pair<UOp, UOp>> sub, unsub;
       auto rs = sink.ranges();

@@ -139,7 +139,8 @@ TEST(Schedule, CacheHitAcrossBoundValues) {
   }
 }
 
-// apply_reshape of constant indices (what the devectorizer asks for every vector lane) computes the constants itself
+// apply_reshape (and the RESHAPE movement op) of constant indices (what the devectorizer asks for every vector lane)
+// computes the constants itself
 // when nothing is counted; they equal what the symbolic rewrite folds the index arithmetic to (forced with
 // TRACK_MATCH_STATS=1), negative indices included (python's floor division and modulo)
 TEST(Schedule, ApplyReshapeOfConstantsEqualsTheRewrite) {
@@ -169,15 +170,22 @@ TEST(Schedule, ApplyReshapeOfConstantsEqualsTheRewrite) {
     for (size_t i = 0; i < out.size(); i++) idx.push_back(UOp::const_(PyConst(rnd(-3, out[i].i() + 2))));
     UOp urngs = UOp::sink(idx);
     UOp fast, slow;
+    std::vector<UOp> fast_mop, slow_mop;
+    MArg m;
+    m.shape = out;
     {
       Context c({{"TRACK_MATCH_STATS", 0}});
       fast = apply_reshape(in, out, urngs);
+      fast_mop = apply_movement_op(Ops::RESHAPE, in, m, idx);
     }
     {
       Context c({{"TRACK_MATCH_STATS", 1}});
       slow = apply_reshape(in, out, urngs);
+      slow_mop = apply_movement_op(Ops::RESHAPE, in, m, idx);
     }
     ASSERT_EQ(fast, slow) << "reshape " << in.size() << " <- " << out.size() << " dims, case " << t;
+    ASSERT_EQ(fast_mop, slow_mop) << "movement op, case " << t;
+    ASSERT_EQ(fast_mop, std::vector<UOp>(fast.src().begin(), fast.src().end()));
     for (const UOp& a : fast.src()) ASSERT_EQ(a.op(), Ops::CONST);
     checked++;
   }
