@@ -32,14 +32,6 @@ PyConst ceildiv_const(const PyConst& num, const PyConst& amt) {
   if (a == 0) throw Error("float floor division by zero");
   return PyConst((pyint)(-std::floor(n / -a)));
 }
-std::vector<pyint> int_shape(const Shape& s, const char* what) {
-  std::vector<pyint> r;
-  for (const sint& x : s) {
-    if (!x.is_int()) throw Error(std::string(what) + ": does not support symbolic shape " + shape_str(s));
-    r.push_back(x.i());
-  }
-  return r;
-}
 
 // one parsed index of _getitem
 struct Parsed {

@@ -91,7 +91,9 @@ void check_grouped_dims(const std::string& prefix, const std::vector<sint>& dims
   std::vector<pyint> sizes;
   for (const UOp& x : loop) sizes.push_back(x.src(0).val().as_int());
   ASSERT_EQ(idxs.size(), dims.size());
-  if (assert_same_length) EXPECT_EQ(loop.size(), std::min(sizes.size(), dims.size()));
+  if (assert_same_length) {
+    EXPECT_EQ(loop.size(), std::min(sizes.size(), dims.size()));
+  }
   EXPECT_EQ(sizes, expected);
   // bijectivity (the reference proves it with z3): every launch index maps to a distinct flat index in [0, total)
   pyint total = 1;
@@ -513,7 +515,9 @@ TEST(Linearizer, SimpleUnrollNoBetweenPhiDependencies) {
     }
     // children of END are placed after ENDRANGE
     for (const UOp& x : u.src())
-      if (x.op() == Ops::END && GroupOp::ALU.has(x.src(1).op())) EXPECT_LT(end_range, i);
+      if (x.op() == Ops::END && GroupOp::ALU.has(x.src(1).op())) {
+        EXPECT_LT(end_range, i);
+      }
   }
 }
 TEST(Linearizer, DefaultGlobalReversed) {

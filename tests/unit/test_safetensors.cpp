@@ -4,6 +4,7 @@
 // Malformed headers are errors naming the file and the tensor.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -172,11 +173,10 @@ TEST(Safetensors, DtypeNames) {
 
 TEST(Safetensors, MalformedFilesAreErrorsNamingFileAndTensor) {
   auto mk = [](const std::string& json, size_t data_bytes) {
-    std::vector<uint8_t> f(8);
+    std::vector<uint8_t> f(8 + json.size() + data_bytes, 0);
     uint64_t n = json.size();
     std::memcpy(f.data(), &n, 8);
-    f.insert(f.end(), json.begin(), json.end());
-    f.resize(f.size() + data_bytes);
+    std::copy(json.begin(), json.end(), f.begin() + 8);
     return f;
   };
   auto err = [&](const std::string& json, size_t data_bytes) {
