@@ -113,10 +113,15 @@ int main(int argc, char** argv) {
       std::printf("step %3lld  loss %9.6f  %7.3f s  %4lld kernels  %.2f GFLOPS\n", (long long)i, l, sec,
                   (long long)GlobalCounters::kernel_count.load(), (double)GlobalCounters::global_ops.load() / sec / 1e9);
       // the steps that built kernels: where the compile stack's time went
-      if (CompileCounters::programs > 0)
+      if (CompileCounters::programs > 0) {
         std::printf("          CPU time: schedule %.3f s, codegen %.3f s, compile %.3f s for %lld new programs\n",
                     CompileCounters::schedule_s.load(), CompileCounters::codegen_s.load(),
                     CompileCounters::compile_s.load(), (long long)CompileCounters::programs.load());
+        std::printf("          wall time on %lld thread%s: schedule + codegen %.3f s, compile %.3f s\n",
+                    (long long)CompileCounters::threads.load(), CompileCounters::threads.load() == 1 ? "" : "s",
+                    CompileCounters::schedule_s.load() + CompileCounters::codegen_wall_s.load(),
+                    CompileCounters::compile_wall_s.load());
+      }
       std::fflush(stdout);
     }
     if (eval) {

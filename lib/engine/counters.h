@@ -12,9 +12,22 @@ namespace tg {
 
 struct CompileCounters {
   static inline std::atomic<double> schedule_s{0.0}, codegen_s{0.0}, compile_s{0.0};
-  static inline std::atomic<int64_t> programs{0};
-  static void reset() { schedule_s = 0.0, codegen_s = 0.0, compile_s = 0.0, programs = 0; }
+  // wall seconds of the lowering's two phases (codegen of every new kernel, then their compiles), which run on the
+  // PARALLEL worker threads: what the user waits for, where the CPU seconds above add up the threads
+  static inline std::atomic<double> codegen_wall_s{0.0}, compile_wall_s{0.0};
+  static inline std::atomic<int64_t> programs{0}, threads{1};
+  static void reset() {
+    schedule_s = 0.0, codegen_s = 0.0, compile_s = 0.0, codegen_wall_s = 0.0, compile_wall_s = 0.0, programs = 0;
+    threads = 1;
+  }
 };
+
+// monotonic wall-clock seconds
+inline double wall_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 // the calling thread's CPU time in seconds
 inline double thread_cpu_seconds() {

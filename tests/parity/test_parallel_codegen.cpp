@@ -2,7 +2,7 @@
 // the same AST must give the same PROGRAM whichever thread runs it and whatever runs beside it. Every golden kernel
 // AST is lowered on one thread, then on four threads at once in different orders; the PROGRAMs (hash-consed, so
 // equality is identity of the whole graph incl. the rendered source) must be equal. Then a tensor program compiled
-// with PARALLEL=2 gives the values of PARALLEL=0.
+// with PARALLEL=2 gives the values of PARALLEL=0, and the lowering reports the CPU and wall time of its two phases.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "lib/codegen/codegen.h"
+#include "lib/engine/counters.h"
 #include "lib/renderer/llvmir.h"
 #include "lib/tensor.h"
 #include "tests/devices.h"
@@ -63,4 +64,30 @@ TEST(ParallelCodegen, TensorProgramCompiledInParallelGivesTheSameValues) {
   EXPECT_NE(a.second, a2.second);
   float lo = *std::min_element(b.first.begin(), b.first.end()), hi = *std::max_element(b.first.begin(), b.first.end());
   EXPECT_LT(lo + 0.05f, hi) << "the softmax is not uniform";
+}
+
+// lower_and_compile generates every new kernel, then compiles them, each phase on the PARALLEL threads: the counters
+// hold each phase's wall time and the thread count, next to the CPU seconds the threads spent
+TEST(ParallelCodegen, LoweringReportsWallTimeOfCodegenAndCompile) {
+  for (int64_t parallel : {0, 2}) {
+    Context c({{"PARALLEL", parallel}});
+    CompileCounters::reset();
+    // shapes no other test uses (a new one per round): new kernels, so both phases run
+    const int64_t rows = 7 + parallel, cols = 11 + parallel;
+    std::vector<float> data((size_t)(rows * cols));
+    for (size_t i = 0; i < data.size(); i++) data[i] = (float)i * 0.013f;
+    Tensor x = Tensor::from_vector(data).reshape({rows, cols});
+    Tensor y = (x.matmul(x.transpose()).relu() + 3.5f).log_softmax(1).sum(0);
+    std::vector<float> v = y.to_vector<float>();
+    ASSERT_EQ(v.size(), (size_t)rows);
+    EXPECT_GE(CompileCounters::programs.load(), 2) << "PARALLEL=" << parallel;
+    EXPECT_GT(CompileCounters::codegen_s.load(), 0.0);
+    EXPECT_GT(CompileCounters::codegen_wall_s.load(), 0.0);
+    EXPECT_GT(CompileCounters::compile_wall_s.load(), 0.0);
+    EXPECT_EQ(CompileCounters::threads.load(), parallel == 0 ? 1 : 2) << "PARALLEL=" << parallel;
+    // one thread: the codegen phase's wall time covers its CPU time
+    if (parallel == 0) {
+      EXPECT_GE(CompileCounters::codegen_wall_s.load() * 1.05 + 1e-3, CompileCounters::codegen_s.load());
+    }
+  }
 }

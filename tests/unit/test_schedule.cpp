@@ -18,11 +18,6 @@ const SchedCase& golden(const std::string& prog) {
     if (c.prog == prog && c.nth == 0) return c;
   throw std::runtime_error("no golden " + prog);
 }
-std::vector<Ops> kernel_ops(const UOp& linear) {
-  std::vector<Ops> r;
-  for (const UOp& c : linear.src()) r.push_back(c.src(0).op());
-  return r;
-}
 }  // namespace
 
 // lower_sink_to_linear: with SCACHE the second schedule of the same function is a cache hit giving the same kernels
