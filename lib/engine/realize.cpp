@@ -268,7 +268,7 @@ UOp lower_and_compile(const UOp& linear) {
   });
   CompileCounters::codegen_wall_s += t1 - t0;
   CompileCounters::compile_wall_s += wall_seconds() - t1;
-  CompileCounters::threads = nworkers;
+  if (nworkers > CompileCounters::threads) CompileCounters::threads = nworkers;  // the widest lowering of the step
   for (size_t i : work) {
     std::lock_guard<std::mutex> lk(prg_mu);
     to_program_cache().emplace(todo[i].key, todo[i].prg);
