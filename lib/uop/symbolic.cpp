@@ -577,7 +577,49 @@ static bool all_same(const std::vector<UOp>& v) {
   return true;
 }
 
-UOp uop_given_valid(const UOp& valid, const UOp& uop0, bool try_simplex) {
+namespace {
+struct GivenValidKey {
+  UOp valid, uop;
+  bool try_simplex;
+  bool operator==(const GivenValidKey& o) const {
+    return valid == o.valid && uop == o.uop && try_simplex == o.try_simplex;
+  }
+};
+struct GivenValidKeyHash {
+  size_t operator()(const GivenValidKey& k) const {
+    return (k.valid.ptr_hash() * 0x9e3779b97f4a7c15ull) ^ (k.uop.ptr_hash() + (size_t)k.try_simplex);
+  }
+};
+using GivenValidMap = std::unordered_map<GivenValidKey, UOp, GivenValidKeyHash>;
+thread_local GivenValidMap* t_given_valid = nullptr;
+
+UOp uop_given_valid_impl(const UOp& valid, const UOp& uop0, bool try_simplex);
+}  // namespace
+
+GivenValidMemo::GivenValidMemo() {
+  if (t_given_valid) return;  // nested: the outer memo serves
+  t_given_valid = new GivenValidMap();
+  owner_ = true;
+}
+GivenValidMemo::~GivenValidMemo() {
+  if (!owner_) return;
+  delete t_given_valid;
+  t_given_valid = nullptr;
+}
+
+UOp uop_given_valid(const UOp& valid, const UOp& uop, bool try_simplex) {
+  GivenValidMap* memo = TRACK_MATCH_STATS.value() == 0 ? t_given_valid : nullptr;
+  if (!memo) return uop_given_valid_impl(valid, uop, try_simplex);
+  GivenValidKey key{valid, uop, try_simplex};
+  if (auto it = memo->find(key); it != memo->end()) return it->second;
+  UOp r = uop_given_valid_impl(valid, uop, try_simplex);
+  // the map may have grown (nested calls): insert anew
+  t_given_valid->emplace(std::move(key), r);
+  return r;
+}
+
+namespace {
+UOp uop_given_valid_impl(const UOp& valid, const UOp& uop0, bool try_simplex) {
   UOp uop = uop0;
   // parse valid into {expr: (lower_bound, upper_bound)}, insertion ordered
   std::vector<std::pair<UOp, std::pair<std::optional<pyint>, std::optional<pyint>>>> bounds;
@@ -638,6 +680,7 @@ UOp uop_given_valid(const UOp& valid, const UOp& uop0, bool try_simplex) {
   }
   return uop;
 }
+}  // namespace
 
 // valids that are in other valids' parents go first, so the others are more likely to simplify
 static int valid_priority(const UOp& v, const std::vector<UOp>& valids) {

@@ -22,6 +22,20 @@ UPat invalid_gate();  // cond.where(x, Invalid)
 UOp fold_const_alu(const UOp& a);
 UOp simplify_valid(const UOp& valid);
 UOp uop_given_valid(const UOp& valid, const UOp& uop, bool try_simplex = true);
+// uop_given_valid is a pure function of its arguments when nothing is counted or recorded (TRACK_MATCH_STATS=0):
+// inside a GivenValidMemo its results are remembered until the (outermost) memo of the thread closes. Codegen opens
+// one per kernel: its passes offer the same gated indices to the valid rules again and again, and most come back
+// unchanged after the same substitutions and simplifications.
+class GivenValidMemo {
+ public:
+  GivenValidMemo();
+  ~GivenValidMemo();
+  GivenValidMemo(const GivenValidMemo&) = delete;
+  GivenValidMemo& operator=(const GivenValidMemo&) = delete;
+
+ private:
+  bool owner_ = false;
+};
 // helpers.prod over UOps: functools.reduce(operator.mul, x, 1) (the python int 1 comes first)
 UOp py_prod(const std::vector<UOp>& xs);
 

@@ -477,6 +477,37 @@ TEST(TestGatedUopGivenValid, test_invalid_gate_simplifies_vectorize) {
   EXPECT_EQ(idx, (r0 < 3).where(expected_vec, UOp::invalid()));
 }
 
+// GivenValidMemo (not in the reference): inside one, uop_given_valid remembers its results; they equal the results
+// computed without the memo, for repeated calls, nested memos, and with counting on (where the memo steps aside)
+TEST(TestGatedUopGivenValid, memo_gives_the_results_of_the_computation) {
+  UOp r0 = Variable("r0", 0, 9), r1 = Variable("r1", 0, 7);
+  std::vector<std::pair<UOp, UOp>> cases;
+  for (int64_t k = 1; k <= 6; k++) {
+    UOp valid = (r0 < uconst(k + 2)).bitwise_and(r1 >= uconst(k % 3));
+    cases.push_back({valid, fdiv(r0 * uconst(k) + r1 + uconst(-k), uconst(k + 1))});
+    cases.push_back({valid, pymod(r0 + r1 * uconst(2) + uconst(k), k + 2)});
+    cases.push_back({r0 < uconst(k), fdiv(r0 + uconst(-1), uconst(3)).stack({r0 % uconst(3)})});
+  }
+  std::vector<UOp> want;
+  for (const auto& [v, u] : cases) want.push_back(uop_given_valid(v, u));
+  int changed = 0;
+  for (size_t i = 0; i < cases.size(); i++) changed += !(want[i] == cases[i].second);
+  EXPECT_GE(changed, 6) << "the cases should simplify";
+  for (int64_t tms : {0, 1}) {
+    Context c({{"TRACK_MATCH_STATS", tms}});
+    GivenValidMemo memo;
+    for (int round = 0; round < 3; round++) {
+      GivenValidMemo nested;  // serves from the outer memo
+      for (size_t i = 0; i < cases.size(); i++) {
+        EXPECT_EQ(uop_given_valid(cases[i].first, cases[i].second), want[i]) << "case " << i << " round " << round;
+        EXPECT_EQ(uop_given_valid(cases[i].first, cases[i].second, false),
+                  uop_given_valid(cases[i].first, cases[i].second, false))
+            << "case " << i;
+      }
+    }
+  }
+}
+
 // ***** TestRangeSplitting *****
 
 TEST(TestRangeSplitting, test_range_split_on_mod) {
