@@ -733,7 +733,7 @@ UOp to_program(const UOp& ast, const Renderer& ren) {
   if (ast.op() != Ops::SINK) throw Error(std::string("can't call to_program on ") + op_repr(ast.op()));
   if (!ast.arg().as<KernelInfo>()) throw Error("requires KernelInfo on arg to to_program");
   track::Group group("do_to_program");
-  GivenValidMemo given_valid;  // the valid rules' results for this kernel's passes (when nothing is counted)
+  SymbolicMemo memo;  // the valid and where-closure rules' results for this kernel's passes (when nothing is counted)
   UOp full_sink = full_rewrite_to_sink(ast, ren, ast.tag().is_none());
   UOp prg = to_program_from_full_sink(full_sink, ren);
   group.set_name(full_sink.arg().as<KernelInfo>()->name);

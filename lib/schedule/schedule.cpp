@@ -373,7 +373,7 @@ static std::string pluralize(const std::string& st, size_t cnt) {
 LinearWithVars create_linear_with_vars(const UOp& big_sink) {
   ScopedSeconds timed(CompileCounters::schedule_s);
   track::Group group("create_linear_with_vars");
-  GivenValidMemo given_valid;  // the valid rules' results for this schedule (when nothing is counted)
+  SymbolicMemo memo;  // the valid and where-closure rules' results for this schedule (when nothing is counted)
   // big_sink srcs are all the Tensors
   UOp linear_call = graph_rewrite(big_sink, pm_schedule(), {.name = "schedule to linear", .enter_calls = true});
   // this recursively resolves the linear_call and allocates buffers

@@ -383,13 +383,57 @@ const PatternMatcher& commutative() {
   return pm;
 }
 
+// ***** SymbolicMemo: results of pure helpers, per kernel's codegen and per schedule *****
+namespace {
+enum class MemoKind : uint8_t { GivenValid, GivenValidSimplex, WhereClosure };
+struct MemoKey {
+  UOp a, b, c;
+  MemoKind kind;
+  bool operator==(const MemoKey& o) const { return kind == o.kind && a == o.a && b == o.b && c == o.c; }
+};
+struct MemoKeyHash {
+  size_t operator()(const MemoKey& k) const {
+    size_t h = (size_t)k.kind;
+    for (const UOp* u : {&k.a, &k.b, &k.c}) h = (h ^ (*u ? u->ptr_hash() : 0)) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
+  }
+};
+using MemoMap = std::unordered_map<MemoKey, UOp, MemoKeyHash>;
+thread_local MemoMap* t_memo = nullptr;
+
+// compute(), remembered in the thread's open memo when nothing is counted or recorded (then it is a pure function)
+template <typename F>
+UOp memoized(MemoKind kind, const UOp& a, const UOp& b, const UOp& c, F&& compute) {
+  if (!t_memo || TRACK_MATCH_STATS.value() != 0) return compute();
+  MemoKey key{a, b, c, kind};
+  if (auto it = t_memo->find(key); it != t_memo->end()) return it->second;
+  UOp r = compute();
+  t_memo->emplace(std::move(key), r);  // compute() may have grown the map: insert anew
+  return r;
+}
+}  // namespace
+
+SymbolicMemo::SymbolicMemo() {
+  if (t_memo) return;  // nested: the outer memo serves
+  t_memo = new MemoMap();
+  owner_ = true;
+}
+SymbolicMemo::~SymbolicMemo() {
+  if (!owner_) return;
+  delete t_memo;
+  t_memo = nullptr;
+}
+
 // in cond.where(t, f), cond is True within t and False within f
-static UOp fold_where_closure(const UOp& cond, const UOp& t, const UOp& f) {
+static UOp fold_where_closure_impl(const UOp& cond, const UOp& t, const UOp& f) {
   if (!t.in_backward_slice_with_self(cond) && !f.in_backward_slice_with_self(cond)) return UOp();
   // INDEX gates are owned by the valid/store-coalescing machinery, leave them alone
   for (const UOp* u : {&cond, &t, &f})
     if (u->op_in_backward_slice_with_self(Ops::INDEX)) return UOp();
   return cond.where(t.substitute({{cond, cond.const_like(PyConst(true))}}), f.substitute({{cond, cond.const_like(PyConst(false))}}));
+}
+static UOp fold_where_closure(const UOp& cond, const UOp& t, const UOp& f) {
+  return memoized(MemoKind::WhereClosure, cond, t, f, [&] { return fold_where_closure_impl(cond, t, f); });
 }
 
 static UOp two_stage_alu(const UOp& f, const UOp& x, const UOp& c1, const UOp& c2) {
@@ -578,44 +622,12 @@ static bool all_same(const std::vector<UOp>& v) {
 }
 
 namespace {
-struct GivenValidKey {
-  UOp valid, uop;
-  bool try_simplex;
-  bool operator==(const GivenValidKey& o) const {
-    return valid == o.valid && uop == o.uop && try_simplex == o.try_simplex;
-  }
-};
-struct GivenValidKeyHash {
-  size_t operator()(const GivenValidKey& k) const {
-    return (k.valid.ptr_hash() * 0x9e3779b97f4a7c15ull) ^ (k.uop.ptr_hash() + (size_t)k.try_simplex);
-  }
-};
-using GivenValidMap = std::unordered_map<GivenValidKey, UOp, GivenValidKeyHash>;
-thread_local GivenValidMap* t_given_valid = nullptr;
-
 UOp uop_given_valid_impl(const UOp& valid, const UOp& uop0, bool try_simplex);
 }  // namespace
 
-GivenValidMemo::GivenValidMemo() {
-  if (t_given_valid) return;  // nested: the outer memo serves
-  t_given_valid = new GivenValidMap();
-  owner_ = true;
-}
-GivenValidMemo::~GivenValidMemo() {
-  if (!owner_) return;
-  delete t_given_valid;
-  t_given_valid = nullptr;
-}
-
 UOp uop_given_valid(const UOp& valid, const UOp& uop, bool try_simplex) {
-  GivenValidMap* memo = TRACK_MATCH_STATS.value() == 0 ? t_given_valid : nullptr;
-  if (!memo) return uop_given_valid_impl(valid, uop, try_simplex);
-  GivenValidKey key{valid, uop, try_simplex};
-  if (auto it = memo->find(key); it != memo->end()) return it->second;
-  UOp r = uop_given_valid_impl(valid, uop, try_simplex);
-  // the map may have grown (nested calls): insert anew
-  t_given_valid->emplace(std::move(key), r);
-  return r;
+  return memoized(try_simplex ? MemoKind::GivenValidSimplex : MemoKind::GivenValid, valid, uop, UOp(),
+                  [&] { return uop_given_valid_impl(valid, uop, try_simplex); });
 }
 
 namespace {

@@ -22,16 +22,16 @@ UPat invalid_gate();  // cond.where(x, Invalid)
 UOp fold_const_alu(const UOp& a);
 UOp simplify_valid(const UOp& valid);
 UOp uop_given_valid(const UOp& valid, const UOp& uop, bool try_simplex = true);
-// uop_given_valid is a pure function of its arguments when nothing is counted or recorded (TRACK_MATCH_STATS=0):
-// inside a GivenValidMemo its results are remembered until the (outermost) memo of the thread closes. Codegen opens
-// one per kernel: its passes offer the same gated indices to the valid rules again and again, and most come back
-// unchanged after the same substitutions and simplifications.
-class GivenValidMemo {
+// Helpers of the symbolic rules that are pure functions of their arguments when nothing is counted or recorded
+// (TRACK_MATCH_STATS=0): uop_given_valid and the where-closure fold. Inside a SymbolicMemo their results are remembered
+// until the (outermost) memo of the thread closes. Codegen opens one per kernel and the scheduler one per schedule:
+// their passes offer the same gated indices and WHEREs again and again, and most come back unchanged.
+class SymbolicMemo {
  public:
-  GivenValidMemo();
-  ~GivenValidMemo();
-  GivenValidMemo(const GivenValidMemo&) = delete;
-  GivenValidMemo& operator=(const GivenValidMemo&) = delete;
+  SymbolicMemo();
+  ~SymbolicMemo();
+  SymbolicMemo(const SymbolicMemo&) = delete;
+  SymbolicMemo& operator=(const SymbolicMemo&) = delete;
 
  private:
   bool owner_ = false;

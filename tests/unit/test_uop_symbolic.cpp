@@ -477,8 +477,9 @@ TEST(TestGatedUopGivenValid, test_invalid_gate_simplifies_vectorize) {
   EXPECT_EQ(idx, (r0 < 3).where(expected_vec, UOp::invalid()));
 }
 
-// GivenValidMemo (not in the reference): inside one, uop_given_valid remembers its results; they equal the results
-// computed without the memo, for repeated calls, nested memos, and with counting on (where the memo steps aside)
+// SymbolicMemo (not in the reference): inside one, uop_given_valid and the where-closure fold remember their
+// results; they equal the results computed without the memo, for repeated calls, nested memos, and with counting on
+// (where the memo steps aside)
 TEST(TestGatedUopGivenValid, memo_gives_the_results_of_the_computation) {
   UOp r0 = Variable("r0", 0, 9), r1 = Variable("r1", 0, 7);
   std::vector<std::pair<UOp, UOp>> cases;
@@ -495,14 +496,22 @@ TEST(TestGatedUopGivenValid, memo_gives_the_results_of_the_computation) {
   EXPECT_GE(changed, 6) << "the cases should simplify";
   for (int64_t tms : {0, 1}) {
     Context c({{"TRACK_MATCH_STATS", tms}});
-    GivenValidMemo memo;
+    SymbolicMemo memo;
     for (int round = 0; round < 3; round++) {
-      GivenValidMemo nested;  // serves from the outer memo
+      SymbolicMemo nested;  // serves from the outer memo
       for (size_t i = 0; i < cases.size(); i++) {
         EXPECT_EQ(uop_given_valid(cases[i].first, cases[i].second), want[i]) << "case " << i << " round " << round;
         EXPECT_EQ(uop_given_valid(cases[i].first, cases[i].second, false),
                   uop_given_valid(cases[i].first, cases[i].second, false))
             << "case " << i;
+      }
+      // the where-closure fold (test_where_closure_folding_valid's expressions), twice per round
+      UOp x = Variable("x", 0, 10), a = Variable("a", 0, 3), cond = x < 5;
+      for (int twice = 0; twice < 2; twice++) {
+        EXPECT_EQ(graph_rewrite(cond.where(a.valid(cond), Variable("c", 0, 3)), sym()),
+                  cond.where(a, Variable("c", 0, 3)));
+        EXPECT_EQ(graph_rewrite(cond.where(Variable("t", 0, 3), a.valid(cond)), sym()),
+                  cond.where(Variable("t", 0, 3), UOp::invalid()));
       }
     }
   }
