@@ -21,6 +21,10 @@ inline UOpNode* key_node(const UOp& k) { return k.node(); }
 inline UOpNode* key_node(UOpNode* k) { return k; }
 }  // namespace detail
 
+// the probes are inlined into the walks and drivers that call them millions of times; growing is out of line
+#define TG_HOT_INLINE inline __attribute__((always_inline))
+#define TG_COLD_PATH __attribute__((noinline))
+
 // a map from nodes to V; K = UOp: the keys hold references (NodeMap), K = detail::UOpNode*: the keys are borrowed
 // (BorrowedNodeMap: for a rewrite driver whose keys all stay alive until it clears the map)
 template <typename K, typename V>
@@ -29,7 +33,7 @@ class BasicNodeMap {
   explicit BasicNodeMap(size_t cap = 64) { reset(cap); }
   size_t size() const { return size_; }
   V* find(const UOp& k) { return find(k.node()); }
-  V* find(detail::UOpNode* k) {
+  TG_HOT_INLINE V* find(detail::UOpNode* k) {
     size_t i = detail::node_slot(k, mask_);
     while (detail::key_node(keys_[i])) {
       if (detail::key_node(keys_[i]) == k) return &vals_[i];
@@ -39,7 +43,7 @@ class BasicNodeMap {
   }
   bool contains(const UOp& k) { return find(k) != nullptr; }
   // inserts k (default value) if absent; returns the value and whether it was inserted
-  std::pair<V*, bool> emplace(const UOp& k) {
+  TG_HOT_INLINE std::pair<V*, bool> emplace(const UOp& k) {
     if ((size_ + 1) * 2 > keys_.size()) grow();
     size_t i = detail::node_slot(k.node(), mask_);
     while (detail::key_node(keys_[i])) {
@@ -72,7 +76,7 @@ class BasicNodeMap {
     size_ = 0;
     used_.clear();
   }
-  void grow() {
+  TG_COLD_PATH void grow() {
     std::vector<K> ok = std::move(keys_);
     std::vector<V> ov = std::move(vals_);
     reset(ok.size());
@@ -105,7 +109,7 @@ class BasicRawNodeSet {
     keys_.assign(n, nullptr);
     mask_ = n - 1;
   }
-  bool insert(detail::UOpNode* k) {
+  TG_HOT_INLINE bool insert(detail::UOpNode* k) {
     if ((size_ + 1) * 2 > keys_.size()) grow();
     size_t i = slot(k);
     while (keys_[i]) {
@@ -117,7 +121,7 @@ class BasicRawNodeSet {
     size_++;
     return true;
   }
-  bool contains(detail::UOpNode* k) const {
+  TG_HOT_INLINE bool contains(detail::UOpNode* k) const {
     size_t i = slot(k);
     while (keys_[i]) {
       if (keys_[i] == k) return true;
@@ -139,14 +143,18 @@ class BasicRawNodeSet {
 
  private:
   size_t slot(detail::UOpNode* k) const { return detail::node_slot(k, mask_); }
-  void grow() {
+  TG_COLD_PATH void grow() {
     std::vector<detail::UOpNode*> old = std::move(keys_);
     keys_.assign(old.size() * 2, nullptr);
     mask_ = keys_.size() - 1;
-    size_ = 0;
     if constexpr (Clearable) used_.clear();
-    for (auto* k : old)
-      if (k) insert(k);
+    for (auto* k : old) {
+      if (!k) continue;
+      size_t i = slot(k);
+      while (keys_[i]) i = (i + 1) & mask_;  // the keys are distinct
+      keys_[i] = k;
+      if constexpr (Clearable) used_.push_back((uint32_t)i);
+    }
   }
   std::vector<detail::UOpNode*> keys_;
   std::vector<uint32_t> used_;  // Clearable only
