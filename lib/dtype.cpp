@@ -32,7 +32,7 @@ std::string pyint_str(pyint v) {
 
 // ***** PyConst *****
 
-pyint PyConst::as_int() const {
+pyint PyConst::as_int_other() const {
   switch (kind) {
     case Kind::Int: return i;
     case Kind::Bool: return b ? 1 : 0;

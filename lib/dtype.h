@@ -41,8 +41,9 @@ struct PyConst {
   bool is_bool() const { return kind == Kind::Bool; }
   bool is_invalid() const { return kind == Kind::Invalid; }
   bool is_number() const { return kind != Kind::Invalid; }
+  pyint as_int_other() const;  // as_int of a bool, float or Invalid
   // python numeric views (bool -> 0/1)
-  pyint as_int() const;   // int(x) (floats truncate)
+  pyint as_int() const { return kind == Kind::Int ? i : as_int_other(); }  // int(x) (floats truncate)
   double as_float() const;
   bool truthy() const;    // bool(x)
   std::string str() const;   // python str(): 1, 1.0, True, inf, nan, Invalid

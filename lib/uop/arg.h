@@ -62,7 +62,9 @@ class Arg {
   Arg(Arg&& o) noexcept;
   Arg& operator=(const Arg& o);
   Arg& operator=(Arg&& o) noexcept;
-  ~Arg() { release(); }
+  ~Arg() {
+    if (obj_) release();  // only strings, tuples and objects hold a reference
+  }
 
   Kind kind() const { return kind_; }
   bool is_none() const { return kind_ == Kind::None; }

@@ -223,13 +223,16 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
   return n;
 }
 
-UOpCache* cache_of(UOpNode* n) {
-  UOpCache* c = n->cache.load(std::memory_order_acquire);
-  if (c) return c;
+__attribute__((noinline)) static UOpCache* new_cache_of(UOpNode* n) {
+  UOpCache* c = nullptr;
   UOpCache* fresh = new UOpCache();
   if (n->cache.compare_exchange_strong(c, fresh, std::memory_order_acq_rel)) return fresh;
   delete fresh;
   return c;
+}
+inline UOpCache* cache_of(UOpNode* n) {
+  UOpCache* c = n->cache.load(std::memory_order_acquire);
+  return c ? c : new_cache_of(n);
 }
 SpinLock& cache_mutex(UOpNode* n) { return g_cache_mu[(n->hash >> 7) & 63]; }
 
