@@ -102,28 +102,6 @@ Arg Arg::tuple(std::vector<Arg> items) {
   return a;
 }
 
-Arg::Arg(const Arg& o) : kind_(o.kind_), i_(o.i_), obj_(o.obj_) {
-  if (obj_) obj_->rc.fetch_add(1, std::memory_order_relaxed);
-}
-Arg::Arg(Arg&& o) noexcept : kind_(o.kind_), i_(o.i_), obj_(o.obj_) {
-  o.obj_ = nullptr;
-  o.kind_ = Kind::None;
-}
-Arg& Arg::operator=(const Arg& o) {
-  if (this == &o) return *this;
-  if (o.obj_) o.obj_->rc.fetch_add(1, std::memory_order_relaxed);
-  release();
-  kind_ = o.kind_, i_ = o.i_, obj_ = o.obj_;
-  return *this;
-}
-Arg& Arg::operator=(Arg&& o) noexcept {
-  if (this == &o) return *this;
-  release();
-  kind_ = o.kind_, i_ = o.i_, obj_ = o.obj_;
-  o.obj_ = nullptr;
-  o.kind_ = Kind::None;
-  return *this;
-}
 void Arg::release() {
   if (obj_ && obj_->rc.fetch_sub(1, std::memory_order_acq_rel) == 1) delete obj_;
   obj_ = nullptr;

@@ -58,10 +58,28 @@ class Arg {
     return tuple(std::vector<Arg>{Arg(std::forward<T>(items))...});
   }
 
-  Arg(const Arg& o);
-  Arg(Arg&& o) noexcept;
-  Arg& operator=(const Arg& o);
-  Arg& operator=(Arg&& o) noexcept;
+  Arg(const Arg& o) : kind_(o.kind_), i_(o.i_), obj_(o.obj_) {
+    if (obj_) obj_->rc.fetch_add(1, std::memory_order_relaxed);
+  }
+  Arg(Arg&& o) noexcept : kind_(o.kind_), i_(o.i_), obj_(o.obj_) {
+    o.obj_ = nullptr;
+    o.kind_ = Kind::None;
+  }
+  Arg& operator=(const Arg& o) {
+    if (this == &o) return *this;
+    if (o.obj_) o.obj_->rc.fetch_add(1, std::memory_order_relaxed);
+    if (obj_) release();
+    kind_ = o.kind_, i_ = o.i_, obj_ = o.obj_;
+    return *this;
+  }
+  Arg& operator=(Arg&& o) noexcept {
+    if (this == &o) return *this;
+    if (obj_) release();
+    kind_ = o.kind_, i_ = o.i_, obj_ = o.obj_;
+    o.obj_ = nullptr;
+    o.kind_ = Kind::None;
+    return *this;
+  }
   ~Arg() {
     if (obj_) release();  // only strings, tuples and objects hold a reference
   }
