@@ -144,7 +144,7 @@ const std::vector<Arg>& Arg::items() const {
   return static_cast<const ArgTuple*>(obj_)->items;
 }
 
-size_t Arg::hash() const {
+size_t Arg::hash_other() const {
   switch (kind_) {
     case Kind::None: return 0x1234567;
     case Kind::Int: case Kind::Float: case Kind::Bool: case Kind::Invalid: return hash_const(as_const());
@@ -156,7 +156,7 @@ size_t Arg::hash() const {
   return 0;
 }
 
-bool Arg::same(const Arg& o) const {
+bool Arg::same_other(const Arg& o) const {
   if (kind_ != o.kind_) return false;
   switch (kind_) {
     case Kind::None: case Kind::Invalid: return true;
@@ -171,7 +171,7 @@ bool Arg::same(const Arg& o) const {
   return false;
 }
 
-bool Arg::py_eq(const Arg& o) const {
+bool Arg::py_eq_other(const Arg& o) const {
   if (is_const() && o.is_const()) return as_const() == o.as_const();
   if (kind_ != o.kind_) return false;
   switch (kind_) {

@@ -113,15 +113,24 @@ class Arg {
     return kind_ == Kind::Obj ? dynamic_cast<const T*>(obj_) : nullptr;
   }
 
-  size_t hash() const;
-  bool same(const Arg& o) const;     // strict identity (hash-consing key)
-  bool py_eq(const Arg& o) const;    // python ==  (1 == 1.0 == True)
+  size_t hash() const { return kind_ == Kind::None ? 0x1234567 : hash_other(); }
+  // strict identity (hash-consing key); None and ints in line
+  bool same(const Arg& o) const {
+    if (kind_ != o.kind_) return false;
+    if (kind_ == Kind::None) return true;
+    return kind_ == Kind::Int ? i_ == o.i_ : same_other(o);
+  }
+  // python ==  (1 == 1.0 == True); two ints in line
+  bool py_eq(const Arg& o) const { return kind_ == Kind::Int && o.kind_ == Kind::Int ? i_ == o.i_ : py_eq_other(o); }
   int py_cmp(const Arg& o) const;    // python ordering (-1/0/1), numbers cross-compare
   std::string repr() const;          // python repr()
   std::string str() const;           // python str()
 
  private:
   void release();
+  size_t hash_other() const;
+  bool same_other(const Arg& o) const;
+  bool py_eq_other(const Arg& o) const;
   Kind kind_;
   union {
     pyint i_;
