@@ -70,7 +70,27 @@ struct RewriteContext {
     return {reinterpret_cast<const UOp*>(v.data()), v.size()};
   }
   ClearableRawNodeSet on_stack{16};  // borrowed, like the stack entries
-  BorrowedNodeMap<std::vector<Entry>> waitlist{8};
+  // the entries waiting for a node's replacement, in the order they started waiting: a list per node threaded
+  // through one pool (no allocation per waiting node)
+  struct Waiting {
+    Entry e;
+    int32_t next;
+  };
+  struct WaitList {
+    int32_t head = -1, tail = -1;
+  };
+  BorrowedNodeMap<WaitList> waitlist{8};
+  std::vector<Waiting> waiting_;
+  void wait_for(const UOp& x, const Entry& e) {
+    WaitList& w = *waitlist.emplace(x).first;
+    auto idx = (int32_t)waiting_.size();
+    waiting_.push_back({e, -1});
+    if (w.tail < 0)
+      w.head = idx;
+    else
+      waiting_[w.tail].next = idx;
+    w.tail = idx;
+  }
   void reset() {
     seen_.clear(), tmp_.clear(), keep_.clear();
     replace.clear();
@@ -78,6 +98,7 @@ struct RewriteContext {
     stack.clear();
     on_stack.clear();
     waitlist.clear();
+    waiting_.clear();
   }
 
   UOp pm_rewrite(const UOp& x) {
@@ -152,10 +173,10 @@ struct RewriteContext {
     on_stack.insert(root.node());
     const size_t limit = (size_t)REWRITE_STACK_LIMIT.value();
     auto release = [&](const UOp& n) {
-      std::vector<Entry>* w = waitlist.find(n);
-      if (!w || w->empty()) return;
-      for (Entry& e : *w) stack.push_back(e);
-      w->clear();
+      WaitList* w = waitlist.find(n);
+      if (!w || w->head < 0) return;
+      for (int32_t i = w->head; i >= 0; i = waiting_[i].next) stack.push_back(waiting_[i].e);
+      *w = WaitList();
     };
     // a node built here: kept alive for the rest of the rewrite (entries only borrow)
     auto own = [&](UOp&& u) -> detail::UOpNode* {
@@ -215,7 +236,7 @@ struct RewriteContext {
         for (const UOp& x : e_new_n.src()) {
           const UOp* r = replaced(x);
           if (!r) {
-            waitlist[x].push_back(e);
+            wait_for(x, e);
             waiting = true;
             break;
           }
@@ -241,7 +262,7 @@ struct RewriteContext {
         stack.push_back({new_src_np, 0, new_src_np});
       } else {
         if (const UOp* r = replaced(view(e.new_n)); !r) {
-          waitlist[view(e.new_n)].push_back(e);
+          wait_for(view(e.new_n), e);
         } else {
           set_replace(n, *r);
           release(n);

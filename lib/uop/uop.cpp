@@ -998,11 +998,15 @@ static std::optional<Shape> compute_shape(const UOp& u) {
   }
   if (GroupOp::Unary.has(op) || op == Ops::CAST) return u.src(0).shape_opt();
   if (GroupOp::Broadcastable.has(op)) {
-    std::vector<Shape> in;
+    // the common case, every src of the same shape, without copying the shapes
+    bool same = true;
     for (const UOp& s : u.src()) {
       if (!s.shape_opt()) throw Error(std::string("None input shape not supported for ") + op_repr(op));
-      in.push_back(*s.shape_opt());
+      same = same && shape_eq(*s.shape_opt(), *u.src(0).shape_opt());
     }
+    if (same) return u.src(0).shape_opt();
+    std::vector<Shape> in;
+    for (const UOp& s : u.src()) in.push_back(*s.shape_opt());
     return broadcast_shape(in);
   }
   throw Error(std::string("no shape handling for ") + op_repr(op));
