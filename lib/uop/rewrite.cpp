@@ -4,6 +4,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "lib/uop/nodemap.h"
@@ -345,6 +346,118 @@ static const PatternMatcher& with_substitute(const PatternMatcher* extra) {
   return *slot;
 }
 
+namespace {
+// The untracked substitute without the pattern machinery: the same walk as the bottom-up graph_rewrite with
+// _substitute (a node goes to its fixed point in the map, then its srcs; a node rebuilt over new srcs is substituted
+// again), memoized per node. It gives up (nullopt: the caller runs graph_rewrite) on what the driver handles
+// specially: a FUNCTION or CALL body it must not enter, a cycle in the map, a node that waits on itself.
+struct FastSubstitute {
+  struct Frame {
+    detail::UOpNode *n, *f, *rb;
+    int stage;
+  };
+  std::vector<std::pair<detail::UOpNode*, detail::UOpNode*>> small;  // the map when it is small: a linear scan
+  const UOpMap<UOp>* d = nullptr;
+  BorrowedNodeMap<detail::UOpNode*> memo{16};
+  ClearableRawNodeSet in_progress{16};
+  std::vector<Frame> stack;
+  std::vector<UOp> keep;  // rebuilt nodes (the memo borrows)
+  std::vector<detail::UOpNode*> srcs;
+  bool busy = false;
+
+  detail::UOpNode* lookup(detail::UOpNode* x) const {
+    if (d == nullptr) {
+      for (const auto& [k, v] : small)
+        if (k == x) return v;
+      return nullptr;
+    }
+    auto it = d->find(RewriteContext::view(x));
+    return it == d->end() ? nullptr : it->second.node();
+  }
+  static bool opaque(detail::UOpNode* n) { return is_opaque_call(RewriteContext::view(n)); }
+
+  std::optional<UOp> run(const UOp& root, const UOpMap<UOp>& dmap, bool walk, bool enter_calls) {
+    d = nullptr, small.clear();
+    if (dmap.size() <= 8)
+      for (const auto& [k, v] : dmap) small.push_back({k.node(), v.node()});
+    else
+      d = &dmap;
+    struct Clear {
+      FastSubstitute& s;
+      ~Clear() { s.memo.clear(), s.in_progress.clear(), s.stack.clear(), s.keep.clear(), s.small.clear(); }
+    } clear{*this};
+    stack.push_back({root.node(), nullptr, nullptr, 0});
+    while (!stack.empty()) {
+      Frame& fr = stack.back();
+      if (fr.stage == 0) {
+        if (memo.find(fr.n)) {
+          stack.pop_back();
+          continue;
+        }
+        if (!in_progress.insert(fr.n)) return std::nullopt;  // waits on itself
+        detail::UOpNode* f = fr.n;
+        if (walk) {
+          if (detail::UOpNode* r = lookup(f)) {  // one substitution, not rewritten further
+            *memo.emplace(RewriteContext::view(fr.n)).first = r;
+            stack.pop_back();
+            continue;
+          }
+        } else {
+          int steps = 0;
+          while (detail::UOpNode* r = lookup(f)) {
+            if (++steps > (int)small.size() + (d ? (int)d->size() : 0)) return std::nullopt;  // a cycle
+            f = r;
+          }
+        }
+        if (!enter_calls && opaque(f)) return std::nullopt;
+        fr.f = f, fr.stage = 1;
+        for (uint32_t i = f->nsrc; i > 0; i--) {
+          detail::UOpNode* x = f->srcs[i - 1];
+          if (memo.find(x)) continue;
+          if (in_progress.contains(x)) return std::nullopt;
+          stack.push_back({x, nullptr, nullptr, 0});  // fr is invalid from here
+        }
+      } else if (fr.stage == 1) {
+        detail::UOpNode* f = fr.f;
+        srcs.clear();
+        bool same = true;
+        for (uint32_t i = 0; i < f->nsrc; i++) {
+          detail::UOpNode** r = memo.find(f->srcs[i]);
+          srcs.push_back(*r);
+          same = same && *r == f->srcs[i];
+        }
+        if (same) {
+          *memo.emplace(RewriteContext::view(fr.n)).first = f;
+          stack.pop_back();
+          continue;
+        }
+        keep.push_back(rebuild(RewriteContext::view(f), RewriteContext::view(srcs)));
+        detail::UOpNode* rb = keep.back().node();
+        if (walk) {
+          *memo.emplace(RewriteContext::view(fr.n)).first = rb;
+          stack.pop_back();
+          continue;
+        }
+        if (detail::UOpNode** r = memo.find(rb)) {
+          detail::UOpNode* v = *r;
+          *memo.emplace(RewriteContext::view(fr.n)).first = v;
+          stack.pop_back();
+          continue;
+        }
+        if (in_progress.contains(rb)) return std::nullopt;
+        fr.rb = rb, fr.stage = 2;
+        stack.push_back({rb, nullptr, nullptr, 0});
+      } else {
+        detail::UOpNode* v = *memo.find(fr.rb);
+        *memo.emplace(RewriteContext::view(fr.n)).first = v;
+        stack.pop_back();
+      }
+    }
+    return UOp(RewriteContext::view(*memo.find(root.node())));
+  }
+};
+}  // namespace
+
 UOp UOp::substitute(const std::vector<std::pair<UOp, UOp>>& dvars, const char* name, bool walk, bool enter_calls,
                     const PatternMatcher* extra_pm) const {
   UOpMap<UOp> d;
@@ -355,6 +468,22 @@ UOp UOp::substitute(const std::vector<std::pair<UOp, UOp>>& dvars, const char* n
       d[k] = v;
   }
   if (d.empty()) return *this;
+  // nothing observes an unnamed substitute's matches unless they are counted: take the direct walk
+  if (name == nullptr && extra_pm == nullptr && TRACK_MATCH_STATS.value() == 0) {
+    thread_local FastSubstitute fast;
+    if (!fast.busy) {
+      fast.busy = true;
+      std::optional<UOp> r;
+      try {
+        r = fast.run(*this, d, walk, enter_calls);
+      } catch (...) {
+        fast.busy = false;
+        throw;
+      }
+      fast.busy = false;
+      if (r) return *r;
+    }
+  }
   const PatternMatcher& pm = extra_pm ? with_substitute(extra_pm) : pm_substitute();
   RewriteOpts opts{.ctx = &d, .bottom_up = true, .name = name, .walk = walk, .enter_calls = enter_calls};
   if (name == nullptr) {

@@ -2,6 +2,7 @@
 // full_rewrite: TestBottomUpRewrite, TestSubstitute, TestRecurse, TestBidirectional, TestStopEarly, TestWalkRewrite).
 #include <gtest/gtest.h>
 
+#include <random>
 #include <variant>
 
 #include "lib/uop/rewrite.h"
@@ -79,6 +80,63 @@ TEST(TestSubstitute, test_self_containing_replacement_needs_walk) {
   UOp a = var("a");
   EXPECT_THROW((a * 2).substitute({{a, a + 1}}), RewriteError);
   EXPECT_EQ((a * 2).substitute({{a, a + 1}}, nullptr, true), (a + 1) * 2);
+}
+
+// an unnamed UOp::substitute takes a direct walk without the pattern machinery (nothing observes its matches); it
+// must give what the bottom-up graph_rewrite with _substitute gives, in walk mode too, errors included: random
+// graphs and maps whose values may contain their keys, form cycles or lie inside CALL bodies
+TEST(TestSubstitute, test_direct_walk_equals_the_rewrite) {
+  std::mt19937 rng(1234);
+  int errors = 0, changed = 0;
+  for (int trial = 0; trial < 600; trial++) {
+    std::vector<UOp> nodes = {var("a"), var("b"), var("c"), ci(1), ci(2)};
+    int n = 3 + (int)(rng() % 12);
+    for (int i = 0; i < n; i++) {
+      const UOp &x = nodes[rng() % nodes.size()], &y = nodes[rng() % nodes.size()];
+      switch (rng() % 4) {
+        case 0:
+          nodes.push_back(x + y);
+          break;
+        case 1:
+          nodes.push_back(x * y);
+          break;
+        case 2:
+          nodes.push_back(x.alu(Ops::MAX, y));
+          break;
+        default:
+          nodes.push_back((x < y).where(x, y));
+          break;
+      }
+    }
+    UOp root = UOp::sink(std::vector<UOp>{nodes.back(), nodes[nodes.size() - 2]});
+    if (trial % 3 == 0)  // a CALL whose body holds part of the graph
+      root = UOp(Ops::CALL, dtypes::void_, std::vector<UOp>{UOp::sink(std::vector<UOp>{nodes[5]}), root});
+    Subst s;
+    for (int k = 0, nk = 1 + (int)(rng() % 3); k < nk; k++)
+      s.push_back({nodes[rng() % nodes.size()], nodes[rng() % nodes.size()]});
+    for (bool walk : {false, true})
+      for (bool enter_calls : {false, true}) {
+        auto run = [&](const char* name) -> std::variant<UOp, std::string> {
+          try {
+            return root.substitute(s, name, walk, enter_calls);
+          } catch (const RewriteError& e) {
+            return std::string(e.what());
+          }
+        };
+        auto direct = run(nullptr), rewrite = run("substitute");
+        ASSERT_EQ(direct.index(), rewrite.index()) << "trial " << trial << " walk " << walk;
+        if (direct.index() == 1) {
+          errors++;
+          EXPECT_EQ(std::get<1>(direct), std::get<1>(rewrite));
+        } else {
+          changed += !(std::get<0>(direct) == root);
+          EXPECT_EQ(std::get<0>(direct), std::get<0>(rewrite)) << "trial " << trial << " walk " << walk;
+        }
+      }
+  }
+  // the cases are not all trivial
+  EXPECT_GT(errors, 50);
+  EXPECT_GT(changed, 1000);
 }
 
 TEST(TestRecurse, test_no_inf_loop) {
