@@ -681,7 +681,7 @@ UOp full_rewrite_to_sink(const UOp& ast, const Renderer& ren, bool optimize) {
   // lower index dtype
   // NOTE: we need indexing_simplify to remove the cast to long using the Invalid
   static const PatternMatcher lower = symbolic_simple() + pm_lower_index_dtype() + indexing_simplify();
-  UOpMap<UOp> lctx2;
+  LowerIndexCtx lctx2;
   sink = graph_rewrite(sink, lower, {.ctx = &lctx2, .name = "lower all index dtypes"});
 
   // final symbolic before decomp

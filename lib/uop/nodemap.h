@@ -59,6 +59,11 @@ class BasicNodeMap {
     return {&vals_[i], true};
   }
   V& operator[](const UOp& k) { return *emplace(k).first; }
+  // f(key node, value) for every entry, in insertion order
+  template <typename F>
+  void for_each(F&& f) const {
+    for (uint32_t i : used_) f(detail::key_node(keys_[i]), vals_[i]);
+  }
   // empties the map keeping its storage (only the used slots are touched)
   void clear() {
     for (uint32_t i : used_) keys_[i] = K(), vals_[i] = V();

@@ -42,6 +42,7 @@ struct RewriteContext {
   const PatternMatcher* bpm = nullptr;
   CtxRef ctx;
   bool enter_calls = false;
+  NodeMap<UOp>* memo = nullptr;  // RewriteOpts::memo: read only during the rewrite, so its values stay put
   // node -> its replacement, both borrowed (see Entry)
   BorrowedNodeMap<detail::UOpNode*> replace{16};
   NodeMap<UOp> bpm_cache{16};  // null value = no match
@@ -192,6 +193,13 @@ struct RewriteContext {
       const UOp& n = view(e.n);
       if (replace.contains(n)) continue;
       if (e.stage == 0) {
+        if (memo) {
+          if (const UOp* m = memo->find(n)) {
+            set_replace(n, *m);
+            release(n);
+            continue;
+          }
+        }
         detail::UOpNode* new_np = e.n;
         if (bpm) {
           // apply the bottom-up rules to a fixed point on the node itself (bpm results live in bpm_cache)
@@ -303,7 +311,15 @@ UOp run(const UOp& sink, const PatternMatcher* pm, const PatternMatcher* bpm, co
       if (pool.free.size() < 16) pool.free.push_back(std::move(rc));
     }
   } ret{pool, rc};
+  if (opts.memo && (bpm || opts.ctx.p || opts.walk || TRACK_MATCH_STATS.value() != 0))
+    throw Error("graph_rewrite: a memo needs a pm without bpm, ctx or walk, and TRACK_MATCH_STATS=0");
+  rc->memo = opts.memo;
   UOp out = opts.walk ? rc->walk_rewrite(sink) : rc->unified_rewrite(sink);
+  if (opts.memo) {
+    rc->replace.for_each([&](detail::UOpNode* k, detail::UOpNode* v) {
+      if (auto [slot, added] = opts.memo->emplace(RewriteContext::view(k)); added) *slot = RewriteContext::view(v);
+    });
+  }
   step.done(out);
   return out;
 }

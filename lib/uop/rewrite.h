@@ -4,6 +4,7 @@
 #include <source_location>
 #include <vector>
 
+#include "lib/uop/nodemap.h"
 #include "lib/uop/upat.h"
 
 namespace tg {
@@ -21,6 +22,10 @@ struct RewriteOpts {
   const PatternMatcher* bpm = nullptr;
   bool walk = false;         // single pass, no re-rewrite of replacements
   bool enter_calls = false;  // rewrite inside CALL/FUNCTION bodies
+  // results of earlier rewrites of other roots with the same pm, no bpm and no ctx, when pm is a pure function of the
+  // node (its rules read nothing else): a node found here takes its recorded result without a visit, and every result
+  // of this rewrite is added. Only when nothing is counted (TRACK_MATCH_STATS=0): a trace must show every match.
+  NodeMap<UOp>* memo = nullptr;
 };
 
 // graph_rewrite(sink, pm, ctx=, bottom_up=, name=, bpm=, walk=, enter_calls=)

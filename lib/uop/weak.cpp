@@ -106,16 +106,18 @@ const PatternMatcher& pm_lower_weak() {
   return pm;
 }
 
-static UOp lower_weak_srcs(UOpMap<UOp>* ctx, const UOp& u) {
-  UOpMap<UOp> local;
+static UOp lower_weak_srcs(LowerIndexCtx* ctx, const UOp& u) {
+  LowerIndexCtx local;
   if (ctx == nullptr) ctx = &local;
   auto lower = [&](const UOp& s) {
-    auto it = ctx->find(s);
-    if (it != ctx->end()) return it->second;
-    UOp r = graph_rewrite(s, pm_lower_weak());
+    auto it = ctx->lowered.find(s);
+    if (it != ctx->lowered.end()) return it->second;
+    // the weak srcs share their index arithmetic: pm_lower_weak is a pure function of the node, so when nothing is
+    // counted the rewrites share their results (the reference rewrites each src's whole graph)
+    UOp r = graph_rewrite(s, pm_lower_weak(), {.memo = TRACK_MATCH_STATS.value() == 0 ? &ctx->memo : nullptr});
     // the consumer absorbs the cast on its own edge
     if (r.op() == Ops::CAST && contains(dtypes::weaks, r.dtype())) r = r.src(0);
-    ctx->emplace(s, r);
+    ctx->lowered.emplace(s, r);
     return r;
   };
   UOp ret;
@@ -130,27 +132,33 @@ static UOp lower_weak_srcs(UOpMap<UOp>* ctx, const UOp& u) {
 }
 
 const PatternMatcher& pm_lower_index_dtype() {
-  static const PatternMatcher pm = pm_commit_weak() + pm_cast_weak() + PatternMatcher("pm_lower_index_dtype", {
-    TG_RULE(UPat(GroupOp::all()).named("u"), [](UOpMap<UOp>* ctx, UOp u) {
-      if (contains(dtypes::weaks, u.dtype())) return UOp();
-      bool any = false;
-      for (const UOp& s : u.src()) any |= contains(dtypes::weaks, s.dtype());
-      return any ? lower_weak_srcs(ctx, u) : UOp();
-    }),
-    // a valid index into an n-element buffer lives in [0,n): a gated long index narrows when n-1 fits int32
-    TG_RULE(UPat(ops(Ops::INDEX, Ops::SHRINK))
-                .src(UPat::var("buf"), UPat::var("gate").where(UPat::var("idx", dtypes::int64),
-                                                               UPat(Ops::CONST).arg(Arg::invalid())))
-                .any_len().named("u"),
-            [](UOp u, UOp buf, UOp gate, UOp idx) {
-      pyint numel = 1;
-      for (const sint& s : buf.shape()) numel = sat_mul(numel, s.max_int());
-      if (numel - 1 > 2147483647) return UOp();
-      std::vector<UOp> src{buf, idx.cast(dtypes::int32).valid(gate)};
-      src.insert(src.end(), u.src().begin() + 2, u.src().end());
-      return u.with_src(src);
-    }),
-  });
+  static const PatternMatcher pm =
+      pm_commit_weak() + pm_cast_weak() +
+      PatternMatcher(
+          "pm_lower_index_dtype",
+          {
+              TG_RULE(UPat(GroupOp::all()).named("u"),
+                      [](LowerIndexCtx* ctx, UOp u) {
+                        if (contains(dtypes::weaks, u.dtype())) return UOp();
+                        bool any = false;
+                        for (const UOp& s : u.src()) any |= contains(dtypes::weaks, s.dtype());
+                        return any ? lower_weak_srcs(ctx, u) : UOp();
+                      }),
+              // a valid index into an n-element buffer lives in [0,n): a gated long index narrows when n-1 fits int32
+              TG_RULE(UPat(ops(Ops::INDEX, Ops::SHRINK))
+                          .src(UPat::var("buf"), UPat::var("gate").where(UPat::var("idx", dtypes::int64),
+                                                                         UPat(Ops::CONST).arg(Arg::invalid())))
+                          .any_len()
+                          .named("u"),
+                      [](UOp u, UOp buf, UOp gate, UOp idx) {
+                        pyint numel = 1;
+                        for (const sint& s : buf.shape()) numel = sat_mul(numel, s.max_int());
+                        if (numel - 1 > 2147483647) return UOp();
+                        std::vector<UOp> src{buf, idx.cast(dtypes::int32).valid(gate)};
+                        src.insert(src.end(), u.src().begin() + 2, u.src().end());
+                        return u.with_src(src);
+                      }),
+          });
   return pm;
 }
 

@@ -139,6 +139,77 @@ TEST(TestSubstitute, test_direct_walk_equals_the_rewrite) {
   EXPECT_GT(changed, 1000);
 }
 
+// RewriteOpts::memo: rewrites of overlapping roots with one pure matcher share their results. Each root must give what
+// a rewrite of its own gives, and the shared nodes are not visited again
+TEST(TestRewriteMemo, test_memo_equals_separate_rewrites) {
+  std::mt19937 rng(4321);
+  int changed = 0;
+  for (int trial = 0; trial < 200; trial++) {
+    std::vector<UOp> nodes = {var("a"), var("b"), ci(0), ci(1), ci(2), ci(3)};
+    for (int i = 0, n = 4 + (int)(rng() % 16); i < n; i++) {
+      const UOp &x = nodes[rng() % nodes.size()], &y = nodes[rng() % nodes.size()];
+      switch (rng() % 5) {
+        case 0:
+          nodes.push_back(x + y);
+          break;
+        case 1:
+          nodes.push_back(x * y);
+          break;
+        case 2:
+          nodes.push_back(x.alu(Ops::MAX, y));
+          break;
+        case 3:
+          nodes.push_back(x + ci(0));
+          break;
+        default:
+          nodes.push_back((x < y).where(x, y));
+          break;
+      }
+    }
+    NodeMap<UOp> memo;
+    for (size_t i = nodes.size() / 2; i < nodes.size(); i++) {
+      UOp alone = graph_rewrite(nodes[i], symbolic());
+      EXPECT_EQ(graph_rewrite(nodes[i], symbolic(), {.memo = &memo}), alone) << "trial " << trial << " node " << i;
+      changed += !(alone == nodes[i]);
+    }
+  }
+  EXPECT_GT(changed, 300);
+}
+static int memo_visits = 0;
+static const PatternMatcher& counting_fold() {
+  static const PatternMatcher pm("counting_fold",
+                                 {
+                                     TG_RULE(UPat(Ops::ADD).src(UPat::var("x"), UPat(Ops::CONST).arg(Arg(0))),
+                                             [](UOp x) {
+                                               memo_visits++;
+                                               return x;
+                                             }),
+                                 });
+  return pm;
+}
+TEST(TestRewriteMemo, test_shared_nodes_are_not_visited_again) {
+  UOp a = var("a"), b = var("b");
+  UOp shared = (a + ci(0)) * (b + ci(0));
+  NodeMap<UOp> memo;
+  memo_visits = 0;
+  EXPECT_EQ(graph_rewrite(shared + ci(1), counting_fold(), {.memo = &memo}), (a * b) + ci(1));
+  EXPECT_EQ(memo_visits, 2);
+  EXPECT_EQ(graph_rewrite(shared.alu(Ops::MAX, a + ci(0)), counting_fold(), {.memo = &memo}), (a * b).alu(Ops::MAX, a));
+  EXPECT_EQ(memo_visits, 2);  // a+0 and the product come from the memo
+  EXPECT_EQ(graph_rewrite(shared, counting_fold()), a * b);
+  EXPECT_EQ(memo_visits, 4);  // without it they are rewritten again
+}
+TEST(TestRewriteMemo, test_memo_needs_an_untracked_pure_rewrite) {
+  NodeMap<UOp> memo;
+  UOpMap<UOp> m;
+  UOp a = var("a");
+  EXPECT_THROW(graph_rewrite(a + ci(0), symbolic(), {.ctx = &m, .memo = &memo}), Error);
+  EXPECT_THROW(graph_rewrite(a + ci(0), symbolic(), {.walk = true, .memo = &memo}), Error);
+  EXPECT_THROW(graph_rewrite_bpm(a + ci(0), nullptr, symbolic(), {.memo = &memo}), Error);
+  Context c({{"TRACK_MATCH_STATS", 1}});
+  EXPECT_THROW(graph_rewrite(a + ci(0), symbolic(), {.memo = &memo}), Error);
+}
+
 TEST(TestRecurse, test_no_inf_loop) {
   for (int tracked : {0, 1}) {
     Context c({{"TRACK_MATCH_STATS", tracked}});
