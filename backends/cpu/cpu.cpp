@@ -93,6 +93,25 @@ std::optional<double> CPUProgram::operator()(std::span<void* const> bufs, std::s
 
 namespace {
 int default_threads() { return (int)std::max<int64_t>(1, NUM_CPU_THREADS.value()); }
+
+// the renderer DEV names for the CPU (DEV=CPU:LLVM), like the reference's Device._select_renderer: CLANG, its first
+// renderer and the default, or LLVM. Both render LLVM IR compiled in-process; CLANG computes what the reference's C
+// source compiled by clang computes (its ops and clang's floating-point contraction), LLVM what its LLVM IR computes
+std::unique_ptr<CPULLVMRenderer> cpu_renderer() {
+  std::string dev = getenv_str("DEV", ""), name;
+  size_t c = dev.find(':');
+  std::string part = c == std::string::npos ? dev : dev.substr(0, c);
+  for (char& ch : part) ch = (char)std::toupper((unsigned char)ch);
+  if (part == "CPU" && c != std::string::npos) {
+    name = dev.substr(c + 1);
+    name = name.substr(0, name.find(':'));
+    for (char& ch : name) ch = (char)std::toupper((unsigned char)ch);
+  }
+  if (name.empty() || std::all_of(name.begin(), name.end(), ::isdigit)) name = "CLANG";
+  if (name != "CLANG" && name != "LLVM")
+    throw DeviceError("CPU has no renderer '" + name + "' (DEV=" + dev + "): use DEV=CPU (CLANG) or DEV=CPU:LLVM");
+  return std::make_unique<CPULLVMRenderer>(Target{"CPU", name, "x86_64,native", "", ""}, name == "CLANG");
+}
 }  // namespace
 
 CPUDevice::CPUDevice(const std::string& device, int n_threads)
@@ -100,7 +119,7 @@ CPUDevice::CPUDevice(const std::string& device, int n_threads)
       compiler_(std::make_unique<LLVMCompiler>(getenv_int("LLVMOPT", 1) != 0)),
       jit_(LLVMJit::create()),
       pool_(std::make_shared<ThreadPoolRef>(n_threads > 0 ? n_threads : default_threads())),
-      renderer_(std::make_unique<CPULLVMRenderer>(Target{"CPU", "LLVM", "x86_64,native", "", ""})) {}
+      renderer_(cpu_renderer()) {}
 
 CPUDevice::~CPUDevice() = default;
 

@@ -1,5 +1,6 @@
 #include "lib/renderer/llvmir.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -100,6 +101,19 @@ const std::string& LLVMContext::operator[](const UOp& u) const {
   auto it = r.find(u);
   if (it == r.end()) throw Error(std::string("render: no name for ") + op_repr(u.op()));
   return it->second;
+}
+
+void LLVMContext::declare(const std::string& decl) {
+  if (std::find(decls.begin(), decls.end(), decl) == decls.end()) decls.push_back(decl);
+}
+
+// the type suffix of an overloaded intrinsic on a scalar: float -> f32 (the LLVM renderer's ALU is scalar)
+static std::string mangle(DType dt) {
+  std::string t = dt == dtypes::float16    ? "f16"
+                  : dt == dtypes::bfloat16 ? "bf16"
+                  : dt == dtypes::float64  ? "f64"
+                                           : "f32";
+  return t;
 }
 
 static bool is_volatile(const UOp& u) {
@@ -232,6 +246,134 @@ const StringMatcher& llvm_base_rewrite() {
   return pm;
 }
 
+// clang numerics. The C renderer writes an ALU uop used once (not a WHERE) into its user's expression, and strips the
+// parens of a same-op operand of ADD/MUL: ADD(a, ADD(b, c)) is the text (a+b+c), which C evaluates as (a+b)+c. clang
+// then fuses a product that is a direct operand of an addition into llvm.fmuladd (-ffp-contract=on).
+static int uses_of(LLVMContext& r, const UOp& u) {
+  auto it = r.uses.find(u);
+  return it == r.uses.end() ? 0 : it->second;
+}
+static bool c_inlined(LLVMContext& r, const UOp& u) {
+  return GroupOp::ALU.has(u.op()) && u.op() != Ops::WHERE && uses_of(r, u) == 1;
+}
+// s's terms join x's in the C text (float ADD/MUL of one dtype)
+static bool c_flattens(LLVMContext& r, const UOp& x, const UOp& s) {
+  return s.op() == x.op() && s.dtype() == x.dtype() && c_inlined(r, s);
+}
+// the operands of x's C expression (a+b+c...), evaluated left to right
+static void c_terms(LLVMContext& r, const UOp& x, std::vector<UOp>& out) {
+  for (const UOp& s : x.src()) {
+    if (c_flattens(r, x, s))
+      c_terms(r, s, out);
+    else
+      out.push_back(s);
+  }
+}
+// the name of the k-th partial result of x's left fold over n+1 terms (the last is x itself)
+static std::string c_partial(LLVMContext& r, const UOp& x, const std::vector<UOp>& terms, size_t k) {
+  if (k == 0) return r[terms[0]];
+  return k + 1 == terms.size() ? r[x] : r[x] + "_" + std::to_string(k);
+}
+// t as clang sees it in an addition: an fmul written into the expression, with its operands (a, b)
+static bool c_product(LLVMContext& r, const UOp& x, const UOp& t, std::string& a, std::string& b) {
+  if (t.op() != Ops::MUL || t.dtype() != x.dtype() || !c_inlined(r, t)) return false;
+  std::vector<UOp> mt;
+  c_terms(r, t, mt);
+  a = c_partial(r, t, mt, mt.size() - 2), b = r[mt.back()];
+  return true;
+}
+// x is written into a same-op user's expression: the user evaluates it (nothing to emit)
+static bool c_absorbed(LLVMContext& r, const UOp& x) {
+  if (!c_inlined(r, x)) return false;
+  auto it = r.user.find(x);
+  return it != r.user.end() && c_flattens(r, it->second, x);
+}
+
+const StringMatcher& llvm_clang_rewrite() {
+  using C = LLVMContext;
+  static const StringMatcher pm(
+      "llvm_clang_rewrite",
+      {
+          TG_RULE(UPat(ops(Ops::ADD, Ops::MUL)).dtype(dtypes::floats).named("x"),
+                  [](C* ctx, UOp x) -> S {
+                    C& r = *ctx;
+                    if (c_absorbed(r, x)) return std::string();
+                    std::string t = ldt(x.dtype()), out;
+                    std::vector<UOp> terms;
+                    c_terms(r, x, terms);
+                    for (size_t k = 1; k < terms.size(); k++) {
+                      std::string prev = c_partial(r, x, terms, k - 1), name = c_partial(r, x, terms, k), a, b;
+                      if (!out.empty()) out += "\n";
+                      out += "  " + name + " = ";
+                      // clang's tryEmitFMulAdd: a product as the left operand first (only the first term can be one),
+                      // then the right
+                      if (x.op() == Ops::ADD &&
+                          ((k == 1 && c_product(r, x, terms[0], a, b) && (prev = r[terms[1]], true)) ||
+                           c_product(r, x, terms[k], a, b))) {
+                        std::string fn = "@llvm.fmuladd." + mangle(x.dtype());
+                        r.declare("declare " + t + " " + fn + "(" + t + ", " + t + ", " + t + ")");
+                        out += "call " + t + " " + fn + "(" + t + " " + a + ", " + t + " " + b + ", " + t + " " + prev +
+                               ")";
+                      } else {
+                        out +=
+                            std::string(x.op() == Ops::ADD ? "fadd " : "fmul ") + t + " " + prev + ", " + r[terms[k]];
+                      }
+                    }
+                    return out;
+                  }),
+          TG_RULE(UPat(Ops::SUB).dtype(dtypes::floats).named("x"),
+                  [](C* ctx, UOp x) -> S {
+                    C& r = *ctx;
+                    std::string t = ldt(x.dtype()), a, b;
+                    std::string fn = "@llvm.fmuladd." + mangle(x.dtype());
+                    auto call = [&](const std::string& m0, const std::string& m1, const std::string& c) {
+                      r.declare("declare " + t + " " + fn + "(" + t + ", " + t + ", " + t + ")");
+                      return "  " + r[x] + " = call " + t + " " + fn + "(" + t + " " + m0 + ", " + t + " " + m1 + ", " +
+                             t + " " + c + ")";
+                    };
+                    // (a*b)-c is fmuladd(a, b, -c); c-(a*b) is fmuladd(-a, b, c)
+                    if (c_product(r, x, x.src(0), a, b))
+                      return "  " + r[x] + "_n = fneg " + t + " " + r[x.src(1)] + "\n" + call(a, b, r[x] + "_n");
+                    if (c_product(r, x, x.src(1), a, b))
+                      return "  " + r[x] + "_n = fneg " + t + " " + a + "\n" + call(r[x] + "_n", b, r[x.src(0)]);
+                    return "  " + r[x] + " = fsub " + t + " " + r[x.src(0)] + ", " + r[x.src(1)];
+                  }),
+          TG_RULE(UPat(Ops::FDIV).dtype(dtypes::floats).named("x"),
+                  [](C* ctx, UOp x) -> S {
+                    C& r = *ctx;
+                    return "  " + r[x] + " = fdiv " + ldt(x.dtype()) + " " + r[x.src(0)] + ", " + r[x.src(1)];
+                  }),
+          TG_RULE(UPat(ops(Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ)).src(UPat::var("a", dtypes::floats), UPat()).named("x"),
+                  [](C* ctx, UOp x, UOp a) -> S {
+                    C& r = *ctx;
+                    const char* cc = x.op() == Ops::CMPLT ? "olt" : x.op() == Ops::CMPNE ? "une" : "oeq";
+                    return "  " + r[x] + " = fcmp " + cc + " " + ldt(a.dtype()) + " " + r[a] + ", " + r[x.src(1)];
+                  }),
+          TG_RULE(UPat(Ops::NEG).named("x"),
+                  [](C* ctx, UOp x) -> S {
+                    C& r = *ctx;
+                    std::string t = ldt(x.dtype());
+                    if (contains(dtypes::floats, x.dtype())) return "  " + r[x] + " = fneg " + t + " " + r[x.src(0)];
+                    return "  " + r[x] + " = sub " + t + " 0, " + r[x.src(0)];
+                  }),
+          TG_RULE(UPat(Ops::SUB).named("x"),
+                  [](C* ctx, UOp x) -> S {
+                    C& r = *ctx;
+                    bool is_signed = contains(dtypes::sints, x.dtype());
+                    return "  " + r[x] + " = " + (is_signed ? "sub nsw " : "sub ") + ldt(x.dtype()) + " " +
+                           r[x.src(0)] + ", " + r[x.src(1)];
+                  }),
+          TG_RULE(UPat(Ops::SQRT).named("x"),
+                  [](C* ctx, UOp x) -> S {
+                    C& r = *ctx;
+                    std::string t = ldt(x.dtype()), fn = "@llvm.sqrt." + mangle(x.dtype());
+                    r.declare("declare " + t + " " + fn + "(" + t + ")");
+                    return "  " + r[x] + " = call " + t + " " + fn + "(" + t + " " + r[x.src(0)] + ")";
+                  }),
+      });
+  return pm;
+}
+
 LLVMRenderer::LLVMRenderer(Target t) : Renderer(std::move(t)) {
   // code_for_op: every op some dtype has an instruction for (only the keys matter)
   for (Ops op : {Ops::ADD, Ops::MUL, Ops::CDIV, Ops::CMOD, Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ, Ops::OR, Ops::AND,
@@ -275,6 +417,13 @@ std::pair<std::vector<std::string>, std::string> LLVMRenderer::render_kernel(con
   std::vector<std::string> kernel, local_args;
   int64_t vc = -1;
   std::string name = "test";
+  if (clang_numerics) {  // the C renderer's child_count, and the one user of each uop used once
+    for (const UOp& u : uops)
+      for (const UOp& x : u.src()) ctx.uses[x]++;
+    for (const UOp& u : uops)
+      for (const UOp& x : u.src())
+        if (ctx.uses[x] == 1) ctx.user[x] = u;
+  }
   for (const UOp& u : uops) {
     Ops op = u.op();
     if (op == Ops::NOOP || op == Ops::GROUP || op == Ops::CONST) continue;
@@ -325,14 +474,26 @@ std::pair<std::vector<std::string>, std::string> LLVMRenderer::render_kernel(con
       kernel.push_back(*l);
     }
   }
-  return {local_args, render_fn(name, args, kernel, prefix)};
+  std::vector<std::string> pre = prefix;
+  pre.insert(pre.end(), ctx.decls.begin(), ctx.decls.end());
+  return {local_args, render_fn(name, args, kernel, pre)};
 }
 
-CPULLVMRenderer::CPULLVMRenderer(Target t) : LLVMRenderer(std::move(t)) {
+CPULLVMRenderer::CPULLVMRenderer(Target t, bool clang) : LLVMRenderer(std::move(t)) {
+  clang_numerics = clang;
   has_local = false;
   has_threads = getenv_int("THREADS", 1) != 0;
   global_max = std::vector<pyint>{NUM_CPU_THREADS.value(), 0, 0};
   string_rewrite = &llvm_base_rewrite();
+  if (clang_numerics) {
+    static const StringMatcher with_clang = llvm_clang_rewrite() + llvm_base_rewrite();
+    string_rewrite = &with_clang;
+    // the ClangRenderer's native ops (its code_for_op keys beyond the LLVM renderer's): decompositions match its own
+    for (Ops op : {Ops::SQRT, Ops::NEG, Ops::SUB, Ops::TRUNC, Ops::WHERE})
+      code_for_op.set(op, [](const std::vector<std::string>&, DType) -> std::string {
+        throw Error("LLVMRenderer renders through its string rules");
+      });
+  }
 }
 
 std::string CPULLVMRenderer::render(const std::vector<UOp>& uops) const {

@@ -21,15 +21,28 @@ std::string lcast(DType input_type, DType output_type);
 struct LLVMContext {
   UOpMap<std::string> r;
   AddrSpaceCache as;
+  // clang numerics (llvm_clang_rewrite): how often each uop is a src in the list (the C renderer's child_count), and
+  // the intrinsics the kernel calls
+  UOpMap<int> uses;
+  UOpMap<UOp> user;  // the one user of a uop used once
+  std::vector<std::string> decls;
   const std::string& operator[](const UOp& u) const;
+  // declares an intrinsic once: `declare <ret> @name(<args>)`
+  void declare(const std::string& decl);
 };
 const StringMatcher& llvm_base_rewrite();
+// the float arithmetic of clang -O2 on the C renderer's source (the reference's DEV=CPU): no fast-math flags, and a
+// product added or subtracted in the same C expression (a MUL used once, which the C renderer inlines) fused into
+// llvm.fmuladd as clang contracts it (-ffp-contract=on: the left operand first, never through a negation); NEG, SUB
+// and SQRT are native as in the C renderer
+const StringMatcher& llvm_clang_rewrite();
 
 class LLVMRenderer : public Renderer {
  public:
   explicit LLVMRenderer(Target target);
   std::string abi;  // empty is None
   const StringMatcher* string_rewrite = nullptr;
+  bool clang_numerics = false;  // string_rewrite includes llvm_clang_rewrite
   static const PatternMatcher& llvm_extra_matcher();
 
  protected:
@@ -42,7 +55,9 @@ class LLVMRenderer : public Renderer {
 
 class CPULLVMRenderer : public LLVMRenderer {
  public:
-  explicit CPULLVMRenderer(Target target);
+  // clang_numerics: the ClangRenderer's native ops and clang's floating-point semantics (llvm_clang_rewrite), so the
+  // kernels compute what the reference's DEV=CPU computes; otherwise the reference's DEV=CPU:LLVM
+  explicit CPULLVMRenderer(Target target, bool clang_numerics = false);
   std::string render(const std::vector<UOp>& uops) const override;
   std::vector<DType> supported_dtypes() const override;
 

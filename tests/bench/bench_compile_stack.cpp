@@ -73,6 +73,9 @@ static std::vector<Tensor> mnist_train() {
 
 int main(int argc, char** argv) {
   int passes = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
+  // the renderer the reference is timed with (bench_reference_compile_stack.py: DEV=CPU:LLVM); DEV=CPU selects the
+  // CLANG numerics, whose programs differ a little (native NEG/SUB/SQRT, fused multiply-adds)
+  setenv("DEV", "CPU:LLVM", 0);
   cpu::register_device();
   interp::register_device();
   Context ctx({{"SCACHE", 0}, {"TRACK_MATCH_STATS", 0}});

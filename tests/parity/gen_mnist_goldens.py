@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 # The reference's beautiful_mnist (examples/beautiful_mnist.py of tinygrad a9069c17) on Debian's Fashion-MNIST files,
 # with Tensor.manual_seed(SEED) first (default 1337): prints the loss of every training step, then the test accuracy
-# when EVAL=1. tests/parity/mnist_goldens.txt holds its output with DEV=CPU:LLVM, the reference's LLVM IR backend, which
-# is what tinygrad-cpp's CPU device compiles (same renderer): the losses agree to every printed digit. The reference's
-# default DEV=CPU compiles C with clang, whose floating-point contraction differs: its losses drift from these by
-# 2e-5 at step 0 to ~7e-3 by step 5 (mnist_goldens_clang.txt keeps that run for comparison).
-# cd <tinygrad checkout> && DEV=CPU:LLVM STEPS=10 PYTHONPATH=. python3 <repo>/tests/parity/gen_mnist_goldens.py > mnist_goldens.txt
-# mnist_goldens_llvm_70.txt: the same with STEPS=70 EVAL=1 (test accuracy 80.13%; the clang build's 70-step run gives 81.18%)
+# when EVAL=1. Goldens for tinygrad-cpp's two CPU renderers, which compute what the reference's do, to every printed digit:
+#   mnist_goldens_clang.txt     DEV=CPU, the reference's default: C compiled by clang (our DEV=CPU, the CLANG renderer)
+#   mnist_goldens.txt           DEV=CPU:LLVM, the reference's LLVM IR backend (our DEV=CPU:LLVM)
+# The two differ by 2e-5 at step 0 and ~7e-3 by step 5 (clang fuses a*b+c where the C source has it in one expression,
+# and the C renderer's flattened sums add left to right). The same with STEPS=70 EVAL=1:
+#   mnist_goldens_clang_70.txt  test accuracy 81.18%
+#   mnist_goldens_llvm_70.txt   test accuracy 80.13%
+# cd <tinygrad checkout> && DEV=CPU STEPS=10 PYTHONPATH=. python3 <repo>/tests/parity/gen_mnist_goldens.py > mnist_goldens_clang.txt
 import gzip, os, time
-os.environ.setdefault("DEV", "CPU:LLVM")
+os.environ.setdefault("DEV", "CPU")
 from typing import Callable
 from tinygrad import Tensor, TinyJit, nn, GlobalCounters, function, Context
 from tinygrad.helpers import getenv

@@ -2,7 +2,11 @@
 # Run inside a checkout of tinygrad a9069c17:
 #   cd /work/tinygrad && PYTHONPATH=.:/work/main/tests/parity DEV=CPU:LLVM python3 /work/main/tests/parity/gen_tensor_goldens.py \
 #     > /work/main/tests/parity/tensor_goldens.txt
-# DEV=CPU:LLVM because the C++ CPU device renders LLVM IR (CPULLVMRenderer); the schedule is the same as DEV=CPU.
+#   cd /work/tinygrad && PYTHONPATH=.:/work/main/tests/parity DEV=CPU python3 /work/main/tests/parity/gen_tensor_goldens.py \
+#     > /work/main/tests/parity/tensor_goldens_clang.txt
+# The C++ CPU device has both renderers: DEV=CPU (CLANG: the ClangRenderer's ops and clang's arithmetic) is checked
+# against the second file, DEV=CPU:LLVM against the first. The schedules are the same; the kernels' op sequences
+# differ (native NEG/SUB/SQRT), and so do a few values in their last bits.
 # For each program (the same list is written with the C++ Tensor API in test_tensor_goldens.cpp):
 #   callify  the CALL transform_to_call returns (BUFFER slots renumbered in toposort order)
 #   linear   the LINEAR create_linear_with_vars returns, with var_vals
@@ -10,6 +14,7 @@
 #   kernels  one line per CALL: kernel name (no colors) and its linearized op sequence ("copy" for COPY calls)
 #   error    the reference raised (message); nothing follows
 #   out      per output: index of its BUFFER in the LINEAR's toposort, dtype, shape and .tolist() values
+import os
 import re, struct, sys
 from tinygrad import Tensor, dtypes
 from tinygrad.uop.ops import UOp, Ops
@@ -204,7 +209,7 @@ def run(name, fn):
     print(f"out {idx} {uop_codec.dtype_attr(t.dtype)} {','.join(str(s) for s in t.shape)} " + " ".join(fmt(x) for x in vs))
 
 if __name__ == "__main__":
-  print("# goldens for the C++ Tensor/realize engine: tests/parity/gen_tensor_goldens.py (DEV=CPU:LLVM)")
+  print(f"# goldens for the C++ Tensor/realize engine: tests/parity/gen_tensor_goldens.py (DEV={os.environ.get('DEV', 'CPU')})")
   only = sys.argv[1:]
   for name, fn in PROGRAMS:
     if only and name not in only: continue

@@ -1,5 +1,5 @@
-// Training parity with the reference (tests/parity/mnist_goldens.txt, gen_mnist_goldens.py): examples/beautiful_mnist
-// with seed 1337 on Debian's Fashion-MNIST must give the reference's loss at each of its first 10 steps within 1e-3.
+// Training parity with the reference (gen_mnist_goldens.py): examples/beautiful_mnist with seed 1337 on Debian's
+// Fashion-MNIST must give the reference's loss at each of its first 10 steps, for each CPU renderer.
 // Skipped when the dataset is not installed (scripts/install-deps.sh installs it).
 #include <gtest/gtest.h>
 
@@ -26,16 +26,15 @@ std::map<int, double> parse_losses(std::istream& in) {
   return out;
 }
 
-}  // namespace
-
-TEST(MnistParity, FirstTenLossesMatchTheReference) {
+// the first 10 losses of a run with DEV=dev against the reference's run with the same DEV (its losses as printed)
+void check_losses(const char* dev, const char* goldens) {
   if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz") &&
       !std::getenv("FASHION_MNIST_PATH"))
     GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-  std::ifstream g(TG_TEST_DATA "/mnist_goldens.txt");
+  std::ifstream g(std::string(TG_TEST_DATA) + "/" + goldens);
   std::map<int, double> want = parse_losses(g);
   ASSERT_GE(want.size(), 10u);
-  std::string cmd = std::string(TG_MNIST_BIN) + " --steps 10 --seed 1337 --bs 512 2>&1";
+  std::string cmd = std::string("DEV=") + dev + " " + TG_MNIST_BIN + " --steps 10 --seed 1337 --bs 512 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
   std::string out;
@@ -46,5 +45,13 @@ TEST(MnistParity, FirstTenLossesMatchTheReference) {
   std::istringstream ss(out);
   std::map<int, double> got = parse_losses(ss);
   ASSERT_EQ(got.size(), 10u) << out;
-  for (int i = 0; i < 10; i++) EXPECT_NEAR(got[i], want[i], 1e-3) << "step " << i << "\n" << out;
+  // the issue asks for 1e-3; both renderers compute the reference's arithmetic, so the printed digits agree
+  for (int i = 0; i < 10; i++) EXPECT_NEAR(got[i], want[i], 2e-6) << "step " << i << " DEV=" << dev << "\n" << out;
 }
+
+// DEV=CPU: the reference's default (C compiled by clang), mnist_goldens_clang.txt
+}  // namespace
+
+TEST(MnistParity, FirstTenLossesMatchTheReference) { check_losses("CPU", "mnist_goldens_clang.txt"); }
+// DEV=CPU:LLVM: the reference's LLVM IR backend, mnist_goldens.txt
+TEST(MnistParity, FirstTenLossesMatchTheReferenceLLVM) { check_losses("CPU:LLVM", "mnist_goldens.txt"); }

@@ -1,5 +1,7 @@
 # the CPU backend (backends/cpu, issue 3): LLVM 16 compile + ORC load + launcher, differential against the goldens
 tg_test(test_cpu_backend LABEL unit SOURCES unit/test_cpu_backend.cpp LIBS tg_backend_cpu tg_backend_interp)
+# DEV=CPU's CLANG renderer: clang's floating-point semantics in LLVM IR
+tg_test(test_llvm_clang LABEL unit SOURCES unit/test_llvm_clang.cpp LIBS tg_backend_cpu tg_backend_interp)
 tg_test(test_cpu_goldens LABEL parity SOURCES parity/test_cpu_goldens.cpp LIBS tg_backend_cpu tg_backend_interp)
 
 # benchmark (`make bench`, not ctest): LLVM compile time per golden kernel, GB/s of a large add, GFLOPS of a matmul

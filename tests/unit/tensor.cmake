@@ -7,3 +7,6 @@ tg_test(test_tensor_ops LABEL parity SOURCES parity/test_tensor_ops.cpp LIBS tg_
 add_test(NAME tensor_goldens_spec2 COMMAND test_tensor_goldens)
 add_test(NAME tensor_unit_spec2 COMMAND test_tensor)
 set_tests_properties(tensor_goldens_spec2 tensor_unit_spec2 PROPERTIES ENVIRONMENT SPEC=2 LABELS parity)
+# the CPU's other renderer: the reference's DEV=CPU:LLVM programs (tensor_goldens.txt)
+add_test(NAME tensor_goldens_llvm COMMAND test_tensor_goldens)
+set_tests_properties(tensor_goldens_llvm PROPERTIES ENVIRONMENT DEV=CPU:LLVM LABELS parity)
