@@ -43,6 +43,9 @@ struct RewriteContext {
   CtxRef ctx;
   bool enter_calls = false;
   NodeMap<UOp>* memo = nullptr;  // RewriteOpts::memo: read only during the rewrite, so its values stay put
+  bool simplify_memo = false;    // RewriteOpts::simplify_memo: a node's cache keeps its result alive
+  bool saw_opaque_call = false;  // a CALL body was left alone: its entries are not rewrite results
+  UOp memo_tmp_;
   // node -> its replacement, both borrowed (see Entry)
   BorrowedNodeMap<detail::UOpNode*> replace{16};
   NodeMap<UOp> bpm_cache{16};  // null value = no match
@@ -95,6 +98,7 @@ struct RewriteContext {
   }
   void reset() {
     seen_.clear(), tmp_.clear(), keep_.clear();
+    memo_tmp_ = UOp();
     replace.clear();
     bpm_cache.clear();
     stack.clear();
@@ -200,6 +204,11 @@ struct RewriteContext {
             continue;
           }
         }
+        if (simplify_memo && detail::cached_simplify(e.n, memo_tmp_)) {
+          set_replace(n, memo_tmp_ ? memo_tmp_ : n);  // memo_tmp_ lives in n's cache, n in the graph
+          release(n);
+          continue;
+        }
         detail::UOpNode* new_np = e.n;
         if (bpm) {
           // apply the bottom-up rules to a fixed point on the node itself (bpm results live in bpm_cache)
@@ -231,7 +240,7 @@ struct RewriteContext {
         }
         const UOp& new_n = view(new_np);
         stack.push_back({e.n, 1, new_np});
-        if (!enter_calls && is_opaque_call(new_n)) set_replace(new_n.src(0), new_n.src(0));
+        if (!enter_calls && is_opaque_call(new_n)) set_replace(new_n.src(0), new_n.src(0)), saw_opaque_call = true;
         for (size_t i = new_n.nsrc(); i > 0; i--) {
           const UOp& x = new_n.src(i - 1);
           if (!on_stack.insert(x.node())) continue;
@@ -311,10 +320,17 @@ UOp run(const UOp& sink, const PatternMatcher* pm, const PatternMatcher* bpm, co
       if (pool.free.size() < 16) pool.free.push_back(std::move(rc));
     }
   } ret{pool, rc};
-  if (opts.memo && (bpm || opts.ctx.p || opts.walk || TRACK_MATCH_STATS.value() != 0))
+  if ((opts.memo || opts.simplify_memo) && (bpm || opts.ctx.p || opts.walk || TRACK_MATCH_STATS.value() != 0))
     throw Error("graph_rewrite: a memo needs a pm without bpm, ctx or walk, and TRACK_MATCH_STATS=0");
-  rc->memo = opts.memo;
+  rc->memo = opts.memo, rc->simplify_memo = opts.simplify_memo, rc->saw_opaque_call = false;
   UOp out = opts.walk ? rc->walk_rewrite(sink) : rc->unified_rewrite(sink);
+  if (opts.simplify_memo && !rc->saw_opaque_call) {
+    // every node's replacement is its own rewrite's result (a pure matcher), and a fixed point
+    rc->replace.for_each([&](detail::UOpNode* k, detail::UOpNode* v) {
+      detail::set_cached_simplify(k, k == v ? UOp() : RewriteContext::view(v));
+      if (k != v) detail::set_cached_simplify(v, UOp());
+    });
+  }
   if (opts.memo) {
     rc->replace.for_each([&](detail::UOpNode* k, detail::UOpNode* v) {
       if (auto [slot, added] = opts.memo->emplace(RewriteContext::view(k)); added) *slot = RewriteContext::view(v);

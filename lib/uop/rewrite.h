@@ -26,6 +26,9 @@ struct RewriteOpts {
   // node (its rules read nothing else): a node found here takes its recorded result without a visit, and every result
   // of this rewrite is added. Only when nothing is counted (TRACK_MATCH_STATS=0): a trace must show every match.
   NodeMap<UOp>* memo = nullptr;
+  // the same with every node's cached simplify() as the memo: read, and written for every node the rewrite visits
+  // (pm must be symbolic(); only UOp::simplify sets this). Not when the graph holds a CALL body it does not enter.
+  bool simplify_memo = false;
 };
 
 // graph_rewrite(sink, pm, ctx=, bottom_up=, name=, bpm=, walk=, enter_calls=)

@@ -891,13 +891,13 @@ UOp UOp::simplify(bool tracked) const {
   if (TRACK_MATCH_STATS.value() != 0) return graph_rewrite(*this, symbolic(), {.name = "simplify"});
   // nothing is recorded or counted: the rewrite is a pure function of the node (symbolic has no context), so its
   // result is kept in the node's cache, and the result, a fixed point of the rules, simplifies to itself (codegen and
-  // the scheduler simplify the same index expressions again and again: valid gates, reshape indices, shapes)
+  // the scheduler simplify the same index expressions again and again: valid gates, reshape indices, shapes),
   UOp r;
   if (detail::cached_simplify(node(), r)) return r ? r : *this;
-  r = graph_rewrite(*this, symbolic(), {.name = "simplify"});
-  detail::set_cached_simplify(node(), r == *this ? UOp() : r);
-  if (!(r == *this)) detail::set_cached_simplify(r.node(), UOp());
-  return r;
+  // and every node the rewrite visits keeps its result too: a later simplify() of an expression sharing nodes with
+  // this one (uop_given_valid substitutes one variable into a simplified index, then simplifies again) takes them
+  // from their caches instead of matching them again
+  return graph_rewrite(*this, symbolic(), {.name = "simplify", .simplify_memo = true});
 }
 
 sint UOp::ssimplify() const {

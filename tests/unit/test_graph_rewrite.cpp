@@ -210,6 +210,55 @@ TEST(TestRewriteMemo, test_memo_needs_an_untracked_pure_rewrite) {
   EXPECT_THROW(graph_rewrite(a + ci(0), symbolic(), {.memo = &memo}), Error);
 }
 
+// simplify() keeps the result of every node its rewrite visits in that node's cache and takes the cached results of
+// nodes simplified before: on random index expressions (sums, products, floordiv and mod by constants), simplifying
+// parts first, then the whole, then the whole with a variable substituted must give what a plain rewrite gives
+TEST(TestRewriteMemo, test_simplify_memo_equals_the_rewrite) {
+  std::mt19937 rng(777);
+  UOp vars[3] = {UOp::variable("i", 0, 15), UOp::variable("j", 0, 7), UOp::variable("k", 1, 31)};
+  int changed = 0;
+  for (int trial = 0; trial < 300; trial++) {
+    std::vector<UOp> nodes = {vars[0], vars[1], vars[2]};
+    for (int i = 0, n = 3 + (int)(rng() % 10); i < n; i++) {
+      const UOp& x = nodes[rng() % nodes.size()];
+      const UOp& y = nodes[rng() % nodes.size()];
+      int c = 1 + (int)(rng() % 6);
+      switch (rng() % 5) {
+        case 0:
+          nodes.push_back(x + y);
+          break;
+        case 1:
+          nodes.push_back(x * c + y);
+          break;
+        case 2:
+          nodes.push_back(x.floordiv(c));
+          break;
+        case 3:
+          nodes.push_back(x % ci(c));
+          break;
+        default:
+          nodes.push_back((x + c) * 2);
+          break;
+      }
+    }
+    UOp plain[2];
+    {
+      Context counted({{"TRACK_MATCH_STATS", 1}});  // no memo, nothing cached
+      plain[0] = graph_rewrite(nodes.back(), symbolic());
+    }
+    for (size_t i = 3 + rng() % 3; i < nodes.size(); i += 2) nodes[i].simplify();  // some parts first
+    EXPECT_EQ(nodes.back().simplify(), plain[0]) << "trial " << trial;
+    changed += !(plain[0] == nodes.back());
+    UOp sub = nodes.back().substitute({{vars[0], UOp::variable("fake", 2, 9)}});
+    {
+      Context counted({{"TRACK_MATCH_STATS", 1}});
+      plain[1] = graph_rewrite(sub, symbolic());
+    }
+    EXPECT_EQ(sub.simplify(), plain[1]) << "trial " << trial << " substituted";
+  }
+  EXPECT_GT(changed, 100);
+}
+
 TEST(TestRecurse, test_no_inf_loop) {
   for (int tracked : {0, 1}) {
     Context c({{"TRACK_MATCH_STATS", tracked}});
