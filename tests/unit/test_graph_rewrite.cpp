@@ -82,6 +82,33 @@ TEST(TestSubstitute, test_self_containing_replacement_needs_walk) {
   EXPECT_EQ((a * 2).substitute({{a, a + 1}}, nullptr, true), (a + 1) * 2);
 }
 
+// appends n random nodes over `nodes`: sums, products, maxes and wheres, with fold_zero also x+0 (symbolic folds it)
+static void grow_random_graph(std::mt19937& rng, std::vector<UOp>& nodes, int n, bool fold_zero = false) {
+  for (int i = 0; i < n; i++) {
+    const UOp &x = nodes[rng() % nodes.size()], &y = nodes[rng() % nodes.size()];
+    switch (rng() % (fold_zero ? 5 : 4)) {
+      case 0:
+        nodes.push_back(x + y);
+        break;
+      case 1:
+        nodes.push_back(x * y);
+        break;
+      case 2:
+        nodes.push_back(x.alu(Ops::MAX, y));
+        break;
+      case 3:
+        if (fold_zero) {
+          nodes.push_back(x + ci(0));
+          break;
+        }
+        [[fallthrough]];
+      default:
+        nodes.push_back((x < y).where(x, y));
+        break;
+    }
+  }
+}
+
 // an unnamed UOp::substitute takes a direct walk without the pattern machinery (nothing observes its matches); it
 // must give what the bottom-up graph_rewrite with _substitute gives, in walk mode too, errors included: random
 // graphs and maps whose values may contain their keys, form cycles or lie inside CALL bodies
@@ -90,24 +117,7 @@ TEST(TestSubstitute, test_direct_walk_equals_the_rewrite) {
   int errors = 0, changed = 0;
   for (int trial = 0; trial < 600; trial++) {
     std::vector<UOp> nodes = {var("a"), var("b"), var("c"), ci(1), ci(2)};
-    int n = 3 + (int)(rng() % 12);
-    for (int i = 0; i < n; i++) {
-      const UOp &x = nodes[rng() % nodes.size()], &y = nodes[rng() % nodes.size()];
-      switch (rng() % 4) {
-        case 0:
-          nodes.push_back(x + y);
-          break;
-        case 1:
-          nodes.push_back(x * y);
-          break;
-        case 2:
-          nodes.push_back(x.alu(Ops::MAX, y));
-          break;
-        default:
-          nodes.push_back((x < y).where(x, y));
-          break;
-      }
-    }
+    grow_random_graph(rng, nodes, 3 + (int)(rng() % 12));
     UOp root = UOp::sink(std::vector<UOp>{nodes.back(), nodes[nodes.size() - 2]});
     if (trial % 3 == 0)  // a CALL whose body holds part of the graph
       root = UOp(Ops::CALL, dtypes::void_, std::vector<UOp>{UOp::sink(std::vector<UOp>{nodes[5]}), root});
@@ -146,26 +156,7 @@ TEST(TestRewriteMemo, test_memo_equals_separate_rewrites) {
   int changed = 0;
   for (int trial = 0; trial < 200; trial++) {
     std::vector<UOp> nodes = {var("a"), var("b"), ci(0), ci(1), ci(2), ci(3)};
-    for (int i = 0, n = 4 + (int)(rng() % 16); i < n; i++) {
-      const UOp &x = nodes[rng() % nodes.size()], &y = nodes[rng() % nodes.size()];
-      switch (rng() % 5) {
-        case 0:
-          nodes.push_back(x + y);
-          break;
-        case 1:
-          nodes.push_back(x * y);
-          break;
-        case 2:
-          nodes.push_back(x.alu(Ops::MAX, y));
-          break;
-        case 3:
-          nodes.push_back(x + ci(0));
-          break;
-        default:
-          nodes.push_back((x < y).where(x, y));
-          break;
-      }
-    }
+    grow_random_graph(rng, nodes, 4 + (int)(rng() % 16), true);
     NodeMap<UOp> memo;
     for (size_t i = nodes.size() / 2; i < nodes.size(); i++) {
       UOp alone = graph_rewrite(nodes[i], symbolic());
