@@ -178,13 +178,14 @@ static UOp fix_store_hazard(const UOp& target, const UOp& src) {
   // PERMUTE and FLIP reorder indices, SHRINK can have overlapping regions when dest is also shrunk
   OpSet unsafe{Ops::PERMUTE, Ops::FLIP};
   if (target.op_in_backward_slice_with_self(OpSet{Ops::SHRINK})) unsafe = unsafe | OpSet{Ops::SHRINK};
-  UOpMap<bool> reaches_base;
+  // the nodes that reach base (srcs come first in the toposort); borrowed: the toposort holds them
+  RawNodeSet reaches_base(64);
   for (const UOp& s : src.toposort([](const UOp& s) { return s.op() != Ops::CONTIGUOUS; })) {
     bool r = s == base;
-    for (const UOp& c : s.src())
-      if (auto it = reaches_base.find(c); it != reaches_base.end() && it->second) r = true;
-    reaches_base[s] = r;
-    if (r && unsafe.has(s.op()) && !(s == target && s.op() == Ops::SHRINK)) return target.store(src.contiguous());
+    for (size_t i = 0; i < s.nsrc() && !r; i++) r = reaches_base.contains(s.src(i).node());
+    if (!r) continue;
+    reaches_base.insert(s.node());
+    if (unsafe.has(s.op()) && !(s == target && s.op() == Ops::SHRINK)) return target.store(src.contiguous());
   }
   return UOp();
 }
