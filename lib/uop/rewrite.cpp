@@ -37,6 +37,32 @@ UOp rebuild(const UOp& n, std::span<const UOp> new_src) {
   return r;
 }
 
+// Every graph_rewrite keeps its state for a node (replacement, bottom-up result, on-stack flag, waiting entries) in
+// a slot of a dense array, and claims the node by writing (its serial, the slot) into the node's rw_slot: finding a
+// node's state is then a load from the node the driver is reading anyway instead of a hash probe (the probes' cache
+// misses were the driver's biggest cost). A rewrite's serial is active from its start to its reset; serials are never
+// reused (40 bits), and an active serial owns its entry of g_active, so "is the claimant still running" is one load.
+// A claim of a finished rewrite is free to take. A claim of a running rewrite on this thread (an outer rewrite, whose
+// rule runs this one: it is suspended until this one returns) is taken and given back at reset. A node claimed by a
+// rewrite running on another thread keeps its claim: this rewrite finds that node's slot through a small hash map.
+constexpr int kSlotBits = 24;
+constexpr uint64_t kSlotMask = (uint64_t(1) << kSlotBits) - 1, kSerialMask = (uint64_t(1) << 40) - 1;
+constexpr size_t kActive = 4096;
+std::atomic<uint64_t> g_next_serial{0};
+std::atomic<uint64_t> g_active[kActive];
+uint64_t acquire_serial() {
+  for (;;) {
+    uint64_t s = g_next_serial.fetch_add(1, std::memory_order_relaxed) & kSerialMask;
+    uint64_t free = 0;
+    if (s && g_active[s % kActive].compare_exchange_strong(free, s, std::memory_order_acq_rel)) return s;
+  }
+}
+void release_serial(uint64_t s) { g_active[s % kActive].store(0, std::memory_order_release); }
+bool serial_active(uint64_t s) { return s && g_active[s % kActive].load(std::memory_order_acquire) == s; }
+thread_local size_t t_unclaimed = 0;
+thread_local std::vector<uint64_t> t_running;  // the serials of this thread's running rewrites, outermost first
+bool running_on_this_thread(uint64_t s) { return std::find(t_running.begin(), t_running.end(), s) != t_running.end(); }
+
 struct RewriteContext {
   const PatternMatcher* pm = nullptr;
   const PatternMatcher* bpm = nullptr;
@@ -46,11 +72,67 @@ struct RewriteContext {
   bool simplify_memo = false;    // RewriteOpts::simplify_memo: a node's cache keeps its result alive
   bool saw_opaque_call = false;  // a CALL body was left alone: its entries are not rewrite results
   UOp memo_tmp_;
-  // node -> its replacement, both borrowed (see Entry)
-  BorrowedNodeMap<detail::UOpNode*> replace{16};
-  NodeMap<UOp> bpm_cache{16};  // null value = no match
+  uint64_t serial_ = 0;  // while the rewrite runs (start() .. reset())
+  // the driver's state for one node; node and replace are borrowed (see Entry), bpm holds its result
+  struct Slot {
+    detail::UOpNode* node;
+    detail::UOpNode* replace = nullptr;  // null: not replaced (yet)
+    int32_t wait_head = -1, wait_tail = -1;
+    bool on_stack = false, bpm_done = false;
+    UOp bpm;  // the bottom-up rules' result once bpm_done (null = no match)
+  };
+  std::vector<Slot> slots_;
+  BorrowedNodeMap<uint32_t> fallback_{16};  // the slots of nodes another running rewrite has claimed
+  // the claims taken from this thread's outer rewrites: (node, its claim before), given back at reset
+  std::vector<std::pair<detail::UOpNode*, uint64_t>> taken_;
+  void start() {
+    serial_ = acquire_serial();
+    t_running.push_back(serial_);
+  }
+  TG_HOT_INLINE Slot* find(detail::UOpNode* n) {
+    uint64_t t = n->rw_slot.load(std::memory_order_acquire);
+    if ((t >> kSlotBits) == serial_) {
+      size_t i = t & kSlotMask;
+      if (i < slots_.size() && slots_[i].node == n) return &slots_[i];
+    }
+    if (fallback_.size() == 0) return nullptr;
+    uint32_t* i = fallback_.find(n);
+    return i ? &slots_[*i] : nullptr;
+  }
+  // n's slot, added if n has none; the reference is valid until the next slot is added
+  TG_HOT_INLINE Slot& get(detail::UOpNode* n) {
+    if (Slot* s = find(n)) return *s;
+    return add(n);
+  }
+  Slot& add(detail::UOpNode* n) {
+    auto i = (uint32_t)slots_.size();
+    slots_.push_back(Slot{n});
+    if (i <= kSlotMask) {
+      uint64_t t = n->rw_slot.load(std::memory_order_acquire);
+      for (;;) {
+        uint64_t owner = t >> kSlotBits;
+        bool take = false;  // from an outer rewrite of this thread
+        if (owner != serial_ && serial_active(owner) && !(take = running_on_this_thread(owner))) break;
+        if (n->rw_slot.compare_exchange_weak(t, (serial_ << kSlotBits) | i, std::memory_order_acq_rel,
+                                             std::memory_order_acquire)) {
+          if (take) taken_.emplace_back(n, t);
+          return slots_[i];
+        }
+      }
+    }
+    *fallback_.emplace(view(n)).first = i;
+    t_unclaimed++;
+    return slots_[i];
+  }
+  // node -> its replacement, both borrowed
+  template <typename F>
+  void for_each_replace(F&& f) const {
+    for (const Slot& s : slots_)
+      if (s.replace) f(s.node, s.replace);
+  }
   // stack entries borrow their nodes (no reference counting on the hot path): every node on the stack is kept
-  // alive until reset() by the root, the replace and bpm_cache maps, or keep_ (nodes the driver itself built)
+  // alive until reset() by the root, the slots (replacements are nodes of the graph, bpm results or in keep_), or
+  // keep_ (nodes the driver itself built)
   struct Entry {
     detail::UOpNode* n;
     int stage;
@@ -58,14 +140,15 @@ struct RewriteContext {
   };
   static const UOp& view(detail::UOpNode* const& p) { return *reinterpret_cast<const UOp*>(&p); }
   // the replacement of x, or null
-  const UOp* replaced(const UOp& x) {
-    detail::UOpNode** p = replace.find(x.node());
-    return p ? &view(*p) : nullptr;
+  TG_HOT_INLINE const UOp* replaced(const UOp& x) {
+    Slot* s = find(x.node());
+    return s && s->replace ? &view(s->replace) : nullptr;
   }
-  // x -> v; v must stay alive until reset() (a node of the input graph, a map value or in keep_)
+  TG_HOT_INLINE bool is_replaced(const UOp& x) { return replaced(x) != nullptr; }
+  // x -> v; v must stay alive until reset() (a node of the input graph, a bpm result or in keep_)
   void set_replace(const UOp& x, const UOp& v) {
-    detail::UOpNode* vn = v.node();  // v may live in the map's storage, which emplace can move
-    *replace.emplace(x).first = vn;
+    detail::UOpNode* vn = v.node();  // v may live in a slot, which adding a slot can move
+    get(x.node()).replace = vn;
   }
   std::vector<UOp> keep_;
   std::vector<Entry> stack;
@@ -74,37 +157,42 @@ struct RewriteContext {
   static std::span<const UOp> view(const std::vector<detail::UOpNode*>& v) {
     return {reinterpret_cast<const UOp*>(v.data()), v.size()};
   }
-  ClearableRawNodeSet on_stack{16};  // borrowed, like the stack entries
-  // the entries waiting for a node's replacement, in the order they started waiting: a list per node threaded
-  // through one pool (no allocation per waiting node)
+  // the entries waiting for a node's replacement, in the order they started waiting: a list per node (its slot's
+  // wait_head .. wait_tail) threaded through one pool (no allocation per waiting node)
   struct Waiting {
     Entry e;
     int32_t next;
   };
-  struct WaitList {
-    int32_t head = -1, tail = -1;
-  };
-  BorrowedNodeMap<WaitList> waitlist{8};
   std::vector<Waiting> waiting_;
   void wait_for(const UOp& x, const Entry& e) {
-    WaitList& w = *waitlist.emplace(x).first;
     auto idx = (int32_t)waiting_.size();
     waiting_.push_back({e, -1});
-    if (w.tail < 0)
-      w.head = idx;
+    Slot& w = get(x.node());
+    if (w.wait_tail < 0)
+      w.wait_head = idx;
     else
-      waiting_[w.tail].next = idx;
-    w.tail = idx;
+      waiting_[w.wait_tail].next = idx;
+    w.wait_tail = idx;
   }
   void reset() {
     seen_.clear(), tmp_.clear(), keep_.clear();
     memo_tmp_ = UOp();
-    replace.clear();
-    bpm_cache.clear();
+    // a huge graph's slots are not kept for the next (mostly small) rewrite
+    if (slots_.capacity() > (1u << 16) && slots_.size() * 16 < slots_.capacity())
+      std::vector<Slot>().swap(slots_);
+    else
+      slots_.clear();
+    fallback_.clear();
     stack.clear();
-    on_stack.clear();
-    waitlist.clear();
     waiting_.clear();
+    if (serial_) {
+      // give the outer rewrites their claims back (the nodes are theirs: alive), then end
+      for (size_t i = taken_.size(); i > 0; i--)
+        taken_[i - 1].first->rw_slot.store(taken_[i - 1].second, std::memory_order_release);
+      taken_.clear();
+      t_running.pop_back();
+      release_serial(serial_), serial_ = 0;
+    }
   }
 
   UOp pm_rewrite(const UOp& x) {
@@ -113,14 +201,15 @@ struct RewriteContext {
     return r;
   }
   UOp cached_bpm_rewrite(const UOp& x) {
-    if (UOp* c = bpm_cache.find(x)) return *c;
+    if (Slot* c = find(x.node()); c && c->bpm_done) return c->bpm;
     UOp r = bpm->rewrite(x, ctx);
     if (detail::bottom_up_gate) {  // request_bottom_up_gate(): like a thrown BottomUpGate, nothing is cached
       detail::bottom_up_gate = false;
       gate_requested_ = true;
       return UOp();
     }
-    bpm_cache[x] = r;
+    Slot& c = get(x.node());
+    c.bpm_done = true, c.bpm = r;
     return r;
   }
   bool gate_requested_ = false;  // the last cached_bpm_rewrite was gated by request_bottom_up_gate()
@@ -139,20 +228,20 @@ struct RewriteContext {
       auto [np, processed] = stack.back();
       stack.pop_back();
       const UOp& n = view(np);
-      if (replace.contains(n)) continue;
+      if (is_replaced(n)) continue;
       if (!processed) {
         if (bpm) {
           UOp r = cached_bpm_rewrite(n);
           no_gate();
           if (r) {
-            set_replace(n, r);  // r lives in bpm_cache
+            set_replace(n, r);  // r lives in a slot
             continue;
           }
         }
         stack.push_back({np, true});
         if (!enter_calls && is_opaque_call(n)) set_replace(n.src(0), n.src(0));
         for (size_t i = n.nsrc(); i > 0; i--)
-          if (!replace.contains(n.src(i - 1))) stack.push_back({n.src(i - 1).node(), false});
+          if (!is_replaced(n.src(i - 1))) stack.push_back({n.src(i - 1).node(), false});
       } else {
         std::vector<detail::UOpNode*>& new_src = tmp_;  // filled and used before any rule runs
         new_src.clear();
@@ -176,13 +265,13 @@ struct RewriteContext {
 
   UOp unified_rewrite(const UOp& root) {
     stack.push_back({root.node(), 0, root.node()});
-    on_stack.insert(root.node());
+    get(root.node()).on_stack = true;
     const size_t limit = (size_t)REWRITE_STACK_LIMIT.value();
     auto release = [&](const UOp& n) {
-      WaitList* w = waitlist.find(n);
-      if (!w || w->head < 0) return;
-      for (int32_t i = w->head; i >= 0; i = waiting_[i].next) stack.push_back(waiting_[i].e);
-      *w = WaitList();
+      Slot* w = find(n.node());
+      if (!w || w->wait_head < 0) return;
+      for (int32_t i = w->wait_head; i >= 0; i = waiting_[i].next) stack.push_back(waiting_[i].e);
+      w->wait_head = w->wait_tail = -1;
     };
     // a node built here: kept alive for the rest of the rewrite (entries only borrow)
     auto own = [&](UOp&& u) -> detail::UOpNode* {
@@ -195,7 +284,7 @@ struct RewriteContext {
       const Entry e = stack.back();
       stack.pop_back();
       const UOp& n = view(e.n);
-      if (replace.contains(n)) continue;
+      if (is_replaced(n)) continue;
       if (e.stage == 0) {
         if (memo) {
           if (const UOp* m = memo->find(n)) {
@@ -211,7 +300,7 @@ struct RewriteContext {
         }
         detail::UOpNode* new_np = e.n;
         if (bpm) {
-          // apply the bottom-up rules to a fixed point on the node itself (bpm results live in bpm_cache)
+          // apply the bottom-up rules to a fixed point on the node itself (bpm results live in the slots)
           UOp test_n = n;
           seen_.clear();  // a fixed point takes one or two rewrites: a linear search beats a hash set
           bool gated = false;
@@ -219,7 +308,7 @@ struct RewriteContext {
             while (test_n) {
               if (std::find(seen_.begin(), seen_.end(), test_n.node()) != seen_.end())
                 throw RewriteError("infinite loop in fixed_point_rewrite");
-              seen_.push_back(test_n.node());  // n itself or a bpm_cache value
+              seen_.push_back(test_n.node());  // n itself or a bpm result
               new_np = test_n.node();
               test_n = cached_bpm_rewrite(test_n);
               if (gate_requested_) {  // request_bottom_up_gate(): the node being tested is final
@@ -233,7 +322,7 @@ struct RewriteContext {
             gated = true;  // the gate stops the descent: the node being tested is final
           }
           if (gated) {
-            set_replace(n, test_n);  // n itself or a bpm_cache value
+            set_replace(n, test_n);  // n itself or a bpm result
             release(n);
             continue;
           }
@@ -243,7 +332,9 @@ struct RewriteContext {
         if (!enter_calls && is_opaque_call(new_n)) set_replace(new_n.src(0), new_n.src(0)), saw_opaque_call = true;
         for (size_t i = new_n.nsrc(); i > 0; i--) {
           const UOp& x = new_n.src(i - 1);
-          if (!on_stack.insert(x.node())) continue;
+          Slot& xs = get(x.node());
+          if (xs.on_stack) continue;
+          xs.on_stack = true;
           stack.push_back({x.node(), 0, x.node()});
         }
       } else if (e.stage == 1) {
@@ -323,16 +414,17 @@ UOp run(const UOp& sink, const PatternMatcher* pm, const PatternMatcher* bpm, co
   if ((opts.memo || opts.simplify_memo) && (bpm || opts.ctx.p || opts.walk || TRACK_MATCH_STATS.value() != 0))
     throw Error("graph_rewrite: a memo needs a pm without bpm, ctx or walk, and TRACK_MATCH_STATS=0");
   rc->memo = opts.memo, rc->simplify_memo = opts.simplify_memo, rc->saw_opaque_call = false;
+  rc->start();
   UOp out = opts.walk ? rc->walk_rewrite(sink) : rc->unified_rewrite(sink);
   if (opts.simplify_memo && !rc->saw_opaque_call) {
     // every node's replacement is its own rewrite's result (a pure matcher), and a fixed point
-    rc->replace.for_each([&](detail::UOpNode* k, detail::UOpNode* v) {
+    rc->for_each_replace([&](detail::UOpNode* k, detail::UOpNode* v) {
       detail::set_cached_simplify(k, k == v ? UOp() : RewriteContext::view(v));
       if (k != v) detail::set_cached_simplify(v, UOp());
     });
   }
   if (opts.memo) {
-    rc->replace.for_each([&](detail::UOpNode* k, detail::UOpNode* v) {
+    rc->for_each_replace([&](detail::UOpNode* k, detail::UOpNode* v) {
       if (auto [slot, added] = opts.memo->emplace(RewriteContext::view(k)); added) *slot = RewriteContext::view(v);
     });
   }
@@ -341,6 +433,8 @@ UOp run(const UOp& sink, const PatternMatcher* pm, const PatternMatcher* bpm, co
 }
 
 }  // namespace
+
+size_t detail::rewrite_unclaimed_nodes() { return t_unclaimed; }
 
 UOp graph_rewrite(const UOp& sink, const PatternMatcher& pm, const RewriteOpts& opts, std::source_location loc) {
   if (opts.bottom_up) return run(sink, nullptr, &pm, opts, loc);

@@ -38,6 +38,12 @@ UOp graph_rewrite(const UOp& sink, const PatternMatcher& pm, const RewriteOpts& 
 UOp graph_rewrite_bpm(const UOp& sink, const PatternMatcher* pm, const PatternMatcher& bpm,
                       const RewriteOpts& opts = {}, std::source_location loc = std::source_location::current());
 
+namespace detail {
+// how many nodes this thread's graph_rewrites found claimed by a rewrite running on another thread (their state was
+// kept in a hash map instead of a slot the node points to): for tests of the driver's claims
+size_t rewrite_unclaimed_nodes();
+}  // namespace detail
+
 // _substitute: every node found in the ctx map (UOpMap<UOp>) is replaced; use bottom_up=true
 const PatternMatcher& pm_substitute();
 

@@ -166,6 +166,7 @@ void release_node(UOpNode* first) {
     n->tag.~Arg();
     n->cache.~atomic();
     n->trace_id.~atomic();
+    n->rw_slot.~atomic();
     n->rc.~atomic();
     ::operator delete(n);
     g_live.fetch_sub(1, std::memory_order_relaxed);
@@ -212,6 +213,7 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
   new (&n->src_ops) OpSet(so);
   new (&n->cache) std::atomic<UOpCache*>(nullptr);
   new (&n->trace_id) std::atomic<uint64_t>(0);
+  new (&n->rw_slot) std::atomic<uint64_t>(0);
   g_live.fetch_add(1, std::memory_order_relaxed);
   *created = true;
   if (sh.slots[i].node != nullptr) {

@@ -37,6 +37,9 @@ struct UOpNode {
   OpSet src_ops;                      // ops of the srcs, for the matcher's early reject
   std::atomic<UOpCache*> cache{nullptr};
   std::atomic<uint64_t> trace_id{0};  // (trace generation << 32) | id, assigned by a recorder
+  // (rewrite serial << 24) | slot: where the graph_rewrite that claimed this node keeps its state for it (next to
+  // the srcs the driver reads anyway, so finding that state costs no hash probe; see rewrite.cpp)
+  std::atomic<uint64_t> rw_slot{0};
   UOpNode* srcs[];                    // nsrc entries, each holding a reference
 };
 void release_node(UOpNode* n);
