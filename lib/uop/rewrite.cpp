@@ -50,9 +50,14 @@ constexpr uint64_t kSlotMask = (uint64_t(1) << kSlotBits) - 1, kSerialMask = (ui
 constexpr size_t kActive = 4096;
 std::atomic<uint64_t> g_next_serial{0};
 std::atomic<uint64_t> g_active[kActive];
+thread_local uint64_t t_next_serial = 0, t_serial_end = 0;  // a block of serials taken by this thread
 uint64_t acquire_serial() {
   for (;;) {
-    uint64_t s = g_next_serial.fetch_add(1, std::memory_order_relaxed) & kSerialMask;
+    if (t_next_serial == t_serial_end) {  // the threads share the counter's line once per 1024 rewrites
+      t_next_serial = g_next_serial.fetch_add(1024, std::memory_order_relaxed);
+      t_serial_end = t_next_serial + 1024;
+    }
+    uint64_t s = t_next_serial++ & kSerialMask;
     uint64_t free = 0;
     if (s && g_active[s % kActive].compare_exchange_strong(free, s, std::memory_order_acq_rel)) return s;
   }
