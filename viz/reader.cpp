@@ -514,12 +514,27 @@ int64_t Trace::find_content(int op, int dtype, int64_t arg, int64_t tag, const s
   return 0;
 }
 
-// index a node (before it is in nodes_) under its content; the first node with a content keeps it
+// index a node (before it is in nodes_) under its content; the first recorded node with a content keeps it. A node
+// a replay built (negative id) gives its content up to a recorded node loaded later: replays of later steps then
+// build the recorded node, as the program did (nodes are loaded lazily, so a replay can build a node the file holds)
 void Trace::index_content(const Node& n, bool also_any) {
-  if (!find_content(n.op, n.dtype, n.arg, n.tag, n.src, true))
-    content_.emplace(content_hash(n.op, n.dtype, n.arg, n.tag, n.src, true), n.id);
-  if (also_any && !find_content(n.op, n.dtype, n.arg, n.tag, n.src, false))
-    content_any_.emplace(content_hash(n.op, n.dtype, n.arg, n.tag, n.src, false), n.id);
+  auto put = [&](bool with_dtype) {
+    auto& index = with_dtype ? content_ : content_any_;
+    uint64_t h = content_hash(n.op, n.dtype, n.arg, n.tag, n.src, with_dtype);
+    int64_t old = find_content(n.op, n.dtype, n.arg, n.tag, n.src, with_dtype);
+    if (old > 0 || (old < 0 && n.id < 0)) return;
+    if (old < 0) {
+      auto [lo, hi] = index.equal_range(h);
+      for (auto it = lo; it != hi; ++it)
+        if (it->second == old) {
+          index.erase(it);
+          break;
+        }
+    }
+    index.emplace(h, n.id);
+  };
+  put(true);
+  if (also_any) put(false);
 }
 
 int64_t Trace::intern_node(int op, int dtype, int64_t arg, int64_t tag, const std::vector<int64_t>& src) {

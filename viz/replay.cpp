@@ -159,7 +159,7 @@ int64_t StepReplay::root(size_t k) {
       next = prev;  // a rule raised: the step stopped here
     } else {
       try {
-        next = substitute(step_.bottom_up ? step_.input_root : prev, step_.walk);
+        next = substitute(step_.bottom_up || step_.walk ? step_.input_root : prev, step_.walk);
       } catch (const TraceError& e) {
         error_ = e.what();
         next = prev;

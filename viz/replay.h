@@ -2,7 +2,8 @@
 // after matches 1..k. Frames are computed from the previous frame (never by replaying the step from the start) and
 // given as deltas: nodes added, removed, and changed (old -> new, the rebuilt ancestors and the matched node).
 // Semantics follow the reference's VIZ: frame_k = frame_{k-1}.substitute(all replacements so far) for top-down
-// steps, input.substitute(all replacements so far) for bottom-up steps, with walk=True steps substituting once.
+// steps, input.substitute(all replacements so far) for bottom-up steps and walk=True steps (one pass over the input:
+// a replacement that contains the node it replaces, x -> CAST(x), is not rewritten again).
 #pragma once
 #include <cstdint>
 #include <string>

@@ -150,6 +150,53 @@ TEST(Recorder, BottomUpWalkAndNestedStepsReplay) {
   }
 }
 
+// a walk step substitutes the input once: its frames start from the input graph, so a replacement that contains the
+// node it replaces (x -> NOOP(x), like "casted consts") is not rewritten again by the next frame
+TEST(Recorder, WalkStepWithSelfContainingReplacementsReplays) {
+  PatternMatcher wrap("wrap", {TG_RULE(UPat(Ops::CONST).dtype(dtypes::bool_).named("x"),
+                                       [](UOp x) { return UOp(Ops::NOOP, x.dtype(), std::vector<UOp>{x}); })});
+  UOp v = UOp::variable("a", 0, 3) < c(2);
+  UOp t_c = UOp::const_(PyConst(true), dtypes::bool_), f_c = UOp::const_(PyConst(false), dtypes::bool_);
+  UOp root = UOp::sink(std::vector<UOp>{v & t_c, v | f_c});
+  UOp out;
+  std::string path =
+      record("walk_self", [&] { out = graph_rewrite(root, wrap, {.name = "wrap consts", .walk = true}); });
+  EXPECT_EQ(out, UOp::sink(std::vector<UOp>{v & UOp(Ops::NOOP, dtypes::bool_, std::vector<UOp>{t_c}),
+                                            v | UOp(Ops::NOOP, dtypes::bool_, std::vector<UOp>{f_c})}));
+  auto t = Trace::open(path);
+  ASSERT_EQ(t->steps().size(), 1u);
+  StepReplay r(*t, t->steps()[0].id);
+  ASSERT_EQ(r.num_frames(), 3u);
+  EXPECT_TRUE(r.reproduces_output());
+}
+
+// a replay builds the nodes of its frames that the program never recorded (negative ids); when a later step's graph
+// holds such a node as recorded, replays from then on must give the recorded node, or a step replayed after the
+// other one no longer reproduces its output
+TEST(Recorder, ReplayPrefersRecordedNodesLoadedLater) {
+  UOp a = UOp::variable("a", 0, 3), b = UOp::variable("b", 0, 3);
+  PatternMatcher mul1(
+      "mul1", {TG_RULE(UPat(Ops::MUL).src(UPat::var("x"), UPat(Ops::CONST).arg(Arg(1))), [](UOp x) { return x; })});
+  PatternMatcher mul1_a("mul1_a", {TG_RULE(UPat(Ops::MUL).src(UPat::var("x"), UPat(Ops::CONST).arg(Arg(1))),
+                                           [a](UOp x) { return x == a ? x : UOp(); })});
+  UOp g = (a * c(1)) + (b * c(1));
+  std::string path = record("later", [&] {
+    // the replay's first frame is a + b*1, a node this rewrite never built (it rebuilt the sum once, as a + b)
+    EXPECT_EQ(graph_rewrite(g, mul1, {.name = "both"}), a + b);
+    // this rewrite's output is a + b*1, recorded
+    EXPECT_EQ(graph_rewrite(g, mul1_a, {.name = "only a"}), a + (b * c(1)));
+  });
+  auto t = Trace::open(path);
+  ASSERT_EQ(t->steps().size(), 2u);
+  StepReplay first(*t, t->steps()[0].id);
+  ASSERT_EQ(first.num_frames(), 3u);
+  EXPECT_LT(first.root(1), 0);  // built by the replay
+  EXPECT_TRUE(first.reproduces_output());
+  StepReplay second(*t, t->steps()[1].id);
+  EXPECT_TRUE(second.reproduces_output());
+  EXPECT_EQ(second.root(1), t->steps()[1].output_root);
+}
+
 TEST(Recorder, RuleErrorIsRecorded) {
   PatternMatcher boom("boom", {TG_RULE(UPat(Ops::ADD).named("x"), [](UOp x) -> UOp { throw Error("rule exploded"); })});
   std::string path = record("error", [&] {
