@@ -160,11 +160,15 @@ const PatternMatcher& pm_mops() {
 
 static UOp fix_store_hazard(const UOp& target, const UOp& src) {
   UOp base = target.base();
+  // the walks' sets are kept per thread: a training step asks this of ~230 assignments over graphs of thousands of
+  // nodes, and fresh sets spent a third of the check growing and zeroing their tables
+  thread_local ClearableRawNodeSet seen(64), reaches_base(64);
+  thread_local std::vector<detail::UOpNode*> st;
   // base in src.toposort(enter_calls=False), without building the list: a walk that stops when it meets base
   {
     bool found = false;
-    RawNodeSet seen(64);
-    std::vector<detail::UOpNode*> st{src.node()};
+    seen.clear(), st.clear();
+    st.push_back(src.node());
     while (!st.empty() && !found) {
       detail::UOpNode* n = st.back();
       st.pop_back();
@@ -179,7 +183,7 @@ static UOp fix_store_hazard(const UOp& target, const UOp& src) {
   OpSet unsafe{Ops::PERMUTE, Ops::FLIP};
   if (target.op_in_backward_slice_with_self(OpSet{Ops::SHRINK})) unsafe = unsafe | OpSet{Ops::SHRINK};
   // the nodes that reach base (srcs come first in the toposort); borrowed: the toposort holds them
-  RawNodeSet reaches_base(64);
+  reaches_base.clear();
   for (const UOp& s : src.toposort([](const UOp& s) { return s.op() != Ops::CONTIGUOUS; })) {
     bool r = s == base;
     for (size_t i = 0; i < s.nsrc() && !r; i++) r = reaches_base.contains(s.src(i).node());
