@@ -71,59 +71,64 @@ size_t py_hash(const Arg& a) {
 }  // namespace
 
 TuplizeOrder::TuplizeOrder(const std::vector<UOp>& lst) : lst_(lst) {
-  UOpMap<size_t> pos;
-  pos.reserve(lst.size() * 2);
-  for (size_t i = 0; i < lst.size(); i++) pos.emplace(lst[i], i);
+  BorrowedNodeMap<size_t> pos(lst.size());
+  for (size_t i = 0; i < lst.size(); i++) *pos.emplace(lst[i]).first = i;
   build(pos);
 }
 
-TuplizeOrder::TuplizeOrder(const std::vector<UOp>& lst, const UOpMap<size_t>& pos) : lst_(lst) { build(pos); }
+TuplizeOrder::TuplizeOrder(const std::vector<UOp>& lst, BorrowedNodeMap<size_t>& pos) : lst_(lst) { build(pos); }
 
-void TuplizeOrder::build(const UOpMap<size_t>& pos) {
+void TuplizeOrder::build(BorrowedNodeMap<size_t>& pos) {
   const size_t n = lst_.size();
   cls_.resize(n), arg_.resize(n), src_begin_.resize(n + 1);
-  std::unordered_map<size_t, std::vector<uint32_t>> buckets;  // hash -> the first node of each class with it
-  std::unordered_map<size_t, std::vector<uint32_t>> arg_buckets;  // arg hash -> the first node of each arg id
+  // hash -> the first node of each class (and of each arg id) with it, the others chained through next: no vector
+  // per bucket
+  constexpr uint32_t kNone = UINT32_MAX;
+  std::unordered_map<size_t, uint32_t> buckets, arg_buckets;
+  std::vector<uint32_t> next_in_bucket(n, kNone), next_in_arg_bucket(n, kNone);
   buckets.reserve(n), arg_buckets.reserve(n);
   uint32_t next = 0, next_arg = 0;
   for (size_t i = 0; i < n; i++) {
     const UOp& u = lst_[i];
     src_begin_[i] = (uint32_t)src_pos_.size();
     const size_t ah = py_hash(u.arg());
-    std::vector<uint32_t>& ab = arg_buckets[ah];
-    uint32_t aid = UINT32_MAX;
-    for (uint32_t j : ab)
-      if (lst_[j].arg().py_eq(u.arg())) {
-        aid = arg_[j];
-        break;
-      }
-    if (aid == UINT32_MAX) aid = next_arg++, ab.push_back((uint32_t)i);
+    auto [ab, arg_new] = arg_buckets.try_emplace(ah, (uint32_t)i);
+    uint32_t aid = kNone;
+    if (!arg_new) {
+      for (uint32_t j = ab->second; j != kNone; j = next_in_arg_bucket[j])
+        if (lst_[j].arg().py_eq(u.arg())) {
+          aid = arg_[j];
+          break;
+        }
+      if (aid == kNone) next_in_arg_bucket[i] = ab->second, ab->second = (uint32_t)i;
+    }
+    if (aid == kNone) aid = next_arg++;
     arg_[i] = aid;
     size_t h = mix(mix(mix((size_t)u.op(), (size_t)u.dtype().data()), u.nsrc()), ah);
     for (const UOp& x : u.src()) {
-      auto it = pos.find(x);
-      if (it == pos.end()) throw Error("TuplizeOrder: a src is not in the list (it must be a toposort)");
-      if (it->second >= i) throw Error("TuplizeOrder: a src comes after its user (the list must be a toposort)");
-      src_pos_.push_back((uint32_t)it->second);
-      h = mix(h, cls_[it->second]);
+      const size_t* p = pos.find(x);
+      if (!p) throw Error("TuplizeOrder: a src is not in the list (it must be a toposort)");
+      if (*p >= i) throw Error("TuplizeOrder: a src comes after its user (the list must be a toposort)");
+      src_pos_.push_back((uint32_t)*p);
+      h = mix(h, cls_[*p]);
     }
-    std::vector<uint32_t>& b = buckets[h];
-    uint32_t c = UINT32_MAX;
-    for (uint32_t j : b) {
-      const UOp& v = lst_[j];
-      if (v.op() != u.op() || v.dtype() != u.dtype() || v.nsrc() != u.nsrc() || arg_[j] != arg_[i]) continue;
-      bool same = true;
-      for (size_t k = 0; k < u.nsrc() && same; k++)
-        same = cls_[src_pos_[src_begin_[j] + k]] == cls_[src_pos_[src_begin_[i] + k]];
-      if (same) {
-        c = cls_[j];
-        break;
+    auto [b, is_new] = buckets.try_emplace(h, (uint32_t)i);
+    uint32_t c = kNone;
+    if (!is_new) {
+      for (uint32_t j = b->second; j != kNone; j = next_in_bucket[j]) {
+        const UOp& v = lst_[j];
+        if (v.op() != u.op() || v.dtype() != u.dtype() || v.nsrc() != u.nsrc() || arg_[j] != arg_[i]) continue;
+        bool same = true;
+        for (size_t k = 0; k < u.nsrc() && same; k++)
+          same = cls_[src_pos_[src_begin_[j] + k]] == cls_[src_pos_[src_begin_[i] + k]];
+        if (same) {
+          c = cls_[j];
+          break;
+        }
       }
+      if (c == kNone) next_in_bucket[i] = b->second, b->second = (uint32_t)i;
     }
-    if (c == UINT32_MAX) {
-      c = next++;
-      b.push_back((uint32_t)i);
-    }
+    if (c == kNone) c = next++;
     cls_[i] = c;
   }
   src_begin_[n] = (uint32_t)src_pos_.size();
@@ -146,15 +151,14 @@ bool TuplizeOrder::lt(size_t a, size_t b) const {
 std::vector<UOp> linearize(const UOp& sink) {
   std::vector<UOp> lst = sink.toposort();
   const size_t n = lst.size();
-  UOpMap<size_t> pos;
-  pos.reserve(n * 2);
-  for (size_t i = 0; i < n; i++) pos.emplace(lst[i], i);
+  BorrowedNodeMap<size_t> pos(n);  // lst holds the nodes
+  for (size_t i = 0; i < n; i++) *pos.emplace(lst[i]).first = i;
   std::vector<int64_t> out_degree(n, 0);
   std::vector<Priority> prio(n);
   AddrSpaceCache as;
   for (size_t k = n; k > 0; k--) {
     const UOp& u = lst[k - 1];
-    for (const UOp& s : u.src()) out_degree[pos.at(s)]++;
+    for (const UOp& s : u.src()) out_degree[*pos.find(s)]++;
     // we place UOps with higher run_counts later
     pyint run_count = 1;
     for (const UOp& r : u.ranges()) run_count = sat_mul(run_count, sat_add(r.vmax().as_int(), 1));
@@ -184,7 +188,7 @@ std::vector<UOp> linearize(const UOp& sink) {
   for (size_t i = 0; i < n; i++) nkey[order[i]] = i;
   // then force them to be toposorted in as close to the ideal order as possible: pop the largest key first, reverse
   std::priority_queue<std::pair<size_t, size_t>> heap;  // (nkey, position)
-  heap.push({nkey[pos.at(sink)], pos.at(sink)});
+  heap.push({nkey[*pos.find(sink)], *pos.find(sink)});
   std::vector<UOp> newlst;
   newlst.reserve(n);
   while (!heap.empty()) {
@@ -192,7 +196,7 @@ std::vector<UOp> linearize(const UOp& sink) {
     heap.pop();
     newlst.push_back(lst[i]);
     for (const UOp& v : lst[i].src()) {
-      size_t j = pos.at(v);
+      size_t j = *pos.find(v);
       if (--out_degree[j] == 0) heap.push({nkey[j], j});
     }
   }

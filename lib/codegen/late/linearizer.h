@@ -18,12 +18,12 @@ std::vector<UOp> linearize(const UOp& sink);
 class TuplizeOrder {
  public:
   explicit TuplizeOrder(const std::vector<UOp>& toposorted);
-  TuplizeOrder(const std::vector<UOp>& toposorted, const UOpMap<size_t>& positions);
+  TuplizeOrder(const std::vector<UOp>& toposorted, BorrowedNodeMap<size_t>& positions);
   bool eq(size_t a, size_t b) const { return cls_[a] == cls_[b]; }
   bool lt(size_t a, size_t b) const;
 
  private:
-  void build(const UOpMap<size_t>& pos);
+  void build(BorrowedNodeMap<size_t>& pos);
   const std::vector<UOp>& lst_;
   std::vector<uint32_t> cls_;                  // by position
   std::vector<uint32_t> arg_;                  // by position: equal ids for python-equal args
