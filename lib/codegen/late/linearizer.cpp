@@ -204,42 +204,42 @@ std::vector<UOp> linearize(const UOp& sink) {
   return newlst;
 }
 
-namespace {
-// an insertion-ordered set of UOps
-struct OrderedSet {
-  std::vector<UOp> items;
-  UOpSet index;
-  void add(const UOp& u) {
-    if (index.insert(u).second) items.push_back(u);
-  }
-  bool has(const UOp& u) const { return index.count(u) != 0; }
-};
-}  // namespace
-
 CFGContext::CFGContext(const UOp& sink) {
   // there are 3 relationships between ranges:
   // nested: endrange y is a dependency of endrange x and range x is a dependency of endrange y
   // dependent: endrange y is a dependency of endrange x and range x is not a dependency of endrange y
   // independent: endrange y is not a dependency of endrange x
   // everything is nested inside the sink
-  UOpMap<OrderedSet> deps;
+  // deps: the RANGEs and ENDs below each node, insertion-ordered (the reference's dict). A kernel has a few of them,
+  // so each node's list is a small vector searched linearly; nodes are borrowed (topo holds them)
+  const std::vector<UOp> topo = sink.toposort();
+  BorrowedNodeMap<uint32_t> index(topo.size());
+  std::vector<std::vector<detail::UOpNode*>> deps;
+  deps.reserve(topo.size());
+  auto deps_of = [&](const UOp& u) -> const std::vector<detail::UOpNode*>& { return deps[*index.find(u)]; };
+  auto has = [](const std::vector<detail::UOpNode*>& d, detail::UOpNode* x) {
+    return std::find(d.begin(), d.end(), x) != d.end();
+  };
   std::vector<std::pair<UOp, UOp>> nesting;  // END -> its parent (END or SINK), insertion-ordered
-  UOpSet nested;
-  for (const UOp& u : sink.toposort()) {
-    OrderedSet d;
+  RawNodeSet nested;
+  for (const UOp& u : topo) {
+    std::vector<detail::UOpNode*> d;
     for (const UOp& s : u.src())
-      for (const UOp& x : deps.at(s).items) d.add(x);
+      for (detail::UOpNode* x : deps_of(s))
+        if (!has(d, x)) d.push_back(x);
     if (u.op() == Ops::END || u.op() == Ops::SINK) {
-      for (const UOp& x : d.items) {
-        if (x.op() != Ops::END || nested.count(x)) continue;
-        if (u.op() == Ops::SINK || deps.at(x).has(u.src(1))) {
+      for (detail::UOpNode* xn : d) {
+        const UOp& x = *reinterpret_cast<const UOp*>(&xn);  // a view: no reference taken
+        if (x.op() != Ops::END || nested.contains(xn)) continue;
+        if (u.op() == Ops::SINK || has(deps_of(x), u.src(1).node())) {
           nesting.emplace_back(x, u);
-          nested.insert(x);
+          nested.insert(xn);
         }
       }
     }
-    if (u.op() == Ops::RANGE || u.op() == Ops::END) d.add(u);
-    deps.emplace(u, std::move(d));
+    if (u.op() == Ops::RANGE || u.op() == Ops::END) d.push_back(u.node());
+    *index.emplace(u).first = (uint32_t)deps.size();
+    deps.push_back(std::move(d));
   }
   std::vector<std::pair<UOp, std::vector<UOp>>> siblings;
   UOpMap<size_t> sib_index;
@@ -257,7 +257,7 @@ CFGContext::CFGContext(const UOp& sink) {
     std::vector<std::pair<size_t, UOp>> keyed;
     for (const UOp& x : v) {
       size_t cnt = 0;
-      for (const UOp& y : v) cnt += deps.at(x).has(y);
+      for (const UOp& y : v) cnt += has(deps_of(x), y.node());
       keyed.push_back({cnt, x});
     }
     std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
