@@ -5,9 +5,10 @@
 
 #include "lib/codegen/late/linearizer.h"
 #include "lib/codegen/late/uop_props.h"
-#include "lib/renderer/renderer.h"
 #include "lib/recorder.h"
+#include "lib/renderer/renderer.h"
 #include "lib/uop/kernel_info.h"
+#include "lib/uop/nodemap.h"
 #include "lib/uop/track.h"
 
 namespace tg {
@@ -32,18 +33,30 @@ const LinePatternMatcher& pm_linearize_cleanups() {
 
 std::vector<UOp> line_rewrite(const std::vector<UOp>& lst, const LinePatternMatcher& pm, CtxRef ctx) {
   std::vector<UOp> newlst;
-  UOpMap<UOp> replaced;
+  newlst.reserve(lst.size());
+  // the lines whose replacement is another node (most are themselves: a node whose srcs are all unchanged is kept
+  // without rebuilding it, as u.replace(src=...) gives the same node)
+  NodeMap<UOp> replaced(64);
+  std::vector<UOp> src;
   for (const UOp& u : lst) {
-    std::vector<UOp> src;
-    src.reserve(u.nsrc());
-    for (const UOp& x : u.src()) {
-      auto it = replaced.find(x);
-      src.push_back(it == replaced.end() ? x : it->second);
+    UOp nu = u;
+    if (replaced.size()) {
+      bool changed = false;
+      src.clear();
+      for (const UOp& x : u.src()) {
+        const UOp* r = replaced.find(x);
+        src.push_back(r ? *r : x);
+        changed |= r != nullptr;
+      }
+      if (changed) nu = u.with_src(src);
     }
-    UOp nu = u.with_src(std::move(src));
     std::optional<LineRewrite> ret = pm.rewrite(nu, ctx);
-    if (!ret) ret = LineRewrite{nu, {nu}};
-    replaced[u] = ret->replaced;
+    if (!ret) {
+      if (!(nu == u)) *replaced.emplace(u).first = nu;
+      newlst.push_back(std::move(nu));
+      continue;
+    }
+    if (!(ret->replaced == u)) *replaced.emplace(u).first = ret->replaced;
     newlst.insert(newlst.end(), ret->lines.begin(), ret->lines.end());
   }
   return newlst;
