@@ -65,8 +65,16 @@ uint64_t acquire_serial() {
 void release_serial(uint64_t s) { g_active[s % kActive].store(0, std::memory_order_release); }
 bool serial_active(uint64_t s) { return s && g_active[s % kActive].load(std::memory_order_acquire) == s; }
 thread_local size_t t_unclaimed = 0;
-thread_local std::vector<uint64_t> t_running;  // the serials of this thread's running rewrites, outermost first
-bool running_on_this_thread(uint64_t s) { return std::find(t_running.begin(), t_running.end(), s) != t_running.end(); }
+// the serials of this thread's running rewrites, outermost first: trivially destructible (a rewrite run by a static
+// object's destructor at exit still finds them), the first kMaxTracked levels (a deeper rewrite's claims are left
+// to the rewrites it runs, which keep their state for those nodes in their map)
+constexpr size_t kMaxTracked = 64;
+thread_local uint64_t t_running[kMaxTracked];
+thread_local size_t t_depth = 0;
+bool running_on_this_thread(uint64_t s) {
+  const uint64_t* end = t_running + std::min(t_depth, kMaxTracked);
+  return std::find(static_cast<const uint64_t*>(t_running), end, s) != end;
+}
 
 struct RewriteContext {
   const PatternMatcher* pm = nullptr;
@@ -92,7 +100,8 @@ struct RewriteContext {
   std::vector<std::pair<detail::UOpNode*, uint64_t>> taken_;
   void start() {
     serial_ = acquire_serial();
-    t_running.push_back(serial_);
+    if (t_depth < kMaxTracked) t_running[t_depth] = serial_;
+    t_depth++;
   }
   TG_HOT_INLINE Slot* find(detail::UOpNode* n) {
     uint64_t t = n->rw_slot.load(std::memory_order_acquire);
@@ -195,7 +204,7 @@ struct RewriteContext {
       for (size_t i = taken_.size(); i > 0; i--)
         taken_[i - 1].first->rw_slot.store(taken_[i - 1].second, std::memory_order_release);
       taken_.clear();
-      t_running.pop_back();
+      t_depth--;
       release_serial(serial_), serial_ = 0;
     }
   }

@@ -229,6 +229,31 @@ static UOp on_other_thread(const std::function<UOp()>& f, size_t* unclaimed = nu
   t.join();
   return r;
 }
+// rewrites nested deeper than the levels a thread tracks: the deeper ones keep their state for the outer's nodes in
+// their maps, and every level still gives its result. Each untagged MAX rewrites its first src in a nested bottom-up
+// rewrite (one level deeper per MAX) and tags itself, so the rule does not run again on its result
+static const PatternMatcher& deep_pm() {
+  static const PatternMatcher pm("deep", {
+                                             TG_RULE(UPat::var("x") + 0, [](UOp x) { return x; }),
+                                             TG_RULE(UPat(Ops::MAX).named("m"),
+                                                     [](UOp m) {
+                                                       if (!m.tag().is_none()) return UOp();
+                                                       UOp r = graph_rewrite(m.src(0), deep_pm(), {.bottom_up = true});
+                                                       return m.with_src({r, m.src(1)}).rtag(Arg(1));
+                                                     }),
+                                         });
+  return pm;
+}
+TEST(TestRewriteClaims, test_nesting_deeper_than_tracked) {
+  UOp a = var("a"), b = var("b");
+  UOp in = a + ci(0), want = a;
+  for (int i = 0; i < 150; i++) in = in.alu(Ops::MAX, b), want = want.alu(Ops::MAX, b).rtag(Arg(1));
+  EXPECT_EQ(graph_rewrite(in, deep_pm(), {.bottom_up = true}), want);
+  UOp r;
+  std::thread t([&] { r = graph_rewrite(in, deep_pm(), {.bottom_up = true}); });
+  t.join();
+  EXPECT_EQ(r, want);
+}
 TEST(TestRewriteClaims, test_nested_rewrites_on_the_outer_nodes) {
   std::mt19937 rng(777);
   int changed = 0;
