@@ -8,10 +8,13 @@
 #include <x86intrin.h>
 #define TG_HAS_RDTSC 1
 #endif
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 
 namespace tg {
 
@@ -145,6 +148,82 @@ std::string time_to_str(double t, int w) {
 std::string ansipad(const std::string& s, int n) {
   int len = (int)ansistrip(s).size();
   return s + std::string((size_t)std::max(n - len, 0), ' ');
+}
+
+namespace {
+// the pool behind parallel_for: threads started on demand and never stopped (the pool is never destroyed, so a
+// call from a static destructor at exit still finds it; the threads end with the process)
+class WorkerPool {
+ public:
+  void run(size_t n, size_t nworkers, const std::function<void(size_t)>& fn) {
+    if (busy_.exchange(true, std::memory_order_acquire)) {  // another call holds the pool: this one runs alone
+      for (size_t i = 0; i < n; i++) fn(i);
+      return;
+    }
+    struct Release {
+      std::atomic<bool>& b;
+      ~Release() { b.store(false, std::memory_order_release); }
+    } release{busy_};
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      while (threads_.size() + 1 < nworkers) threads_.emplace_back([this] { loop(); });
+      fn_ = &fn, n_ = n, next_.store(0), err_ = nullptr;
+      helpers_ = nworkers - 1, running_ = helpers_;
+      generation_++;
+    }
+    wake_.notify_all();
+    work();
+    std::unique_lock<std::mutex> lk(mu_);
+    done_.wait(lk, [this] { return running_ == 0; });
+    fn_ = nullptr;
+    if (std::exception_ptr e = std::exchange(err_, nullptr)) std::rethrow_exception(e);
+  }
+
+ private:
+  void work() {
+    for (size_t i; (i = next_.fetch_add(1)) < n_;) {
+      try {
+        (*fn_)(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lk(mu_);
+        if (!err_) err_ = std::current_exception();
+        next_.store(n_);
+      }
+    }
+  }
+  void loop() {
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lk(mu_);
+        wake_.wait(lk, [&] { return generation_ != seen && helpers_ > 0; });
+        seen = generation_;
+        helpers_--;  // this thread takes one of the call's helper places
+      }
+      work();
+      std::lock_guard<std::mutex> lk(mu_);
+      if (--running_ == 0) done_.notify_one();
+    }
+  }
+  std::atomic<bool> busy_{false};
+  std::mutex mu_;
+  std::condition_variable wake_, done_;
+  std::vector<std::thread> threads_;
+  const std::function<void(size_t)>* fn_ = nullptr;
+  size_t n_ = 0, helpers_ = 0, running_ = 0;
+  std::atomic<size_t> next_{0};
+  std::exception_ptr err_;
+  uint64_t generation_ = 0;
+};
+}  // namespace
+
+void parallel_for(size_t n, int64_t nworkers, const std::function<void(size_t)>& fn) {
+  if (nworkers < 2 || n < 2) {
+    for (size_t i = 0; i < n; i++) fn(i);
+    return;
+  }
+  static WorkerPool* pool = new WorkerPool();
+  pool->run(n, (size_t)std::min<int64_t>(nworkers, (int64_t)n), fn);
 }
 
 }  // namespace tg

@@ -2,6 +2,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -80,5 +81,11 @@ struct GlobalCounters {
 std::string size_to_str(int64_t s);
 std::string time_to_str(double t, int w = 8);
 std::string ansipad(const std::string& s, int n);
+
+// fn(0) .. fn(n-1), each index once, on nworkers threads: the caller and nworkers-1 threads of a process-wide pool
+// that stays up between calls (its threads keep their warm caches and allocator state, and no call pays a thread's
+// start). The first exception stops the handing out of indices and is rethrown once every thread is done. A call
+// made while another runs on the pool (from another thread, or from inside fn) runs its indices on the caller alone.
+void parallel_for(size_t n, int64_t nworkers, const std::function<void(size_t)>& fn);
 
 }  // namespace tg

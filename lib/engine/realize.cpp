@@ -180,34 +180,6 @@ static int64_t parallel_workers() {
   return p;
 }
 
-// fn(0) .. fn(n-1) on nworkers threads (the caller's included), each index once; the first exception stops the
-// handing out of indices and is rethrown once every thread is done
-static void run_on_workers(size_t n, int64_t nworkers, const std::function<void(size_t)>& fn) {
-  if (nworkers < 2 || n < 2) {
-    for (size_t i = 0; i < n; i++) fn(i);
-    return;
-  }
-  std::atomic<size_t> next{0};
-  std::mutex err_mu;
-  std::exception_ptr err;
-  auto worker = [&] {
-    for (size_t w; (w = next++) < n;) {
-      try {
-        fn(w);
-      } catch (...) {
-        std::lock_guard<std::mutex> lk(err_mu);
-        if (!err) err = std::current_exception();
-        next = n;
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int64_t i = 1; i < nworkers; i++) threads.emplace_back(worker);
-  worker();
-  for (auto& th : threads) th.join();
-  if (err) std::rethrow_exception(err);
-}
-
 UOp lower_and_compile(const UOp& linear) {
   // the calls to lower and compile: a SINK body (a PROGRAM body is compiled already: its runtime is loaded on use)
   struct Todo {
@@ -252,7 +224,7 @@ UOp lower_and_compile(const UOp& linear) {
   // two phases, each on the workers: codegen of every kernel, then the compiles (the biggest sources first, so the
   // last compiles to finish are short ones). Their wall times are what the first step waits for.
   double t0 = wall_seconds();
-  run_on_workers(work.size(), nworkers, [&](size_t w) {
+  parallel_for(work.size(), nworkers, [&](size_t w) {
     Todo& t = todo[work[w]];
     t.prg = compile_one(t.key.ast, *t.ren);
   });
@@ -261,7 +233,7 @@ UOp lower_and_compile(const UOp& linear) {
   std::stable_sort(by_size.begin(), by_size.end(), [&](size_t a, size_t b) {
     return todo[a].prg.src(2).arg().as_str().size() > todo[b].prg.src(2).arg().as_str().size();
   });
-  run_on_workers(by_size.size(), nworkers, [&](size_t w) {
+  parallel_for(by_size.size(), nworkers, [&](size_t w) {
     const Todo& t = todo[by_size[w]];
     ScopedSeconds timed(CompileCounters::compile_s);
     get_device(t.dev).compiler().compile_cached(t.prg.src(2).arg().as_str());

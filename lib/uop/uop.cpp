@@ -67,9 +67,9 @@ struct Shard {
   SpinLock mu;
   std::vector<Slot> slots = std::vector<Slot>(64, Slot{0, nullptr});
   size_t count = 0;
+  size_t live = 0;  // nodes of this shard's hashes alive (in the table or dying), under mu
 };
 Shard g_shards[kShards];
-std::atomic<size_t> g_live{0};
 SpinLock g_cache_mu[64];
 
 inline Shard& shard_of(size_t h) { return g_shards[(h >> 58) & (kShards - 1)]; }
@@ -156,6 +156,7 @@ void release_node(UOpNode* first) {
           break;
         }
       }
+      s.live--;
     }
     for (uint32_t i = 0; i < n->nsrc; i++) {
       UOpNode* c = n->srcs[i];
@@ -169,7 +170,6 @@ void release_node(UOpNode* first) {
     n->rw_slot.~atomic();
     n->rc.~atomic();
     ::operator delete(n);
-    g_live.fetch_sub(1, std::memory_order_relaxed);
   }
   tl_release_stack = nullptr;
 }
@@ -214,7 +214,7 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
   new (&n->cache) std::atomic<UOpCache*>(nullptr);
   new (&n->trace_id) std::atomic<uint64_t>(0);
   new (&n->rw_slot) std::atomic<uint64_t>(0);
-  g_live.fetch_add(1, std::memory_order_relaxed);
+  sh.live++;
   *created = true;
   if (sh.slots[i].node != nullptr) {
     sh.slots[i] = Slot{h, n};  // replaced a dying node in place
@@ -254,7 +254,14 @@ void set_cached_simplify(UOpNode* n, const UOp& r) {
 
 }  // namespace detail
 
-size_t live_uop_count() { return detail::g_live.load(); }
+size_t live_uop_count() {
+  size_t n = 0;
+  for (detail::Shard& s : detail::g_shards) {
+    std::lock_guard<detail::SpinLock> lk(s.mu);
+    n += s.live;
+  }
+  return n;
+}
 
 using detail::cache_of;
 using detail::cache_mutex;

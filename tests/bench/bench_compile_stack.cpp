@@ -5,18 +5,17 @@
 // Per model and pass: schedule (Tensor::schedule_linear: callify + create_linear_with_vars, schedule cache off),
 // codegen (to_program: full_rewrite_to_sink + linearize + render of every kernel), LLVM compile of every kernel
 // (uncached). Pass 1 is cold (matcher tables, LLVM start-up); the best later pass is the warm number.
-// Then the same codegen on every core (NUM_CPU_THREADS threads taking the kernels in turn, as the engine's
-// lower_and_compile generates them): the wall time a user waits for.
-// BENCH_MODEL=mlp|resnet|mnist_train runs one model; BENCH_SCHEDULE_ONLY=1 stops after the schedule (to profile the
-// scheduler); BENCH_PER_KERNEL=1 prints each kernel's codegen time; BENCH_NO_COMPILE=1 skips LLVM (to profile codegen).
+// Then the same codegen on every core (parallel_for on NUM_CPU_THREADS threads, the caller's and the pool's, taking
+// the kernels in turn, as the engine's lower_and_compile generates them): the wall time a user waits for.
+// BENCH_MODEL=mlp|resnet|mnist_train runs one model; BENCH_PAR_ONLY=1 runs one single-threaded pass (to profile the
+// parallel passes); BENCH_SCHEDULE_ONLY=1 stops after the schedule (to profile the scheduler); BENCH_PER_KERNEL=1
+// prints each kernel's codegen time; BENCH_NO_COMPILE=1 skips LLVM (to profile codegen).
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "backends/cpu/cpu.h"
@@ -94,7 +93,8 @@ int main(int argc, char** argv) {
     std::vector<double> sched, cg, cg_par, comp;
     const int nthreads = (int)std::max<int64_t>(1, NUM_CPU_THREADS.value());
     size_t calls = 0, kernels = 0;
-    for (int p = 0; p < passes; p++) {
+    const int single_passes = std::getenv("BENCH_PAR_ONLY") && nthreads > 1 ? 1 : passes;
+    for (int p = 0; p < single_passes; p++) {
       std::vector<Tensor> outs = build();
       auto t0 = clk::now();
       UOp linear = Tensor::schedule_linear(outs);
@@ -125,14 +125,7 @@ int main(int argc, char** argv) {
       for (const UOp& call : linear.src())
         if (call.src(0).op() == Ops::SINK) asts.push_back(call.src(0));
       auto tp = clk::now();
-      std::atomic<size_t> next{0};
-      auto worker = [&] {
-        for (size_t i; (i = next++) < asts.size();) to_program(asts[i], ren);
-      };
-      std::vector<std::thread> threads;
-      for (int i = 1; i < nthreads; i++) threads.emplace_back(worker);
-      worker();
-      for (auto& th : threads) th.join();
+      parallel_for(asts.size(), nthreads, [&](size_t i) { to_program(asts[i], ren); });
       cg_par.push_back(ms_since(tp));
     }
     auto fmt = [](const std::vector<double>& v) {
