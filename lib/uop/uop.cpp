@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -57,22 +58,116 @@ class SpinLock {
   std::atomic<bool> flag_{false};
 };
 
-constexpr int kShards = 64;
-// a slot keeps the node's hash next to the pointer: a probe rejects other nodes without touching them
-struct Slot {
-  size_t hash;
-  UOpNode* node;
+// The intern table: buckets of chained nodes (UOpNode::next), each bucket a word holding its first node, that
+// node's hash tag, and a lock bit. Interning or releasing a node locks its bucket only: two threads write the same
+// line only when their nodes hash to neighbouring buckets, not on every operation as a shared lock would make them
+// (a line written by the other core costs a transfer between the cores, up to ~200 ns where they share no cache).
+// A word: [16-bit tag: the top bits of the node's hash][pointer, 8-byte aligned][kMoved][kLock]. A probe compares
+// tags before it touches a node. Growing moves every chain into a table twice the size: it locks and marks each old
+// bucket moved (an operation finding a moved bucket waits for the new table), then publishes the new table. Old
+// tables are left allocated (a thread may still read a moved word); together they are smaller than the live one.
+constexpr uintptr_t kLock = 1, kMoved = 2, kTagMask = ~((uintptr_t(1) << 48) - 1), kPtrMask = ~kTagMask & ~uintptr_t(7);
+struct Table {
+  size_t mask;
+  std::atomic<uintptr_t>* buckets;
+  explicit Table(size_t n) : mask(n - 1), buckets(new std::atomic<uintptr_t>[n]) {
+    for (size_t i = 0; i < n; i++) buckets[i].store(0, std::memory_order_relaxed);
+  }
 };
-struct Shard {
-  SpinLock mu;
-  std::vector<Slot> slots = std::vector<Slot>(64, Slot{0, nullptr});
-  size_t count = 0;
-  size_t live = 0;  // nodes of this shard's hashes alive (in the table or dying), under mu
+std::atomic<Table*> g_table{new Table(size_t(1) << 12)};
+inline UOpNode* node_of(uintptr_t w) { return reinterpret_cast<UOpNode*>(w & kPtrMask); }
+inline uintptr_t tag_of(size_t hash) { return hash & kTagMask; }
+inline uintptr_t word_of(UOpNode* n) {
+  auto p = reinterpret_cast<uintptr_t>(n);
+  if (p & ~kPtrMask) [[unlikely]] {
+    std::fprintf(stderr, "tinygrad: a node's address %p does not fit the intern table's 48-bit pointers\n", (void*)n);
+    std::abort();
+  }
+  return p | tag_of(n->hash);
+}
+// the bucket of hash h, locked; head: its word without the lock bit. Waits out a growth.
+std::atomic<uintptr_t>& lock_bucket(size_t h, uintptr_t& head) {
+  for (int spins = 0;;) {
+    Table* t = g_table.load(std::memory_order_acquire);
+    std::atomic<uintptr_t>& b = t->buckets[h & t->mask];
+    uintptr_t w = b.load(std::memory_order_relaxed);
+    while (!(w & kMoved)) {
+      if (!(w & kLock) && b.compare_exchange_weak(w, w | kLock, std::memory_order_acquire, std::memory_order_relaxed)) {
+        head = w;
+        return b;
+      }
+      if (++spins > 64) std::this_thread::yield();
+#if defined(__x86_64__) || defined(__i386__)
+      else
+        __builtin_ia32_pause();
+#endif
+      w = b.load(std::memory_order_relaxed);
+    }
+    while (g_table.load(std::memory_order_acquire) == t) std::this_thread::yield();  // the new table is coming
+  }
+}
+// the live node count: one counter per thread that ever made or freed a node, written by its thread alone (a plain
+// store, no shared line); the sum is exact while no thread changes it. Counters outlive their threads.
+struct alignas(64) LiveCounter {
+  std::atomic<int64_t> n{0};
+  uint32_t made = 0;  // nodes made by this thread, modulo: when to look at the table's load
 };
-Shard g_shards[kShards];
+std::mutex& counters_mu() {
+  static auto* mu = new std::mutex();
+  return *mu;
+}
+std::vector<LiveCounter*>& counters() {
+  static auto* v = new std::vector<LiveCounter*>();
+  return *v;
+}
+thread_local LiveCounter* t_counter = nullptr;
+inline LiveCounter& my_counter() {
+  if (!t_counter) [[unlikely]] {
+    t_counter = new LiveCounter();
+    std::lock_guard<std::mutex> lk(counters_mu());
+    counters().push_back(t_counter);
+  }
+  return *t_counter;
+}
+int64_t live_nodes() {
+  std::lock_guard<std::mutex> lk(counters_mu());
+  int64_t n = 0;
+  for (LiveCounter* c : counters()) n += c->n.load(std::memory_order_relaxed);
+  return n;
+}
+// double the table when it holds more nodes than buckets (looked at every 1024 nodes a thread makes)
+void maybe_grow() {
+  static std::mutex grow_mu;
+  std::unique_lock<std::mutex> lk(grow_mu, std::try_to_lock);
+  if (!lk.owns_lock()) return;  // another thread grows it
+  Table* t = g_table.load(std::memory_order_acquire);
+  size_t n = t->mask + 1;
+  if (live_nodes() <= (int64_t)n) return;
+  auto* nt = new Table(2 * n);
+  for (size_t i = 0; i < n; i++) {
+    uintptr_t head;
+    std::atomic<uintptr_t>& b = t->buckets[i];
+    for (uintptr_t w = b.load(std::memory_order_relaxed);;) {
+      if (!(w & kLock) && b.compare_exchange_weak(w, w | kLock, std::memory_order_acquire, std::memory_order_relaxed)) {
+        head = w;
+        break;
+      }
+      std::this_thread::yield();
+      w = b.load(std::memory_order_relaxed);
+    }
+    for (uintptr_t w = head, next; node_of(w); w = next) {
+      UOpNode* node = node_of(w);
+      next = node->next;
+      std::atomic<uintptr_t>& nb = nt->buckets[node->hash & nt->mask];
+      node->next = nb.load(std::memory_order_relaxed);
+      nb.store(word_of(node), std::memory_order_relaxed);
+    }
+    b.store(kMoved, std::memory_order_release);
+  }
+  g_table.store(nt, std::memory_order_release);
+}
 SpinLock g_cache_mu[64];
 
-inline Shard& shard_of(size_t h) { return g_shards[(h >> 58) & (kShards - 1)]; }
 inline size_t mix(size_t h, size_t v) {
   h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
   return h * 0xbf58476d1ce4e5b9ull;
@@ -94,39 +189,6 @@ bool try_inc(UOpNode* n) {
   return false;
 }
 
-void grow(Shard& s) {
-  std::vector<Slot> old = std::move(s.slots);
-  s.slots.assign(old.size() * 2, Slot{0, nullptr});
-  size_t mask = s.slots.size() - 1;
-  for (const Slot& o : old) {
-    if (!o.node) continue;
-    size_t i = o.hash & mask;
-    while (s.slots[i].node) i = (i + 1) & mask;
-    s.slots[i] = o;
-  }
-}
-
-// backward-shift deletion for linear probing
-void erase_at(Shard& s, size_t i) {
-  size_t mask = s.slots.size() - 1;
-  s.slots[i] = Slot{0, nullptr};
-  s.count--;
-  size_t j = i;
-  for (;;) {
-    j = (j + 1) & mask;
-    Slot sl = s.slots[j];
-    if (!sl.node) break;
-    size_t home = sl.hash & mask;
-    // move the entry back to i if its home is not in (i, j]
-    bool between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-    if (!between) {
-      s.slots[i] = sl;
-      s.slots[j] = Slot{0, nullptr};
-      i = j;
-    }
-  }
-}
-
 thread_local std::vector<UOpNode*>* tl_release_stack = nullptr;
 }  // namespace
 
@@ -146,17 +208,22 @@ void release_node(UOpNode* first) {
   while (!stack.empty()) {
     UOpNode* n = stack.back();
     stack.pop_back();
-    Shard& s = shard_of(n->hash);
-    {
-      std::lock_guard<SpinLock> lk(s.mu);
-      size_t mask = s.slots.size() - 1;
-      for (size_t i = n->hash & mask; s.slots[i].node; i = (i + 1) & mask) {
-        if (s.slots[i].node == n) {
-          erase_at(s, i);
-          break;
+    {  // unlink n from its chain
+      uintptr_t head;
+      std::atomic<uintptr_t>& b = lock_bucket(n->hash, head);
+      if (node_of(head) == n) {
+        b.store(n->next, std::memory_order_release);
+      } else {
+        for (UOpNode* p = node_of(head); p; p = node_of(p->next)) {
+          if (node_of(p->next) == n) {
+            p->next = n->next;
+            break;
+          }
         }
+        b.store(head, std::memory_order_release);
       }
-      s.live--;
+      LiveCounter& c = my_counter();
+      c.n.store(c.n.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     }
     for (uint32_t i = 0; i < n->nsrc; i++) {
       UOpNode* c = n->srcs[i];
@@ -178,23 +245,22 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
   size_t h = mix(mix(mix((size_t)op, (size_t)dtype.data()), arg.hash()), tag.hash() + 0x7f);
   for (const UOp& s : src) h = mix(h, s.ptr_hash());
   h = fmix(h);
-  Shard& sh = shard_of(h);
-  std::lock_guard<SpinLock> lk(sh.mu);
-  size_t mask = sh.slots.size() - 1;
-  size_t i = h & mask;
-  for (; sh.slots[i].node; i = (i + 1) & mask) {
-    if (sh.slots[i].hash != h) continue;
-    UOpNode* n = sh.slots[i].node;
-    if (n->op != op || n->dtype != dtype || n->nsrc != src.size()) continue;
+  uintptr_t head;
+  std::atomic<uintptr_t>& b = lock_bucket(h, head);
+  const uintptr_t htag = tag_of(h);
+  for (uintptr_t w = head; node_of(w); w = node_of(w)->next) {
+    if ((w & kTagMask) != htag) continue;
+    UOpNode* n = node_of(w);
+    if (n->hash != h || n->op != op || n->dtype != dtype || n->nsrc != src.size()) continue;
     bool eq = true;
     for (size_t k = 0; k < src.size() && eq; k++) eq = n->srcs[k] == src[k].node();
     if (!eq || !n->arg.same(arg) || !n->tag.same(tag)) continue;
     if (try_inc(n)) {
+      b.store(head, std::memory_order_release);
       *created = false;
       return n;
     }
-    // a dying node with the same key: a new node takes its slot, the dying one finds itself gone
-    break;
+    // a dying node with the same key: it unlinks itself when its release gets here; a new node goes first
   }
   UOpNode* n = static_cast<UOpNode*>(::operator new(sizeof(UOpNode) + src.size() * sizeof(UOpNode*)));
   new (&n->rc) std::atomic<uint32_t>(1);
@@ -214,14 +280,13 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
   new (&n->cache) std::atomic<UOpCache*>(nullptr);
   new (&n->trace_id) std::atomic<uint64_t>(0);
   new (&n->rw_slot) std::atomic<uint64_t>(0);
-  sh.live++;
   *created = true;
-  if (sh.slots[i].node != nullptr) {
-    sh.slots[i] = Slot{h, n};  // replaced a dying node in place
-  } else {
-    sh.slots[i] = Slot{h, n};
-    if (++sh.count * 2 > sh.slots.size()) grow(sh);
-  }
+  n->next = head;
+  b.store(word_of(n), std::memory_order_release);  // links n and unlocks the bucket
+  LiveCounter& c = my_counter();
+  c.n.store(c.n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if ((++c.made & 1023) == 0) [[unlikely]]
+    maybe_grow();
   return n;
 }
 
@@ -254,14 +319,7 @@ void set_cached_simplify(UOpNode* n, const UOp& r) {
 
 }  // namespace detail
 
-size_t live_uop_count() {
-  size_t n = 0;
-  for (detail::Shard& s : detail::g_shards) {
-    std::lock_guard<detail::SpinLock> lk(s.mu);
-    n += s.live;
-  }
-  return n;
-}
+size_t live_uop_count() { return (size_t)std::max<int64_t>(0, detail::live_nodes()); }
 
 using detail::cache_of;
 using detail::cache_mutex;

@@ -24,10 +24,13 @@ TEST(ParallelFor, EachIndexOnceOnSeveralThreads) {
       ids.insert(std::this_thread::get_id());
       if (workers > 1) std::this_thread::yield();
     });
-    for (size_t i = 0; i < hits.size(); i++)
+    for (size_t i = 0; i < hits.size(); i++) {
       ASSERT_EQ(hits[i].load(), 1) << "index " << i << ", " << workers << " workers";
+    }
     EXPECT_LE(ids.size(), (size_t)workers);
-    if (workers == 1) EXPECT_EQ(ids.size(), 1u);
+    if (workers == 1) {
+      EXPECT_EQ(ids.size(), 1u);
+    }
   }
 }
 

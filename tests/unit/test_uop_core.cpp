@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <thread>
+#include <vector>
 
 #include "lib/uop/rewrite.h"
 #include "lib/uop/spec.h"
@@ -32,6 +33,39 @@ TEST(UOpCore, NodesDieWithTheirLastReference) {
     UOp x = a;
     for (int i = 0; i < 1000; i++) x = x * 3 + i;
     EXPECT_GE(live_uop_count(), before + 1000);
+  }
+  EXPECT_EQ(live_uop_count(), before);
+}
+
+TEST(UOpCore, ThreadsInterningAtOnceShareOneNodePerContent) {
+  // 4 threads build the same 4 x 6000 nodes in different orders while they make and drop temporaries: every thread
+  // must get the same node for the same content, while the intern table grows under them, and all die at the end
+  size_t before = live_uop_count();
+  constexpr int kThreads = 4, kN = 6000;
+  std::vector<std::vector<UOp>> got(kThreads);
+  {
+    UOp v = UOp::variable("interned_by_threads", 0, 100);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; t++) {
+      threads.emplace_back([&, t] {
+        std::vector<UOp>& out = got[t];
+        out.resize(4 * kN);
+        for (int k = 0; k < 4 * kN; k++) {
+          int i = (t % 2 ? 4 * kN - 1 - k : k);  // half the threads go backwards
+          int chain = i / kN, j = i % kN;
+          out[i] = (v * (chain + 2) + j) * 7;
+          UOp tmp = out[i] + (1000000 + t);  // a node only this thread makes, dropped at once
+          EXPECT_EQ(tmp.src(0), out[i]);
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    for (int t = 1; t < kThreads; t++)
+      for (int i = 0; i < 4 * kN; i++) ASSERT_TRUE(got[t][i] == got[0][i]) << "thread " << t << ", node " << i;
+    // and a node made again now is the same node
+    EXPECT_TRUE(((v * 3 + 5) * 7) == got[0][kN + 5]);
+    EXPECT_GE(live_uop_count(), before + 2 * 4 * kN);
+    got.clear();
   }
   EXPECT_EQ(live_uop_count(), before);
 }
