@@ -144,24 +144,25 @@ const PatternMatcher& pm_contiguous_view_offset() {
       {
           // normalize to 1d bitcasts
           TG_RULE(UPat(Ops::BITCAST).named("b"),
-                  [](UOp b) {
+                  [](const UOp& b) {
                     return b.shape().size() != 1 ? b.src(0).flatten().bitcast(b.dtype()).reshape(b.shape()) : UOp();
                   }),
           TG_RULE(UPat(Ops::BITCAST).named("b").index(UPat::cvar("c")),
-                  [](const ViewCtx& ctx, UOp b, UOp c) {
+                  [](const ViewCtx& ctx, const UOp& b, const UOp& c) {
                     if (b.tag().is_none()) return UOp();
                     int64_t osz = b.element_size(), isz = b.src(0).element_size();
                     sint n = ctx.src.numel();
                     sint m = n.is_int() ? sint(n.i() * osz / isz) : sint(n.u().mul((pyint)osz).floordiv((pyint)isz));
                     return b.src(0).flatten().index(UOp::range(m, 0) + c.mul((pyint)osz).floordiv((pyint)isz));
                   }),
-          TG_RULE(UPat(Ops::INDEX).src(UPat::var("b")), [](UOp b) { return b.rtag().index(UOp::const_(PyConst(0))); }),
+          TG_RULE(UPat(Ops::INDEX).src(UPat::var("b")),
+                  [](const UOp& b) { return b.rtag().index(UOp::const_(PyConst(0))); }),
           TG_RULE(UPat(Ops::INDEX).src(UPat::var("b"), UPat(Ops::RANGE)),
-                  [](UOp b) { return b.rtag().index(UOp::const_(PyConst(0))); }),
+                  [](const UOp& b) { return b.rtag().index(UOp::const_(PyConst(0))); }),
           TG_RULE(UPat(Ops::INDEX).src(UPat::var("b"), UPat(Ops::RANGE) + UPat::cvar("c")),
-                  [](UOp b, UOp c) { return b.rtag().index(c); }),
+                  [](const UOp& b, const UOp& c) { return b.rtag().index(c); }),
           TG_RULE(UPat(Ops::INDEX).src(UPat::var("b"), UPat::cvar("c")),
-                  [](const ViewCtx& ctx, UOp b, UOp c) {
+                  [](const ViewCtx& ctx, const UOp& b, const UOp& c) {
                     sint n = ctx.src.numel();
                     return n.is_int() && n.i() == 1 ? b.rtag().index(c) : UOp();
                   }),

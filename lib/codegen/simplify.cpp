@@ -49,7 +49,7 @@ const PatternMatcher& pm_flatten_range() {
   static const PatternMatcher pm("pm_flatten_range", {
                                                          // real ranges only
                                                          TG_RULE(UPat(ops(Ops::REDUCE, Ops::END)).named("r"),
-                                                                 [](UOp r) { return flatten_range(r); }),
+                                                                 [](const UOp& r) { return flatten_range(r); }),
                                                      });
   return pm;
 }
@@ -136,20 +136,20 @@ const PatternMatcher& pm_simplify_ranges() {
   static const PatternMatcher pm(
       "pm_simplify_ranges",
       {
-          TG_RULE(UPat(ops(Ops::END, Ops::REDUCE)).named("u"), [](UOp u) { return simplify_merge_adjacent(u); }),
+          TG_RULE(UPat(ops(Ops::END, Ops::REDUCE)).named("u"), [](const UOp& u) { return simplify_merge_adjacent(u); }),
           TG_RULE(UPat(Ops::INDEX).named("idx"),
-                  [](UOpDict<UOp>& ctx, UOp idx) {
+                  [](UOpDict<UOp>& ctx, const UOp& idx) {
                     mark_gated(ctx, idx);
                     return UOp();
                   }),
           // reduce ranges can't be shrunk
           TG_RULE(UPat(Ops::REDUCE).named("red"),
-                  [](UOpDict<UOp>& ctx, UOp red) {
+                  [](UOpDict<UOp>& ctx, const UOp& red) {
                     for (size_t i = 1; i < red.nsrc(); i++) ctx.set(red.src(i), red.src(i).src(0));
                     return UOp();
                   }),
           TG_RULE(UPat(Ops::SINK).named("x"),
-                  [](UOpDict<UOp>& ctx, UOp x) {
+                  [](UOpDict<UOp>& ctx, const UOp& x) {
                     return do_substitute(ctx, x, [](const UOp& r, const UOp& c) { return r.with_src({c}); });
                   }),
       });
@@ -168,7 +168,7 @@ const PatternMatcher& pm_split_ranges() {
       "pm_split_ranges",
       {
           TG_RULE(UPat(Ops::RANGE).named("r") % UPat::cvar("c"),
-                  [](UOpDict<UOp>& ctx, UOp r, UOp c) {
+                  [](UOpDict<UOp>& ctx, const UOp& r, const UOp& c) {
                     // ranges that aren't looped over can't be split
                     AxisType at = r.arg().items().back().as_axis();
                     if (!ctx.contains(r) && at != AxisType::WARP && at != AxisType::DEVICE &&
@@ -177,7 +177,7 @@ const PatternMatcher& pm_split_ranges() {
                     return UOp();
                   }),
           TG_RULE(UPat(Ops::SINK).named("x"),
-                  [](UOpDict<UOp>& ctx, UOp x) {
+                  [](UOpDict<UOp>& ctx, const UOp& x) {
                     return do_substitute(ctx, x, [](const UOp& k, const UOp& v) {
                       return k.replace({}, {}, std::vector<UOp>{k.src(0).floordiv(v)}, arg_with_sub(k, 0)) * v +
                              k.replace({}, {}, std::vector<UOp>{v}, arg_with_sub(k, 1));
@@ -215,7 +215,7 @@ const PatternMatcher& pm_reduce_unparented() {
       "pm_reduce_unparented",
       {
           // remove any ranges from a REDUCE that aren't referenced in the reduce source
-          TG_RULE(UPat(Ops::REDUCE).named("red"), [](UOp red) { return reduce_unparented(red); }),
+          TG_RULE(UPat(Ops::REDUCE).named("red"), [](const UOp& red) { return reduce_unparented(red); }),
       });
   return pm;
 }
@@ -238,10 +238,12 @@ const PatternMatcher& pm_reduce_collapse() {
           {
               // lift x+y out of reduce on lt
               TG_RULE((UPat::var("x") + UPat::var("y")).or_casted() < UPat::var("c"),
-                      [](UOp x, UOp y, UOp c) { return no_range(y) && no_range(c) ? x.lt(c - y) : UOp(); }),
+                      [](const UOp& x, const UOp& y, const UOp& c) {
+                        return no_range(y) && no_range(c) ? x.lt(c - y) : UOp();
+                      }),
               // lift x*y out of reduce
               TG_RULE((UPat::var("x") * UPat::var("y")) < UPat::var("c"),
-                      [](UOp x, UOp y, UOp c) {
+                      [](const UOp& x, const UOp& y, const UOp& c) {
                         return no_range(y) && no_range(c) && dtypes::is_int(y.dtype()) && py_lt(PyConst(0), y.vmin())
                                    ? x.lt((c + y).sub(PyConst(1)).floordiv(y))
                                    : UOp();
@@ -255,28 +257,30 @@ const PatternMatcher& pm_reduce_collapse() {
                                              .where(UPat::var("val"), 0)),
                                UPat::var("r"))
                           .arg(Arg::tup(Ops::ADD, 0)),
-                      [](UOp r, UOp val, UOp lower, UOp upper) {
+                      [](const UOp& r, const UOp& val, const UOp& lower, const UOp& upper) {
                         if (!no_range(val)) return UOp();
                         UOp hi = upper ? upper.minimum(r.src(0)) : r.src(0);
                         UOp lo = lower ? lower.maximum(PyConst(0)) : r.const_like(PyConst(0));
                         return (hi - lo).maximum(PyConst(0)).minimum(r.src(0)) * val;
                       }),
               TG_RULE(invalid_gate().reduce(Ops::ADD).any_len().named("r"),
-                      [](UOp cond, UOp x, UOp i, UOp r) {
+                      [](const UOp& cond, const UOp& x, const UOp& i, const UOp& r) {
                         return no_range(cond) ? cond.where(reduce_add(x, r), i) : UOp();
                       }),
               TG_RULE((UPat::var("x") + UPat::var("y")).reduce(Ops::ADD).any_len().named("r"),
-                      [](UOp x, UOp y, UOp r) { return reduce_add(x, r) + reduce_add(y, r); }),
+                      [](const UOp& x, const UOp& y, const UOp& r) { return reduce_add(x, r) + reduce_add(y, r); }),
               // AND on WHERE
               TG_RULE((UPat(Ops::PARAM).named("x") & UPat::var("y"))
                           .where(UPat::var("c"), 0)
                           .reduce(Ops::ADD)
                           .any_len()
                           .named("r"),
-                      [](UOp x, UOp y, UOp c, UOp r) { return reduce_add(y.where(c, PyConst(0)), r) * x; }),
+                      [](const UOp& x, const UOp& y, const UOp& c, const UOp& r) {
+                        return reduce_add(y.where(c, PyConst(0)), r) * x;
+                      }),
               // MUL casted bool
               TG_RULE(UPat::var("x") * UPat::var("gate", dtypes::bool_).cast(),
-                      [](UOp x, UOp gate) { return gate.where(x, PyConst(0)); }),
+                      [](const UOp& x, const UOp& gate) { return gate.where(x, PyConst(0)); }),
           }) +
       symbolic();
   return pm;
@@ -289,14 +293,15 @@ const PatternMatcher& pm_reduce_load_collapse() {
           "pm_reduce_load_collapse",
           {
               // lift x+y out of reduce on ne
-              TG_RULE(
-                  (UPat::var("x") + UPat::var("y")).or_casted().ne(UPat::var("c")),
-                  [](UOp x, UOp y, UOp c) { return no_range(y) && no_range(c) ? x.ne(c.cast(y.dtype()) - y) : UOp(); }),
+              TG_RULE((UPat::var("x") + UPat::var("y")).or_casted().ne(UPat::var("c")),
+                      [](const UOp& x, const UOp& y, const UOp& c) {
+                        return no_range(y) && no_range(c) ? x.ne(c.cast(y.dtype()) - y) : UOp();
+                      }),
               // reduce on gated load becomes can substitute the range and remove the reduce
               TG_RULE(
                   reduce_of(UPat::var("idx").ne(UPat(Ops::RANGE).named("r").or_casted()).where(0, UPat::var("expr")),
                             {UPat::var("r")}),
-                  [](UOp r, UOp idx, UOp expr) {
+                  [](const UOp& r, const UOp& idx, const UOp& expr) {
                     UOp ic = idx.cast(r.dtype());
                     UOp v = ic.ge(PyConst(0)).bitwise_and(ic.lt(r.src(0)));
                     return v.where(expr.substitute({{r, ic.valid(v)}}), PyConst(0));
@@ -339,7 +344,7 @@ const PatternMatcher& pm_reduce_simplify() {
           "pm_reduce_simplify",
           {
               TG_RULE(UPat(Ops::REDUCE).src(UPat::var("u")).any_len().arg(Arg::tup(Ops::ADD, 0)).named("red"),
-                      [](UOp red, UOp u) { return reduce_collapse(red, u, pm_reduce_collapse()); }),
+                      [](const UOp& red, const UOp& u) { return reduce_collapse(red, u, pm_reduce_collapse()); }),
           });
   return pm;
 }
@@ -349,11 +354,13 @@ const PatternMatcher& pm_load_collapse() {
       "pm_load_collapse",
       {
           TG_RULE(UPat(Ops::REDUCE).arg(Arg::tup(Ops::ADD, 0)).src(UPat::var("u"), UPat()).named("red"),
-                  [](UOp red, UOp u) { return reduce_collapse(red, u, pm_reduce_load_collapse()); }),
+                  [](const UOp& red, const UOp& u) { return reduce_collapse(red, u, pm_reduce_load_collapse()); }),
           // we want to make sure we dont do math on a loaded index since that can cause overflow, this undoes the rule
           // in pm_reduce_load_collapse
           TG_RULE((UPat::var("x", dtypes::weakint) + UPat::var("y")) < UPat::var("c"),
-                  [](UOp x, UOp y, UOp c) { return no_load(y) && no_load(c) && !no_load(x) ? x.lt(c - y) : UOp(); }),
+                  [](const UOp& x, const UOp& y, const UOp& c) {
+                    return no_load(y) && no_load(c) && !no_load(x) ? x.lt(c - y) : UOp();
+                  }),
       });
   return pm;
 }

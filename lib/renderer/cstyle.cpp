@@ -60,158 +60,200 @@ static bool is_finite(const PyConst& v) { return !v.is_float() || std::isfinite(
 
 const StringMatcher& cstyle_base_rewrite() {
   using C = CStyleContext;
-  static const StringMatcher pm("base_rewrite", {
-    // local/reg buffers
-    TG_RULE(UPat(Ops::BUFFER).named("x"), [](C* ctx, UOp x) -> S { return ctx->lang->render_buffer(*ctx, x); }),
+  static const StringMatcher pm(
+      "base_rewrite",
+      {
+          // local/reg buffers
+          TG_RULE(UPat(Ops::BUFFER).named("x"),
+                  [](C* ctx, const UOp& x) -> S { return ctx->lang->render_buffer(*ctx, x); }),
 
-    // range/loop/if/endif
-    TG_RULE(UPat(Ops::RANGE).dtype(dtypes::void_).named("x"), []() -> S { return "for (;;) {"; }),
-    TG_RULE(UPat(Ops::RANGE).named("x"), [](C* ctx, UOp x) -> S {
-      const std::string& n = (*ctx)[x];
-      return "for (" + ctx->lang->render_dtype(x.dtype()) + " " + n + " = 0; " + n + " < " + (*ctx)[x.src(0)] + "; " +
-             n + "++) {";
-    }),
-    TG_RULE(UPat(Ops::END).src(UPat(), UPat(Ops::RANGE), UPat().named("c").dtype(dtypes::bool_)),
-            [](C* ctx, UOp c) -> S { return "  if (!(" + (*ctx)[c] + ")) { break; }\n}"; }),
-    TG_RULE(UPat(Ops::IF).named("x"), [](C* ctx, UOp x) -> S { return "if (" + (*ctx)[x.src(0)] + ") {"; }),
-    TG_RULE(UPat(ops(Ops::ENDIF, Ops::END)), []() -> S { return "}"; }),
+          // range/loop/if/endif
+          TG_RULE(UPat(Ops::RANGE).dtype(dtypes::void_).named("x"), []() -> S { return "for (;;) {"; }),
+          TG_RULE(UPat(Ops::RANGE).named("x"),
+                  [](C* ctx, const UOp& x) -> S {
+                    const std::string& n = (*ctx)[x];
+                    return "for (" + ctx->lang->render_dtype(x.dtype()) + " " + n + " = 0; " + n + " < " +
+                           (*ctx)[x.src(0)] + "; " + n + "++) {";
+                  }),
+          TG_RULE(UPat(Ops::END).src(UPat(), UPat(Ops::RANGE), UPat().named("c").dtype(dtypes::bool_)),
+                  [](C* ctx, const UOp& c) -> S { return "  if (!(" + (*ctx)[c] + ")) { break; }\n}"; }),
+          TG_RULE(UPat(Ops::IF).named("x"),
+                  [](C* ctx, const UOp& x) -> S { return "if (" + (*ctx)[x.src(0)] + ") {"; }),
+          TG_RULE(UPat(ops(Ops::ENDIF, Ops::END)), []() -> S { return "}"; }),
 
-    // const
-    TG_RULE(UPat::cvar("c").cast(dtypes::floats).named("x"), [](C* ctx, UOp x, UOp c) -> S {
-      PyConst v = c.val();
-      if (is_finite(v)) return std::nullopt;
-      const CStyleLanguage& l = *ctx->lang;
-      return "(" + l.render_cast(*ctx, x, std::isnan(v.f) ? l.nan : v.f > 0 ? l.infinity : "-" + l.infinity) + ")";
-    }),
-    TG_RULE(UPat::cvar("c").cast(dtypes::float32), [](UOp c) -> S { return c.val().str() + "f"; }),
-    TG_RULE(UPat::cvar("c").cast(dtypes::int64), [](UOp c) -> S { return c.val().str() + "l"; }),
-    TG_RULE(UPat::cvar("c").cast(dtypes::uint64).named("x"),
-            [](UOp x, UOp c) -> S { return truncate(x.dtype(), c.val()).str() + "ul"; }),
-    TG_RULE(UPat::cvar("c").cast(dtypes::uint32).named("x"),
-            [](UOp x, UOp c) -> S { return truncate(x.dtype(), c.val()).str() + "u"; }),
-    TG_RULE(UPat::cvar("c").cast(dtypes::bool_), [](UOp c) -> S { return c.val().truthy() ? "1" : "0"; }),
-    // consts are rendered to larger type and casted
-    TG_RULE(UPat::cvar("c").cast(dtypes::fp8s + DTypes{dtypes::bfloat16, dtypes::float16}).named("x"),
-            [](C* ctx, UOp x, UOp c) -> S { return "(" + ctx->lang->render_cast(*ctx, x, c.val().str() + "f") + ")"; }),
-    TG_RULE(UPat::cvar("c").cast(DTypes{dtypes::uint8, dtypes::uint16}).named("x"),
-            [](C* ctx, UOp x, UOp c) -> S { return "(" + ctx->lang->render_cast(*ctx, x, c.val().str() + "u") + ")"; }),
-    TG_RULE(UPat::cvar("c").cast(DTypes{dtypes::int8, dtypes::int16}).named("x"),
-            [](C* ctx, UOp x, UOp c) -> S { return "(" + ctx->lang->render_cast(*ctx, x, c.val().str()) + ")"; }),
-    // default const render
-    TG_RULE(UPat::cvar("c").cast(), [](UOp c) -> S { return c.val().str(); }),
+          // const
+          TG_RULE(UPat::cvar("c").cast(dtypes::floats).named("x"),
+                  [](C* ctx, const UOp& x, const UOp& c) -> S {
+                    PyConst v = c.val();
+                    if (is_finite(v)) return std::nullopt;
+                    const CStyleLanguage& l = *ctx->lang;
+                    return "(" +
+                           l.render_cast(*ctx, x,
+                                         std::isnan(v.f) ? l.nan
+                                         : v.f > 0       ? l.infinity
+                                                         : "-" + l.infinity) +
+                           ")";
+                  }),
+          TG_RULE(UPat::cvar("c").cast(dtypes::float32), [](const UOp& c) -> S { return c.val().str() + "f"; }),
+          TG_RULE(UPat::cvar("c").cast(dtypes::int64), [](const UOp& c) -> S { return c.val().str() + "l"; }),
+          TG_RULE(UPat::cvar("c").cast(dtypes::uint64).named("x"),
+                  [](const UOp& x, const UOp& c) -> S { return truncate(x.dtype(), c.val()).str() + "ul"; }),
+          TG_RULE(UPat::cvar("c").cast(dtypes::uint32).named("x"),
+                  [](const UOp& x, const UOp& c) -> S { return truncate(x.dtype(), c.val()).str() + "u"; }),
+          TG_RULE(UPat::cvar("c").cast(dtypes::bool_), [](const UOp& c) -> S { return c.val().truthy() ? "1" : "0"; }),
+          // consts are rendered to larger type and casted
+          TG_RULE(UPat::cvar("c").cast(dtypes::fp8s + DTypes{dtypes::bfloat16, dtypes::float16}).named("x"),
+                  [](C* ctx, const UOp& x, const UOp& c) -> S {
+                    return "(" + ctx->lang->render_cast(*ctx, x, c.val().str() + "f") + ")";
+                  }),
+          TG_RULE(UPat::cvar("c").cast(DTypes{dtypes::uint8, dtypes::uint16}).named("x"),
+                  [](C* ctx, const UOp& x, const UOp& c) -> S {
+                    return "(" + ctx->lang->render_cast(*ctx, x, c.val().str() + "u") + ")";
+                  }),
+          TG_RULE(UPat::cvar("c").cast(DTypes{dtypes::int8, dtypes::int16}).named("x"),
+                  [](C* ctx, const UOp& x, const UOp& c) -> S {
+                    return "(" + ctx->lang->render_cast(*ctx, x, c.val().str()) + ")";
+                  }),
+          // default const render
+          TG_RULE(UPat::cvar("c").cast(), [](const UOp& c) -> S { return c.val().str(); }),
 
-    // casting
-    TG_RULE(UPat(Ops::CAST).named("x"), [](C* ctx, UOp x) -> S {
-      if (max_numel(x) > 1 && ctx->addrspace(x) == AddrSpace::REG)
-        return "__builtin_convertvector(" + (*ctx)[x.src(0)] + ", " + ctx->lang->render_type(*ctx, x) + ")";
-      return std::nullopt;
-    }),
-    TG_RULE(UPat(Ops::CAST).named("x"),
-            [](C* ctx, UOp x) -> S { return "(" + ctx->lang->render_cast(*ctx, x, (*ctx)[x.src(0)]) + ")"; }),
-    TG_RULE(UPat(Ops::BITCAST).named("x"), [](C* ctx, UOp x) -> S {
-      auto as = ctx->addrspace(x);
-      if (as != AddrSpace::GLOBAL && as != AddrSpace::LOCAL) return std::nullopt;
-      return "((" + ctx->lang->render_dtype_full(x.dtype(), 1, as) + ")(" + (*ctx)[x.src(0)] + "))";
-    }),
-    TG_RULE(UPat(Ops::BITCAST).named("x"), [](C* ctx, UOp x) -> S {
-      const CStyleLanguage& l = *ctx->lang;
-      return "__builtin_bit_cast(" + l.render_type(*ctx, x) + ", (" + l.render_type(*ctx, x.src(0)) + ")(" +
-             (*ctx)[x.src(0)] + "))";
-    }),
+          // casting
+          TG_RULE(UPat(Ops::CAST).named("x"),
+                  [](C* ctx, const UOp& x) -> S {
+                    if (max_numel(x) > 1 && ctx->addrspace(x) == AddrSpace::REG)
+                      return "__builtin_convertvector(" + (*ctx)[x.src(0)] + ", " + ctx->lang->render_type(*ctx, x) +
+                             ")";
+                    return std::nullopt;
+                  }),
+          TG_RULE(
+              UPat(Ops::CAST).named("x"),
+              [](C* ctx, const UOp& x) -> S { return "(" + ctx->lang->render_cast(*ctx, x, (*ctx)[x.src(0)]) + ")"; }),
+          TG_RULE(UPat(Ops::BITCAST).named("x"),
+                  [](C* ctx, const UOp& x) -> S {
+                    auto as = ctx->addrspace(x);
+                    if (as != AddrSpace::GLOBAL && as != AddrSpace::LOCAL) return std::nullopt;
+                    return "((" + ctx->lang->render_dtype_full(x.dtype(), 1, as) + ")(" + (*ctx)[x.src(0)] + "))";
+                  }),
+          TG_RULE(UPat(Ops::BITCAST).named("x"),
+                  [](C* ctx, const UOp& x) -> S {
+                    const CStyleLanguage& l = *ctx->lang;
+                    return "__builtin_bit_cast(" + l.render_type(*ctx, x) + ", (" + l.render_type(*ctx, x.src(0)) +
+                           ")(" + (*ctx)[x.src(0)] + "))";
+                  }),
 
-    // GPU stuff
-    TG_RULE(UPat(Ops::BARRIER), [](C* ctx) -> S { return ctx->lang->barrier; }),
-    TG_RULE(UPat(Ops::SPECIAL).named("x"), [](C* ctx, UOp x) -> S {
-      const std::string& a = x.arg().as_str();
-      return ctx->lang->code_for_workitem_of(a.front(), std::string(1, a.back())) + "; /* " + x.src(0).render() +
-             " */";
-    }),
+          // GPU stuff
+          TG_RULE(UPat(Ops::BARRIER), [](C* ctx) -> S { return ctx->lang->barrier; }),
+          TG_RULE(UPat(Ops::SPECIAL).named("x"),
+                  [](C* ctx, const UOp& x) -> S {
+                    const std::string& a = x.arg().as_str();
+                    return ctx->lang->code_for_workitem_of(a.front(), std::string(1, a.back())) + "; /* " +
+                           x.src(0).render() + " */";
+                  }),
 
-    // SHRINK/INDEX
-    TG_RULE(UPat(Ops::INDEX).src(UPat::var("buf"), UPat::var("idx")).named("x"),
-            [](C* ctx, UOp x, UOp buf, UOp idx) -> S { return ctx->lang->render_index(*ctx, x, buf, idx); }),
-    TG_RULE(UPat(Ops::SHRINK).src(UPat::var("buf"), UPat::var("idx"), UPat::cvar().cast()).named("x"),
-            [](C* ctx, UOp x, UOp buf, UOp idx) -> S { return ctx->lang->render_index(*ctx, x, buf, idx); }),
-    TG_RULE(UPat(Ops::STACK).named("x"), [](C* ctx, UOp x) -> S {
-      const CStyleLanguage& l = *ctx->lang;
-      if (!l.float4) throw Error("this language has no vector constructor (float4 is None)");
-      std::vector<std::string> el;
-      for (const UOp& y : x.src()) el.push_back((*ctx)[y]);
-      return replace_all(*l.float4, "float4", l.render_type(*ctx, x)) + l.float4_style.first + join(el, ",") +
-             l.float4_style.second;
-    }),
+          // SHRINK/INDEX
+          TG_RULE(UPat(Ops::INDEX).src(UPat::var("buf"), UPat::var("idx")).named("x"),
+                  [](C* ctx, const UOp& x, const UOp& buf, const UOp& idx) -> S {
+                    return ctx->lang->render_index(*ctx, x, buf, idx);
+                  }),
+          TG_RULE(UPat(Ops::SHRINK).src(UPat::var("buf"), UPat::var("idx"), UPat::cvar().cast()).named("x"),
+                  [](C* ctx, const UOp& x, const UOp& buf, const UOp& idx) -> S {
+                    return ctx->lang->render_index(*ctx, x, buf, idx);
+                  }),
+          TG_RULE(UPat(Ops::STACK).named("x"),
+                  [](C* ctx, const UOp& x) -> S {
+                    const CStyleLanguage& l = *ctx->lang;
+                    if (!l.float4) throw Error("this language has no vector constructor (float4 is None)");
+                    std::vector<std::string> el;
+                    for (const UOp& y : x.src()) el.push_back((*ctx)[y]);
+                    return replace_all(*l.float4, "float4", l.render_type(*ctx, x)) + l.float4_style.first +
+                           join(el, ",") + l.float4_style.second;
+                  }),
 
-    // load/store
-    TG_RULE(UPat(Ops::LOAD).src(UPat::var("bidx")),
-            [](C* ctx, UOp bidx) -> S { return "(" + ctx->lang->render_access(*ctx, bidx) + ")"; }),
-    TG_RULE(UPat(Ops::LOAD).src(UPat::var("bidx"), UPat::var("var"), UPat::var("gate")),
-            [](C* ctx, UOp bidx, UOp var, UOp gate) -> S {
-              return "(" + (*ctx)[gate] + "?" + ctx->lang->render_access(*ctx, bidx) + ":" + (*ctx)[var] + ")";
-            }),
-    TG_RULE(UPat(Ops::STORE).src(UPat::var("bidx"), UPat::var("var")), [](C* ctx, UOp bidx, UOp var) -> S {
-      return ctx->lang->render_access(*ctx, bidx) + " = " + (*ctx)[var] + ";";
-    }),
+          // load/store
+          TG_RULE(UPat(Ops::LOAD).src(UPat::var("bidx")),
+                  [](C* ctx, const UOp& bidx) -> S { return "(" + ctx->lang->render_access(*ctx, bidx) + ")"; }),
+          TG_RULE(UPat(Ops::LOAD).src(UPat::var("bidx"), UPat::var("var"), UPat::var("gate")),
+                  [](C* ctx, const UOp& bidx, const UOp& var, const UOp& gate) -> S {
+                    return "(" + (*ctx)[gate] + "?" + ctx->lang->render_access(*ctx, bidx) + ":" + (*ctx)[var] + ")";
+                  }),
+          TG_RULE(UPat(Ops::STORE).src(UPat::var("bidx"), UPat::var("var")),
+                  [](C* ctx, const UOp& bidx, const UOp& var) -> S {
+                    return ctx->lang->render_access(*ctx, bidx) + " = " + (*ctx)[var] + ";";
+                  }),
 
-    // alu/gep
-    TG_RULE(UPat(Ops::WMMA).named("x"), [](C* ctx, UOp x) -> S {
-      return "__" + wmma_name(x) + "(" + (*ctx)[x.src(0)] + ", " + (*ctx)[x.src(1)] + ", " + (*ctx)[x.src(2)] + ")";
-    }),
-    TG_RULE(UPat(GroupOp::ALU).named("x"), [](C* ctx, UOp x) -> S {
-      static constexpr OpSet kStrip{Ops::ADD, Ops::MUL, Ops::XOR, Ops::OR, Ops::AND};
-      std::vector<std::string> operands;
-      for (const UOp& v : x.src())
-        operands.push_back(v.op() == x.op() && kStrip.has(x.op()) ? strip_parens((*ctx)[v]) : (*ctx)[v]);
-      return ctx->lang->code_for_op.at(x.op())(operands, x.dtype());
-    }),
+          // alu/gep
+          TG_RULE(UPat(Ops::WMMA).named("x"),
+                  [](C* ctx, const UOp& x) -> S {
+                    return "__" + wmma_name(x) + "(" + (*ctx)[x.src(0)] + ", " + (*ctx)[x.src(1)] + ", " +
+                           (*ctx)[x.src(2)] + ")";
+                  }),
+          TG_RULE(UPat(GroupOp::ALU).named("x"),
+                  [](C* ctx, const UOp& x) -> S {
+                    static constexpr OpSet kStrip{Ops::ADD, Ops::MUL, Ops::XOR, Ops::OR, Ops::AND};
+                    std::vector<std::string> operands;
+                    for (const UOp& v : x.src())
+                      operands.push_back(v.op() == x.op() && kStrip.has(x.op()) ? strip_parens((*ctx)[v]) : (*ctx)[v]);
+                    return ctx->lang->code_for_op.at(x.op())(operands, x.dtype());
+                  }),
 
-    // call an external function
-    TG_RULE(UPat(Ops::CALL).src(UPat()).any_len().named("x"), [](C* ctx, UOp x) -> S {
-      const CStyleLanguage& l = *ctx->lang;
-      std::vector<std::string> types, args;
-      for (size_t i = 1; i < x.nsrc(); i++) {
-        types.push_back(l.render_type(*ctx, x.src(i)));
-        args.push_back("(" + types.back() + ")(" + (*ctx)[x.src(i)] + ")");
-      }
-      return "(((" + l.abi + l.render_dtype(x.dtype()) + "(*)(" + join(types, ", ") + "))(" + (*ctx)[x.src(0)] + "))(" +
-             join(args, ", ") + "))" + (x.dtype() == dtypes::void_ ? ";" : "");
-    }),
+          // call an external function
+          TG_RULE(UPat(Ops::CALL).src(UPat()).any_len().named("x"),
+                  [](C* ctx, const UOp& x) -> S {
+                    const CStyleLanguage& l = *ctx->lang;
+                    std::vector<std::string> types, args;
+                    for (size_t i = 1; i < x.nsrc(); i++) {
+                      types.push_back(l.render_type(*ctx, x.src(i)));
+                      args.push_back("(" + types.back() + ")(" + (*ctx)[x.src(i)] + ")");
+                    }
+                    return "(((" + l.abi + l.render_dtype(x.dtype()) + "(*)(" + join(types, ", ") + "))(" +
+                           (*ctx)[x.src(0)] + "))(" + join(args, ", ") + "))" + (x.dtype() == dtypes::void_ ? ";" : "");
+                  }),
 
-    // custom passes through with format
-    TG_RULE(UPat(ops(Ops::CUSTOM, Ops::CUSTOMI)).named("x"), [](C* ctx, UOp x) -> S {
-      std::vector<std::string> args;
-      for (const UOp& y : x.src()) args.push_back((*ctx)[y]);
-      return py_format(x.arg().as_str(), args);
-    }),
-  });
+          // custom passes through with format
+          TG_RULE(UPat(ops(Ops::CUSTOM, Ops::CUSTOMI)).named("x"),
+                  [](C* ctx, const UOp& x) -> S {
+                    std::vector<std::string> args;
+                    for (const UOp& y : x.src()) args.push_back((*ctx)[y]);
+                    return py_format(x.arg().as_str(), args);
+                  }),
+      });
   return pm;
 }
 
 PatternMatcher create_non_native_float_pats(const DTypes& dts, bool casting) {
-  PatternMatcher patterns("non_native_float", {
-    TG_RULE(UPat(Ops::WHERE).dtype(dts).src(UPat::var("b"), UPat::var("x"), UPat::var("y")).named("w"),
-            [](UOp w, UOp b, UOp x, UOp y) {
-              return b.where(x.cast(dtypes::float32), y.cast(dtypes::float32)).cast(w.dtype());
-            }),
-    TG_RULE(UPat(GroupOp::ALU - ops(Ops::WHERE)).dtype(dts).named("x"), [](UOp x) {
-      std::vector<UOp> src;
-      for (const UOp& vv : x.src()) src.push_back(vv.cast(dtypes::float32));
-      return UOp(x.op(), DType(), src, x.arg()).cast(x.dtype());
-    }),
-    TG_RULE(UPat(GroupOp::ALU).dtype(dtypes::bool_).src(UPat::var("x", dts), UPat::var("y", dts)).named("alu"),
-            [](UOp alu, UOp x, UOp y) {
-              return UOp(alu.op(), DType(), {x.cast(dtypes::float32), y.cast(dtypes::float32)}, alu.arg());
-            }),
-  });
+  PatternMatcher patterns(
+      "non_native_float",
+      {
+          TG_RULE(UPat(Ops::WHERE).dtype(dts).src(UPat::var("b"), UPat::var("x"), UPat::var("y")).named("w"),
+                  [](const UOp& w, const UOp& b, const UOp& x, const UOp& y) {
+                    return b.where(x.cast(dtypes::float32), y.cast(dtypes::float32)).cast(w.dtype());
+                  }),
+          TG_RULE(UPat(GroupOp::ALU - ops(Ops::WHERE)).dtype(dts).named("x"),
+                  [](const UOp& x) {
+                    std::vector<UOp> src;
+                    for (const UOp& vv : x.src()) src.push_back(vv.cast(dtypes::float32));
+                    return UOp(x.op(), DType(), src, x.arg()).cast(x.dtype());
+                  }),
+          TG_RULE(UPat(GroupOp::ALU).dtype(dtypes::bool_).src(UPat::var("x", dts), UPat::var("y", dts)).named("alu"),
+                  [](const UOp& alu, const UOp& x, const UOp& y) {
+                    return UOp(alu.op(), DType(), {x.cast(dtypes::float32), y.cast(dtypes::float32)}, alu.arg());
+                  }),
+      });
   if (casting) {
     // add float intermediate casting
-    patterns = patterns + PatternMatcher("non_native_float_casts", {
-      TG_RULE(UPat(Ops::CAST).dtype(dts).src(UPat::var("x")).named("y"), [](UOp x, UOp y) {
-        return x.dtype() != dtypes::float32 ? x.cast(dtypes::float32).cast(y.dtype()) : UOp();
-      }),
-      TG_RULE(UPat(Ops::CAST).src(UPat::var("y", dts)).named("x"), [](UOp x, UOp y) {
-        return x.dtype() != dtypes::float32 ? y.cast(dtypes::float32).cast(x.dtype()) : UOp();
-      }),
-    });
+    patterns = patterns +
+               PatternMatcher(
+                   "non_native_float_casts",
+                   {
+                       TG_RULE(UPat(Ops::CAST).dtype(dts).src(UPat::var("x")).named("y"),
+                               [](const UOp& x, const UOp& y) {
+                                 return x.dtype() != dtypes::float32 ? x.cast(dtypes::float32).cast(y.dtype()) : UOp();
+                               }),
+                       TG_RULE(UPat(Ops::CAST).src(UPat::var("y", dts)).named("x"),
+                               [](const UOp& x, const UOp& y) {
+                                 return x.dtype() != dtypes::float32 ? y.cast(dtypes::float32).cast(x.dtype()) : UOp();
+                               }),
+                   });
   }
   return patterns;
 }
@@ -226,12 +268,16 @@ UOp cast_float_to_bf16(const UOp& x0) {
 }
 
 const PatternMatcher& pm_manual_bf16_cast() {
-  static const PatternMatcher pm("pm_manual_bf16_cast", {
-    TG_RULE(UPat(Ops::CAST).dtype(dtypes::float32).src(UPat::var("x", dtypes::bfloat16)),
-            [](UOp x) { return (x.bitcast(dtypes::uint16).cast(dtypes::uint32) << 16).bitcast(dtypes::float32); }),
-    TG_RULE(UPat(Ops::CAST).dtype(dtypes::bfloat16).src(UPat::var("x", dtypes::float32)),
-            [](UOp x) { return cast_float_to_bf16(x); }),
-  });
+  static const PatternMatcher pm(
+      "pm_manual_bf16_cast",
+      {
+          TG_RULE(UPat(Ops::CAST).dtype(dtypes::float32).src(UPat::var("x", dtypes::bfloat16)),
+                  [](const UOp& x) {
+                    return (x.bitcast(dtypes::uint16).cast(dtypes::uint32) << 16).bitcast(dtypes::float32);
+                  }),
+          TG_RULE(UPat(Ops::CAST).dtype(dtypes::bfloat16).src(UPat::var("x", dtypes::float32)),
+                  [](const UOp& x) { return cast_float_to_bf16(x); }),
+      });
   return pm;
 }
 
@@ -492,14 +538,17 @@ ClangRenderer::ClangRenderer(Target t) : CStyleLanguage(std::move(t)) {
 const PatternMatcher& ClangRenderer::clang_extra_matcher() {
   // LLVM legalizes double => half/bf16 casts on CPUs without native support into a compiler-rt libcall, and there is
   // no native bf16 <-> fp16 conversion on those CPUs
-  static const PatternMatcher pm = PatternMatcher("clang_extra_matcher", {
-    TG_RULE(UPat::var("x", dtypes::float64).cast(dtypes::float16),
-            [](UOp x) { return x.cast(dtypes::float32).cast(dtypes::float16); }),
-    TG_RULE(UPat::var("x", dtypes::float64).cast(dtypes::bfloat16),
-            [](UOp x) { return x.cast(dtypes::float32).cast(dtypes::bfloat16); }),
-    TG_RULE(UPat::var("x", dtypes::bfloat16).cast(dtypes::float16),
-            [](UOp x) { return x.cast(dtypes::float32).cast(dtypes::float16); }),
-  }) + create_non_native_float_pats({dtypes::bfloat16}) + pm_manual_bf16_cast();
+  static const PatternMatcher pm =
+      PatternMatcher("clang_extra_matcher",
+                     {
+                         TG_RULE(UPat::var("x", dtypes::float64).cast(dtypes::float16),
+                                 [](const UOp& x) { return x.cast(dtypes::float32).cast(dtypes::float16); }),
+                         TG_RULE(UPat::var("x", dtypes::float64).cast(dtypes::bfloat16),
+                                 [](const UOp& x) { return x.cast(dtypes::float32).cast(dtypes::bfloat16); }),
+                         TG_RULE(UPat::var("x", dtypes::bfloat16).cast(dtypes::float16),
+                                 [](const UOp& x) { return x.cast(dtypes::float32).cast(dtypes::float16); }),
+                     }) +
+      create_non_native_float_pats({dtypes::bfloat16}) + pm_manual_bf16_cast();
   return pm;
 }
 

@@ -125,124 +125,147 @@ static std::string strip1(const std::string& s) { return s.substr(1); }
 
 const StringMatcher& llvm_base_rewrite() {
   using C = LLVMContext;
-  static const StringMatcher pm("llvm_base_rewrite", {
-    // memory load/store
-    TG_RULE(UPat(ops(Ops::INDEX, Ops::SHRINK)).src(UPat(ops(Ops::BUFFER, Ops::PARAM, Ops::AFTER))).any_len().named("x"),
-            [](C* ctx, UOp x) -> S {
-              C& r = *ctx;
-              return "  " + r[x] + " = getelementptr inbounds " + ldt(x.dtype()) + ", " + ldt(x.dtype(), 1, true) + " " +
-                     r[x.src(0)] + ", " + ldt(x.src(1).dtype()) + " " + r[x.src(1)];
-            }),
-    // register index
-    TG_RULE(UPat(Ops::INDEX).src(UPat::var("buf"), UPat::cvar("c").cast()).named("x"),
-            [](C* ctx, UOp buf, UOp c, UOp x) -> S {
-              if (ctx->as.get(buf) != AddrSpace::ALU) return std::nullopt;
-              return "  " + (*ctx)[x] + " = extractelement " + ldt(buf.dtype(), max_numel(buf)) + " " + (*ctx)[buf] +
-                     ", i32 " + c.val().str();
-            }),
+  static const StringMatcher pm(
+      "llvm_base_rewrite",
+      {
+          // memory load/store
+          TG_RULE(UPat(ops(Ops::INDEX, Ops::SHRINK))
+                      .src(UPat(ops(Ops::BUFFER, Ops::PARAM, Ops::AFTER)))
+                      .any_len()
+                      .named("x"),
+                  [](C* ctx, const UOp& x) -> S {
+                    C& r = *ctx;
+                    return "  " + r[x] + " = getelementptr inbounds " + ldt(x.dtype()) + ", " +
+                           ldt(x.dtype(), 1, true) + " " + r[x.src(0)] + ", " + ldt(x.src(1).dtype()) + " " +
+                           r[x.src(1)];
+                  }),
+          // register index
+          TG_RULE(UPat(Ops::INDEX).src(UPat::var("buf"), UPat::cvar("c").cast()).named("x"),
+                  [](C* ctx, const UOp& buf, const UOp& c, const UOp& x) -> S {
+                    if (ctx->as.get(buf) != AddrSpace::ALU) return std::nullopt;
+                    return "  " + (*ctx)[x] + " = extractelement " + ldt(buf.dtype(), max_numel(buf)) + " " +
+                           (*ctx)[buf] + ", i32 " + c.val().str();
+                  }),
 
-    // load/store
-    TG_RULE(UPat(Ops::LOAD).src(UPat::var("idx"), UPat::var("alt"), UPat::var("mask")).named("x"),
-            [](C* ctx, UOp x, UOp idx, UOp alt, UOp mask) -> S {
-              C& r = *ctx;
-              const std::string& n = r[x];
-              return "  br label " + n + "_entry\n" + strip1(n) + "_entry:\n" + "  br i1 " + r[mask] + ", label " + n +
-                     "_load, label " + n + "_exit\n" + strip1(n) + "_load:\n" + "  " + n + "_yes = load " + vol(idx) +
-                     ldt(idx.dtype(), max_numel(idx)) + ", " + ldt(idx.dtype(), max_numel(idx), true) + " " + r[idx] +
-                     "\n" + "  br label " + n + "_exit\n" + strip1(n) + "_exit:\n" + "  " + n + " = phi " +
-                     ldt(x.dtype(), max_numel(x)) + " [" + n + "_yes, " + n + "_load], [" + r[alt] + ", " + n +
-                     "_entry]";
-            }),
-    TG_RULE(UPat::var("idx").load().named("x"), [](C* ctx, UOp x, UOp idx) -> S {
-      C& r = *ctx;
-      return "  " + r[x] + " = load " + vol(idx) + ldt(idx.dtype(), max_numel(idx)) + ", " +
-             ldt(idx.dtype(), max_numel(idx), true) + " " + r[idx];
-    }),
-    TG_RULE(UPat::var("idx").store(UPat::var("var")), [](C* ctx, UOp idx, UOp var) -> S {
-      C& r = *ctx;
-      return "  store " + vol(idx) + ldt(var.dtype(), max_numel(idx)) + " " + r[var] + ", " +
-             ldt(idx.dtype(), max_numel(idx), true) + " " + r[idx];
-    }),
+          // load/store
+          TG_RULE(UPat(Ops::LOAD).src(UPat::var("idx"), UPat::var("alt"), UPat::var("mask")).named("x"),
+                  [](C* ctx, const UOp& x, const UOp& idx, const UOp& alt, const UOp& mask) -> S {
+                    C& r = *ctx;
+                    const std::string& n = r[x];
+                    return "  br label " + n + "_entry\n" + strip1(n) + "_entry:\n" + "  br i1 " + r[mask] +
+                           ", label " + n + "_load, label " + n + "_exit\n" + strip1(n) + "_load:\n" + "  " + n +
+                           "_yes = load " + vol(idx) + ldt(idx.dtype(), max_numel(idx)) + ", " +
+                           ldt(idx.dtype(), max_numel(idx), true) + " " + r[idx] + "\n" + "  br label " + n +
+                           "_exit\n" + strip1(n) + "_exit:\n" + "  " + n + " = phi " + ldt(x.dtype(), max_numel(x)) +
+                           " [" + n + "_yes, " + n + "_load], [" + r[alt] + ", " + n + "_entry]";
+                  }),
+          TG_RULE(UPat::var("idx").load().named("x"),
+                  [](C* ctx, const UOp& x, const UOp& idx) -> S {
+                    C& r = *ctx;
+                    return "  " + r[x] + " = load " + vol(idx) + ldt(idx.dtype(), max_numel(idx)) + ", " +
+                           ldt(idx.dtype(), max_numel(idx), true) + " " + r[idx];
+                  }),
+          TG_RULE(UPat::var("idx").store(UPat::var("var")),
+                  [](C* ctx, const UOp& idx, const UOp& var) -> S {
+                    C& r = *ctx;
+                    return "  store " + vol(idx) + ldt(var.dtype(), max_numel(idx)) + " " + r[var] + ", " +
+                           ldt(idx.dtype(), max_numel(idx), true) + " " + r[idx];
+                  }),
 
-    // GEP/VECTORIZE/CAST for float4 support
-    TG_RULE(UPat(Ops::STACK).named("x"), [](C* ctx, UOp x) -> S {
-      C& r = *ctx;
-      std::string out;
-      size_t n = x.nsrc();
-      for (size_t i = 0; i < n; i++) {
-        const UOp& u = x.src(i);
-        if (i) out += "\n";
-        out += (i + 1 != n ? "  " + r[x] + "_" + std::to_string(i) : "  " + r[x]) + " = insertelement " +
-               ldt(x.dtype(), max_numel(x)) + " " + (i != 0 ? r[x] + "_" + std::to_string(i - 1) : "poison") + ", " +
-               ldt(u.dtype()) + " " + r[u] + ", i32 " + std::to_string(i);
-      }
-      return out;
-    }),
-    // unary/binary/ternary ops
-    TG_RULE(UPat(Ops::BITCAST).named("x"), [](C* ctx, UOp x) -> S {
-      C& r = *ctx;
-      return "  " + r[x] + " = bitcast " + ldt(x.src(0).dtype(), max_numel(x.src(0))) + " " + r[x.src(0)] + " to " +
-             ldt(x.dtype(), max_numel(x));
-    }),
-    TG_RULE(UPat(Ops::CAST).named("x"), [](C* ctx, UOp x) -> S {
-      C& r = *ctx;
-      return "  " + r[x] + " = " + lcast(x.src(0).dtype(), x.dtype()) + " " + ldt(x.src(0).dtype()) + " " + r[x.src(0)] +
-             " to " + ldt(x.dtype());
-    }),
-    TG_RULE(UPat(Ops::TRUNC).named("x"), [](C* ctx, UOp x) -> S {
-      C& r = *ctx;
-      return "  " + r[x] + " = call " + ldt(x.dtype()) + " @llvm.trunc." + ldt(x.dtype()) + "(" +
-             ldt(x.src(0).dtype()) + " " + r[x.src(0)] + ")";
-    }),
-    TG_RULE(UPat(GroupOp::Binary).named("x"), [](C* ctx, UOp x) -> S {
-      C& r = *ctx;
-      return "  " + r[x] + " = " + lop(x.src(0).dtype(), x.op()) + " " + ldt(x.src(0).dtype()) + " " + r[x.src(0)] +
-             ", " + r[x.src(1)];
-    }),
-    TG_RULE(UPat(Ops::WHERE).named("x"), [](C* ctx, UOp x) -> S {
-      C& r = *ctx;
-      return "  " + r[x] + " = select " + ldt(x.src(0).dtype()) + " " + r[x.src(0)] + ", " + ldt(x.src(1).dtype()) +
-             " " + r[x.src(1)] + ", " + ldt(x.src(2).dtype()) + " " + r[x.src(2)];
-    }),
+          // GEP/VECTORIZE/CAST for float4 support
+          TG_RULE(UPat(Ops::STACK).named("x"),
+                  [](C* ctx, const UOp& x) -> S {
+                    C& r = *ctx;
+                    std::string out;
+                    size_t n = x.nsrc();
+                    for (size_t i = 0; i < n; i++) {
+                      const UOp& u = x.src(i);
+                      if (i) out += "\n";
+                      out += (i + 1 != n ? "  " + r[x] + "_" + std::to_string(i) : "  " + r[x]) + " = insertelement " +
+                             ldt(x.dtype(), max_numel(x)) + " " +
+                             (i != 0 ? r[x] + "_" + std::to_string(i - 1) : "poison") + ", " + ldt(u.dtype()) + " " +
+                             r[u] + ", i32 " + std::to_string(i);
+                    }
+                    return out;
+                  }),
+          // unary/binary/ternary ops
+          TG_RULE(UPat(Ops::BITCAST).named("x"),
+                  [](C* ctx, const UOp& x) -> S {
+                    C& r = *ctx;
+                    return "  " + r[x] + " = bitcast " + ldt(x.src(0).dtype(), max_numel(x.src(0))) + " " +
+                           r[x.src(0)] + " to " + ldt(x.dtype(), max_numel(x));
+                  }),
+          TG_RULE(UPat(Ops::CAST).named("x"),
+                  [](C* ctx, const UOp& x) -> S {
+                    C& r = *ctx;
+                    return "  " + r[x] + " = " + lcast(x.src(0).dtype(), x.dtype()) + " " + ldt(x.src(0).dtype()) +
+                           " " + r[x.src(0)] + " to " + ldt(x.dtype());
+                  }),
+          TG_RULE(UPat(Ops::TRUNC).named("x"),
+                  [](C* ctx, const UOp& x) -> S {
+                    C& r = *ctx;
+                    return "  " + r[x] + " = call " + ldt(x.dtype()) + " @llvm.trunc." + ldt(x.dtype()) + "(" +
+                           ldt(x.src(0).dtype()) + " " + r[x.src(0)] + ")";
+                  }),
+          TG_RULE(UPat(GroupOp::Binary).named("x"),
+                  [](C* ctx, const UOp& x) -> S {
+                    C& r = *ctx;
+                    return "  " + r[x] + " = " + lop(x.src(0).dtype(), x.op()) + " " + ldt(x.src(0).dtype()) + " " +
+                           r[x.src(0)] + ", " + r[x.src(1)];
+                  }),
+          TG_RULE(UPat(Ops::WHERE).named("x"),
+                  [](C* ctx, const UOp& x) -> S {
+                    C& r = *ctx;
+                    return "  " + r[x] + " = select " + ldt(x.src(0).dtype()) + " " + r[x.src(0)] + ", " +
+                           ldt(x.src(1).dtype()) + " " + r[x.src(1)] + ", " + ldt(x.src(2).dtype()) + " " + r[x.src(2)];
+                  }),
 
-    // loop (a RANGE with no src is an unbounded loop header)
-    TG_RULE(UPat(Ops::RANGE).dtype(dtypes::void_).named("l"), [](C* ctx, UOp l) -> S {
-      std::string n = strip1((*ctx)[l]);
-      return "  br label %loop_" + n + "\nloop_" + n + ":";
-    }),
-    TG_RULE(UPat(Ops::END).src(UPat(), UPat(Ops::RANGE).dtype(dtypes::void_).named("l"), UPat().named("c")),
-            [](C* ctx, UOp l, UOp c) -> S {
-              std::string n = strip1((*ctx)[l]);
-              return "  br i1 " + (*ctx)[c] + ", label %loop_" + n + ", label %loop_exit_" + n + "\nloop_exit_" + n + ":";
-            }),
+          // loop (a RANGE with no src is an unbounded loop header)
+          TG_RULE(UPat(Ops::RANGE).dtype(dtypes::void_).named("l"),
+                  [](C* ctx, const UOp& l) -> S {
+                    std::string n = strip1((*ctx)[l]);
+                    return "  br label %loop_" + n + "\nloop_" + n + ":";
+                  }),
+          TG_RULE(UPat(Ops::END).src(UPat(), UPat(Ops::RANGE).dtype(dtypes::void_).named("l"), UPat().named("c")),
+                  [](C* ctx, const UOp& l, const UOp& c) -> S {
+                    std::string n = strip1((*ctx)[l]);
+                    return "  br i1 " + (*ctx)[c] + ", label %loop_" + n + ", label %loop_exit_" + n + "\nloop_exit_" +
+                           n + ":";
+                  }),
 
-    // range
-    TG_RULE(UPat(Ops::RANGE).named("r"), [](C* ctx, UOp r) -> S {
-      std::string rs = range_str(r), n = (*ctx)[r], t = ldt(r.dtype());
-      return "  br label %loop_entry_" + rs + "\n" + "loop_entry_" + rs + ":\n" + "  br label %loop_latch_" + rs + "\n" +
-             "loop_latch_" + rs + ":\n" + "  " + n + " = phi " + t + " [ 0, %loop_entry_" + rs + " ], [ " + n +
-             "phi, %loop_footer_" + rs + " ]\n" + "  " + n + "phi = add " + t + " " + n + ", 1\n" + "  " + n +
-             "cmp = icmp ult " + t + " " + n + ", " + (*ctx)[r.src(0)] + "\n" + "  br i1 " + n +
-             "cmp, label %loop_body_" + rs + ", label %loop_exit_" + rs + "\n" + "loop_body_" + rs + ":";
-    }),
-    TG_RULE(UPat(Ops::END).src(UPat(), UPat(Ops::RANGE).named("r")), [](UOp r) -> S {
-      std::string rs = range_str(r);
-      return "  br label %loop_footer_" + rs + "\n" + "loop_footer_" + rs + ":\n" + "  br label %loop_latch_" + rs +
-             "\n" + "loop_exit_" + rs + ":";
-    }),
+          // range
+          TG_RULE(UPat(Ops::RANGE).named("r"),
+                  [](C* ctx, const UOp& r) -> S {
+                    std::string rs = range_str(r), n = (*ctx)[r], t = ldt(r.dtype());
+                    return "  br label %loop_entry_" + rs + "\n" + "loop_entry_" + rs + ":\n" +
+                           "  br label %loop_latch_" + rs + "\n" + "loop_latch_" + rs + ":\n" + "  " + n + " = phi " +
+                           t + " [ 0, %loop_entry_" + rs + " ], [ " + n + "phi, %loop_footer_" + rs + " ]\n" + "  " +
+                           n + "phi = add " + t + " " + n + ", 1\n" + "  " + n + "cmp = icmp ult " + t + " " + n +
+                           ", " + (*ctx)[r.src(0)] + "\n" + "  br i1 " + n + "cmp, label %loop_body_" + rs +
+                           ", label %loop_exit_" + rs + "\n" + "loop_body_" + rs + ":";
+                  }),
+          TG_RULE(UPat(Ops::END).src(UPat(), UPat(Ops::RANGE).named("r")),
+                  [](const UOp& r) -> S {
+                    std::string rs = range_str(r);
+                    return "  br label %loop_footer_" + rs + "\n" + "loop_footer_" + rs + ":\n" +
+                           "  br label %loop_latch_" + rs + "\n" + "loop_exit_" + rs + ":";
+                  }),
 
-    // if
-    TG_RULE(UPat(Ops::IF).named("x"), [](C* ctx, UOp x) -> S {
-      std::string n = strip1((*ctx)[x]);
-      return "  br i1 " + (*ctx)[x.src(0)] + ", label %ifbody_" + n + ", label %ifskip_" + n + "\nifbody_" + n + ":";
-    }),
-    TG_RULE(UPat(Ops::ENDIF).named("x"), [](C* ctx, UOp x) -> S {
-      std::string n = strip1((*ctx)[x.src(0)]);
-      return "  br label %ifskip_" + n + "\nifskip_" + n + ":";
-    }),
+          // if
+          TG_RULE(UPat(Ops::IF).named("x"),
+                  [](C* ctx, const UOp& x) -> S {
+                    std::string n = strip1((*ctx)[x]);
+                    return "  br i1 " + (*ctx)[x.src(0)] + ", label %ifbody_" + n + ", label %ifskip_" + n +
+                           "\nifbody_" + n + ":";
+                  }),
+          TG_RULE(UPat(Ops::ENDIF).named("x"),
+                  [](C* ctx, const UOp& x) -> S {
+                    std::string n = strip1((*ctx)[x.src(0)]);
+                    return "  br label %ifskip_" + n + "\nifskip_" + n + ":";
+                  }),
 
-    TG_RULE(UPat(Ops::BARRIER), []() -> S { return "  fence seq_cst"; }),
-  });
+          TG_RULE(UPat(Ops::BARRIER), []() -> S { return "  fence seq_cst"; }),
+      });
   return pm;
 }
 
@@ -295,7 +318,7 @@ const StringMatcher& llvm_clang_rewrite() {
       "llvm_clang_rewrite",
       {
           TG_RULE(UPat(ops(Ops::ADD, Ops::MUL)).dtype(dtypes::floats).named("x"),
-                  [](C* ctx, UOp x) -> S {
+                  [](C* ctx, const UOp& x) -> S {
                     C& r = *ctx;
                     if (c_absorbed(r, x)) return std::string();
                     std::string t = ldt(x.dtype()), out;
@@ -322,7 +345,7 @@ const StringMatcher& llvm_clang_rewrite() {
                     return out;
                   }),
           TG_RULE(UPat(Ops::SUB).dtype(dtypes::floats).named("x"),
-                  [](C* ctx, UOp x) -> S {
+                  [](C* ctx, const UOp& x) -> S {
                     C& r = *ctx;
                     std::string t = ldt(x.dtype()), a, b;
                     std::string fn = "@llvm.fmuladd." + mangle(x.dtype());
@@ -339,32 +362,32 @@ const StringMatcher& llvm_clang_rewrite() {
                     return "  " + r[x] + " = fsub " + t + " " + r[x.src(0)] + ", " + r[x.src(1)];
                   }),
           TG_RULE(UPat(Ops::FDIV).dtype(dtypes::floats).named("x"),
-                  [](C* ctx, UOp x) -> S {
+                  [](C* ctx, const UOp& x) -> S {
                     C& r = *ctx;
                     return "  " + r[x] + " = fdiv " + ldt(x.dtype()) + " " + r[x.src(0)] + ", " + r[x.src(1)];
                   }),
           TG_RULE(UPat(ops(Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ)).src(UPat::var("a", dtypes::floats), UPat()).named("x"),
-                  [](C* ctx, UOp x, UOp a) -> S {
+                  [](C* ctx, const UOp& x, const UOp& a) -> S {
                     C& r = *ctx;
                     const char* cc = x.op() == Ops::CMPLT ? "olt" : x.op() == Ops::CMPNE ? "une" : "oeq";
                     return "  " + r[x] + " = fcmp " + cc + " " + ldt(a.dtype()) + " " + r[a] + ", " + r[x.src(1)];
                   }),
           TG_RULE(UPat(Ops::NEG).named("x"),
-                  [](C* ctx, UOp x) -> S {
+                  [](C* ctx, const UOp& x) -> S {
                     C& r = *ctx;
                     std::string t = ldt(x.dtype());
                     if (contains(dtypes::floats, x.dtype())) return "  " + r[x] + " = fneg " + t + " " + r[x.src(0)];
                     return "  " + r[x] + " = sub " + t + " 0, " + r[x.src(0)];
                   }),
           TG_RULE(UPat(Ops::SUB).named("x"),
-                  [](C* ctx, UOp x) -> S {
+                  [](C* ctx, const UOp& x) -> S {
                     C& r = *ctx;
                     bool is_signed = contains(dtypes::sints, x.dtype());
                     return "  " + r[x] + " = " + (is_signed ? "sub nsw " : "sub ") + ldt(x.dtype()) + " " +
                            r[x.src(0)] + ", " + r[x.src(1)];
                   }),
           TG_RULE(UPat(Ops::SQRT).named("x"),
-                  [](C* ctx, UOp x) -> S {
+                  [](C* ctx, const UOp& x) -> S {
                     C& r = *ctx;
                     std::string t = ldt(x.dtype()), fn = "@llvm.sqrt." + mangle(x.dtype());
                     r.declare("declare " + t + " " + fn + "(" + t + ")");

@@ -187,23 +187,28 @@ static UOp fold_divmod_general_impl(const UOp& d) {
 }
 
 const PatternMatcher& div_and_mod_symbolic() {
-  static const PatternMatcher pm("div_and_mod_symbolic", {
-    // (x//c+a)//d -> (x+a*c)//(c*d) for c>0, d>0
-    TG_RULE((UPat::var("x").floordiv(UPat::cvar("c")) + UPat::cvar("a")).floordiv(UPat::cvar("d")),
-            [](UOp x, UOp c, UOp a, UOp d) {
-      return py_lt(PyConst(0), d.vmin()) ? (x + a * c).floordiv(c * d) : UOp();
-    }),
-    // (x+c)//d -> (x+c%d)//d + c//d ; (x+c)%d -> (x+c%d)%d
-    TG_RULE(UPat(ops(Ops::FLOORDIV, Ops::FLOORMOD)).src(UPat::var("x", dtypes::weakint) + UPat::cvar("c"), UPat::cvar("d")).named("n"),
-            [](UOp n, UOp x, UOp c, UOp d) {
-      pyint cv = c.val().as_int(), dv = d.val().as_int();
-      if (dv == 0 || py::fmod(cv, dv) == cv) return UOp();
-      if (n.op() == Ops::FLOORDIV) return (x + PyConst(py::fmod(cv, dv))).floordiv(d) + PyConst(py::fdiv(cv, dv));
-      return (x + PyConst(py::fmod(cv, dv))) % d;
-    }),
-    TG_RULE(UPat(ops(Ops::FLOORDIV, Ops::FLOORMOD)).dtype(dtypes::weakint).named("d"),
-            [](UOp d) { return fold_divmod_general(d); }),
-  });
+  static const PatternMatcher pm(
+      "div_and_mod_symbolic",
+      {
+          // (x//c+a)//d -> (x+a*c)//(c*d) for c>0, d>0
+          TG_RULE((UPat::var("x").floordiv(UPat::cvar("c")) + UPat::cvar("a")).floordiv(UPat::cvar("d")),
+                  [](const UOp& x, const UOp& c, const UOp& a, const UOp& d) {
+                    return py_lt(PyConst(0), d.vmin()) ? (x + a * c).floordiv(c * d) : UOp();
+                  }),
+          // (x+c)//d -> (x+c%d)//d + c//d ; (x+c)%d -> (x+c%d)%d
+          TG_RULE(UPat(ops(Ops::FLOORDIV, Ops::FLOORMOD))
+                      .src(UPat::var("x", dtypes::weakint) + UPat::cvar("c"), UPat::cvar("d"))
+                      .named("n"),
+                  [](const UOp& n, const UOp& x, const UOp& c, const UOp& d) {
+                    pyint cv = c.val().as_int(), dv = d.val().as_int();
+                    if (dv == 0 || py::fmod(cv, dv) == cv) return UOp();
+                    if (n.op() == Ops::FLOORDIV)
+                      return (x + PyConst(py::fmod(cv, dv))).floordiv(d) + PyConst(py::fdiv(cv, dv));
+                    return (x + PyConst(py::fmod(cv, dv))) % d;
+                  }),
+          TG_RULE(UPat(ops(Ops::FLOORDIV, Ops::FLOORMOD)).dtype(dtypes::weakint).named("d"),
+                  [](const UOp& d) { return fold_divmod_general(d); }),
+      });
   return pm;
 }
 

@@ -79,56 +79,78 @@ static std::string render_marg(RenderMap& ctx, const UOp& x) {
 
 const StringMatcher& renderer() {
   using S = std::optional<std::string>;
-  static const StringMatcher pm("renderer", {
-    TG_RULE(UPat(Ops::PARAM).named("x"), [](UOp x) -> S {
-      const ParamArg* p = x.param_arg();
-      return p && p->has_name ? p->name : "p" + std::to_string(p ? p->slot : 0);
-    }),
-    TG_RULE(UPat(Ops::BUFFER).named("x"), [](UOp x) -> S {
-      const ParamArg* p = x.param_arg();
-      return p && p->has_name ? p->name : "b" + std::to_string(p ? p->slot : 0);
-    }),
-    TG_RULE(UPat(Ops::AFTER).named("x"), [](RenderMap& ctx, UOp x) -> S { return ctx.at(x.src(0)); }),
-    TG_RULE(UPat(Ops::SPECIAL).named("x"), [](UOp x) -> S { return x.arg().str(); }),
-    TG_RULE(UPat(Ops::RANGE).dtype(dtypes::void_).named("x"),
-            [](UOp x) -> S { return "loop" + x.arg()[0].str(); }),
-    TG_RULE(UPat(Ops::RANGE).named("x"), [](UOp x) -> S { return "r" + range_str(x); }),
-    TG_RULE(UPat(Ops::CONST).named("x"), [](UOp x) -> S { return x.val().str(); }),
-    // CAST states the width, the weak CONST carries the value
-    TG_RULE(UPat::cvar("c", dtypes::weaks + DTypes{dtypes::bool_}).cast(), [](UOp c) -> S { return c.val().str(); }),
-    TG_RULE(UPat(Ops::CAST).named("x"),
-            [](RenderMap& ctx, UOp x) -> S { return "(" + x.dtype().repr().substr(7) + ")(" + ctx.at(x.src(0)) + ")"; }),
-    TG_RULE(UPat(Ops::NEG).named("x"), [](RenderMap& ctx, UOp x) -> S { return "(-" + ctx.at(x.src(0)) + ")"; }),
-    TG_RULE(UPat(Ops::RECIPROCAL).named("x"), [](RenderMap& ctx, UOp x) -> S { return "(1/" + ctx.at(x.src(0)) + ")"; }),
-    TG_RULE(UPat(Ops::MAX).named("x"),
-            [](RenderMap& ctx, UOp x) -> S { return "max(" + ctx.at(x.src(0)) + ", " + ctx.at(x.src(1)) + ")"; }),
-    TG_RULE(UPat(Ops::MULACC).named("x"), [](RenderMap& ctx, UOp x) -> S {
-      return "(" + ctx.at(x.src(0)) + "*" + ctx.at(x.src(1)) + "+" + ctx.at(x.src(2)) + ")";
-    }),
-    TG_RULE(UPat(Ops::WHERE).named("x"), [](RenderMap& ctx, UOp x) -> S {
-      return "(" + ctx.at(x.src(1)) + " if " + ctx.at(x.src(0)) + " else " + ctx.at(x.src(2)) + ")";
-    }),
-    TG_RULE(UPat(Ops::CDIV).named("x"),
-            [](RenderMap& ctx, UOp x) -> S { return "cdiv(" + ctx.at(x.src(0)) + ", " + ctx.at(x.src(1)) + ")"; }),
-    TG_RULE(UPat(Ops::CMOD).named("x"),
-            [](RenderMap& ctx, UOp x) -> S { return "cmod(" + ctx.at(x.src(0)) + ", " + ctx.at(x.src(1)) + ")"; }),
-    TG_RULE(UPat(GroupOp::Movement).named("x"), [](RenderMap& ctx, UOp x) -> S {
-      return ctx.at(x.src(0)) + "." + lower(op_name(x.op())) + "(" + render_marg(ctx, x) + ")";
-    }),
-    TG_RULE(UPat(kSyms).named("x"),
-            [](RenderMap& ctx, UOp x) -> S { return strip_binary_parens(x, ctx.at(x.src(0)), ctx.at(x.src(1))); }),
-    TG_RULE(UPat(ops(Ops::INDEX, Ops::STAGE)).named("x"), [](UOp x, RenderMap& ctx) -> S {
-      std::string r;
-      for (size_t i = 1; i < x.nsrc(); i++) r += "[" + strip_parens(ctx.at(x.src(i))) + "]";
-      return r;
-    }),
-    TG_RULE(UPat(Ops::STACK).named("x"), [](RenderMap& ctx, UOp x) -> S {
-      std::string r = "{";
-      for (size_t i = 0; i < x.nsrc(); i++) r += (i ? "," : "") + ctx.at(x.src(i));
-      return r + "}";
-    }),
-    TG_RULE(UPat(GroupOp::all()).named("x"), [](UOp x) -> S { return x.repr(); }),
-  });
+  static const StringMatcher pm(
+      "renderer",
+      {
+          TG_RULE(UPat(Ops::PARAM).named("x"),
+                  [](const UOp& x) -> S {
+                    const ParamArg* p = x.param_arg();
+                    return p && p->has_name ? p->name : "p" + std::to_string(p ? p->slot : 0);
+                  }),
+          TG_RULE(UPat(Ops::BUFFER).named("x"),
+                  [](const UOp& x) -> S {
+                    const ParamArg* p = x.param_arg();
+                    return p && p->has_name ? p->name : "b" + std::to_string(p ? p->slot : 0);
+                  }),
+          TG_RULE(UPat(Ops::AFTER).named("x"), [](RenderMap& ctx, const UOp& x) -> S { return ctx.at(x.src(0)); }),
+          TG_RULE(UPat(Ops::SPECIAL).named("x"), [](const UOp& x) -> S { return x.arg().str(); }),
+          TG_RULE(UPat(Ops::RANGE).dtype(dtypes::void_).named("x"),
+                  [](const UOp& x) -> S { return "loop" + x.arg()[0].str(); }),
+          TG_RULE(UPat(Ops::RANGE).named("x"), [](const UOp& x) -> S { return "r" + range_str(x); }),
+          TG_RULE(UPat(Ops::CONST).named("x"), [](const UOp& x) -> S { return x.val().str(); }),
+          // CAST states the width, the weak CONST carries the value
+          TG_RULE(UPat::cvar("c", dtypes::weaks + DTypes{dtypes::bool_}).cast(),
+                  [](const UOp& c) -> S { return c.val().str(); }),
+          TG_RULE(UPat(Ops::CAST).named("x"),
+                  [](RenderMap& ctx, const UOp& x) -> S {
+                    return "(" + x.dtype().repr().substr(7) + ")(" + ctx.at(x.src(0)) + ")";
+                  }),
+          TG_RULE(UPat(Ops::NEG).named("x"),
+                  [](RenderMap& ctx, const UOp& x) -> S { return "(-" + ctx.at(x.src(0)) + ")"; }),
+          TG_RULE(UPat(Ops::RECIPROCAL).named("x"),
+                  [](RenderMap& ctx, const UOp& x) -> S { return "(1/" + ctx.at(x.src(0)) + ")"; }),
+          TG_RULE(UPat(Ops::MAX).named("x"),
+                  [](RenderMap& ctx, const UOp& x) -> S {
+                    return "max(" + ctx.at(x.src(0)) + ", " + ctx.at(x.src(1)) + ")";
+                  }),
+          TG_RULE(UPat(Ops::MULACC).named("x"),
+                  [](RenderMap& ctx, const UOp& x) -> S {
+                    return "(" + ctx.at(x.src(0)) + "*" + ctx.at(x.src(1)) + "+" + ctx.at(x.src(2)) + ")";
+                  }),
+          TG_RULE(UPat(Ops::WHERE).named("x"),
+                  [](RenderMap& ctx, const UOp& x) -> S {
+                    return "(" + ctx.at(x.src(1)) + " if " + ctx.at(x.src(0)) + " else " + ctx.at(x.src(2)) + ")";
+                  }),
+          TG_RULE(UPat(Ops::CDIV).named("x"),
+                  [](RenderMap& ctx, const UOp& x) -> S {
+                    return "cdiv(" + ctx.at(x.src(0)) + ", " + ctx.at(x.src(1)) + ")";
+                  }),
+          TG_RULE(UPat(Ops::CMOD).named("x"),
+                  [](RenderMap& ctx, const UOp& x) -> S {
+                    return "cmod(" + ctx.at(x.src(0)) + ", " + ctx.at(x.src(1)) + ")";
+                  }),
+          TG_RULE(UPat(GroupOp::Movement).named("x"),
+                  [](RenderMap& ctx, const UOp& x) -> S {
+                    return ctx.at(x.src(0)) + "." + lower(op_name(x.op())) + "(" + render_marg(ctx, x) + ")";
+                  }),
+          TG_RULE(UPat(kSyms).named("x"),
+                  [](RenderMap& ctx, const UOp& x) -> S {
+                    return strip_binary_parens(x, ctx.at(x.src(0)), ctx.at(x.src(1)));
+                  }),
+          TG_RULE(UPat(ops(Ops::INDEX, Ops::STAGE)).named("x"),
+                  [](const UOp& x, RenderMap& ctx) -> S {
+                    std::string r;
+                    for (size_t i = 1; i < x.nsrc(); i++) r += "[" + strip_parens(ctx.at(x.src(i))) + "]";
+                    return r;
+                  }),
+          TG_RULE(UPat(Ops::STACK).named("x"),
+                  [](RenderMap& ctx, const UOp& x) -> S {
+                    std::string r = "{";
+                    for (size_t i = 0; i < x.nsrc(); i++) r += (i ? "," : "") + ctx.at(x.src(i));
+                    return r + "}";
+                  }),
+          TG_RULE(UPat(GroupOp::all()).named("x"), [](const UOp& x) -> S { return x.repr(); }),
+      });
   return pm;
 }
 

@@ -165,55 +165,78 @@ UPat invalid_gate() { return UPat::var("cond").where(UPat::var("x"), invalid_pat
 const PatternMatcher& pm_data_invalid() {
   static const PatternMatcher pm = [] {
     UPat invalid_pat = ::tg::invalid_pat(), invalid_gate = ::tg::invalid_gate();
-    return PatternMatcher("pm_data_invalid", {
-      TG_RULE(invalid_pat.broadcast(), [](UOp i) { return i; }),
-      TG_RULE(UPat(GroupOp::Unary | ops(Ops::CAST, Ops::BITCAST)).src(invalid_pat), [](UOp i) { return i; }),
-      TG_RULE(UPat(GroupOp::Unary | ops(Ops::CAST, Ops::BITCAST)).src(invalid_gate).named("op"),
-              [](UOp cond, UOp x, UOp op, UOp i) { return cond.where(op.with_src({x}), i); }),
-      // binary ops move inside the gate, with Invalid in the false branch
-      TG_RULE(UPat(GroupOp::Binary).src(invalid_gate, UPat::var("y")).named("alu"),
-              [](UOp cond, UOp x, UOp y, UOp alu, UOp i) { return cond.where(x.alu(alu.op(), y), i); }),
-      TG_RULE(UPat(GroupOp::Binary).src(UPat::var("y"), invalid_gate).named("alu"),
-              [](UOp cond, UOp x, UOp y, UOp alu, UOp i) { return cond.where(y.alu(alu.op(), x), i); }),
-      TG_RULE(UPat(GroupOp::Binary - GroupOp::Comparison).perm(invalid_pat, UPat()), [](UOp i) { return i; }),
-      // an Invalid condition poisons the whole where; a gated Invalid condition lifts the gate out
-      TG_RULE(invalid_pat.where(UPat(), UPat()), [](UOp i) { return i; }),
-      TG_RULE(invalid_gate.where(UPat::var("a"), UPat::var("b")),
-              [](UOp cond, UOp x, UOp i, UOp a, UOp b) { return cond.where(x.where(a, b), i); }),
-      // normalize where(cond, Invalid, val) -> where(~cond, val, Invalid)
-      TG_RULE(UPat::var("cond").where(invalid_pat, UPat::var("val")),
-              [](UOp cond, UOp i, UOp val) { return !val.is_invalid() ? cond.logical_not().where(val, i) : i; }),
-      // lift Invalid out: a.where(cond.where(x, Invalid), c) -> (~a|cond).where(a.where(x, c), Invalid)
-      TG_RULE(UPat::var("a").where(invalid_gate, UPat::var("c")), [](UOp cond, UOp i, UOp x, UOp a, UOp c) {
-        return !c.is_invalid() ? (a.logical_not() | cond).where(a.where(x, c), i) : UOp();
-      }),
-      TG_RULE(UPat::var("a").where(UPat::var("b"), invalid_gate), [](UOp cond, UOp i, UOp x, UOp a, UOp b) {
-        return !b.is_invalid() ? (a | cond).where(a.where(b, x), i) : UOp();
-      }),
-      // fold gated LOAD/STORE
-      TG_RULE(UPat(Ops::STORE).src(UPat(Ops::INDEX).src(UPat(), invalid_pat).any_len().or_casted(), UPat()),
-              [](UOp i) { return UOp(Ops::NOOP); }),
-      TG_RULE(UPat(Ops::LOAD).src(UPat(Ops::INDEX).src(UPat(), invalid_pat).any_len().or_casted()).any_len().named("x"),
-              [](UOp x, UOp i) { return x.nsrc() > 1 ? x.src(1) : x.const_like(PyConst(0)); }),
-    });
+    return PatternMatcher(
+        "pm_data_invalid",
+        {
+            TG_RULE(invalid_pat.broadcast(), [](const UOp& i) { return i; }),
+            TG_RULE(UPat(GroupOp::Unary | ops(Ops::CAST, Ops::BITCAST)).src(invalid_pat),
+                    [](const UOp& i) { return i; }),
+            TG_RULE(UPat(GroupOp::Unary | ops(Ops::CAST, Ops::BITCAST)).src(invalid_gate).named("op"),
+                    [](const UOp& cond, const UOp& x, const UOp& op, const UOp& i) {
+                      return cond.where(op.with_src({x}), i);
+                    }),
+            // binary ops move inside the gate, with Invalid in the false branch
+            TG_RULE(UPat(GroupOp::Binary).src(invalid_gate, UPat::var("y")).named("alu"),
+                    [](const UOp& cond, const UOp& x, const UOp& y, const UOp& alu, const UOp& i) {
+                      return cond.where(x.alu(alu.op(), y), i);
+                    }),
+            TG_RULE(UPat(GroupOp::Binary).src(UPat::var("y"), invalid_gate).named("alu"),
+                    [](const UOp& cond, const UOp& x, const UOp& y, const UOp& alu, const UOp& i) {
+                      return cond.where(y.alu(alu.op(), x), i);
+                    }),
+            TG_RULE(UPat(GroupOp::Binary - GroupOp::Comparison).perm(invalid_pat, UPat()),
+                    [](const UOp& i) { return i; }),
+            // an Invalid condition poisons the whole where; a gated Invalid condition lifts the gate out
+            TG_RULE(invalid_pat.where(UPat(), UPat()), [](const UOp& i) { return i; }),
+            TG_RULE(invalid_gate.where(UPat::var("a"), UPat::var("b")),
+                    [](const UOp& cond, const UOp& x, const UOp& i, const UOp& a, const UOp& b) {
+                      return cond.where(x.where(a, b), i);
+                    }),
+            // normalize where(cond, Invalid, val) -> where(~cond, val, Invalid)
+            TG_RULE(UPat::var("cond").where(invalid_pat, UPat::var("val")),
+                    [](const UOp& cond, const UOp& i, const UOp& val) {
+                      return !val.is_invalid() ? cond.logical_not().where(val, i) : i;
+                    }),
+            // lift Invalid out: a.where(cond.where(x, Invalid), c) -> (~a|cond).where(a.where(x, c), Invalid)
+            TG_RULE(UPat::var("a").where(invalid_gate, UPat::var("c")),
+                    [](const UOp& cond, const UOp& i, const UOp& x, const UOp& a, const UOp& c) {
+                      return !c.is_invalid() ? (a.logical_not() | cond).where(a.where(x, c), i) : UOp();
+                    }),
+            TG_RULE(UPat::var("a").where(UPat::var("b"), invalid_gate),
+                    [](const UOp& cond, const UOp& i, const UOp& x, const UOp& a, const UOp& b) {
+                      return !b.is_invalid() ? (a | cond).where(a.where(b, x), i) : UOp();
+                    }),
+            // fold gated LOAD/STORE
+            TG_RULE(UPat(Ops::STORE).src(UPat(Ops::INDEX).src(UPat(), invalid_pat).any_len().or_casted(), UPat()),
+                    [](const UOp& i) { return UOp(Ops::NOOP); }),
+            TG_RULE(UPat(Ops::LOAD)
+                        .src(UPat(Ops::INDEX).src(UPat(), invalid_pat).any_len().or_casted())
+                        .any_len()
+                        .named("x"),
+                    [](const UOp& x, const UOp& i) { return x.nsrc() > 1 ? x.src(1) : x.const_like(PyConst(0)); }),
+        });
   }();
   return pm;
 }
 
 const PatternMatcher& pm_remove_invalid() {
-  static const PatternMatcher pm("pm_remove_invalid", {
-    TG_RULE(invalid_gate().named("w"),
-            [](UOp cond, UOp x, UOp i, UOp w) { return w.with_src({cond, x, w.const_like(PyConst(0))}); }),
-    TG_RULE(UPat(Ops::STACK).named("s"), [](UOp s) {
-      bool any = false;
-      std::vector<UOp> src;
-      for (const UOp& x : s.src()) {
-        any |= x.is_invalid();
-        src.push_back(x.is_invalid() ? UOp::const_(PyConst(0), s.dtype()) : x);
-      }
-      return any ? s.with_src(src) : UOp();
-    }),
-  });
+  static const PatternMatcher pm("pm_remove_invalid",
+                                 {
+                                     TG_RULE(invalid_gate().named("w"),
+                                             [](const UOp& cond, const UOp& x, const UOp& i, const UOp& w) {
+                                               return w.with_src({cond, x, w.const_like(PyConst(0))});
+                                             }),
+                                     TG_RULE(UPat(Ops::STACK).named("s"),
+                                             [](const UOp& s) {
+                                               bool any = false;
+                                               std::vector<UOp> src;
+                                               for (const UOp& x : s.src()) {
+                                                 any |= x.is_invalid();
+                                                 src.push_back(x.is_invalid() ? UOp::const_(PyConst(0), s.dtype()) : x);
+                                               }
+                                               return any ? s.with_src(src) : UOp();
+                                             }),
+                                 });
   return pm;
 }
 
@@ -229,106 +252,155 @@ const PatternMatcher& symbolic_simple() {
   static const PatternMatcher pm = [] {
     UPat const_folding_pat = UPat(ops(Ops::CONST, Ops::STACK));
     DTypes int_like = dtypes::ints + DTypes{dtypes::bool_, dtypes::weakint};
-    return pm_data_invalid() + PatternMatcher("symbolic_simple", {
-      // ** self folding **
-      TG_RULE(UPat(ops(Ops::ADD, Ops::XOR, Ops::OR)).perm(UPat::var("x"), UPat::const_(PyConst(0))), [](UOp x) { return x; }),
-      TG_RULE(UPat(ops(Ops::SHL, Ops::SHR)).src(UPat::var("x"), UPat::const_(PyConst(0))), [](UOp x) { return x; }),
-      TG_RULE(UPat::var("x") * 1, [](UOp x) { return x; }),
-      TG_RULE(UPat::var("x").floordiv(UPat::var("x")), [](UOp x) { return x.const_like(PyConst(1)); }),
-      TG_RULE(UPat::var("x").floordiv(1), [](UOp x) { return x; }),
-      TG_RULE(UPat::var("x").floordiv(-1), [](UOp x) { return -x; }),
-      TG_RULE((UPat::var("x") ^ UPat::var("y")) ^ UPat::var("y"), [](UOp x, UOp y) { return x; }),
-      TG_RULE((UPat::var() % UPat::var("y")).named("base") % UPat::var("y"), [](UOp base, UOp y) { return base; }),
-      // variations of (x%c)+(x//c)*c = x
-      TG_RULE(UPat(Ops::ADD).dtype(dtypes::weakint).named("x"), [](UOp x) { return fold_add_divmod_recombine(x); }),
-      TG_RULE(UPat::var("x", dtypes::bool_) & UPat::cvar("c"), [](UOp x, UOp c) { return c.val().truthy() ? x : c; }),
-      TG_RULE(UPat::var("x", dtypes::bool_) | UPat::cvar("c"), [](UOp x, UOp c) { return c.val().truthy() ? c : x; }),
-      TG_RULE(UPat::var("x", dtypes::bool_).ne(UPat::const_(PyConst(false), dtypes::bool_)), [](UOp x) { return x; }),
-      TG_RULE(UPat(GroupOp::Idempotent).src(UPat::var("x"), UPat::var("x")), [](UOp x) { return x; }),
-      TG_RULE(UPat::var("x", dtypes::bool_).logical_not().logical_not(), [](UOp x) { return x; }),
-      TG_RULE(UPat::var("x", dtypes::bool_).where(UPat::const_(PyConst(true), dtypes::bool_), UPat::const_(PyConst(false), dtypes::bool_)),
-              [](UOp x) { return x; }),
-      TG_RULE(UPat::var("x", dtypes::bool_).where(UPat::const_(PyConst(false), dtypes::bool_), UPat::const_(PyConst(true), dtypes::bool_)),
-              [](UOp x) { return x.logical_not(); }),
-      // CAST(bool -> int) != const
-      TG_RULE(UPat::var("x", dtypes::bool_).cast(dtypes::ints + DTypes{dtypes::weakint}).ne(UPat::cvar("c")), [](UOp x, UOp c) {
-        PyConst v = c.val();
-        return v == PyConst(0) ? x : v == PyConst(1) ? x.logical_not() : x.const_like(PyConst(true));
-      }),
-      TG_RULE(UPat::var("x", int_like).trunc(), [](UOp x) { return x; }),
-      // ** zero folding **
-      TG_RULE(UPat::var("x") < UPat::var("x"), [](UOp x) { return x.const_like(PyConst(false), dtypes::bool_); }),
-      TG_RULE(UPat::var("x") % UPat::var("x"), [](UOp x) { return x.const_like(PyConst(0)); }),
-      TG_RULE(UPat::var("x") ^ UPat::var("x"), [](UOp x) { return x.const_like(PyConst(0)); }),
-      TG_RULE(UPat::var("x") & 0, [](UOp x) { return x.const_like(PyConst(0)); }),
-      // (x&mask)>>k -> x>>k when mask only clears bits below k
-      TG_RULE((UPat::var("x") & UPat::cvar("mask")) >> UPat::cvar("k"), [](UOp x, UOp mask, UOp k) {
-        pyint kv = k.val().as_int();
-        if (kv < 0 || kv >= 127) return UOp();
-        return (mask.val().as_int() | (((pyint)1 << kv) - 1)) == -1 ? x >> PyConst(kv) : UOp();
-      }),
-      TG_RULE((UPat::var("x") & UPat::cvar("mask")).floordiv(UPat::cvar("c")), [](UOp x, UOp mask, UOp c) {
-        pyint cv = c.val().as_int();
-        return cv > 0 && (cv & (cv - 1)) == 0 && (mask.val().as_int() | (cv - 1)) == -1 ? x.floordiv(ic(cv)) : UOp();
-      }),
-      TG_RULE(UPat::var("x", int_like).ne(UPat::var("x")), [](UOp x) { return x.const_like(PyConst(false), dtypes::bool_); }),
-      // ** constant folding **
-      TG_RULE(UPat(Ops::CAST).dtype(dtypes::all).named("root").src(UPat::cvar("c")),
-              [](UOp root, UOp c) { return root.const_like(c.val()); }),
-      TG_RULE(UPat(GroupOp::Unary).src(const_folding_pat).named("a"), [](UOp a) { return fold_const_alu(a); }),
-      TG_RULE(UPat(GroupOp::Binary - OpSet(Ops::THREEFRY)).src(const_folding_pat, const_folding_pat).named("a"),
-              [](UOp a) { return fold_const_alu(a); }),
-      TG_RULE(UPat(GroupOp::Ternary).src(const_folding_pat, const_folding_pat, const_folding_pat).named("a"),
-              [](UOp a) { return fold_const_alu(a); }),
-      // bool MUL is AND, ADD/MAX is OR
-      TG_RULE(UPat::var("x", dtypes::bool_) * UPat::var("y", dtypes::bool_), [](UOp x, UOp y) { return x & y; }),
-      TG_RULE(UPat::var("x", dtypes::bool_) + UPat::var("y", dtypes::bool_), [](UOp x, UOp y) { return x | y; }),
-      TG_RULE(UPat::var("x", dtypes::bool_).maximum(UPat::var("y", dtypes::bool_)), [](UOp x, UOp y) { return x | y; }),
-      // *** div rules ***
-      TG_RULE(UPat::cvar("x", DTypes{}, Arg(0)) / 0,
-              [](UOp x) { return x.const_like(PyConst(std::numeric_limits<double>::quiet_NaN())); }),
-      TG_RULE((UPat::var("x") * 0) / 0, [](UOp x) { return x.const_like(PyConst(std::numeric_limits<double>::quiet_NaN())); }),
-      TG_RULE(UPat::var("x") / UPat::var("x"), [](UOp x) { return x.const_like(PyConst(1)); }),
-      TG_RULE((UPat::var("x") * UPat::var("x2")) / UPat::var("x2"), [](UOp x, UOp x2) { return x; }),
-      // x*0 -> 0 (a nan/inf const renders nan)
-      TG_RULE(UPat::var("x") * 0, [](UOp x) {
-        bool naninf = x.op() == Ops::CONST && is_nan_or_inf(x.val());
-        return x.const_like(naninf ? PyConst(std::numeric_limits<double>::quiet_NaN()) : PyConst(0));
-      }),
-      // *** cast/bitcast ***
-      TG_RULE(UPat(ops(Ops::CAST, Ops::BITCAST)).named("root"),
-              [](UOp root) { return root.dtype() == root.src(0).dtype() ? root.src(0) : UOp(); }),
-      TG_RULE(UPat(Ops::BITCAST).named("root").src(UPat::cvar("c")), [](UOp root, UOp c) { return fold_bitcast(root, c); }),
-      // b.cast(a).cast(b) -> b if a preserves all values in b
-      TG_RULE(UPat::var("x").cast().named("a").cast().named("b"), [](UOp x, UOp a, UOp b) {
-        return x.dtype() == b.dtype() && can_lossless_cast(b.dtype(), a.dtype()) ? x : UOp();
-      }),
-      TG_RULE(UPat(Ops::BITCAST).named("b").src(UPat::var("x").bitcast()), [](UOp x, UOp b) { return x.bitcast(b.dtype()); }),
-      TG_RULE(UPat::var("x").cast(dtypes::bool_), [](UOp x) { return x.ne(ic(0)); }),
-      // ** pow **
-      TG_RULE(UPat::var("x").alu(Ops::POW, UPat::cvar("c")), [](UOp x, UOp c) { return simplify_pow(x, c); }),
-      // positive const ** x
-      TG_RULE(UPat::cvar("c").alu(Ops::POW, UPat::var("x")), [](UOp c, UOp x) {
-        PyConst v = c.val();
-        if (v == PyConst(1)) return c;
-        return py_lt(PyConst(0), v) ? (x * PyConst(std::log2(v.as_float()))).exp2() : UOp();
-      }),
-      // unpack a uint64 packed from two uint32 (threefry)
-      TG_RULE(((UPat::var("", dtypes::uint64) << 32) | UPat::var("y", dtypes::uint32).cast(dtypes::uint64)).cast(dtypes::uint32),
-              [](UOp y) { return y; }),
-      TG_RULE(((UPat::var("x", dtypes::uint32).cast(dtypes::uint64) << 32) | UPat::var("", dtypes::uint32).cast(dtypes::uint64)) >> 32,
-              [](UOp x) { return x.cast(dtypes::uint64); }),
-      // ** simple where folding **
-      TG_RULE(UPat::var().where(UPat::var("val"), UPat::var("val")), [](UOp val) { return val; }),
-      TG_RULE(UPat::cvar("gate").where(UPat::var("c0"), UPat::var("c1")).named("w"),
-              [](UOp gate, UOp c0, UOp c1, UOp w) { return fold_const_where(gate, c0, c1, w); }),
-      // a.where(b.where(c, d), d) -> (a & b).where(c, d)
-      TG_RULE(UPat::var("a").where(UPat::var("b").where(UPat::var("c"), UPat::var("d")), UPat::var("d")),
-              [](UOp a, UOp b, UOp c, UOp d) { return (a & b).where(c, d); }),
-      // a.where(c, b.where(c, d)) -> (a | b).where(c, d)
-      TG_RULE(UPat::var("a").where(UPat::var("c"), UPat::var("b").where(UPat::var("c"), UPat::var("d"))),
-              [](UOp a, UOp b, UOp c, UOp d) { return (a | b).where(c, d); }),
-    }) + mop_cleanup();
+    return pm_data_invalid() +
+           PatternMatcher(
+               "symbolic_simple",
+               {
+                   // ** self folding **
+                   TG_RULE(UPat(ops(Ops::ADD, Ops::XOR, Ops::OR)).perm(UPat::var("x"), UPat::const_(PyConst(0))),
+                           [](const UOp& x) { return x; }),
+                   TG_RULE(UPat(ops(Ops::SHL, Ops::SHR)).src(UPat::var("x"), UPat::const_(PyConst(0))),
+                           [](const UOp& x) { return x; }),
+                   TG_RULE(UPat::var("x") * 1, [](const UOp& x) { return x; }),
+                   TG_RULE(UPat::var("x").floordiv(UPat::var("x")),
+                           [](const UOp& x) { return x.const_like(PyConst(1)); }),
+                   TG_RULE(UPat::var("x").floordiv(1), [](const UOp& x) { return x; }),
+                   TG_RULE(UPat::var("x").floordiv(-1), [](const UOp& x) { return -x; }),
+                   TG_RULE((UPat::var("x") ^ UPat::var("y")) ^ UPat::var("y"),
+                           [](const UOp& x, const UOp& y) { return x; }),
+                   TG_RULE((UPat::var() % UPat::var("y")).named("base") % UPat::var("y"),
+                           [](const UOp& base, const UOp& y) { return base; }),
+                   // variations of (x%c)+(x//c)*c = x
+                   TG_RULE(UPat(Ops::ADD).dtype(dtypes::weakint).named("x"),
+                           [](const UOp& x) { return fold_add_divmod_recombine(x); }),
+                   TG_RULE(UPat::var("x", dtypes::bool_) & UPat::cvar("c"),
+                           [](const UOp& x, const UOp& c) { return c.val().truthy() ? x : c; }),
+                   TG_RULE(UPat::var("x", dtypes::bool_) | UPat::cvar("c"),
+                           [](const UOp& x, const UOp& c) { return c.val().truthy() ? c : x; }),
+                   TG_RULE(UPat::var("x", dtypes::bool_).ne(UPat::const_(PyConst(false), dtypes::bool_)),
+                           [](const UOp& x) { return x; }),
+                   TG_RULE(UPat(GroupOp::Idempotent).src(UPat::var("x"), UPat::var("x")),
+                           [](const UOp& x) { return x; }),
+                   TG_RULE(UPat::var("x", dtypes::bool_).logical_not().logical_not(), [](const UOp& x) { return x; }),
+                   TG_RULE(UPat::var("x", dtypes::bool_)
+                               .where(UPat::const_(PyConst(true), dtypes::bool_),
+                                      UPat::const_(PyConst(false), dtypes::bool_)),
+                           [](const UOp& x) { return x; }),
+                   TG_RULE(UPat::var("x", dtypes::bool_)
+                               .where(UPat::const_(PyConst(false), dtypes::bool_),
+                                      UPat::const_(PyConst(true), dtypes::bool_)),
+                           [](const UOp& x) { return x.logical_not(); }),
+                   // CAST(bool -> int) != const
+                   TG_RULE(
+                       UPat::var("x", dtypes::bool_).cast(dtypes::ints + DTypes{dtypes::weakint}).ne(UPat::cvar("c")),
+                       [](const UOp& x, const UOp& c) {
+                         PyConst v = c.val();
+                         return v == PyConst(0) ? x : v == PyConst(1) ? x.logical_not() : x.const_like(PyConst(true));
+                       }),
+                   TG_RULE(UPat::var("x", int_like).trunc(), [](const UOp& x) { return x; }),
+                   // ** zero folding **
+                   TG_RULE(UPat::var("x") < UPat::var("x"),
+                           [](const UOp& x) { return x.const_like(PyConst(false), dtypes::bool_); }),
+                   TG_RULE(UPat::var("x") % UPat::var("x"), [](const UOp& x) { return x.const_like(PyConst(0)); }),
+                   TG_RULE(UPat::var("x") ^ UPat::var("x"), [](const UOp& x) { return x.const_like(PyConst(0)); }),
+                   TG_RULE(UPat::var("x") & 0, [](const UOp& x) { return x.const_like(PyConst(0)); }),
+                   // (x&mask)>>k -> x>>k when mask only clears bits below k
+                   TG_RULE((UPat::var("x") & UPat::cvar("mask")) >> UPat::cvar("k"),
+                           [](const UOp& x, const UOp& mask, const UOp& k) {
+                             pyint kv = k.val().as_int();
+                             if (kv < 0 || kv >= 127) return UOp();
+                             return (mask.val().as_int() | (((pyint)1 << kv) - 1)) == -1 ? x >> PyConst(kv) : UOp();
+                           }),
+                   TG_RULE((UPat::var("x") & UPat::cvar("mask")).floordiv(UPat::cvar("c")),
+                           [](const UOp& x, const UOp& mask, const UOp& c) {
+                             pyint cv = c.val().as_int();
+                             return cv > 0 && (cv & (cv - 1)) == 0 && (mask.val().as_int() | (cv - 1)) == -1
+                                        ? x.floordiv(ic(cv))
+                                        : UOp();
+                           }),
+                   TG_RULE(UPat::var("x", int_like).ne(UPat::var("x")),
+                           [](const UOp& x) { return x.const_like(PyConst(false), dtypes::bool_); }),
+                   // ** constant folding **
+                   TG_RULE(UPat(Ops::CAST).dtype(dtypes::all).named("root").src(UPat::cvar("c")),
+                           [](const UOp& root, const UOp& c) { return root.const_like(c.val()); }),
+                   TG_RULE(UPat(GroupOp::Unary).src(const_folding_pat).named("a"),
+                           [](const UOp& a) { return fold_const_alu(a); }),
+                   TG_RULE(UPat(GroupOp::Binary - OpSet(Ops::THREEFRY))
+                               .src(const_folding_pat, const_folding_pat)
+                               .named("a"),
+                           [](const UOp& a) { return fold_const_alu(a); }),
+                   TG_RULE(
+                       UPat(GroupOp::Ternary).src(const_folding_pat, const_folding_pat, const_folding_pat).named("a"),
+                       [](const UOp& a) { return fold_const_alu(a); }),
+                   // bool MUL is AND, ADD/MAX is OR
+                   TG_RULE(UPat::var("x", dtypes::bool_) * UPat::var("y", dtypes::bool_),
+                           [](const UOp& x, const UOp& y) { return x & y; }),
+                   TG_RULE(UPat::var("x", dtypes::bool_) + UPat::var("y", dtypes::bool_),
+                           [](const UOp& x, const UOp& y) { return x | y; }),
+                   TG_RULE(UPat::var("x", dtypes::bool_).maximum(UPat::var("y", dtypes::bool_)),
+                           [](const UOp& x, const UOp& y) { return x | y; }),
+                   // *** div rules ***
+                   TG_RULE(
+                       UPat::cvar("x", DTypes{}, Arg(0)) / 0,
+                       [](const UOp& x) { return x.const_like(PyConst(std::numeric_limits<double>::quiet_NaN())); }),
+                   TG_RULE(
+                       (UPat::var("x") * 0) / 0,
+                       [](const UOp& x) { return x.const_like(PyConst(std::numeric_limits<double>::quiet_NaN())); }),
+                   TG_RULE(UPat::var("x") / UPat::var("x"), [](const UOp& x) { return x.const_like(PyConst(1)); }),
+                   TG_RULE((UPat::var("x") * UPat::var("x2")) / UPat::var("x2"),
+                           [](const UOp& x, const UOp& x2) { return x; }),
+                   // x*0 -> 0 (a nan/inf const renders nan)
+                   TG_RULE(UPat::var("x") * 0,
+                           [](const UOp& x) {
+                             bool naninf = x.op() == Ops::CONST && is_nan_or_inf(x.val());
+                             return x.const_like(naninf ? PyConst(std::numeric_limits<double>::quiet_NaN())
+                                                        : PyConst(0));
+                           }),
+                   // *** cast/bitcast ***
+                   TG_RULE(UPat(ops(Ops::CAST, Ops::BITCAST)).named("root"),
+                           [](const UOp& root) { return root.dtype() == root.src(0).dtype() ? root.src(0) : UOp(); }),
+                   TG_RULE(UPat(Ops::BITCAST).named("root").src(UPat::cvar("c")),
+                           [](const UOp& root, const UOp& c) { return fold_bitcast(root, c); }),
+                   // b.cast(a).cast(b) -> b if a preserves all values in b
+                   TG_RULE(UPat::var("x").cast().named("a").cast().named("b"),
+                           [](const UOp& x, const UOp& a, const UOp& b) {
+                             return x.dtype() == b.dtype() && can_lossless_cast(b.dtype(), a.dtype()) ? x : UOp();
+                           }),
+                   TG_RULE(UPat(Ops::BITCAST).named("b").src(UPat::var("x").bitcast()),
+                           [](const UOp& x, const UOp& b) { return x.bitcast(b.dtype()); }),
+                   TG_RULE(UPat::var("x").cast(dtypes::bool_), [](const UOp& x) { return x.ne(ic(0)); }),
+                   // ** pow **
+                   TG_RULE(UPat::var("x").alu(Ops::POW, UPat::cvar("c")),
+                           [](const UOp& x, const UOp& c) { return simplify_pow(x, c); }),
+                   // positive const ** x
+                   TG_RULE(UPat::cvar("c").alu(Ops::POW, UPat::var("x")),
+                           [](const UOp& c, const UOp& x) {
+                             PyConst v = c.val();
+                             if (v == PyConst(1)) return c;
+                             return py_lt(PyConst(0), v) ? (x * PyConst(std::log2(v.as_float()))).exp2() : UOp();
+                           }),
+                   // unpack a uint64 packed from two uint32 (threefry)
+                   TG_RULE(((UPat::var("", dtypes::uint64) << 32) | UPat::var("y", dtypes::uint32).cast(dtypes::uint64))
+                               .cast(dtypes::uint32),
+                           [](const UOp& y) { return y; }),
+                   TG_RULE(((UPat::var("x", dtypes::uint32).cast(dtypes::uint64) << 32) |
+                            UPat::var("", dtypes::uint32).cast(dtypes::uint64)) >>
+                               32,
+                           [](const UOp& x) { return x.cast(dtypes::uint64); }),
+                   // ** simple where folding **
+                   TG_RULE(UPat::var().where(UPat::var("val"), UPat::var("val")), [](const UOp& val) { return val; }),
+                   TG_RULE(UPat::cvar("gate").where(UPat::var("c0"), UPat::var("c1")).named("w"),
+                           [](const UOp& gate, const UOp& c0, const UOp& c1, const UOp& w) {
+                             return fold_const_where(gate, c0, c1, w);
+                           }),
+                   // a.where(b.where(c, d), d) -> (a & b).where(c, d)
+                   TG_RULE(UPat::var("a").where(UPat::var("b").where(UPat::var("c"), UPat::var("d")), UPat::var("d")),
+                           [](const UOp& a, const UOp& b, const UOp& c, const UOp& d) { return (a & b).where(c, d); }),
+                   // a.where(c, b.where(c, d)) -> (a | b).where(c, d)
+                   TG_RULE(UPat::var("a").where(UPat::var("c"), UPat::var("b").where(UPat::var("c"), UPat::var("d"))),
+                           [](const UOp& a, const UOp& b, const UOp& c, const UOp& d) { return (a | b).where(c, d); }),
+               }) +
+           mop_cleanup();
   }();
   return pm;
 }
@@ -374,12 +446,15 @@ static UOp canonicalize_simplex(const UOp& X) {
 }
 
 const PatternMatcher& commutative() {
-  static const PatternMatcher pm("commutative", {
-    // ** COMMUTATIVE flipping (only for index) **
-    TG_RULE(UPat(GroupOp::Commutative).dtype(dtypes::weakint).named("x"), [](UOp x) {
-      return UOp::tuplize_cmp(x.src(1), x.src(0)) < 0 ? x.with_src({x.src(1), x.src(0)}) : UOp();
-    }),
-  });
+  static const PatternMatcher pm(
+      "commutative",
+      {
+          // ** COMMUTATIVE flipping (only for index) **
+          TG_RULE(UPat(GroupOp::Commutative).dtype(dtypes::weakint).named("x"),
+                  [](const UOp& x) {
+                    return UOp::tuplize_cmp(x.src(1), x.src(0)) < 0 ? x.with_src({x.src(1), x.src(0)}) : UOp();
+                  }),
+      });
   return pm;
 }
 
@@ -453,140 +528,170 @@ const PatternMatcher& symbolic() {
     std::vector<PatternMatcher::Entry> assoc;
     // two stage ALU folding, for op in GroupOp.Associative (python set order: ADD, MUL, MAX, OR, AND)
     for (Ops op : {Ops::ADD, Ops::MUL, Ops::MAX, Ops::OR, Ops::AND})
-      assoc.push_back(TG_RULE(UPat::var("x").alu(op, UPat::cvar("c1")).alu(op, UPat::cvar("c2")).named("f"),
-                              [](UOp f, UOp x, UOp c1, UOp c2) { return two_stage_alu(f, x, c1, c2); }));
+      assoc.push_back(TG_RULE(
+          UPat::var("x").alu(op, UPat::cvar("c1")).alu(op, UPat::cvar("c2")).named("f"),
+          [](const UOp& f, const UOp& x, const UOp& c1, const UOp& c2) { return two_stage_alu(f, x, c1, c2); }));
     std::vector<PatternMatcher::Entry> rules = {
-      // ** boolean algebra **
-      TG_RULE(UPat::var("x", dtypes::bool_) | UPat::var("x", dtypes::bool_).logical_not(),
-              [](UOp x) { return x.const_like(PyConst(true)); }),
-      // ** combine terms **
-      TG_RULE(UPat::var("x") * UPat::cvar("c0") + UPat::var("x") * UPat::cvar("c1"),
-              [](UOp x, UOp c0, UOp c1) { return x * (c0 + c1); }),
-      TG_RULE((UPat::var("y") + UPat::var("x") * UPat::cvar("c0")) + UPat::var("x") * UPat::cvar("c1"),
-              [](UOp x, UOp y, UOp c0, UOp c1) { return y + x * (c0 + c1); }),
-      TG_RULE(UPat::var("x") + UPat::var("x") * UPat::cvar("c"), [](UOp x, UOp c) { return x * (c + ic(1)); }),
-      TG_RULE((UPat::var("y") + UPat::var("x")) + UPat::var("x") * UPat::cvar("c"),
-              [](UOp x, UOp y, UOp c) { return y + x * (c + ic(1)); }),
-      TG_RULE((UPat::var("y") + UPat::var("x") * UPat::cvar("c")) + UPat::var("x"),
-              [](UOp x, UOp y, UOp c) { return y + x * (c + ic(1)); }),
-      TG_RULE(UPat::var("x") + UPat::var("x"), [](UOp x) { return x * ic(2); }),
-      TG_RULE((UPat::var("y") + UPat::var("x")) + UPat::var("x"), [](UOp y, UOp x) { return y + x * ic(2); }),
-      TG_RULE((UPat::var("x") / UPat::var("x2")) / UPat::var("x3"),
-              [](UOp x, UOp x2, UOp x3) { return !(x2 == x3) ? x / (x2 * x3) : UOp(); }),
-      TG_RULE(-1 * (UPat::var("x") + UPat::cvar("c")), [](UOp x, UOp c) { return (-x) + (-c); }),
-      TG_RULE(UPat::cvar("y") * (UPat::var("x", dtypes::weakint) + UPat::cvar("c")),
-              [](UOp x, UOp y, UOp c) { return (y * x) + (y * c); }),
-      // ** where folding **
-      TG_RULE(UPat::var("cond", dtypes::bool_).logical_not().where(UPat::var("t"), UPat::var("f")),
-              [](UOp cond, UOp t, UOp f) { return !f.is_invalid() ? cond.where(f, t) : UOp(); }),
-      // in cond.where(t, f), uses of cond fold to True within t and False within f
-      TG_RULE(UPat::var("cond", dtypes::bool_).where(UPat::var("t"), UPat::var("f")),
-              [](UOp cond, UOp t, UOp f) { return fold_where_closure(cond, t, f); }),
-      // alu of two where with same conds can combine, only do if true branch or false branch is const
-      TG_RULE(UPat(GroupOp::Binary).named("alu").src(UPat::var("c").where(UPat::var("t"), UPat::var("f")),
-                                                      UPat::var("c").where(UPat::var("tt"), UPat::var("ff"))),
-              [](UOp alu, UOp c, UOp t, UOp tt, UOp f, UOp ff) {
-        bool ok = (t.op() == tt.op() && tt.op() == Ops::CONST) || (f.op() == ff.op() && ff.op() == Ops::CONST);
-        return ok ? c.where(t.alu(alu.op(), tt), f.alu(alu.op(), ff)) : UOp();
-      }),
-      // if its a plus we add the associative variation too
-      TG_RULE((UPat::var("y") + UPat::var("c").where(UPat::var("t"), UPat::var("f"))) + UPat::var("c").where(UPat::var("tt"), UPat::var("ff")),
-              [](UOp y, UOp c, UOp t, UOp tt, UOp f, UOp ff) {
-        bool ok = (t.op() == tt.op() && tt.op() == Ops::CONST) || (f.op() == ff.op() && ff.op() == Ops::CONST);
-        return ok ? y + c.where(t + tt, f + ff) : UOp();
-      }),
-      // complementary zero branches under the same condition select directly
-      TG_RULE(UPat::var("c").where(UPat::var("t"), 0) + UPat::var("c").where(0, UPat::var("f")),
-              [](UOp c, UOp t, UOp f) { return c.where(t, f); }),
-      // ALU/variable min==max -> CONST
-      TG_RULE(UPat(ops(Ops::CMPLT, Ops::CMPNE, Ops::FLOORDIV, Ops::FLOORMOD, Ops::PARAM, Ops::AFTER, Ops::SPECIAL)).named("x"),
-              [](UOp x) { return x.vmin() == x.vmax() ? x.const_like(x.vmin()) : UOp(); }),
-      TG_RULE(UPat(Ops::RANGE).src_all(UPat(Ops::CONST)).named("x"),
-              [](UOp x) { return x.vmin() == x.vmax() ? x.const_like(x.vmin()) : UOp(); }),
-      // max folding
-      TG_RULE((UPat::cvar("a") < UPat::var("b")).where(UPat::var("b"), UPat::cvar("c")),
-              [](UOp a, UOp b, UOp c) { return a.val() == c.val() ? a.maximum(b) : UOp(); }),
-      TG_RULE((UPat::var("a") < UPat::cvar("b")).where(UPat::cvar("c"), UPat::var("a")),
-              [](UOp a, UOp b, UOp c) { return b.val() == c.val() ? a.maximum(b) : UOp(); }),
-      TG_RULE(UPat::var("x").maximum(UPat::var("y")), [](UOp x, UOp y) {
-        if (!py_lt(x.vmin(), y.vmax())) return x;
-        if (!py_lt(y.vmin(), x.vmax())) return y;
-        return UOp();
-      }),
+        // ** boolean algebra **
+        TG_RULE(UPat::var("x", dtypes::bool_) | UPat::var("x", dtypes::bool_).logical_not(),
+                [](const UOp& x) { return x.const_like(PyConst(true)); }),
+        // ** combine terms **
+        TG_RULE(UPat::var("x") * UPat::cvar("c0") + UPat::var("x") * UPat::cvar("c1"),
+                [](const UOp& x, const UOp& c0, const UOp& c1) { return x * (c0 + c1); }),
+        TG_RULE((UPat::var("y") + UPat::var("x") * UPat::cvar("c0")) + UPat::var("x") * UPat::cvar("c1"),
+                [](const UOp& x, const UOp& y, const UOp& c0, const UOp& c1) { return y + x * (c0 + c1); }),
+        TG_RULE(UPat::var("x") + UPat::var("x") * UPat::cvar("c"),
+                [](const UOp& x, const UOp& c) { return x * (c + ic(1)); }),
+        TG_RULE((UPat::var("y") + UPat::var("x")) + UPat::var("x") * UPat::cvar("c"),
+                [](const UOp& x, const UOp& y, const UOp& c) { return y + x * (c + ic(1)); }),
+        TG_RULE((UPat::var("y") + UPat::var("x") * UPat::cvar("c")) + UPat::var("x"),
+                [](const UOp& x, const UOp& y, const UOp& c) { return y + x * (c + ic(1)); }),
+        TG_RULE(UPat::var("x") + UPat::var("x"), [](const UOp& x) { return x * ic(2); }),
+        TG_RULE((UPat::var("y") + UPat::var("x")) + UPat::var("x"),
+                [](const UOp& y, const UOp& x) { return y + x * ic(2); }),
+        TG_RULE((UPat::var("x") / UPat::var("x2")) / UPat::var("x3"),
+                [](const UOp& x, const UOp& x2, const UOp& x3) { return !(x2 == x3) ? x / (x2 * x3) : UOp(); }),
+        TG_RULE(-1 * (UPat::var("x") + UPat::cvar("c")), [](const UOp& x, const UOp& c) { return (-x) + (-c); }),
+        TG_RULE(UPat::cvar("y") * (UPat::var("x", dtypes::weakint) + UPat::cvar("c")),
+                [](const UOp& x, const UOp& y, const UOp& c) { return (y * x) + (y * c); }),
+        // ** where folding **
+        TG_RULE(UPat::var("cond", dtypes::bool_).logical_not().where(UPat::var("t"), UPat::var("f")),
+                [](const UOp& cond, const UOp& t, const UOp& f) { return !f.is_invalid() ? cond.where(f, t) : UOp(); }),
+        // in cond.where(t, f), uses of cond fold to True within t and False within f
+        TG_RULE(UPat::var("cond", dtypes::bool_).where(UPat::var("t"), UPat::var("f")),
+                [](const UOp& cond, const UOp& t, const UOp& f) { return fold_where_closure(cond, t, f); }),
+        // alu of two where with same conds can combine, only do if true branch or false branch is const
+        TG_RULE(UPat(GroupOp::Binary)
+                    .named("alu")
+                    .src(UPat::var("c").where(UPat::var("t"), UPat::var("f")),
+                         UPat::var("c").where(UPat::var("tt"), UPat::var("ff"))),
+                [](const UOp& alu, const UOp& c, const UOp& t, const UOp& tt, const UOp& f, const UOp& ff) {
+                  bool ok =
+                      (t.op() == tt.op() && tt.op() == Ops::CONST) || (f.op() == ff.op() && ff.op() == Ops::CONST);
+                  return ok ? c.where(t.alu(alu.op(), tt), f.alu(alu.op(), ff)) : UOp();
+                }),
+        // if its a plus we add the associative variation too
+        TG_RULE((UPat::var("y") + UPat::var("c").where(UPat::var("t"), UPat::var("f"))) +
+                    UPat::var("c").where(UPat::var("tt"), UPat::var("ff")),
+                [](const UOp& y, const UOp& c, const UOp& t, const UOp& tt, const UOp& f, const UOp& ff) {
+                  bool ok =
+                      (t.op() == tt.op() && tt.op() == Ops::CONST) || (f.op() == ff.op() && ff.op() == Ops::CONST);
+                  return ok ? y + c.where(t + tt, f + ff) : UOp();
+                }),
+        // complementary zero branches under the same condition select directly
+        TG_RULE(UPat::var("c").where(UPat::var("t"), 0) + UPat::var("c").where(0, UPat::var("f")),
+                [](const UOp& c, const UOp& t, const UOp& f) { return c.where(t, f); }),
+        // ALU/variable min==max -> CONST
+        TG_RULE(UPat(ops(Ops::CMPLT, Ops::CMPNE, Ops::FLOORDIV, Ops::FLOORMOD, Ops::PARAM, Ops::AFTER, Ops::SPECIAL))
+                    .named("x"),
+                [](const UOp& x) { return x.vmin() == x.vmax() ? x.const_like(x.vmin()) : UOp(); }),
+        TG_RULE(UPat(Ops::RANGE).src_all(UPat(Ops::CONST)).named("x"),
+                [](const UOp& x) { return x.vmin() == x.vmax() ? x.const_like(x.vmin()) : UOp(); }),
+        // max folding
+        TG_RULE((UPat::cvar("a") < UPat::var("b")).where(UPat::var("b"), UPat::cvar("c")),
+                [](const UOp& a, const UOp& b, const UOp& c) { return a.val() == c.val() ? a.maximum(b) : UOp(); }),
+        TG_RULE((UPat::var("a") < UPat::cvar("b")).where(UPat::cvar("c"), UPat::var("a")),
+                [](const UOp& a, const UOp& b, const UOp& c) { return b.val() == c.val() ? a.maximum(b) : UOp(); }),
+        TG_RULE(UPat::var("x").maximum(UPat::var("y")),
+                [](const UOp& x, const UOp& y) {
+                  if (!py_lt(x.vmin(), y.vmax())) return x;
+                  if (!py_lt(y.vmin(), x.vmax())) return y;
+                  return UOp();
+                }),
     };
     rules.insert(rules.end(), std::make_move_iterator(assoc.begin()), std::make_move_iterator(assoc.end()));
     std::vector<PatternMatcher::Entry> rest = {
-      // (x//c1)//c2 -> x//(c1*c2) for c2>0
-      TG_RULE((UPat::var("x").floordiv(UPat::cvar("c1"))).floordiv(UPat::cvar("c2")),
-              [](UOp x, UOp c1, UOp c2) { return py_lt(PyConst(0), c2.vmin()) ? x.floordiv(c1 * c2) : UOp(); }),
-      // ** lt **
-      // c0+x<c1 -> x < c1-c0
-      TG_RULE((UPat::cvar("c0") + UPat::var("x", int_or_weak)) < UPat::cvar("c1"),
-              [](UOp x, UOp c0, UOp c1) { return x < (c1 - c0); }),
-      // c0*x<c1 -> sign(c0)*x < ceil(c1/abs(c0))
-      TG_RULE((UPat::cvar("c0") * UPat::var("x", dtypes::weakint)) < UPat::cvar("c1"), [](UOp x, UOp c0, UOp c1) {
-        pyint a = c0.val().as_int(), b = c1.val().as_int();
-        if (py::iabs(a) <= 1) return UOp();
-        return (a > 0 ? x : -x) < PyConst(-py::fdiv(-b, py::iabs(a)));
-      }),
-      // x//d<c -> x<c*d for d>0, and -> c*d<x for d<0
-      TG_RULE((UPat::var("x", dtypes::weakint).floordiv(UPat::cvar("d"))) < UPat::cvar("c"), [](UOp x, UOp d, UOp c) {
-        pyint dv = d.val().as_int(), cv = c.val().as_int();
-        return dv > 0 ? x < PyConst(cv * dv) : dv < 0 ? x > PyConst(cv * dv) : UOp();
-      }),
-      // ** move add/mul consts to end **
-      TG_RULE((UPat::var("x") + UPat::cvar("c1")) + UPat::var("y"),
-              [](UOp x, UOp c1, UOp y) { return y.op() != Ops::CONST ? (x + y) + c1 : UOp(); }),
-      TG_RULE((UPat::var("x") * UPat::cvar("c1")) * UPat::var("y"),
-              [](UOp x, UOp c1, UOp y) { return y.op() != Ops::CONST ? (x * y) * c1 : UOp(); }),
-      // generic lt folding
-      TG_RULE(UPat::var("x", dtypes::weakint) < UPat::cvar("c"), [](UOp x, UOp c) {
-        return py_lt(PyConst(0), c.val()) ? lt_folding(x, c.val().as_int()) : UOp();
-      }),
-      TG_RULE(UPat::var("x", dtypes::weakint) * -1 < UPat::var("y") * -1, [](UOp x, UOp y) { return y < x; }),
-      // canonicalize a simplex with positive coefficients > 0. NOTE: not x < 1 means x > 0
-      TG_RULE((UPat::var("x", dtypes::weakint) < 1).ne(UPat(PyConst(true))), [](UOp x) {
-        UOp newx = canonicalize_simplex(x);
-        return newx ? (newx < PyConst(1)).ne(UOp::const_(PyConst(true))) : UOp();
-      }),
-      // a range mod its own upper bound is just the range
-      TG_RULE(UPat(Ops::RANGE).src_all(UPat::var("end")).named("r") % UPat::var("end"), [](UOp r, UOp end) { return r; }),
-      TG_RULE(UPat(Ops::RANGE).src_all(UPat::var("end")).named("r").floordiv(UPat::var("end")),
-              [](UOp r, UOp end) { return r.const_like(PyConst(0)); }),
-      // cast/long folding: if the intermediate cast doesnt narrow we can do it in one cast
-      TG_RULE(UPat::var("x").cast().named("a").cast().named("b"),
-              [](UOp x, UOp a, UOp b) { return can_lossless_cast(x.dtype(), a.dtype()) ? x.cast(b.dtype()) : UOp(); }),
-      TG_RULE(UPat::var("x", int_or_weak).cast(int_or_weak).named("a").cast().named("b"), [](UOp x, UOp a, UOp b) {
-        return !py_lt(x.vmin(), a.dtype().min()) && !py_lt(a.dtype().max(), x.vmax()) ? x.cast(b.dtype()) : UOp();
-      }),
-      // try to do math in int instead of long, keep weak const weak
-      TG_RULE(UPat(GroupOp::Binary).src(UPat::var("x", DTypes{dtypes::int64, dtypes::weakint}),
-                                        UPat::var("y", DTypes{dtypes::int64, dtypes::weakint})).named("u"),
-              [](UOp u, UOp x, UOp y) {
-        if (x.dtype() != dtypes::int64 && y.dtype() != dtypes::int64) return UOp();
-        for (const UOp* v : {&u, &x, &y})
-          if (v->overflows(dtypes::int32)) return UOp();
-        UOp xx = x.op() == Ops::CONST ? UOp::const_(x.val()) : x.cast(dtypes::int32);
-        UOp yy = y.op() == Ops::CONST ? UOp::const_(y.val()) : y.cast(dtypes::int32);
-        return xx.alu(u.op(), yy).cast(u.dtype());
-      }),
-      TG_RULE((UPat::var("x", dtypes::weakint) + UPat::cvar("c")).cast(dtypes::sints).named("cast"),
-              [](UOp x, UOp c, UOp cast) { return x.cast(cast.dtype()) + cast.const_like(c.val()); }),
-      // only RANGE/IF/STORE/KERNEL have side effects
-      TG_RULE(UPat(Ops::AFTER).named("x"), [](UOp x) {
-        OpSet keep = ops(Ops::RANGE, Ops::STORE, Ops::CALL, Ops::FUNCTION, Ops::BARRIER, Ops::END, Ops::LINEAR, Ops::STAGE);
-        std::vector<UOp> flat;
-        for (size_t i = 1; i < x.nsrc(); i++) {
-          const UOp& y = x.src(i);
-          if (keep.has(y.op())) flat.push_back(y);
-          else flat.insert(flat.end(), y.src().begin(), y.src().end());
-        }
-        std::vector<UOp> src{x.src(0)};
-        for (const UOp& s : dedup(flat)) src.push_back(s);
-        return x.with_src(src);
-      }),
-      // after/end with 1 src is just src[0]
-      TG_RULE(UPat(ops(Ops::AFTER, Ops::END)).src(UPat::var("s")), [](UOp s) { return s; }),
+        // (x//c1)//c2 -> x//(c1*c2) for c2>0
+        TG_RULE((UPat::var("x").floordiv(UPat::cvar("c1"))).floordiv(UPat::cvar("c2")),
+                [](const UOp& x, const UOp& c1, const UOp& c2) {
+                  return py_lt(PyConst(0), c2.vmin()) ? x.floordiv(c1 * c2) : UOp();
+                }),
+        // ** lt **
+        // c0+x<c1 -> x < c1-c0
+        TG_RULE((UPat::cvar("c0") + UPat::var("x", int_or_weak)) < UPat::cvar("c1"),
+                [](const UOp& x, const UOp& c0, const UOp& c1) { return x < (c1 - c0); }),
+        // c0*x<c1 -> sign(c0)*x < ceil(c1/abs(c0))
+        TG_RULE((UPat::cvar("c0") * UPat::var("x", dtypes::weakint)) < UPat::cvar("c1"),
+                [](const UOp& x, const UOp& c0, const UOp& c1) {
+                  pyint a = c0.val().as_int(), b = c1.val().as_int();
+                  if (py::iabs(a) <= 1) return UOp();
+                  return (a > 0 ? x : -x) < PyConst(-py::fdiv(-b, py::iabs(a)));
+                }),
+        // x//d<c -> x<c*d for d>0, and -> c*d<x for d<0
+        TG_RULE((UPat::var("x", dtypes::weakint).floordiv(UPat::cvar("d"))) < UPat::cvar("c"),
+                [](const UOp& x, const UOp& d, const UOp& c) {
+                  pyint dv = d.val().as_int(), cv = c.val().as_int();
+                  return dv > 0 ? x < PyConst(cv * dv) : dv < 0 ? x > PyConst(cv * dv) : UOp();
+                }),
+        // ** move add/mul consts to end **
+        TG_RULE((UPat::var("x") + UPat::cvar("c1")) + UPat::var("y"),
+                [](const UOp& x, const UOp& c1, const UOp& y) { return y.op() != Ops::CONST ? (x + y) + c1 : UOp(); }),
+        TG_RULE((UPat::var("x") * UPat::cvar("c1")) * UPat::var("y"),
+                [](const UOp& x, const UOp& c1, const UOp& y) { return y.op() != Ops::CONST ? (x * y) * c1 : UOp(); }),
+        // generic lt folding
+        TG_RULE(UPat::var("x", dtypes::weakint) < UPat::cvar("c"),
+                [](const UOp& x, const UOp& c) {
+                  return py_lt(PyConst(0), c.val()) ? lt_folding(x, c.val().as_int()) : UOp();
+                }),
+        TG_RULE(UPat::var("x", dtypes::weakint) * -1 < UPat::var("y") * -1,
+                [](const UOp& x, const UOp& y) { return y < x; }),
+        // canonicalize a simplex with positive coefficients > 0. NOTE: not x < 1 means x > 0
+        TG_RULE((UPat::var("x", dtypes::weakint) < 1).ne(UPat(PyConst(true))),
+                [](const UOp& x) {
+                  UOp newx = canonicalize_simplex(x);
+                  return newx ? (newx < PyConst(1)).ne(UOp::const_(PyConst(true))) : UOp();
+                }),
+        // a range mod its own upper bound is just the range
+        TG_RULE(UPat(Ops::RANGE).src_all(UPat::var("end")).named("r") % UPat::var("end"),
+                [](const UOp& r, const UOp& end) { return r; }),
+        TG_RULE(UPat(Ops::RANGE).src_all(UPat::var("end")).named("r").floordiv(UPat::var("end")),
+                [](const UOp& r, const UOp& end) { return r.const_like(PyConst(0)); }),
+        // cast/long folding: if the intermediate cast doesnt narrow we can do it in one cast
+        TG_RULE(UPat::var("x").cast().named("a").cast().named("b"),
+                [](const UOp& x, const UOp& a, const UOp& b) {
+                  return can_lossless_cast(x.dtype(), a.dtype()) ? x.cast(b.dtype()) : UOp();
+                }),
+        TG_RULE(UPat::var("x", int_or_weak).cast(int_or_weak).named("a").cast().named("b"),
+                [](const UOp& x, const UOp& a, const UOp& b) {
+                  return !py_lt(x.vmin(), a.dtype().min()) && !py_lt(a.dtype().max(), x.vmax()) ? x.cast(b.dtype())
+                                                                                                : UOp();
+                }),
+        // try to do math in int instead of long, keep weak const weak
+        TG_RULE(UPat(GroupOp::Binary)
+                    .src(UPat::var("x", DTypes{dtypes::int64, dtypes::weakint}),
+                         UPat::var("y", DTypes{dtypes::int64, dtypes::weakint}))
+                    .named("u"),
+                [](const UOp& u, const UOp& x, const UOp& y) {
+                  if (x.dtype() != dtypes::int64 && y.dtype() != dtypes::int64) return UOp();
+                  for (const UOp* v : {&u, &x, &y})
+                    if (v->overflows(dtypes::int32)) return UOp();
+                  UOp xx = x.op() == Ops::CONST ? UOp::const_(x.val()) : x.cast(dtypes::int32);
+                  UOp yy = y.op() == Ops::CONST ? UOp::const_(y.val()) : y.cast(dtypes::int32);
+                  return xx.alu(u.op(), yy).cast(u.dtype());
+                }),
+        TG_RULE((UPat::var("x", dtypes::weakint) + UPat::cvar("c")).cast(dtypes::sints).named("cast"),
+                [](const UOp& x, const UOp& c, const UOp& cast) {
+                  return x.cast(cast.dtype()) + cast.const_like(c.val());
+                }),
+        // only RANGE/IF/STORE/KERNEL have side effects
+        TG_RULE(UPat(Ops::AFTER).named("x"),
+                [](const UOp& x) {
+                  OpSet keep = ops(Ops::RANGE, Ops::STORE, Ops::CALL, Ops::FUNCTION, Ops::BARRIER, Ops::END,
+                                   Ops::LINEAR, Ops::STAGE);
+                  std::vector<UOp> flat;
+                  for (size_t i = 1; i < x.nsrc(); i++) {
+                    const UOp& y = x.src(i);
+                    if (keep.has(y.op()))
+                      flat.push_back(y);
+                    else
+                      flat.insert(flat.end(), y.src().begin(), y.src().end());
+                  }
+                  std::vector<UOp> src{x.src(0)};
+                  for (const UOp& s : dedup(flat)) src.push_back(s);
+                  return x.with_src(src);
+                }),
+        // after/end with 1 src is just src[0]
+        TG_RULE(UPat(ops(Ops::AFTER, Ops::END)).src(UPat::var("s")), [](const UOp& s) { return s; }),
     };
     rules.insert(rules.end(), std::make_move_iterator(rest.begin()), std::make_move_iterator(rest.end()));
     return symbolic_simple() + commutative() + PatternMatcher("symbolic", std::move(rules)) + div_and_mod_symbolic();
@@ -730,10 +835,13 @@ static UOp gated_given_valid(const UOp& cond, const UOp& x, const UOp& i) {
 }
 
 const PatternMatcher& pm_simplify_valid() {
-  static const PatternMatcher pm("pm_simplify_valid", {
-    TG_RULE(UPat(Ops::AND).named("valid"), [](UOp valid) { return simplify_valid(valid); }),
-    TG_RULE(invalid_gate(), [](UOp cond, UOp x, UOp i) { return gated_given_valid(cond, x, i); }),
-  });
+  static const PatternMatcher pm(
+      "pm_simplify_valid",
+      {
+          TG_RULE(UPat(Ops::AND).named("valid"), [](const UOp& valid) { return simplify_valid(valid); }),
+          TG_RULE(invalid_gate(),
+                  [](const UOp& cond, const UOp& x, const UOp& i) { return gated_given_valid(cond, x, i); }),
+      });
   return pm;
 }
 
@@ -769,9 +877,11 @@ static UOp drop_and_clauses(const UOp& cond, const UOp& x, const UOp& i) {
 }
 
 const PatternMatcher& pm_drop_and_clauses() {
-  static const PatternMatcher pm("pm_drop_and_clauses", {
-    TG_RULE(invalid_gate(), [](UOp cond, UOp x, UOp i) { return drop_and_clauses(cond, x, i); }),
-  });
+  static const PatternMatcher pm("pm_drop_and_clauses",
+                                 {
+                                     TG_RULE(invalid_gate(), [](const UOp& cond, const UOp& x,
+                                                                const UOp& i) { return drop_and_clauses(cond, x, i); }),
+                                 });
   return pm;
 }
 
@@ -803,76 +913,113 @@ static UOp where_on_load(const UOp& cond, const UOp& buf, const UOp& idx, const 
 }
 
 const PatternMatcher& pm_move_where_on_load() {
-  static const PatternMatcher pm("pm_move_where_on_load", {
-    TG_RULE(UPat::var("cond").where(UPat::var("buf").index(UPat::var("idx")).or_casted("or_cast"), 0),
-            [](UOp cond, UOp buf, UOp idx, UOp or_cast) { return where_on_load(cond, buf, idx, or_cast); }),
-    TG_RULE(UPat::var("cond").where(0, UPat::var("buf").index(UPat::var("idx")).or_casted("or_cast")),
-            [](UOp cond, UOp buf, UOp idx, UOp or_cast) { return where_on_load(cond.logical_not(), buf, idx, or_cast); }),
-  });
+  static const PatternMatcher pm(
+      "pm_move_where_on_load",
+      {
+          TG_RULE(UPat::var("cond").where(UPat::var("buf").index(UPat::var("idx")).or_casted("or_cast"), 0),
+                  [](const UOp& cond, const UOp& buf, const UOp& idx, const UOp& or_cast) {
+                    return where_on_load(cond, buf, idx, or_cast);
+                  }),
+          TG_RULE(UPat::var("cond").where(0, UPat::var("buf").index(UPat::var("idx")).or_casted("or_cast")),
+                  [](const UOp& cond, const UOp& buf, const UOp& idx, const UOp& or_cast) {
+                    return where_on_load(cond.logical_not(), buf, idx, or_cast);
+                  }),
+      });
   return pm;
 }
 
 const PatternMatcher& pm_clean_up_group_sink() {
-  static const PatternMatcher pm("pm_clean_up_group_sink", {
-    TG_RULE(UPat(Ops::GROUP).src(UPat::var("x")), [](UOp x) { return x; }),
-    TG_RULE(UPat(ops(Ops::SINK, Ops::GROUP)).named("root"), [](UOp root) {
-      OpSet rm = ops(Ops::NOOP, Ops::STACK, Ops::SINK, Ops::GROUP);
-      bool any = false;
-      std::vector<UOp> src;
-      for (const UOp& x : root.src()) {
-        if (rm.has(x.op())) any = true, src.insert(src.end(), x.src().begin(), x.src().end());
-        else src.push_back(x);
-      }
-      return any ? UOp(root.op(), DType(), src, root.arg()) : UOp();
-    }),
-  });
+  static const PatternMatcher pm("pm_clean_up_group_sink",
+                                 {
+                                     TG_RULE(UPat(Ops::GROUP).src(UPat::var("x")), [](const UOp& x) { return x; }),
+                                     TG_RULE(UPat(ops(Ops::SINK, Ops::GROUP)).named("root"),
+                                             [](const UOp& root) {
+                                               OpSet rm = ops(Ops::NOOP, Ops::STACK, Ops::SINK, Ops::GROUP);
+                                               bool any = false;
+                                               std::vector<UOp> src;
+                                               for (const UOp& x : root.src()) {
+                                                 if (rm.has(x.op()))
+                                                   any = true, src.insert(src.end(), x.src().begin(), x.src().end());
+                                                 else
+                                                   src.push_back(x);
+                                               }
+                                               return any ? UOp(root.op(), DType(), src, root.arg()) : UOp();
+                                             }),
+                                 });
   return pm;
 }
 
 const PatternMatcher& sym() {
   static const PatternMatcher pm = [] {
     UPat invalid_pat = ::tg::invalid_pat();
-    return symbolic() + pm_simplify_valid() + PatternMatcher("sym", {
-      // reorder ALU/VECTORIZE
-      TG_RULE(UPat(GroupOp::ALU).src(UPat(Ops::STACK).src_all(UPat().named("x")), UPat(Ops::STACK).src_all(UPat().named("y"))).named("alu"),
-              [](UOp x, UOp y, UOp alu) { return UOp(Ops::STACK, DType(), {UOp(alu.op(), DType(), {x, y})}); }),
-      // ** where ** push cast to branches
-      TG_RULE(UPat::var("s").where(UPat::var("a"), UPat::var("b")).cast().named("cast"),
-              [](UOp s, UOp a, UOp b, UOp cast) { return s.where(commit_weak(a, cast.dtype()), commit_weak(b, cast.dtype())); }),
-      // ** pow **
-      TG_RULE(UPat(Ops::POW).named("p"), [](UOp p) { return xpow(p.src(0), p.src(1)); }),
-      // ** load/store folding **
-      TG_RULE(UPat(Ops::INDEX).named("index").store(UPat(Ops::INDEX).named("index").load()), [](UOp index) { return UOp(Ops::NOOP); }),
-      TG_RULE(UPat(Ops::INDEX).named("index").store(UPat::var("gate").where(UPat::var("alt"), UPat(Ops::INDEX).named("index").load())),
-              [](UOp index, UOp gate, UOp alt) { return index.src(0).index(index.src(1).valid(gate)).store(alt); }),
-      // fold gated LOAD/STORE
-      TG_RULE(UPat(Ops::STORE).src(UPat(), invalid_pat), [](UOp i) { return UOp(Ops::NOOP); }),
-      // store of where with invalid -> gated store
-      TG_RULE(UPat(Ops::STORE).src(UPat(Ops::INDEX).named("index"), UPat::var("cond").where(UPat::var("val"), invalid_pat)),
-              [](UOp index, UOp cond, UOp val, UOp i) { return index.src(0).index(index.src(1).valid(cond)).store(val); }),
-      TG_RULE((UPat::var("x") * UPat::var("x")).reciprocal(), [](UOp x) { return x.reciprocal() * x.reciprocal(); }),
-      TG_RULE((UPat::var("x") * UPat::var("x") * UPat::var("x")).reciprocal(),
-              [](UOp x) { return x.reciprocal() * x.reciprocal() * x.reciprocal(); }),
-      TG_RULE((UPat::var("x") * UPat::cvar("c")).reciprocal(), [](UOp x, UOp c) { return x.reciprocal() * c.reciprocal(); }),
-      TG_RULE(UPat::var("x") * ((1 + UPat::var("x")).reciprocal().named("d")), [](UOp x, UOp d) { return ic(1) - d; }),
-      TG_RULE(UPat::var("x") * ((1 + UPat::var("x")).reciprocal().named("d") * UPat::var("y")),
-              [](UOp x, UOp y, UOp d) { return y * (PyConst(1) - d); }),
-      TG_RULE(UPat::var("x") * ((1 + UPat::var("x")).reciprocal().named("d") + UPat::var("y")),
-              [](UOp x, UOp y, UOp d) { return (PyConst(1) - d) + x * y; }),
-      // move const multiply after REDUCE
-      TG_RULE((UPat::var("x") * UPat::cvar("c")).reduce(Ops::ADD).named("r").any_len(), [](UOp x, UOp c, UOp r) {
-        std::vector<UOp> src{x};
-        src.insert(src.end(), r.src().begin() + 1, r.src().end());
-        return r.with_src(src) * c.val();
-      }),
-      // reduce mul chain, move muls after the reduce
-      TG_RULE(UPat(Ops::MUL).reduce_any().named("r").any_len(), [](UOp r) { return reduce_mul_chain(r); }),
-      // ** combine terms (opinionated) **
-      TG_RULE(-1 * (UPat::var("x") + UPat::var("y")), [](UOp x, UOp y) { return (-x) + (-y); }),
-      // (x+y)*c -> x*c+y*c. only for int, float has inf*0=nan issue
-      TG_RULE((UPat::var("x", dtypes::weakint) + UPat::var("y")) * UPat::cvar("c"),
-              [](UOp x, UOp y, UOp c) { return x * c + y * c; }),
-    }) + pm_clean_up_group_sink();
+    return symbolic() + pm_simplify_valid() +
+           PatternMatcher(
+               "sym",
+               {
+                   // reorder ALU/VECTORIZE
+                   TG_RULE(UPat(GroupOp::ALU)
+                               .src(UPat(Ops::STACK).src_all(UPat().named("x")),
+                                    UPat(Ops::STACK).src_all(UPat().named("y")))
+                               .named("alu"),
+                           [](const UOp& x, const UOp& y, const UOp& alu) {
+                             return UOp(Ops::STACK, DType(), {UOp(alu.op(), DType(), {x, y})});
+                           }),
+                   // ** where ** push cast to branches
+                   TG_RULE(UPat::var("s").where(UPat::var("a"), UPat::var("b")).cast().named("cast"),
+                           [](const UOp& s, const UOp& a, const UOp& b, const UOp& cast) {
+                             return s.where(commit_weak(a, cast.dtype()), commit_weak(b, cast.dtype()));
+                           }),
+                   // ** pow **
+                   TG_RULE(UPat(Ops::POW).named("p"), [](const UOp& p) { return xpow(p.src(0), p.src(1)); }),
+                   // ** load/store folding **
+                   TG_RULE(UPat(Ops::INDEX).named("index").store(UPat(Ops::INDEX).named("index").load()),
+                           [](const UOp& index) { return UOp(Ops::NOOP); }),
+                   TG_RULE(
+                       UPat(Ops::INDEX)
+                           .named("index")
+                           .store(UPat::var("gate").where(UPat::var("alt"), UPat(Ops::INDEX).named("index").load())),
+                       [](const UOp& index, const UOp& gate, const UOp& alt) {
+                         return index.src(0).index(index.src(1).valid(gate)).store(alt);
+                       }),
+                   // fold gated LOAD/STORE
+                   TG_RULE(UPat(Ops::STORE).src(UPat(), invalid_pat), [](const UOp& i) { return UOp(Ops::NOOP); }),
+                   // store of where with invalid -> gated store
+                   TG_RULE(UPat(Ops::STORE)
+                               .src(UPat(Ops::INDEX).named("index"),
+                                    UPat::var("cond").where(UPat::var("val"), invalid_pat)),
+                           [](const UOp& index, const UOp& cond, const UOp& val, const UOp& i) {
+                             return index.src(0).index(index.src(1).valid(cond)).store(val);
+                           }),
+                   TG_RULE((UPat::var("x") * UPat::var("x")).reciprocal(),
+                           [](const UOp& x) { return x.reciprocal() * x.reciprocal(); }),
+                   TG_RULE((UPat::var("x") * UPat::var("x") * UPat::var("x")).reciprocal(),
+                           [](const UOp& x) { return x.reciprocal() * x.reciprocal() * x.reciprocal(); }),
+                   TG_RULE((UPat::var("x") * UPat::cvar("c")).reciprocal(),
+                           [](const UOp& x, const UOp& c) { return x.reciprocal() * c.reciprocal(); }),
+                   TG_RULE(UPat::var("x") * ((1 + UPat::var("x")).reciprocal().named("d")),
+                           [](const UOp& x, const UOp& d) { return ic(1) - d; }),
+                   TG_RULE(UPat::var("x") * ((1 + UPat::var("x")).reciprocal().named("d") * UPat::var("y")),
+                           [](const UOp& x, const UOp& y, const UOp& d) { return y * (PyConst(1) - d); }),
+                   TG_RULE(UPat::var("x") * ((1 + UPat::var("x")).reciprocal().named("d") + UPat::var("y")),
+                           [](const UOp& x, const UOp& y, const UOp& d) { return (PyConst(1) - d) + x * y; }),
+                   // move const multiply after REDUCE
+                   TG_RULE((UPat::var("x") * UPat::cvar("c")).reduce(Ops::ADD).named("r").any_len(),
+                           [](const UOp& x, const UOp& c, const UOp& r) {
+                             std::vector<UOp> src{x};
+                             src.insert(src.end(), r.src().begin() + 1, r.src().end());
+                             return r.with_src(src) * c.val();
+                           }),
+                   // reduce mul chain, move muls after the reduce
+                   TG_RULE(UPat(Ops::MUL).reduce_any().named("r").any_len(),
+                           [](const UOp& r) { return reduce_mul_chain(r); }),
+                   // ** combine terms (opinionated) **
+                   TG_RULE(-1 * (UPat::var("x") + UPat::var("y")),
+                           [](const UOp& x, const UOp& y) { return (-x) + (-y); }),
+                   // (x+y)*c -> x*c+y*c. only for int, float has inf*0=nan issue
+                   TG_RULE((UPat::var("x", dtypes::weakint) + UPat::var("y")) * UPat::cvar("c"),
+                           [](const UOp& x, const UOp& y, const UOp& c) { return x * c + y * c; }),
+               }) +
+           pm_clean_up_group_sink();
   }();
   return pm;
 }

@@ -4,8 +4,8 @@
 // rule knows where it was written and its full source text:
 //
 //   const PatternMatcher pm("example", {
-//     TG_RULE(UPat::var("x") + 0, [](UOp x) { return x; }),
-//     TG_RULE(UPat(Ops::CONST).named("c"), [](Ctx& ctx, UOp c) { ... }),
+//     TG_RULE(UPat::var("x") + 0, [](const UOp& x) { return x; }),
+//     TG_RULE(UPat(Ops::CONST).named("c"), [](Ctx& ctx, const UOp& c) { ... }),
 //   });
 //
 // Matching follows the reference exactly: op sets, dtype sets, arg (python ==), tag, src tuples vs permutation lists
@@ -177,6 +177,13 @@ struct Bindings {
       if (ids[i] == id) return vals[i];
     return nullptr;
   }
+  // the node bound to id as a borrowed UOp (no reference taken: the matched node keeps it alive); a null UOp if unbound
+  const UOp& view(int id) const {
+    static detail::UOpNode* const none = nullptr;
+    for (int i = 0; i < n; i++)
+      if (ids[i] == id) return *reinterpret_cast<const UOp*>(&vals[i]);
+    return *reinterpret_cast<const UOp*>(&none);
+  }
 };
 int name_id(const std::string& name);  // global interning of pattern names ("ctx" is -1)
 
@@ -240,7 +247,9 @@ struct fn_traits<R (C::*)(A...)> : fn_traits<R (C::*)(A...) const> {};
 template <typename A>
 static decltype(auto) rule_arg(const RuleData& r, const Bindings& b, CtxRef ctx, int id) {
   using D = std::remove_cv_t<std::remove_reference_t<A>>;
-  if constexpr (std::is_same_v<D, UOp>) {
+  if constexpr (std::is_same_v<A, const UOp&>) {
+    return b.view(id);  // a const reference parameter borrows the bound node
+  } else if constexpr (std::is_same_v<D, UOp>) {
     return UOp::from_node(b.get(id));
   } else if constexpr (std::is_pointer_v<D>) {
     using T = std::remove_cv_t<std::remove_pointer_t<D>>;

@@ -36,25 +36,29 @@ static UOp cast_weak_srcs(const UOp& c, const UOp& u) {
 }
 
 const PatternMatcher& pm_cast_weak() {
-  static const PatternMatcher pm("pm_cast_weak", {
-    TG_RULE(UPat(Ops::CAST).named("c").src(UPat(GroupOp::ALU).dtype(dtypes::weaks).named("u")),
-            [](UOp c, UOp u) { return cast_weak_srcs(c, u); }),
-    TG_RULE(UPat(Ops::CAST).named("c").src(UPat(Ops::CONST).dtype(dtypes::weaks).named("u")),
-            [](UOp c, UOp u) { return commit_weak(u, c.dtype()); }),
-  });
+  static const PatternMatcher pm(
+      "pm_cast_weak", {
+                          TG_RULE(UPat(Ops::CAST).named("c").src(UPat(GroupOp::ALU).dtype(dtypes::weaks).named("u")),
+                                  [](const UOp& c, const UOp& u) { return cast_weak_srcs(c, u); }),
+                          TG_RULE(UPat(Ops::CAST).named("c").src(UPat(Ops::CONST).dtype(dtypes::weaks).named("u")),
+                                  [](const UOp& c, const UOp& u) { return commit_weak(u, c.dtype()); }),
+                      });
   return pm;
 }
 
 const PatternMatcher& pm_commit_weak() {
-  static const PatternMatcher pm("pm_commit_weak", {
-    TG_RULE(UPat(GroupOp::Broadcastable).named("u"), [](UOp u) { return commit_weak_srcs(u); }),
-    // demand from the destination: a STORE's weak value commits at the destination's dtype
-    TG_RULE(UPat(Ops::STORE).src(UPat(), UPat().dtype(dtypes::weaks)).any_len().named("u"), [](UOp u) {
-      std::vector<UOp> src(u.src().begin(), u.src().end());
-      src[1] = commit_weak(u.src(1), u.src(0).dtype());
-      return u.with_src(src);
-    }),
-  });
+  static const PatternMatcher pm(
+      "pm_commit_weak",
+      {
+          TG_RULE(UPat(GroupOp::Broadcastable).named("u"), [](const UOp& u) { return commit_weak_srcs(u); }),
+          // demand from the destination: a STORE's weak value commits at the destination's dtype
+          TG_RULE(UPat(Ops::STORE).src(UPat(), UPat().dtype(dtypes::weaks)).any_len().named("u"),
+                  [](const UOp& u) {
+                    std::vector<UOp> src(u.src().begin(), u.src().end());
+                    src[1] = commit_weak(u.src(1), u.src(0).dtype());
+                    return u.with_src(src);
+                  }),
+      });
   return pm;
 }
 
@@ -85,24 +89,30 @@ static UOp lower_weak_node(const UOp& u) {
 }
 
 const PatternMatcher& pm_lower_weak() {
-  static const PatternMatcher pm("pm_lower_weak", {
-    TG_RULE(UPat(Ops::CONST).dtype(dtypes::weaks).named("u"),
-            [](UOp u) { return UOp::const_(u.val(), default_dtype(u)).cast(u.dtype()); }),
-    // two stacked weak casts are two kind conversions: each resolves at its own kind's default
-    TG_RULE(UPat(Ops::CAST).dtype(dtypes::weaks).src(UPat(Ops::CAST).dtype(dtypes::weaks).src(UPat::var("x"))).named("u"),
-            [](UOp u, UOp x) {
-      if (contains(dtypes::weaks, x.dtype())) return UOp();
-      return x.cast(default_dtype(u.src(0))).cast(default_dtype(u)).cast(u.dtype());
-    }),
-    TG_RULE(UPat(ops(Ops::PARAM, Ops::BUFFER)).dtype(dtypes::weakint).named("u"), [](UOp u) {
-      const ParamArg* p = u.param_arg();
-      if (!p || !p->has_addrspace || p->addrspace != AddrSpace::ALU) return UOp();
-      auto* np = new ParamArg(*p);
-      np->dtype = default_dtype(u);
-      return u.replace({}, DType(), {}, Arg(static_cast<const ArgObj*>(np))).cast(dtypes::weakint);
-    }),
-    TG_RULE(UPat(lower_weak_ops).named("u"), [](UOp u) { return lower_weak_node(u); }),
-  });
+  static const PatternMatcher pm(
+      "pm_lower_weak",
+      {
+          TG_RULE(UPat(Ops::CONST).dtype(dtypes::weaks).named("u"),
+                  [](const UOp& u) { return UOp::const_(u.val(), default_dtype(u)).cast(u.dtype()); }),
+          // two stacked weak casts are two kind conversions: each resolves at its own kind's default
+          TG_RULE(UPat(Ops::CAST)
+                      .dtype(dtypes::weaks)
+                      .src(UPat(Ops::CAST).dtype(dtypes::weaks).src(UPat::var("x")))
+                      .named("u"),
+                  [](const UOp& u, const UOp& x) {
+                    if (contains(dtypes::weaks, x.dtype())) return UOp();
+                    return x.cast(default_dtype(u.src(0))).cast(default_dtype(u)).cast(u.dtype());
+                  }),
+          TG_RULE(UPat(ops(Ops::PARAM, Ops::BUFFER)).dtype(dtypes::weakint).named("u"),
+                  [](const UOp& u) {
+                    const ParamArg* p = u.param_arg();
+                    if (!p || !p->has_addrspace || p->addrspace != AddrSpace::ALU) return UOp();
+                    auto* np = new ParamArg(*p);
+                    np->dtype = default_dtype(u);
+                    return u.replace({}, DType(), {}, Arg(static_cast<const ArgObj*>(np))).cast(dtypes::weakint);
+                  }),
+          TG_RULE(UPat(lower_weak_ops).named("u"), [](const UOp& u) { return lower_weak_node(u); }),
+      });
   return pm;
 }
 
@@ -138,7 +148,7 @@ const PatternMatcher& pm_lower_index_dtype() {
           "pm_lower_index_dtype",
           {
               TG_RULE(UPat(GroupOp::all()).named("u"),
-                      [](LowerIndexCtx* ctx, UOp u) {
+                      [](LowerIndexCtx* ctx, const UOp& u) {
                         if (contains(dtypes::weaks, u.dtype())) return UOp();
                         bool any = false;
                         for (const UOp& s : u.src()) any |= contains(dtypes::weaks, s.dtype());
@@ -150,7 +160,7 @@ const PatternMatcher& pm_lower_index_dtype() {
                                                                          UPat(Ops::CONST).arg(Arg::invalid())))
                           .any_len()
                           .named("u"),
-                      [](UOp u, UOp buf, UOp gate, UOp idx) {
+                      [](const UOp& u, const UOp& buf, const UOp& gate, const UOp& idx) {
                         pyint numel = 1;
                         for (const sint& s : buf.shape()) numel = sat_mul(numel, s.max_int());
                         if (numel - 1 > 2147483647) return UOp();

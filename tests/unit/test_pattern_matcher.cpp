@@ -25,6 +25,27 @@ TEST(TestPatternMatcher, test_upat_any) {
   EXPECT_EQ(matcher.rewrite(c1), c1.rtag());
 }
 
+TEST(TestPatternMatcherSemantics, const_reference_params_borrow_the_bound_nodes) {
+  // a `const UOp&` parameter borrows the bound node (no reference taken), an unbound alternative is a null UOp, and a
+  // rule returning a borrowed parameter hands out a real reference
+  PatternMatcher matcher("t", {TG_RULE(UPat::var("a") + UPat::any(UPat::var("x"), UPat::var("y")),
+                                       [](const UOp& a, const UOp& x, const UOp& y) -> UOp {
+                                         EXPECT_TRUE(x);
+                                         EXPECT_FALSE(y);
+                                         return x;
+                                       })});
+  UOp v1 = UOp::variable("borrow_a", 0, 10);
+  UOp out;
+  {
+    UOp v2 = UOp::variable("borrow_b", 0, 10);
+    out = matcher.rewrite(v1 + v2);
+    EXPECT_EQ(out, v2);
+  }
+  // still alive through out alone: the same variable is the same node
+  EXPECT_EQ(out, UOp::variable("borrow_b", 0, 10));
+  EXPECT_EQ(out.expr(), "borrow_b");
+}
+
 TEST(TestPatternMatcher, test_minimum_len) {
   BoolMatcher matcher("t", {TG_RULE(UPat(Ops::NOOP).src(UPat(Ops::NOOP), UPat(Ops::NOOP)).any_len(), []() { return true; })});
   UOp n(Ops::NOOP);

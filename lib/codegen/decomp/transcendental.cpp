@@ -321,41 +321,44 @@ static PatternMatcher make_transcendental_patterns(const std::vector<Ops>& ops, 
     if (!contains(transcendental_dtypes(), dt)) other.push_back(dt);
   PatternMatcher pm;
   if (!has(Ops::EXP2) || force) {
-    pm = pm +
-         PatternMatcher("get_transcendental_patterns",
-                        {
-                            TG_RULE(UPat(Ops::EXP2).dtype(transcendental_dtypes()).src(UPat::var("d")),
-                                    [](UOp d) { return xexp2(d); }),
-                            TG_RULE(UPat(Ops::EXP2).dtype(other).src(UPat::var("d")).named("x"),
-                                    [](UOp x, UOp d) { return d.cast(dtypes::float32).alu(x.op()).cast(x.dtype()); }),
-                        });
+    pm = pm + PatternMatcher("get_transcendental_patterns",
+                             {
+                                 TG_RULE(UPat(Ops::EXP2).dtype(transcendental_dtypes()).src(UPat::var("d")),
+                                         [](const UOp& d) { return xexp2(d); }),
+                                 TG_RULE(UPat(Ops::EXP2).dtype(other).src(UPat::var("d")).named("x"),
+                                         [](const UOp& x, const UOp& d) {
+                                           return d.cast(dtypes::float32).alu(x.op()).cast(x.dtype());
+                                         }),
+                             });
   }
   if (!has(Ops::LOG2) || force) {
-    pm = pm +
-         PatternMatcher("get_transcendental_patterns",
-                        {
-                            TG_RULE(UPat(Ops::LOG2).dtype(transcendental_dtypes()).src(UPat::var("d")),
-                                    [](UOp d) { return xlog2(d); }),
-                            TG_RULE(UPat(Ops::LOG2).dtype(other).src(UPat::var("d")).named("x"),
-                                    [](UOp x, UOp d) { return d.cast(dtypes::float32).alu(x.op()).cast(x.dtype()); }),
-                        });
+    pm = pm + PatternMatcher("get_transcendental_patterns",
+                             {
+                                 TG_RULE(UPat(Ops::LOG2).dtype(transcendental_dtypes()).src(UPat::var("d")),
+                                         [](const UOp& d) { return xlog2(d); }),
+                                 TG_RULE(UPat(Ops::LOG2).dtype(other).src(UPat::var("d")).named("x"),
+                                         [](const UOp& x, const UOp& d) {
+                                           return d.cast(dtypes::float32).alu(x.op()).cast(x.dtype());
+                                         }),
+                             });
   }
   if (!has(Ops::SIN) || force) {
-    pm = pm +
-         PatternMatcher("get_transcendental_patterns",
-                        {
-                            TG_RULE(UPat(Ops::SIN).dtype(transcendental_dtypes()).src(UPat::var("d")),
-                                    [](UOp d) { return xsin(d); }),
-                            TG_RULE(UPat(Ops::SIN).dtype(other).src(UPat::var("d")).named("x"),
-                                    [](UOp x, UOp d) { return d.cast(dtypes::float32).alu(x.op()).cast(x.dtype()); }),
-                        });
+    pm = pm + PatternMatcher("get_transcendental_patterns",
+                             {
+                                 TG_RULE(UPat(Ops::SIN).dtype(transcendental_dtypes()).src(UPat::var("d")),
+                                         [](const UOp& d) { return xsin(d); }),
+                                 TG_RULE(UPat(Ops::SIN).dtype(other).src(UPat::var("d")).named("x"),
+                                         [](const UOp& x, const UOp& d) {
+                                           return d.cast(dtypes::float32).alu(x.op()).cast(x.dtype());
+                                         }),
+                             });
   }
   // rewrite SQRT to xpow 0.5
   if (!has(Ops::SQRT) || force) {
     pm = pm + PatternMatcher("get_transcendental_patterns",
                              {
                                  TG_RULE(UPat(Ops::SQRT).src_all(UPat::var("d")),
-                                         [](UOp d) { return xpow(d, d.const_like(PyConst(0.5))); }),
+                                         [](const UOp& d) { return xpow(d, d.const_like(PyConst(0.5))); }),
                              });
   }
   return pm;

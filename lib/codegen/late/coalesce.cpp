@@ -19,20 +19,21 @@ static UOp simplify_valid_load(const UOp& buf, const UOp& start_idx, const UOp& 
 const PatternMatcher& indexing_simplify() {
   static const PatternMatcher pm = [] {
     UPat inv = UPat().arg(Arg::invalid());
-    return PatternMatcher(
-        "indexing_simplify",
-        {
-            // image load valid idx simplification
-            TG_RULE(UPat(Ops::INDEX).src(UPat::var("buf"), invalid_gate()),
-                    [](UOp buf, UOp x, UOp i, UOp cond) { return simplify_valid_load(buf, x, cond); }),
-            TG_RULE(UPat(Ops::INDEX)
-                        .src(UPat::var("buf"), UPat::var("valid").where(UPat::var("idx_y"), inv),
-                             UPat::var("valid").where(UPat::var("idx_x"), inv)),
-                    [](UOp buf, UOp valid, UOp idx_y, UOp idx_x) {
-                      if (!is_image_shape(buf.shape_opt())) return UOp();
-                      throw Error("image valid simplification is not ported (IMAGE)");
-                    }),
-        });
+    return PatternMatcher("indexing_simplify",
+                          {
+                              // image load valid idx simplification
+                              TG_RULE(UPat(Ops::INDEX).src(UPat::var("buf"), invalid_gate()),
+                                      [](const UOp& buf, const UOp& x, const UOp& i, const UOp& cond) {
+                                        return simplify_valid_load(buf, x, cond);
+                                      }),
+                              TG_RULE(UPat(Ops::INDEX)
+                                          .src(UPat::var("buf"), UPat::var("valid").where(UPat::var("idx_y"), inv),
+                                               UPat::var("valid").where(UPat::var("idx_x"), inv)),
+                                      [](const UOp& buf, const UOp& valid, const UOp& idx_y, const UOp& idx_x) {
+                                        if (!is_image_shape(buf.shape_opt())) return UOp();
+                                        throw Error("image valid simplification is not ported (IMAGE)");
+                                      }),
+                          });
   }();
   return pm;
 }
@@ -42,16 +43,17 @@ const PatternMatcher& pm_simplify_add_image() {
       "pm_simplify_add_image",
       {
           TG_RULE(UPat(Ops::SHRINK).src(UPat(Ops::PARAM).named("buf"), UPat().named("x"), UPat().arg(Arg(4))),
-                  [](UOp buf, UOp x) {
+                  [](const UOp& buf, const UOp& x) {
                     if (!IMAGE.value()) return UOp();
                     throw Error("transform_to_image is not ported (IMAGE)");
                   }),
           // image load/store is always float
           TG_RULE(UPat(Ops::LOAD).dtype(dtypes::half).src(UPat(Ops::INDEX).dtype(dtypes::float32).named("x")),
-                  [](UOp x) { return x.load().cast(dtypes::half); }),
+                  [](const UOp& x) { return x.load().cast(dtypes::half); }),
           TG_RULE(UPat(Ops::INDEX).dtype(dtypes::float32).named("x").store(UPat().named("d").dtype(dtypes::half)),
-                  [](UOp x, UOp d) { return x.store(d.cast(dtypes::float32)); }),
-          TG_RULE(UPat::var("x", dtypes::float32).cast(dtypes::half).cast(dtypes::float32), [](UOp x) { return x; }),
+                  [](const UOp& x, const UOp& d) { return x.store(d.cast(dtypes::float32)); }),
+          TG_RULE(UPat::var("x", dtypes::float32).cast(dtypes::half).cast(dtypes::float32),
+                  [](const UOp& x) { return x; }),
       });
   return pm;
 }

@@ -38,20 +38,20 @@ const PatternMatcher& pm_move_gates_from_index() {
         {
             // for image idx (must be first)
             TG_RULE(image_idx.load().named("l"),
-                    [](UOp buf, UOp gate, UOp idx_y, UOp idx_x, UOp l) {
+                    [](const UOp& buf, const UOp& gate, const UOp& idx_y, const UOp& idx_x, const UOp& l) {
                       return gated_load(buf.index(std::vector<UOp>{idx_y, idx_x}), vconst_like(l, PyConst(0)), gate);
                     }),
             TG_RULE(image_idx.store(UPat::var("data")),
-                    [](UOp buf, UOp gate, UOp idx_y, UOp idx_x, UOp data) {
+                    [](const UOp& buf, const UOp& gate, const UOp& idx_y, const UOp& idx_x, const UOp& data) {
                       return gated_store(buf.index(std::vector<UOp>{idx_y, idx_x}), data, gate);
                     }),
             // here we create the alt value for load to be 0s and remove the where Invalid
             TG_RULE(mop.load().named("l"),
-                    [](UOp mop, UOp gate, UOp idx, UOp l) {
+                    [](const UOp& mop, const UOp& gate, const UOp& idx, const UOp& l) {
                       return gated_load(mop.with_src(mop_src(mop, idx)), vconst_like(l, PyConst(0)), gate);
                     }),
             TG_RULE(mop.store(UPat::var("data")),
-                    [](UOp mop, UOp gate, UOp idx, UOp data) {
+                    [](const UOp& mop, const UOp& gate, const UOp& idx, const UOp& data) {
                       return gated_store(mop.with_src(mop_src(mop, idx)), data, gate);
                     }),
             // Where after gated load becomes alt value
@@ -59,13 +59,13 @@ const PatternMatcher& pm_move_gates_from_index() {
                 UPat::var("gate")
                     .where(UPat().load(UPat(), UPat::var("gate", dtypes::bool_)).named("l").or_casted(), UPat::var("a"))
                     .named("w"),
-                [](UOp l, UOp a, UOp w) { return move_where_load(l, a, w); }),
+                [](const UOp& l, const UOp& a, const UOp& w) { return move_where_load(l, a, w); }),
             TG_RULE(
                 UPat::var("gate")
                     .where(UPat::var("a"),
                            UPat().load(UPat(), UPat::var("gate", dtypes::bool_).logical_not()).named("l").or_casted())
                     .named("w"),
-                [](UOp l, UOp a, UOp w) { return move_where_load(l, a, w); }),
+                [](const UOp& l, const UOp& a, const UOp& w) { return move_where_load(l, a, w); }),
         });
   }();
   return pm;

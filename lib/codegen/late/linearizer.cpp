@@ -281,14 +281,16 @@ CFGContext::CFGContext(const UOp& sink) {
 
 const PatternMatcher& pm_add_control_flow() {
   static const PatternMatcher pm("pm_add_control_flow", {
-    TG_RULE(UPat(Ops::RANGE).named("x"), [](CFGContext* ctx, UOp x) -> UOp {
-      auto it = ctx->edges.find(x);
-      if (it == ctx->edges.end()) return UOp();
-      std::vector<UOp> src(x.src().begin(), x.src().end());
-      src.push_back(it->second);
-      return x.with_src(src);
-    }),
-  });
+                                                            TG_RULE(UPat(Ops::RANGE).named("x"),
+                                                                    [](CFGContext* ctx, const UOp& x) -> UOp {
+                                                                      auto it = ctx->edges.find(x);
+                                                                      if (it == ctx->edges.end()) return UOp();
+                                                                      std::vector<UOp> src(x.src().begin(),
+                                                                                           x.src().end());
+                                                                      src.push_back(it->second);
+                                                                      return x.with_src(src);
+                                                                    }),
+                                                        });
   return pm;
 }
 
@@ -392,10 +394,11 @@ UOp do_split_ends(const UOp& e) {
 }
 
 const PatternMatcher& pm_split_ends() {
-  static const PatternMatcher pm("pm_split_ends", {
-    // split the ends
-    TG_RULE(UPat(Ops::END).named("e"), [](UOp e) { return do_split_ends(e); }),
-  });
+  static const PatternMatcher pm("pm_split_ends",
+                                 {
+                                     // split the ends
+                                     TG_RULE(UPat(Ops::END).named("e"), [](const UOp& e) { return do_split_ends(e); }),
+                                 });
   return pm;
 }
 

@@ -14,20 +14,23 @@
 namespace tg {
 
 const LinePatternMatcher& pm_linearize_cleanups() {
-  static const LinePatternMatcher pm("pm_linearize_cleanups", {
-    // if statements are not allowed in the graph
-    TG_RULE(UPat(ops(Ops::IF, Ops::ENDIF)), []() -> std::optional<LineRewrite> {
-      throw Error("if not allowed in graph");
-    }),
-    // gated STORE becomes IF-STORE-ENDIF. this is the only use of IF-ENDIF
-    TG_RULE(UPat(Ops::STORE).src(UPat(ops(Ops::INDEX, Ops::SHRINK)).or_casted(), UPat(),
-                                 UPat().named("gate").dtype(dtypes::bool_)).named("u"),
-            [](UOp u, UOp gate) -> std::optional<LineRewrite> {
-              UOp st = u.with_src({u.src(0), u.src(1)});
-              UOp mif(Ops::IF, dtypes::void_, {gate, u.src(0)});
-              return LineRewrite{st, {mif, st, UOp(Ops::ENDIF, dtypes::void_, {mif})}};
-            }),
-  });
+  static const LinePatternMatcher pm(
+      "pm_linearize_cleanups",
+      {
+          // if statements are not allowed in the graph
+          TG_RULE(UPat(ops(Ops::IF, Ops::ENDIF)),
+                  []() -> std::optional<LineRewrite> { throw Error("if not allowed in graph"); }),
+          // gated STORE becomes IF-STORE-ENDIF. this is the only use of IF-ENDIF
+          TG_RULE(UPat(Ops::STORE)
+                      .src(UPat(ops(Ops::INDEX, Ops::SHRINK)).or_casted(), UPat(),
+                           UPat().named("gate").dtype(dtypes::bool_))
+                      .named("u"),
+                  [](const UOp& u, const UOp& gate) -> std::optional<LineRewrite> {
+                    UOp st = u.with_src({u.src(0), u.src(1)});
+                    UOp mif(Ops::IF, dtypes::void_, {gate, u.src(0)});
+                    return LineRewrite{st, {mif, st, UOp(Ops::ENDIF, dtypes::void_, {mif})}};
+                  }),
+      });
   return pm;
 }
 
@@ -202,20 +205,23 @@ std::string ProgramInfo::repr() const {
 // ************************* pm_to_program *************************
 
 const PatternMatcher& pm_to_program() {
-  static const PatternMatcher pm("pm_to_program", {
-    TG_RULE(UPat(Ops::PROGRAM).src(UPat(Ops::SINK).named("sink")).named("prg"), [](UOp prg, UOp sink) {
-      std::vector<UOp> src(prg.src().begin(), prg.src().end());
-      src.push_back(UOp(Ops::LINEAR, dtypes::void_, do_linearize(sink)));
-      return prg.with_src(src);
-    }),
-    TG_RULE(UPat(Ops::PROGRAM).src(UPat(), UPat(Ops::LINEAR).named("lin")).named("prg"),
-            [](const Renderer* ctx, UOp prg, UOp lin) {
-              std::vector<UOp> lst(lin.src().begin(), lin.src().end());
-              std::vector<UOp> src(prg.src().begin(), prg.src().end());
-              src.push_back(UOp(Ops::SOURCE, dtypes::void_, std::vector<UOp>{}, Arg(ctx->render(lst))));
-              return prg.with_src(src);
-            }),
-  });
+  static const PatternMatcher pm(
+      "pm_to_program",
+      {
+          TG_RULE(UPat(Ops::PROGRAM).src(UPat(Ops::SINK).named("sink")).named("prg"),
+                  [](const UOp& prg, const UOp& sink) {
+                    std::vector<UOp> src(prg.src().begin(), prg.src().end());
+                    src.push_back(UOp(Ops::LINEAR, dtypes::void_, do_linearize(sink)));
+                    return prg.with_src(src);
+                  }),
+          TG_RULE(UPat(Ops::PROGRAM).src(UPat(), UPat(Ops::LINEAR).named("lin")).named("prg"),
+                  [](const Renderer* ctx, const UOp& prg, const UOp& lin) {
+                    std::vector<UOp> lst(lin.src().begin(), lin.src().end());
+                    std::vector<UOp> src(prg.src().begin(), prg.src().end());
+                    src.push_back(UOp(Ops::SOURCE, dtypes::void_, std::vector<UOp>{}, Arg(ctx->render(lst))));
+                    return prg.with_src(src);
+                  }),
+      });
   return pm;
 }
 

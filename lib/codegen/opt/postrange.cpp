@@ -438,10 +438,10 @@ std::optional<std::pair<UOp, UOp>> Scheduler::apply_opt(const Opt& opt, bool app
     std::string name = "swap " + arg_head_repr(rng) + " " + arg_head_repr(altrng);
     ast = ast.substitute({{rng, with_head(altrng, rng)}, {altrng, with_head(rng, altrng)}}, name.c_str());
     static const PatternMatcher remove_all_tags(
-        "remove_all_tags",
-        {
-            TG_RULE(UPat(GroupOp::all()).named("x"), [](UOp x) { return x.tag().is_none() ? UOp() : x.rtag(Arg()); }),
-        });
+        "remove_all_tags", {
+                               TG_RULE(UPat(GroupOp::all()).named("x"),
+                                       [](const UOp& x) { return x.tag().is_none() ? UOp() : x.rtag(Arg()); }),
+                           });
     ast = graph_rewrite(ast, remove_all_tags, {.name = "swap remove tags"});
   } else {
     throw KernelOptError(std::string("unsupported opt ") + optops_name(opt.op));
