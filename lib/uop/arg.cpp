@@ -246,6 +246,8 @@ static Arg param_fields(const ParamArg& p) {
 int ParamArg::py_cmp(const ArgObj& o) const {
   auto* p = dynamic_cast<const ParamArg*>(&o);
   if (!p) return ArgObj::py_cmp(o);
+  // the tuples' first fields decide when they differ (python tuple order), without building the tuples
+  if (slot != p->slot) return slot < p->slot ? -1 : 1;
   return param_fields(*this).py_cmp(param_fields(*p));
 }
 std::string ParamArg::repr() const {

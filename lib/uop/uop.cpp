@@ -236,6 +236,7 @@ void release_node(UOpNode* first) {
     n->trace_id.~atomic();
     n->rw_slot.~atomic();
     n->rc.~atomic();
+    n->flags.~atomic();
     ::operator delete(n);
   }
   tl_release_stack = nullptr;
@@ -265,6 +266,7 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
   UOpNode* n = static_cast<UOpNode*>(::operator new(sizeof(UOpNode) + src.size() * sizeof(UOpNode*)));
   new (&n->rc) std::atomic<uint32_t>(1);
   n->op = op;
+  new (&n->flags) std::atomic<uint8_t>(0);
   n->nsrc = (uint32_t)src.size();
   n->dtype = dtype;
   n->hash = h;
@@ -593,7 +595,11 @@ static const T& cached_property(const UOp& root, std::atomic<bool> UOpCache::*do
   UOpCache* c = cache_of(root.node());
   if (!(c->*done).load(std::memory_order_acquire)) {
     compute_cached(
-        root, [done](const UOp& u) { return (cache_of(u.node())->*done).load(std::memory_order_acquire); },
+        root,
+        [done](const UOp& u) {  // asking does not make a cache
+          UOpCache* cu = u.node()->cache.load(std::memory_order_acquire);
+          return cu && (cu->*done).load(std::memory_order_acquire);
+        },
         [&](const UOp& u) {
           T v = make(u);
           UOpCache* cu = cache_of(u.node());
@@ -880,8 +886,32 @@ static pyint prod_int(const Shape& s, bool* symbolic) {
 
 static std::optional<Shape> compute_shape(const UOp& u);
 
+// like cached_property, except that a () shape, the shape of every scalar op in a kernel, is a flag of the node:
+// no cache is made for it
 const std::optional<Shape>& UOp::shape_opt() const {
-  return cached_property(*this, &UOpCache::shape_done, &UOpCache::shape, compute_shape);
+  static const std::optional<Shape> scalar{Shape{}};
+  auto is_done = [](const UOp& u) {
+    if (u.node()->flags.load(std::memory_order_acquire) & detail::kScalarShape) return true;
+    UOpCache* c = u.node()->cache.load(std::memory_order_acquire);
+    return c && c->shape_done.load(std::memory_order_acquire);
+  };
+  if (!is_done(*this)) {
+    compute_cached(*this, is_done, [](const UOp& u) {
+      std::optional<Shape> v = compute_shape(u);
+      if (v && v->empty()) {
+        u.node()->flags.fetch_or(detail::kScalarShape, std::memory_order_release);
+        return;
+      }
+      UOpCache* cu = cache_of(u.node());
+      std::lock_guard lk(cache_mutex(u.node()));
+      if (!cu->shape_done.load(std::memory_order_relaxed)) {
+        cu->shape = std::move(v);
+        cu->shape_done.store(true, std::memory_order_release);
+      }
+    });
+  }
+  if (n_->flags.load(std::memory_order_acquire) & detail::kScalarShape) return scalar;
+  return cache_of(n_)->shape;
 }
 
 const Shape& UOp::shape() const {
@@ -1081,23 +1111,24 @@ static std::optional<Shape> compute_shape(const UOp& u) {
 
 // ---- ranges ----
 
-static std::vector<UOp> ended_ranges(const UOp& u) {
+// f(x) for each of u's ended_ranges (the srcs that end ranges), in order, without building a list
+template <typename F>
+static void for_each_ended_range(const UOp& u, F&& f) {
   int start = -1;
   switch (u.op()) {
     case Ops::STAGE: case Ops::REDUCE: case Ops::END: case Ops::CALL: case Ops::FUNCTION: start = 1; break;
     case Ops::WMMA: start = 3; break;
     case Ops::LINEAR: start = 0; break;
+    case Ops::UNSHARD:
+      start = 1;
+      break;
     default: break;
   }
-  if (start >= 0) return std::vector<UOp>(u.src().begin() + std::min<size_t>(start, u.nsrc()), u.src().end());
-  if (u.op() == Ops::AFTER) {
-    std::vector<UOp> r;
-    for (size_t i = 1; i < u.nsrc(); i++)
-      for (const UOp& x : ended_ranges(u.src(i))) r.push_back(x);
-    return r;
+  if (start >= 0) {
+    for (size_t i = std::min<size_t>(start, u.nsrc()); i < u.nsrc(); i++) f(u.src(i));
+  } else if (u.op() == Ops::AFTER) {
+    for (size_t i = 1; i < u.nsrc(); i++) for_each_ended_range(u.src(i), f);
   }
-  if (u.op() == Ops::UNSHARD) return std::vector<UOp>(u.src().begin() + 1, u.src().end());
-  return {};
 }
 
 static void ordered_add(std::vector<UOp>& v, const UOp& x) {
@@ -1108,25 +1139,31 @@ static void ordered_remove(std::vector<UOp>& v, const UOp& x) {
   if (it != v.end()) v.erase(it);
 }
 
-std::vector<UOp> UOp::ranges() const {
-  const std::vector<UOp>& cached = cached_property(*this, &UOpCache::ranges_done, &UOpCache::ranges, [](const UOp& u) {
+const std::vector<UOp>& UOp::inner_ranges() const {
+  return cached_property(*this, &UOpCache::ranges_done, &UOpCache::ranges, [](const UOp& u) {
     std::vector<UOp> ret;
-    for (const UOp& s : u.src())
-      for (const UOp& r : s.ranges()) ordered_add(ret, r);
-    for (const UOp& er : ended_ranges(u)) {
+    for (const UOp& s : u.src()) {  // s.ranges: s itself first when it is a RANGE, then its _ranges
+      if (s.op() == Ops::RANGE) ordered_add(ret, s);
+      for (const UOp& r : s.inner_ranges()) ordered_add(ret, r);
+    }
+    for_each_ended_range(u, [&](const UOp& er) {
       if (er.op() == Ops::RANGE)
         ordered_remove(ret, er);
       else
-        for (const UOp& s : er.ranges()) ordered_remove(ret, s);
-    }
+        for (const UOp& s : er.inner_ranges()) ordered_remove(ret, s);  // er.ranges of a non-RANGE is its _ranges
+    });
     return ret;
   });
+}
+
+std::vector<UOp> UOp::ranges() const {
+  const std::vector<UOp>& inner = inner_ranges();
   if (op() == Ops::RANGE) {
     std::vector<UOp> r{*this};
-    for (const UOp& x : cached) ordered_add(r, x);
+    for (const UOp& x : inner) ordered_add(r, x);
     return r;
   }
-  return cached;
+  return inner;
 }
 
 UOp UOp::base() const {

@@ -30,6 +30,7 @@ struct UOpCache;
 struct UOpNode {
   std::atomic<uint32_t> rc;
   Ops op;
+  std::atomic<uint8_t> flags{0};  // kScalarShape: the shape is () (kept here: no cache is made for it)
   uint32_t nsrc;
   DType dtype;
   size_t hash;
@@ -43,6 +44,7 @@ struct UOpNode {
   std::atomic<uint64_t> rw_slot{0};
   UOpNode* srcs[];                    // nsrc entries, each holding a reference
 };
+constexpr uint8_t kScalarShape = 1;
 void release_node(UOpNode* n);
 }  // namespace detail
 
@@ -180,6 +182,7 @@ class UOp {
   const std::optional<Shape>& shape_opt() const;  // _shape
   const Shape& shape() const;                     // throws if no shape
   std::vector<UOp> ranges() const;                // insertion-ordered
+  const std::vector<UOp>& inner_ranges() const;   // the reference's _ranges: ranges() without the node itself
   UOp base() const;
   Shape as_shape() const;
   Arg marg_arg() const;  // PERMUTE/FLIP arg (tuple)

@@ -5,11 +5,14 @@
 // Per model and pass: schedule (Tensor::schedule_linear: callify + create_linear_with_vars, schedule cache off),
 // codegen (to_program: full_rewrite_to_sink + linearize + render of every kernel), LLVM compile of every kernel
 // (uncached). Pass 1 is cold (matcher tables, LLVM start-up); the best later pass is the warm number.
-// Then the same codegen on every core (parallel_for on NUM_CPU_THREADS threads, the caller's and the pool's, taking
-// the kernels in turn, as the engine's lower_and_compile generates them): the wall time a user waits for.
+// Then the engine's way, what a user waits for: each distinct kernel once, on every core (parallel_for on
+// NUM_CPU_THREADS threads, the caller's and the pool's, taking the kernels in turn, as lower_and_compile does). The
+// reference's lower_and_compile also codegens on all cores, on a pool of worker processes (PARALLEL):
+// bench_reference_lower.py times it.
 // BENCH_MODEL=mlp|resnet|mnist_train runs one model; BENCH_PAR_ONLY=1 runs one single-threaded pass (to profile the
-// parallel passes); BENCH_SCHEDULE_ONLY=1 stops after the schedule (to profile the scheduler); BENCH_PER_KERNEL=1
-// prints each kernel's codegen time; BENCH_NO_COMPILE=1 skips LLVM (to profile codegen).
+// engine's passes); PARALLEL=n sets the engine's workers; BENCH_SCHEDULE_ONLY=1 stops after the schedule (to profile
+// the scheduler); BENCH_PER_KERNEL=1 prints each kernel's codegen time; BENCH_NO_COMPILE=1 skips LLVM (to profile
+// codegen).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -91,9 +94,12 @@ int main(int argc, char** argv) {
   for (auto& [name, build] : models) {
     if (only && std::string(only) != name) continue;
     std::vector<double> sched, cg, cg_par, comp;
-    const int nthreads = (int)std::max<int64_t>(1, NUM_CPU_THREADS.value());
+    // the engine's codegen workers: PARALLEL, by default NUM_CPU_THREADS (PARALLEL=0: the caller alone, with the
+    // same kernels: NUM_CPU_THREADS also decides their THREAD split)
+    const int64_t parallel = getenv_int("PARALLEL", -1);
+    const int nthreads = (int)std::max<int64_t>(1, parallel >= 0 ? parallel : NUM_CPU_THREADS.value());
     size_t calls = 0, kernels = 0;
-    const int single_passes = std::getenv("BENCH_PAR_ONLY") && nthreads > 1 ? 1 : passes;
+    const int single_passes = std::getenv("BENCH_PAR_ONLY") ? 1 : passes;
     for (int p = 0; p < single_passes; p++) {
       std::vector<Tensor> outs = build();
       auto t0 = clk::now();
@@ -117,13 +123,17 @@ int main(int argc, char** argv) {
       calls = linear.nsrc(), kernels = srcs.size();
     }
     // the parallel passes: graphs built and scheduled again once the single-threaded pass's nodes (and the results
-    // cached on them) are gone
-    for (int p = 0; p < passes && nthreads > 1 && !std::getenv("BENCH_SCHEDULE_ONLY"); p++) {
+    // cached on them) are gone; each distinct kernel once, as lower_and_compile does (ResNet's residual blocks repeat
+    // their convolutions)
+    size_t unique = 0;
+    for (int p = 0; p < passes && !std::getenv("BENCH_SCHEDULE_ONLY"); p++) {
       std::vector<Tensor> outs = build();
       UOp linear = Tensor::schedule_linear(outs);
       std::vector<UOp> asts;
       for (const UOp& call : linear.src())
-        if (call.src(0).op() == Ops::SINK) asts.push_back(call.src(0));
+        if (call.src(0).op() == Ops::SINK && std::find(asts.begin(), asts.end(), call.src(0)) == asts.end())
+          asts.push_back(call.src(0));
+      unique = asts.size();
       auto tp = clk::now();
       parallel_for(asts.size(), nthreads, [&](size_t i) { to_program(asts[i], ren); });
       cg_par.push_back(ms_since(tp));
@@ -141,8 +151,10 @@ int main(int argc, char** argv) {
     std::printf("  warm: schedule + codegen %.1f ms (schedule %.1f, codegen %.1f), llvm compile %.1f ms\n",
                 best(sched) + best(cg), best(sched), best(cg), best(comp));
     if (!cg_par.empty())
-      std::printf("  codegen on %d threads ms %s | warm: schedule + codegen %.1f ms (codegen %.1f)\n", nthreads,
-                  fmt(cg_par).c_str(), best(sched) + best(cg_par), best(cg_par));
+      std::printf(
+          "  codegen of the %zu distinct kernels on %d threads ms %s | warm: schedule + codegen %.1f ms (codegen "
+          "%.1f)\n",
+          unique, nthreads, fmt(cg_par).c_str(), best(sched) + best(cg_par), best(cg_par));
   }
   return 0;
 }

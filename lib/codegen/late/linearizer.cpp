@@ -4,7 +4,6 @@
 #include <cmath>
 #include <optional>
 #include <queue>
-#include <unordered_map>
 
 #include "lib/codegen/late/pysort.h"
 #include "lib/codegen/late/uop_props.h"
@@ -81,28 +80,29 @@ TuplizeOrder::TuplizeOrder(const std::vector<UOp>& lst, BorrowedNodeMap<size_t>&
 void TuplizeOrder::build(BorrowedNodeMap<size_t>& pos) {
   const size_t n = lst_.size();
   cls_.resize(n), arg_.resize(n), src_begin_.resize(n + 1);
-  // hash -> the first node of each class (and of each arg id) with it, the others chained through next: no vector
-  // per bucket
+  // each class's (and each arg id's) first node in a flat table of chains: a bucket holds the last such node whose
+  // hash falls in it, each node the one before (next_*); a node's hash is compared before its content
   constexpr uint32_t kNone = UINT32_MAX;
-  std::unordered_map<size_t, uint32_t> buckets, arg_buckets;
+  size_t cap = 16;
+  while (cap < 2 * n) cap *= 2;
+  const size_t mask = cap - 1;
+  std::vector<uint32_t> heads(cap, kNone), arg_heads(cap, kNone);
   std::vector<uint32_t> next_in_bucket(n, kNone), next_in_arg_bucket(n, kNone);
-  buckets.reserve(n), arg_buckets.reserve(n);
+  std::vector<size_t> hash_of(n), arg_hash_of(n);
   uint32_t next = 0, next_arg = 0;
   for (size_t i = 0; i < n; i++) {
     const UOp& u = lst_[i];
     src_begin_[i] = (uint32_t)src_pos_.size();
     const size_t ah = py_hash(u.arg());
-    auto [ab, arg_new] = arg_buckets.try_emplace(ah, (uint32_t)i);
+    arg_hash_of[i] = ah;
     uint32_t aid = kNone;
-    if (!arg_new) {
-      for (uint32_t j = ab->second; j != kNone; j = next_in_arg_bucket[j])
-        if (lst_[j].arg().py_eq(u.arg())) {
-          aid = arg_[j];
-          break;
-        }
-      if (aid == kNone) next_in_arg_bucket[i] = ab->second, ab->second = (uint32_t)i;
-    }
-    if (aid == kNone) aid = next_arg++;
+    uint32_t& ab = arg_heads[ah & mask];
+    for (uint32_t j = ab; j != kNone; j = next_in_arg_bucket[j])
+      if (arg_hash_of[j] == ah && lst_[j].arg().py_eq(u.arg())) {
+        aid = arg_[j];
+        break;
+      }
+    if (aid == kNone) next_in_arg_bucket[i] = ab, ab = (uint32_t)i, aid = next_arg++;
     arg_[i] = aid;
     size_t h = mix(mix(mix((size_t)u.op(), (size_t)u.dtype().data()), u.nsrc()), ah);
     for (const UOp& x : u.src()) {
@@ -112,23 +112,22 @@ void TuplizeOrder::build(BorrowedNodeMap<size_t>& pos) {
       src_pos_.push_back((uint32_t)*p);
       h = mix(h, cls_[*p]);
     }
-    auto [b, is_new] = buckets.try_emplace(h, (uint32_t)i);
+    hash_of[i] = h;
     uint32_t c = kNone;
-    if (!is_new) {
-      for (uint32_t j = b->second; j != kNone; j = next_in_bucket[j]) {
-        const UOp& v = lst_[j];
-        if (v.op() != u.op() || v.dtype() != u.dtype() || v.nsrc() != u.nsrc() || arg_[j] != arg_[i]) continue;
-        bool same = true;
-        for (size_t k = 0; k < u.nsrc() && same; k++)
-          same = cls_[src_pos_[src_begin_[j] + k]] == cls_[src_pos_[src_begin_[i] + k]];
-        if (same) {
-          c = cls_[j];
-          break;
-        }
+    uint32_t& b = heads[(h ^ (h >> 29)) & mask];
+    for (uint32_t j = b; j != kNone; j = next_in_bucket[j]) {
+      const UOp& v = lst_[j];
+      if (hash_of[j] != h || v.op() != u.op() || v.dtype() != u.dtype() || v.nsrc() != u.nsrc() || arg_[j] != arg_[i])
+        continue;
+      bool same = true;
+      for (size_t k = 0; k < u.nsrc() && same; k++)
+        same = cls_[src_pos_[src_begin_[j] + k]] == cls_[src_pos_[src_begin_[i] + k]];
+      if (same) {
+        c = cls_[j];
+        break;
       }
-      if (c == kNone) next_in_bucket[i] = b->second, b->second = (uint32_t)i;
     }
-    if (c == kNone) c = next++;
+    if (c == kNone) next_in_bucket[i] = b, b = (uint32_t)i, c = next++;
     cls_[i] = c;
   }
   src_begin_[n] = (uint32_t)src_pos_.size();
@@ -160,8 +159,9 @@ std::vector<UOp> linearize(const UOp& sink) {
     const UOp& u = lst[k - 1];
     for (const UOp& s : u.src()) out_degree[*pos.find(s)]++;
     // we place UOps with higher run_counts later
-    pyint run_count = 1;
-    for (const UOp& r : u.ranges()) run_count = sat_mul(run_count, sat_add(r.vmax().as_int(), 1));
+    pyint run_count = u.op() == Ops::RANGE ? sat_add(u.vmax().as_int(), 1) : 1;  // u.ranges: u itself, then _ranges
+    for (const UOp& r : u.inner_ranges())
+      if (r != u) run_count = sat_mul(run_count, sat_add(r.vmax().as_int(), 1));
     Priority p{run_count, 0, false, 0};
     switch (u.op()) {
       case Ops::PARAM: p.priority = -20, p.has_extra = true, p.extra = u.param_arg()->slot; break;
