@@ -520,6 +520,10 @@ bool UOp::op_in_backward_slice_with_self(OpSet ops) const {
   return any_in_slice(n_, [ops](detail::UOpNode* n) { return ops.has(n->op); });
 }
 
+bool UOp::any_in_backward_slice_with_self(bool (*pred)(const UOp&)) const {
+  return any_in_slice(n_, [pred](detail::UOpNode* n) { return pred(*reinterpret_cast<const UOp*>(&n)); });
+}
+
 std::vector<UOp> UOp::split_uop(Ops sep) const {
   std::vector<UOp> out;
   std::vector<UOp> st{*this};

@@ -174,6 +174,8 @@ class UOp {
   std::vector<UOp> backward_slice() const;  // toposort without self
   bool in_backward_slice_with_self(const UOp& x) const;
   bool op_in_backward_slice_with_self(OpSet ops) const;
+  // whether pred holds for a node of the backward slice or self (a borrowed walk; pred must not run another one)
+  bool any_in_backward_slice_with_self(bool (*pred)(const UOp&)) const;
   std::vector<UOp> split_uop(Ops sep) const;
   // lexicographic compare of (op.value, arg, dtype, *src.tuplize) like python tuples: -1/0/1
   static int tuplize_cmp(const UOp& a, const UOp& b);

@@ -70,6 +70,18 @@ TEST(UOpCore, ThreadsInterningAtOnceShareOneNodePerContent) {
   EXPECT_EQ(live_uop_count(), before);
 }
 
+TEST(UOpCore, AnyInBackwardSliceWithSelf) {
+  UOp v = UOp::variable("slice_pred", 0, 10);
+  UOp x = (v * 3 + 4).maximum(v);
+  auto is_mul = [](const UOp& u) { return u.op() == Ops::MUL; };
+  auto is_max = [](const UOp& u) { return u.op() == Ops::MAX; };
+  auto is_sub = [](const UOp& u) { return u.op() == Ops::SUB; };
+  EXPECT_TRUE(x.any_in_backward_slice_with_self(is_mul));   // below
+  EXPECT_TRUE(x.any_in_backward_slice_with_self(is_max));   // self
+  EXPECT_FALSE(x.any_in_backward_slice_with_self(is_sub));  // nowhere
+  EXPECT_FALSE(v.any_in_backward_slice_with_self(is_mul));  // not above
+}
+
 TEST(UOpCore, DeepChainsBuildWalkAndDieWithoutRecursion) {
   size_t before = live_uop_count();
   {
