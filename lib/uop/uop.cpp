@@ -121,12 +121,15 @@ std::vector<LiveCounter*>& counters() {
   return *v;
 }
 thread_local LiveCounter* t_counter = nullptr;
-inline LiveCounter& my_counter() {
-  if (!t_counter) [[unlikely]] {
-    t_counter = new LiveCounter();
-    std::lock_guard<std::mutex> lk(counters_mu());
-    counters().push_back(t_counter);
-  }
+__attribute__((noinline)) LiveCounter* new_counter() {
+  auto* c = new LiveCounter();
+  std::lock_guard<std::mutex> lk(counters_mu());
+  counters().push_back(c);
+  return c;
+}
+TG_HOT_INLINE LiveCounter& my_counter() {
+  if (!t_counter) [[unlikely]]
+    t_counter = new_counter();
   return *t_counter;
 }
 int64_t live_nodes() {
@@ -189,7 +192,29 @@ bool try_inc(UOpNode* n) {
   return false;
 }
 
-thread_local std::vector<UOpNode*>* tl_release_stack = nullptr;
+// the nodes left to release, last in first out: the first 32 inline (a release usually frees a few nodes; no
+// allocation per release)
+struct ReleaseStack {
+  UOpNode* inline_[32];
+  size_t n = 0;
+  std::vector<UOpNode*> more;  // used only while inline_ is full, so its entries are the latest
+  void push(UOpNode* x) {
+    if (n < 32)
+      inline_[n++] = x;
+    else
+      more.push_back(x);
+  }
+  bool empty() const { return n == 0 && more.empty(); }
+  UOpNode* pop() {
+    if (!more.empty()) {
+      UOpNode* x = more.back();
+      more.pop_back();
+      return x;
+    }
+    return inline_[--n];
+  }
+};
+thread_local ReleaseStack* tl_release_stack = nullptr;
 }  // namespace
 
 void destroy_cache(UOpNode* n) {
@@ -200,14 +225,14 @@ void destroy_cache(UOpNode* n) {
 void release_node(UOpNode* first) {
   // iterative: a long chain of nodes must not recurse. Nested calls (from cache contents) join the outer loop.
   if (tl_release_stack != nullptr) {
-    tl_release_stack->push_back(first);
+    tl_release_stack->push(first);
     return;
   }
-  std::vector<UOpNode*> stack{first};
+  ReleaseStack stack;
+  stack.push(first);
   tl_release_stack = &stack;
   while (!stack.empty()) {
-    UOpNode* n = stack.back();
-    stack.pop_back();
+    UOpNode* n = stack.pop();
     {  // unlink n from its chain
       uintptr_t head;
       std::atomic<uintptr_t>& b = lock_bucket(n->hash, head);
@@ -227,7 +252,7 @@ void release_node(UOpNode* first) {
     }
     for (uint32_t i = 0; i < n->nsrc; i++) {
       UOpNode* c = n->srcs[i];
-      if (c->rc.fetch_sub(1, std::memory_order_acq_rel) == 1) stack.push_back(c);
+      if (c->rc.fetch_sub(1, std::memory_order_acq_rel) == 1) stack.push(c);
     }
     destroy_cache(n);
     n->arg.~Arg();
