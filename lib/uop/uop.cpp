@@ -975,6 +975,37 @@ static const PatternMatcher& pm_resolve_params() {
   return pm;
 }
 
+// [lo, hi] of an int or of an int-valued node
+static bool int_bounds(const sint& x, pyint& lo, pyint& hi) {
+  if (x.is_int()) {
+    lo = hi = x.i();
+    return true;
+  }
+  auto [a, b] = x.u().min_max();
+  if (!a.is_int() || !b.is_int()) return false;
+  lo = a.as_int(), hi = b.as_int();
+  return true;
+}
+// A PAD/SHRINK fits when the bounds of its offsets prove it, taken as they are (as_shape would simplify each one
+// first, and the checks below build nodes): when this says yes, so would those checks, since a simplified offset
+// has the same values. No means: check the way the reference does.
+static bool fits_by_bounds(Ops op, const Shape& ps, const UOp& offsets, const Shape& sz) {
+  std::vector<sint> off;
+  if (offsets.op() == Ops::STACK)
+    for (const UOp& x : offsets.src()) off.push_back(x.op() == Ops::CONST ? sint(x.val().as_int()) : sint(x));
+  else
+    off.push_back(offsets.op() == Ops::CONST ? sint(offsets.val().as_int()) : sint(offsets));
+  if (off.size() != ps.size() || sz.size() != ps.size()) return false;
+  for (size_t i = 0; i < ps.size(); i++) {
+    pyint olo, ohi, nlo, nhi, slo, shi;
+    if (!int_bounds(off[i], olo, ohi) || !int_bounds(sz[i], nlo, nhi) || !int_bounds(ps[i], slo, shi)) return false;
+    // SHRINK: 0 <= o, n >= 0, o + n <= s; PAD: n >= 0, 0 <= o, o + s <= n
+    if (olo < 0 || nlo < 0) return false;
+    if (op == Ops::SHRINK ? ohi + nhi > slo : ohi + shi > nlo) return false;
+  }
+  return true;
+}
+
 static std::optional<Shape> compute_shape(const UOp& u) {
   Ops op = u.op();
   switch (op) {
@@ -1090,7 +1121,9 @@ static std::optional<Shape> compute_shape(const UOp& u) {
       }
       case Ops::PAD: case Ops::SHRINK: {
         // offsets and sizes must fit (resolve: symbolic bounds that may fit pass)
-        Shape off = u.src(1).as_shape(), sz = u.src(2).as_shape();
+        Shape sz = u.src(2).as_shape();
+        if (fits_by_bounds(op, ps, u.src(1), sz)) return sz;
+        Shape off = u.src(1).as_shape();
         bool ok = off.size() == ps.size() && sz.size() == ps.size();
         for (size_t i = 0; ok && i < ps.size(); i++) {
           const sint &s = ps[i], &o = off[i], &n = sz[i];
