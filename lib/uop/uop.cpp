@@ -613,8 +613,36 @@ static void compute_cached(const UOp& root, IsDone is_done, Compute compute) {
     compute(root);
     return;
   }
-  auto order = root.toposort([&](const UOp& u) { return !is_done(u); });
-  for (const UOp& u : order) compute(u);
+  // a borrowed depth-first walk into the uncomputed nodes, each computed once its srcs are (what computing over
+  // toposort(gate=not done) did, without building the list). compute may compute other properties, which walk at
+  // the next level.
+  struct Frame {
+    detail::UOpNode* n;
+    uint32_t i;
+  };
+  constexpr size_t kLevels = 16;
+  thread_local std::vector<Frame> t_frames[kLevels];
+  thread_local size_t t_level = 0;
+  std::vector<Frame> deeper;
+  std::vector<Frame>& st = t_level < kLevels ? t_frames[t_level] : deeper;
+  t_level++;
+  struct Leave {
+    ~Leave() { t_level--; }
+  } leave;
+  auto view = [](detail::UOpNode* const& n) -> const UOp& { return *reinterpret_cast<const UOp*>(&n); };
+  st.clear();
+  st.push_back({root.node(), 0});
+  while (!st.empty()) {
+    Frame& f = st.back();
+    if (f.i < f.n->nsrc) {
+      detail::UOpNode* c = f.n->srcs[f.i++];
+      if (!is_done(view(c))) st.push_back({c, 0});
+    } else {
+      detail::UOpNode* n = f.n;
+      st.pop_back();
+      if (!is_done(view(n))) compute(view(n));
+    }
+  }
 }
 
 // a recursive property cached per node: the value of every uncached node below root, srcs first, from `make(u)`
