@@ -56,34 +56,36 @@ UOp UOp::broadcast(int64_t count) const {
   std::vector<UOp> s(count, *this);
   return UOp(Ops::STACK, DType(), s);
 }
+// UOp(op, (first, *rest)): the srcs borrowed (first and rest hold them), on the stack when they are few
+static UOp with_first(Ops op, const UOp& first, std::span<const UOp> rest, Arg arg = Arg()) {
+  constexpr size_t kInline = 8;
+  if (rest.size() < kInline) {
+    detail::UOpNode* buf[kInline];
+    buf[0] = first.node();
+    for (size_t i = 0; i < rest.size(); i++) buf[i + 1] = rest[i].node();
+    return UOp(op, DType(), std::span<const UOp>(reinterpret_cast<const UOp*>(buf), rest.size() + 1), std::move(arg));
+  }
+  std::vector<UOp> s{first};
+  s.insert(s.end(), rest.begin(), rest.end());
+  return UOp(op, DType(), s, std::move(arg));
+}
+
 UOp UOp::index(std::span<const UOp> idx) const {
   if (idx.size() == 1 && idx[0].op() == Ops::CONST && op() == Ops::STACK) return src((size_t)idx[0].val().as_int());
-  std::vector<UOp> s{*this};
-  s.insert(s.end(), idx.begin(), idx.end());
-  return UOp(Ops::INDEX, DType(), s);
+  return with_first(Ops::INDEX, *this, idx);
 }
-UOp UOp::load(std::span<const UOp> srcs) const {
-  std::vector<UOp> s{*this};
-  s.insert(s.end(), srcs.begin(), srcs.end());
-  return UOp(Ops::LOAD, DType(), s);
-}
+UOp UOp::load(std::span<const UOp> srcs) const { return with_first(Ops::LOAD, *this, srcs); }
 UOp UOp::store(const UOp& val) const { return UOp(Ops::STORE, DType(), {*this, val}); }
 UOp UOp::end(std::span<const UOp> srcs) const {
   if (srcs.empty()) return *this;
-  std::vector<UOp> s{*this};
-  s.insert(s.end(), srcs.begin(), srcs.end());
-  return UOp(Ops::END, DType(), s);
+  return with_first(Ops::END, *this, srcs);
 }
 UOp UOp::after(std::span<const UOp> srcs) const {
   if (srcs.empty()) return *this;
-  std::vector<UOp> s{*this};
-  s.insert(s.end(), srcs.begin(), srcs.end());
-  return UOp(Ops::AFTER, DType(), s);
+  return with_first(Ops::AFTER, *this, srcs);
 }
 UOp UOp::reduce(std::span<const UOp> rngs, Ops rop) const {
-  std::vector<UOp> s{*this};
-  s.insert(s.end(), rngs.begin(), rngs.end());
-  return UOp(Ops::REDUCE, DType(), s, Arg::tup(rop, 0));
+  return with_first(Ops::REDUCE, *this, rngs, Arg::tup(rop, 0));
 }
 UOp UOp::valid(const UOp& cond) const { return cond.where(*this, const_like(PyConst::invalid())); }
 UOp UOp::get_idx() const {
