@@ -14,6 +14,8 @@ using namespace mixin;
 
 UOp UOp::const_(PyConst b, DType dtype) {
   if (!dtype || b.is_invalid()) dtype = dtypes::from_py(b);
+  if (b.is_int())
+    if (UOp u = detail::small_int_const(dtype, b.as_int())) return u;
   return UOp(Ops::CONST, dtype, std::span<const UOp>{}, Arg(dtype.const_(b)));
 }
 UOp UOp::const_(const UOp& b, DType dtype) {

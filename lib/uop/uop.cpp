@@ -346,7 +346,39 @@ void set_cached_simplify(UOpNode* n, const UOp& r) {
 
 }  // namespace detail
 
-size_t live_uop_count() { return (size_t)std::max<int64_t>(0, detail::live_nodes()); }
+// Small integer constants of the two index dtypes, the consts codegen makes most (13,000 per MLP codegen, one node
+// each time): a table takes one reference to each the first time it is made and keeps it for the process, so making
+// it again is a load, not an interning. live_uop_count leaves them out.
+namespace {
+constexpr pyint kSmallLo = -32, kSmallHi = 1024;
+struct SmallConsts {
+  std::atomic<detail::UOpNode*> weakint[kSmallHi - kSmallLo]{}, int32[kSmallHi - kSmallLo]{};
+  std::atomic<size_t> kept{0};
+};
+SmallConsts& small_consts() {
+  static auto* t = new SmallConsts();  // never destroyed: its nodes stay
+  return *t;
+}
+}  // namespace
+
+UOp detail::small_int_const(DType dtype, pyint v) {
+  if (v < kSmallLo || v >= kSmallHi || (dtype != dtypes::weakint && dtype != dtypes::int32)) return UOp();
+  SmallConsts& t = small_consts();
+  std::atomic<UOpNode*>& slot = (dtype == dtypes::weakint ? t.weakint : t.int32)[(size_t)(v - kSmallLo)];
+  if (UOpNode* n = slot.load(std::memory_order_acquire)) return UOp::from_node(n);
+  UOp u(Ops::CONST, dtype, std::span<const UOp>{}, Arg(dtype.const_(PyConst(v))));
+  UOpNode* none = nullptr;
+  if (slot.compare_exchange_strong(none, u.node(), std::memory_order_acq_rel)) {
+    new UOp(u);  // the table's reference, never released
+    t.kept.fetch_add(1, std::memory_order_relaxed);
+  }
+  return u;
+}
+
+size_t live_uop_count() {
+  int64_t n = detail::live_nodes() - (int64_t)small_consts().kept.load(std::memory_order_relaxed);
+  return (size_t)std::max<int64_t>(0, n);
+}
 
 using detail::cache_of;
 using detail::cache_mutex;

@@ -693,8 +693,13 @@ PyConst identity_element(Ops op, DType dt);
 bool resolve(const UOp& x, bool default_value = true);
 std::string uop_repr(const UOp& u);
 
-// The intern table, exposed for tests and statistics.
+// The intern table, exposed for tests and statistics: the nodes alive, without the small constants kept for good
+// (detail::small_int_const).
 size_t live_uop_count();
+namespace detail {
+// CONST(v) of dtype weakint or int32 for -32 <= v < 1024, from a table that keeps each one made; null otherwise
+UOp small_int_const(DType dtype, pyint v);
+}  // namespace detail
 
 // Side-effect free python scalar ALU (python_alu + truncation), used by const folding.
 PyConst exec_alu(Ops op, DType dtype, std::span<const PyConst> operands, bool truncate_output = true);

@@ -70,6 +70,24 @@ TEST(UOpCore, ThreadsInterningAtOnceShareOneNodePerContent) {
   EXPECT_EQ(live_uop_count(), before);
 }
 
+TEST(UOpCore, SmallIntConstsAreKeptAndCountedApart) {
+  // a small weakint/int32 const is the node interning would give, kept for good; others are made as before
+  size_t before = live_uop_count();
+  for (DType dt : {dtypes::weakint, dtypes::int32}) {
+    for (int v : {-32, -1, 0, 7, 1023}) {
+      UOp a = UOp::const_(PyConst(v), dt);
+      EXPECT_EQ(a, UOp(Ops::CONST, dt, std::span<const UOp>{}, Arg(dt.const_(PyConst(v)))));
+      EXPECT_EQ(a, UOp::const_(PyConst(v), dt));
+      EXPECT_EQ(a.dtype(), dt);
+      EXPECT_EQ(a.val(), PyConst(v));
+    }
+  }
+  EXPECT_EQ(UOp::const_(PyConst(1024), dtypes::int32).val(), PyConst(1024));  // outside the table
+  EXPECT_EQ(UOp::const_(PyConst(3), dtypes::int64).dtype(), dtypes::int64);   // another dtype
+  EXPECT_TRUE(UOp::const_(PyConst(true)).dtype() == dtypes::bool_);           // bools are not ints here
+  EXPECT_EQ(live_uop_count(), before);  // the kept ones are not counted, the others died
+}
+
 TEST(UOpCore, AnyInBackwardSliceWithSelf) {
   UOp v = UOp::variable("slice_pred", 0, 10);
   UOp x = (v * 3 + 4).maximum(v);
