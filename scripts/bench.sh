@@ -29,6 +29,8 @@ echo "== compile stack: MLP 784-512-512-10 forward (batch 512), a ResNet-style c
 "$BUILD/tests/bench_compile_stack" 3
 if [ -n "${TINYGRAD_REF:-}" ]; then
   (cd "$TINYGRAD_REF" && PYTHONPATH=. python3 "$ROOT/tests/bench/bench_reference_compile_stack.py" 3)
+  # the reference's own engine (lower_and_compile on its worker pool), to compare with the "distinct kernels" lines
+  for p in 0 2; do (cd "$TINYGRAD_REF" && PARALLEL=$p PYTHONPATH=. python3 "$ROOT/tests/bench/bench_reference_lower.py" 3); done
 fi
 
 echo
