@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <numeric>
 #include <thread>
 
@@ -146,7 +147,12 @@ void maybe_grow() {
   Table* t = g_table.load(std::memory_order_acquire);
   size_t n = t->mask + 1;
   if (live_nodes() <= (int64_t)n) return;
-  auto* nt = new Table(2 * n);
+  Table* nt = nullptr;
+  try {
+    nt = new Table(2 * n);
+  } catch (const std::bad_alloc&) {
+    return;  // growing is optional: the chains just get longer
+  }
   for (size_t i = 0; i < n; i++) {
     uintptr_t head;
     std::atomic<uintptr_t>& b = t->buckets[i];
@@ -273,6 +279,14 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
   h = fmix(h);
   uintptr_t head;
   std::atomic<uintptr_t>& b = lock_bucket(h, head);
+  struct Unlock {  // if making the node throws (no memory), the bucket is given back as it was
+    std::atomic<uintptr_t>& b;
+    const uintptr_t& head;
+    bool armed = true;
+    ~Unlock() {
+      if (armed) b.store(head, std::memory_order_release);
+    }
+  } unlock{b, head};
   const uintptr_t htag = tag_of(h);
   for (uintptr_t w = head; node_of(w); w = node_of(w)->next) {
     if ((w & kTagMask) != htag) continue;
@@ -282,9 +296,8 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
     for (size_t k = 0; k < src.size() && eq; k++) eq = n->srcs[k] == src[k].node();
     if (!eq || !n->arg.same(arg) || !n->tag.same(tag)) continue;
     if (try_inc(n)) {
-      b.store(head, std::memory_order_release);
       *created = false;
-      return n;
+      return n;  // unlock gives the bucket back
     }
     // a dying node with the same key: it unlinks itself when its release gets here; a new node goes first
   }
@@ -309,6 +322,7 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
   new (&n->rw_slot) std::atomic<uint64_t>(0);
   *created = true;
   n->next = head;
+  unlock.armed = false;
   b.store(word_of(n), std::memory_order_release);  // links n and unlocks the bucket
   LiveCounter& c = my_counter();
   c.n.store(c.n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
