@@ -117,6 +117,7 @@ struct OpSet {
   constexpr OpSet operator|(const OpSet& o) const { return OpSet(lo | o.lo, hi | o.hi); }
   constexpr OpSet operator-(const OpSet& o) const { return OpSet(lo & ~o.lo, hi & ~o.hi); }
   constexpr OpSet operator&(const OpSet& o) const { return OpSet(lo & o.lo, hi & o.hi); }
+  constexpr OpSet operator~() const { return OpSet(~lo, ~hi); }
   constexpr bool operator==(const OpSet& o) const { return lo == o.lo && hi == o.hi; }
   // first op in enum order (for UPats with a single op)
   Ops first() const;

@@ -153,8 +153,14 @@ struct RewriteContext {
     detail::UOpNode* new_n;
   };
   static const UOp& view(detail::UOpNode* const& p) { return *reinterpret_cast<const UOp*>(&p); }
+  // the ops some rule's root can have (every op while match stats are tracked: they count every node tried). A node
+  // whose backward slice has none of them is never rewritten, nor is anything below it: it is its own replacement,
+  // and the driver neither visits it nor keeps a slot for it
+  OpSet live_;
+  TG_HOT_INLINE bool untouched(const UOp& x) const { return (x.slice_ops() & live_).empty(); }
   // the replacement of x, or null
   TG_HOT_INLINE const UOp* replaced(const UOp& x) {
+    if (untouched(x)) return &x;
     Slot* s = find(x.node());
     return s && s->replace ? &view(s->replace) : nullptr;
   }
@@ -346,6 +352,7 @@ struct RewriteContext {
         if (!enter_calls && is_opaque_call(new_n)) set_replace(new_n.src(0), new_n.src(0)), saw_opaque_call = true;
         for (size_t i = new_n.nsrc(); i > 0; i--) {
           const UOp& x = new_n.src(i - 1);
+          if (untouched(x)) continue;
           Slot& xs = get(x.node());
           if (xs.on_stack) continue;
           xs.on_stack = true;
@@ -428,6 +435,15 @@ UOp run(const UOp& sink, const PatternMatcher* pm, const PatternMatcher* bpm, co
   if ((opts.memo || opts.simplify_memo) && (bpm || opts.ctx.p || opts.walk || TRACK_MATCH_STATS.value() != 0))
     throw Error("graph_rewrite: a memo needs a pm without bpm, ctx or walk, and TRACK_MATCH_STATS=0");
   rc->memo = opts.memo, rc->simplify_memo = opts.simplify_memo, rc->saw_opaque_call = false;
+  // skipping the nodes no rule can match changes nothing but the order the rules run in: only when that order
+  // cannot be seen (no match stats, nothing recorded, no context the rules may write to)
+  if (TRACK_MATCH_STATS.value() != 0 || step.recording() || opts.ctx.writable) {
+    rc->live_ = ~OpSet();
+  } else {
+    rc->live_ = OpSet();
+    if (pm) rc->live_ = rc->live_ | pm->root_ops();
+    if (bpm) rc->live_ = rc->live_ | bpm->root_ops();
+  }
   rc->start();
   UOp out = opts.walk ? rc->walk_rewrite(sink) : rc->unified_rewrite(sink);
   if (opts.simplify_memo && !rc->saw_opaque_call) {

@@ -310,13 +310,15 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
   n->hash = h;
   new (&n->arg) Arg(std::move(arg));
   new (&n->tag) Arg(std::move(tag));
-  OpSet so;
+  OpSet so, sl(op);
   for (size_t k = 0; k < src.size(); k++) {
     n->srcs[k] = src[k].node();
     n->srcs[k]->rc.fetch_add(1, std::memory_order_relaxed);
     so.add(src[k].op());
+    sl = sl | n->srcs[k]->slice_ops;
   }
   new (&n->src_ops) OpSet(so);
+  new (&n->slice_ops) OpSet(sl);
   new (&n->cache) std::atomic<UOpCache*>(nullptr);
   new (&n->trace_id) std::atomic<uint64_t>(0);
   new (&n->rw_slot) std::atomic<uint64_t>(0);

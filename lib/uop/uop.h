@@ -39,6 +39,9 @@ struct UOpNode {
   OpSet src_ops;                      // ops of the srcs, for the matcher's early reject
   std::atomic<UOpCache*> cache{nullptr};
   std::atomic<uint64_t> trace_id{0};  // (trace generation << 32) | id, assigned by a recorder
+  // the ops of this node and of its whole backward slice: a graph_rewrite skips a subgraph whose ops no rule's root
+  // can have (see rewrite.cpp)
+  OpSet slice_ops;
   // (rewrite serial << 24) | slot: where the graph_rewrite that claimed this node keeps its state for it (next to
   // the srcs the driver reads anyway, so finding that state costs no hash probe; see rewrite.cpp)
   std::atomic<uint64_t> rw_slot{0};
@@ -155,6 +158,7 @@ class UOp {
   const Arg& arg() const { return n_->arg; }
   const Arg& tag() const { return n_->tag; }
   OpSet src_ops() const { return n_->src_ops; }
+  OpSet slice_ops() const { return n_->slice_ops; }
   size_t hash() const { return n_->hash; }
 
   UOp replace(std::optional<Ops> op = {}, std::optional<DType> dtype = {}, std::optional<std::vector<UOp>> src = {},

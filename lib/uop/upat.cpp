@@ -638,8 +638,9 @@ uint32_t rule_count() {
 void PatternMatcherBase::add_rules(const std::vector<Rule>& rules) {
   rules_ = rules;
   for (auto& b : pdict_) b.clear();
+  root_ops_ = OpSet();
   for (const Rule& r : rules_)
-    for (Ops op : r->ops) pdict_[(int)op].push_back(r.get());
+    for (Ops op : r->ops) pdict_[(int)op].push_back(r.get()), root_ops_.add(op);
 }
 
 thread_local bool detail::bottom_up_gate = false;

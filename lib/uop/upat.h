@@ -191,10 +191,11 @@ int name_id(const std::string& name);  // global interning of pattern names ("ct
 struct CtxRef {
   void* p = nullptr;
   const std::type_info* type = nullptr;
+  bool writable = false;  // rules may change the context: the order they run in can matter
   CtxRef() = default;
   CtxRef(std::nullptr_t) {}  // NOLINT
   template <typename T>
-  CtxRef(T* x) : p((void*)x), type(&typeid(T)) {}  // NOLINT
+  CtxRef(T* x) : p((void*)x), type(&typeid(T)), writable(x && !std::is_const_v<T>) {}  // NOLINT
 };
 
 struct RuleData;
@@ -311,6 +312,8 @@ class PatternMatcherBase {
   PatternMatcherBase() = default;
   const std::string& name() const { return name_; }
   const std::vector<Rule>& rules() const { return rules_; }
+  // the ops some rule's root can match: a node of another op is never rewritten by this matcher
+  OpSet root_ops() const { return root_ops_; }
   size_t size() const { return rules_.size(); }
   // try the rules of u's op bucket in order; true when one returned a result (written to out)
   bool rewrite_into(const UOp& u, CtxRef ctx, void* out, bool uop_result) const;
@@ -320,6 +323,7 @@ class PatternMatcherBase {
   std::string name_;
   std::vector<Rule> rules_;
   std::vector<const RuleData*> pdict_[NUM_OPS + 1];
+  OpSet root_ops_;
 };
 
 template <typename R>

@@ -337,6 +337,81 @@ TEST(TestRewriteMemo, test_simplify_memo_equals_the_rewrite) {
   EXPECT_GT(changed, 60);
 }
 
+// A node keeps the ops of its backward slice. A rewrite skips the subgraphs none of whose ops its rules' roots can
+// have, when the order its rules run in cannot be seen (no match stats, no trace, no writable context): every node a
+// rule can match is still tried once, results are unchanged, and a writable context sees the reference's order
+TEST(TestSkipUntouched, slice_ops_hold_the_backward_slice) {
+  UOp a = var("a"), b = var("b");
+  UOp m = a.alu(Ops::MAX, b), s = (m + a) * ci(3);
+  for (const UOp& u : s.toposort()) {
+    OpSet expect(u.op());
+    for (const UOp& x : u.backward_slice()) expect.add(x.op());
+    EXPECT_TRUE(u.slice_ops() == expect) << op_repr(u.op());
+  }
+  EXPECT_TRUE(s.slice_ops().has(Ops::MAX));
+  EXPECT_FALSE((a + b).slice_ops().has(Ops::MAX));
+}
+struct MaxSeen {
+  mutable std::vector<UOp> seen;  // written through a const context: the driver may skip subgraphs
+};
+static const PatternMatcher& max_seen_pm() {
+  static const PatternMatcher pm("max_seen", {
+                                                 TG_RULE(UPat(Ops::MAX).named("x"),
+                                                         [](const MaxSeen* ctx, const UOp& x) {
+                                                           ctx->seen.push_back(x);
+                                                           // MAX(y, y) -> y: a result the parents are rebuilt over
+                                                           return x.src(0) == x.src(1) ? x.src(0) : UOp();
+                                                         }),
+                                             });
+  return pm;
+}
+static const PatternMatcher& max_order_pm() {
+  static const PatternMatcher pm("max_order", {
+                                                  TG_RULE(UPat(Ops::MAX).named("x"),
+                                                          [](std::vector<UOp>& order, const UOp& x) {
+                                                            order.push_back(x);
+                                                            return x.src(0) == x.src(1) ? x.src(0) : UOp();
+                                                          }),
+                                              });
+  return pm;
+}
+TEST(TestSkipUntouched, every_matchable_node_is_tried_and_results_are_unchanged) {
+  std::mt19937 rng(4242);
+  int order_differs = 0;
+  for (int trial = 0; trial < 200; trial++) {
+    UOp a = var("a"), b = var("b");
+    std::vector<UOp> nodes = {a, b, a.alu(Ops::MAX, a)};
+    grow_random_graph(rng, nodes, 6 + (int)(rng() % 20));
+    UOp root = UOp::sink(std::vector<UOp>(nodes.end() - 3, nodes.end()));
+    for (bool bottom_up : {false, true}) {
+      RewriteOpts o{.bottom_up = bottom_up};
+      MaxSeen skipped, visited;
+      std::vector<UOp> order_skipped, order_visited;
+      UOp r_skipped, r_visited, w_skipped, w_visited;
+      {
+        Context c({{"TRACK_MATCH_STATS", 0}});
+        o.ctx = const_cast<const MaxSeen*>(&skipped), r_skipped = graph_rewrite(root, max_seen_pm(), o);
+        o.ctx = &order_skipped, w_skipped = graph_rewrite(root, max_order_pm(), o);
+      }
+      {
+        Context c({{"TRACK_MATCH_STATS", 1}});  // counts every node tried: nothing is skipped
+        o.ctx = const_cast<const MaxSeen*>(&visited), r_visited = graph_rewrite(root, max_seen_pm(), o);
+        o.ctx = &order_visited, w_visited = graph_rewrite(root, max_order_pm(), o);
+      }
+      EXPECT_EQ(r_skipped, r_visited) << "trial " << trial;
+      EXPECT_EQ(w_skipped, w_visited) << "trial " << trial;
+      auto sorted = [](std::vector<UOp> v) {
+        std::sort(v.begin(), v.end(), [](const UOp& x, const UOp& y) { return x.node() < y.node(); });
+        return v;
+      };
+      EXPECT_TRUE(sorted(skipped.seen) == sorted(visited.seen)) << "trial " << trial;
+      EXPECT_TRUE(order_skipped == order_visited) << "trial " << trial;  // a writable context: nothing skipped
+      order_differs += skipped.seen != visited.seen;
+    }
+  }
+  EXPECT_GT(order_differs, 0);  // skipping did happen, and it moved when the rule ran
+}
+
 TEST(TestRecurse, test_no_inf_loop) {
   for (int tracked : {0, 1}) {
     Context c({{"TRACK_MATCH_STATS", tracked}});
