@@ -13,6 +13,18 @@ namespace tg {
 
 using S = std::optional<std::string>;
 
+// one string from the parts, allocated once (a chain of `+` reallocates as the string grows)
+template <typename... A>
+static std::string cat(const A&... a) {
+  const std::string_view parts[] = {std::string_view(a)...};
+  size_t len = 0;
+  for (std::string_view p : parts) len += p.size();
+  std::string out;
+  out.reserve(len);
+  for (std::string_view p : parts) out.append(p);
+  return out;
+}
+
 std::string ldt(DType dt, pyint count, bool ptr) {
   if (ptr) return ldt(dt, count) + "*";
   if (count > 1) return "<" + pyint_str(count) + " x " + ldt(dt, 1) + ">";
@@ -62,20 +74,25 @@ std::string lcast(DType input_type, DType output_type) {
   throw Error("cast from " + input_type.repr() + " -> " + output_type.repr() + " not implemented");
 }
 
-// llvm ops, lop[<dtype>][<op>]
-static std::string lop(DType dt, Ops op) {
-  static const std::string flags = " nsz arcp contract afn";
+// llvm ops, lop[<dtype>][<op>] (literals: nothing allocated per instruction)
+static std::string_view lop(DType dt, Ops op) {
   bool is_float = contains(dtypes::floats, dt);
   bool is_signed = contains(dtypes::sints, dt);
   bool is_unsigned = dt == dtypes::bool_ || contains(dtypes::uints, dt);
   if (is_float) {
     switch (op) {
-      case Ops::ADD: return "fadd" + flags;
-      case Ops::MUL: return "fmul" + flags;
-      case Ops::CMPLT: return "fcmp" + flags + " olt";
-      case Ops::CMPNE: return "fcmp" + flags + " une";
-      case Ops::CMPEQ: return "fcmp" + flags + " oeq";
-      case Ops::FDIV: return "fdiv" + flags;
+      case Ops::ADD:
+        return "fadd nsz arcp contract afn";
+      case Ops::MUL:
+        return "fmul nsz arcp contract afn";
+      case Ops::CMPLT:
+        return "fcmp nsz arcp contract afn olt";
+      case Ops::CMPNE:
+        return "fcmp nsz arcp contract afn une";
+      case Ops::CMPEQ:
+        return "fcmp nsz arcp contract afn oeq";
+      case Ops::FDIV:
+        return "fdiv nsz arcp contract afn";
       default: break;
     }
   } else if (is_signed || is_unsigned) {
@@ -135,9 +152,8 @@ const StringMatcher& llvm_base_rewrite() {
                       .named("x"),
                   [](C* ctx, const UOp& x) -> S {
                     C& r = *ctx;
-                    return "  " + r[x] + " = getelementptr inbounds " + ldt(x.dtype()) + ", " +
-                           ldt(x.dtype(), 1, true) + " " + r[x.src(0)] + ", " + ldt(x.src(1).dtype()) + " " +
-                           r[x.src(1)];
+                    return cat("  ", r[x], " = getelementptr inbounds ", ldt(x.dtype()), ", ", ldt(x.dtype(), 1, true),
+                               " ", r[x.src(0)], ", ", ldt(x.src(1).dtype()), " ", r[x.src(1)]);
                   }),
           // register index
           TG_RULE(UPat(Ops::INDEX).src(UPat::var("buf"), UPat::cvar("c").cast()).named("x"),
@@ -162,14 +178,16 @@ const StringMatcher& llvm_base_rewrite() {
           TG_RULE(UPat::var("idx").load().named("x"),
                   [](C* ctx, const UOp& x, const UOp& idx) -> S {
                     C& r = *ctx;
-                    return "  " + r[x] + " = load " + vol(idx) + ldt(idx.dtype(), max_numel(idx)) + ", " +
-                           ldt(idx.dtype(), max_numel(idx), true) + " " + r[idx];
+                    pyint n = max_numel(idx);
+                    return cat("  ", r[x], " = load ", vol(idx), ldt(idx.dtype(), n), ", ", ldt(idx.dtype(), n, true),
+                               " ", r[idx]);
                   }),
           TG_RULE(UPat::var("idx").store(UPat::var("var")),
                   [](C* ctx, const UOp& idx, const UOp& var) -> S {
                     C& r = *ctx;
-                    return "  store " + vol(idx) + ldt(var.dtype(), max_numel(idx)) + " " + r[var] + ", " +
-                           ldt(idx.dtype(), max_numel(idx), true) + " " + r[idx];
+                    pyint n = max_numel(idx);
+                    return cat("  store ", vol(idx), ldt(var.dtype(), n), " ", r[var], ", ", ldt(idx.dtype(), n, true),
+                               " ", r[idx]);
                   }),
 
           // GEP/VECTORIZE/CAST for float4 support
@@ -198,8 +216,8 @@ const StringMatcher& llvm_base_rewrite() {
           TG_RULE(UPat(Ops::CAST).named("x"),
                   [](C* ctx, const UOp& x) -> S {
                     C& r = *ctx;
-                    return "  " + r[x] + " = " + lcast(x.src(0).dtype(), x.dtype()) + " " + ldt(x.src(0).dtype()) +
-                           " " + r[x.src(0)] + " to " + ldt(x.dtype());
+                    return cat("  ", r[x], " = ", lcast(x.src(0).dtype(), x.dtype()), " ", ldt(x.src(0).dtype()), " ",
+                               r[x.src(0)], " to ", ldt(x.dtype()));
                   }),
           TG_RULE(UPat(Ops::TRUNC).named("x"),
                   [](C* ctx, const UOp& x) -> S {
@@ -210,14 +228,14 @@ const StringMatcher& llvm_base_rewrite() {
           TG_RULE(UPat(GroupOp::Binary).named("x"),
                   [](C* ctx, const UOp& x) -> S {
                     C& r = *ctx;
-                    return "  " + r[x] + " = " + lop(x.src(0).dtype(), x.op()) + " " + ldt(x.src(0).dtype()) + " " +
-                           r[x.src(0)] + ", " + r[x.src(1)];
+                    return cat("  ", r[x], " = ", lop(x.src(0).dtype(), x.op()), " ", ldt(x.src(0).dtype()), " ",
+                               r[x.src(0)], ", ", r[x.src(1)]);
                   }),
           TG_RULE(UPat(Ops::WHERE).named("x"),
                   [](C* ctx, const UOp& x) -> S {
                     C& r = *ctx;
-                    return "  " + r[x] + " = select " + ldt(x.src(0).dtype()) + " " + r[x.src(0)] + ", " +
-                           ldt(x.src(1).dtype()) + " " + r[x.src(1)] + ", " + ldt(x.src(2).dtype()) + " " + r[x.src(2)];
+                    return cat("  ", r[x], " = select ", ldt(x.src(0).dtype()), " ", r[x.src(0)], ", ",
+                               ldt(x.src(1).dtype()), " ", r[x.src(1)], ", ", ldt(x.src(2).dtype()), " ", r[x.src(2)]);
                   }),
 
           // loop (a RANGE with no src is an unbounded loop header)
@@ -422,13 +440,19 @@ std::string LLVMRenderer::render_fn(const std::string& name, const std::vector<s
     bool global = addrspace(u) == AddrSpace::GLOBAL;
     sargs += (i ? ", " : "") + ldt(u.dtype(), 1, global) + (global ? " noalias align 32" : "") + " " + n;
   }
-  std::vector<std::string> lines = prefix;
-  lines.push_back("define" + (abi.empty() ? "" : " " + abi) + " void @" + name + "(" + sargs + ") #0");
-  lines.push_back("{");
-  lines.insert(lines.end(), kernel.begin(), kernel.end());
-  lines.push_back("  ret void\n}");
+  // the prefix, the signature, "{", the kernel's lines, "  ret void\n}", joined by newlines (sized once)
+  std::string head = cat("define", abi.empty() ? "" : " ", abi, " void @", name, "(", sargs, ") #0");
+  const std::string_view open = "{", close = "  ret void\n}";
+  size_t len = head.size() + open.size() + close.size() + prefix.size() + kernel.size() + 2;
+  for (const std::string& l : prefix) len += l.size();
+  for (const std::string& l : kernel) len += l.size();
   std::string out;
-  for (size_t i = 0; i < lines.size(); i++) out += (i ? "\n" : "") + lines[i];
+  out.reserve(len);
+  for (const std::string& l : prefix) out.append(l).push_back('\n');
+  out.append(head).push_back('\n');
+  out.append(open).push_back('\n');
+  for (const std::string& l : kernel) out.append(l).push_back('\n');
+  out.append(close);
   return out;
 }
 
@@ -494,7 +518,7 @@ std::pair<std::vector<std::string>, std::string> LLVMRenderer::render_kernel(con
         for (const UOp& x : u.src()) srcs += std::string(srcs.empty() ? "" : ", ") + x.dtype().repr();
         throw Error(std::string("failed to render ") + op_repr(op) + " with " + u.dtype().repr() + " srcs [" + srcs + "]");
       }
-      kernel.push_back(*l);
+      kernel.push_back(std::move(*l));
     }
   }
   std::vector<std::string> pre = prefix;

@@ -189,6 +189,8 @@ class UOp {
   const Shape& shape() const;                     // throws if no shape
   std::vector<UOp> ranges() const;                // insertion-ordered
   const std::vector<UOp>& inner_ranges() const;   // the reference's _ranges: ranges() without the node itself
+  // f(x) for each of the reference's ended_ranges (the srcs that end ranges), in order, without building a list
+  void for_each_ended_range(const std::function<void(const UOp&)>& f) const;
   UOp base() const;
   Shape as_shape() const;
   Arg marg_arg() const;  // PERMUTE/FLIP arg (tuple)

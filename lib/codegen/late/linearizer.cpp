@@ -155,13 +155,42 @@ std::vector<UOp> linearize(const UOp& sink) {
   std::vector<int64_t> out_degree(n, 0);
   std::vector<Priority> prio(n);
   AddrSpaceCache as;
+  // each node's _ranges as a mask over the kernel's RANGEs (srcs come first in the toposort), instead of the list
+  // every node would otherwise compute and keep in its cache; kernels with more than 64 ranges take the lists
+  std::vector<int8_t> bit(n, -1);
+  std::vector<pyint> range_size;  // vmax + 1 of each RANGE, by bit
+  std::vector<uint64_t> inner;
+  for (size_t i = 0; i < n && range_size.size() <= 64; i++)
+    if (lst[i].op() == Ops::RANGE)
+      bit[i] = (int8_t)range_size.size(), range_size.push_back(sat_add(lst[i].vmax().as_int(), 1));
+  if (range_size.size() <= 64) {
+    inner.resize(n);
+    auto own = [&](size_t j) { return bit[j] >= 0 ? uint64_t(1) << bit[j] : uint64_t(0); };
+    for (size_t i = 0; i < n; i++) {
+      uint64_t m = 0;
+      for (const UOp& s : lst[i].src()) {
+        size_t j = *pos.find(s);
+        m |= own(j) | inner[j];  // s.ranges: s itself when it is a RANGE, and its _ranges
+      }
+      lst[i].for_each_ended_range([&](const UOp& er) {
+        size_t j = *pos.find(er);
+        m &= ~(bit[j] >= 0 ? own(j) : inner[j]);  // er.ranges of a non-RANGE is its _ranges
+      });
+      inner[i] = m;
+    }
+  }
   for (size_t k = n; k > 0; k--) {
     const UOp& u = lst[k - 1];
     for (const UOp& s : u.src()) out_degree[*pos.find(s)]++;
     // we place UOps with higher run_counts later
     pyint run_count = u.op() == Ops::RANGE ? sat_add(u.vmax().as_int(), 1) : 1;  // u.ranges: u itself, then _ranges
-    for (const UOp& r : u.inner_ranges())
-      if (r != u) run_count = sat_mul(run_count, sat_add(r.vmax().as_int(), 1));
+    if (!inner.empty()) {
+      uint64_t m = inner[k - 1] & ~(bit[k - 1] >= 0 ? uint64_t(1) << bit[k - 1] : uint64_t(0));
+      for (; m; m &= m - 1) run_count = sat_mul(run_count, range_size[__builtin_ctzll(m)]);
+    } else {
+      for (const UOp& r : u.inner_ranges())
+        if (r != u) run_count = sat_mul(run_count, sat_add(r.vmax().as_int(), 1));
+    }
     Priority p{run_count, 0, false, 0};
     switch (u.op()) {
       case Ops::PARAM: p.priority = -20, p.has_extra = true, p.extra = u.param_arg()->slot; break;
