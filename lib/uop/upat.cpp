@@ -32,6 +32,7 @@ struct UPatData {
   bool strict_length = false;
   size_t required_len = 0;
   bool is_any = false;
+  bool is_leaf = true;  // no srcs to match and no alternatives (kept by finalize)
   bool has_custom_early_reject = false;
   OpSet custom_early_reject;
 
@@ -69,6 +70,7 @@ struct UPatData {
     strict_length = !(allow_any_len || src_kind == Src::Repeat || src_kind == Src::None);
     required_len = (src_kind == Src::Repeat || src_kind == Src::None) ? 0 : in_src.size();
     name_id = name.empty() ? -2 : tg::name_id(name);
+    is_leaf = !is_any && src_kind == Src::None;
   }
   // ops a node can have to match this pattern (a necessary condition, used to reject orderings early)
   OpSet accepted_ops() const {
@@ -443,25 +445,8 @@ class Cont {
 
 bool match(const UPatData* p, detail::UOpNode* u, Bindings& b, Cont k);
 
-// match srcs[i:] of u against pats[i:] (or the repeated pattern), then continue with k
-bool match_seq(const UPatData* const* pats, size_t npats, bool repeat, detail::UOpNode* u, size_t i, Bindings& b,
-               Cont k) {
-  size_t n = repeat ? u->nsrc : std::min<size_t>(npats, u->nsrc);
-  if (i >= n) return k();
-  const UPatData* p = repeat ? pats[0] : pats[i];
-  auto next = [&]() { return match_seq(pats, npats, repeat, u, i + 1, b, k); };
-  return match(p, u->srcs[i], b, Cont(next));
-}
-
-bool match(const UPatData* p, detail::UOpNode* u, Bindings& b, Cont k) {
-  if (p->is_any) {
-    for (const UPat& alt : p->in_src) {
-      int save = b.n;
-      if (match(alt.data(), u, b, k)) return true;
-      b.n = save;
-    }
-    return false;
-  }
+// the checks of a pattern on the node itself, binding its name: false leaves b as it was
+inline __attribute__((always_inline)) bool match_self(const UPatData* p, detail::UOpNode* u, Bindings& b) {
   if (!p->any_op && !p->ops.has(u->op)) return false;
   if (u->nsrc < p->required_len || (p->strict_length && u->nsrc != p->required_len)) return false;
   if (p->has_dtype && !((p->dtype_mask >> u->dtype.id()) & 1)) return false;
@@ -481,10 +466,48 @@ bool match(const UPatData* p, detail::UOpNode* u, Bindings& b, Cont k) {
     ok = false;
     for (const Arg& t : p->tags) ok |= t.py_eq(u->tag);
   }
-  if (!ok) {
+  if (!ok) b.n = save;
+  return ok;
+}
+
+// match srcs[i:] of u against pats[i:] (or the repeated pattern), then continue with k; false leaves b as it was.
+// A run of leaf patterns (no srcs, no alternatives: one way to match each) is checked in a loop; a pattern with srcs
+// recurses, with the rest of the sequence as its continuation
+bool match_seq(const UPatData* const* pats, size_t npats, bool repeat, detail::UOpNode* u, size_t i, Bindings& b,
+               Cont k) {
+  size_t n = repeat ? u->nsrc : std::min<size_t>(npats, u->nsrc);
+  int save = b.n;
+  for (; i < n; i++) {
+    const UPatData* p = repeat ? pats[0] : pats[i];
+    if (!p->is_leaf) break;
+    if (!match_self(p, u->srcs[i], b)) {
+      b.n = save;
+      return false;
+    }
+  }
+  if (i >= n) {
+    if (k()) return true;
     b.n = save;
     return false;
   }
+  const UPatData* p = repeat ? pats[0] : pats[i];
+  auto next = [&]() { return match_seq(pats, npats, repeat, u, i + 1, b, k); };
+  if (match(p, u->srcs[i], b, Cont(next))) return true;
+  b.n = save;
+  return false;
+}
+
+bool match(const UPatData* p, detail::UOpNode* u, Bindings& b, Cont k) {
+  if (p->is_any) {
+    for (const UPat& alt : p->in_src) {
+      int save = b.n;
+      if (match(alt.data(), u, b, k)) return true;
+      b.n = save;
+    }
+    return false;
+  }
+  int save = b.n;
+  if (!match_self(p, u, b)) return false;
   if (p->src_kind == UPatData::Src::None) {
     bool r = k();
     b.n = save;
