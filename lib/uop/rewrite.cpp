@@ -118,6 +118,7 @@ struct RewriteContext {
     if (Slot* s = find(n)) return *s;
     return add(n);
   }
+  TG_HOT_INLINE uint32_t slot_index(detail::UOpNode* n) { return (uint32_t)(&get(n) - slots_.data()); }
   Slot& add(detail::UOpNode* n) {
     auto i = (uint32_t)slots_.size();
     slots_.push_back(Slot{n});
@@ -151,6 +152,7 @@ struct RewriteContext {
     detail::UOpNode* n;
     int stage;
     detail::UOpNode* new_n;
+    uint32_t slot;  // n's slot (unified_rewrite; found once, when the entry is made)
   };
   static const UOp& view(detail::UOpNode* const& p) { return *reinterpret_cast<const UOp*>(&p); }
   // the ops some rule's root can have (every op while match stats are tracked: they count every node tried). A node
@@ -284,14 +286,20 @@ struct RewriteContext {
   }
 
   UOp unified_rewrite(const UOp& root) {
-    stack.push_back({root.node(), 0, root.node()});
-    get(root.node()).on_stack = true;
+    if (untouched(root)) return root;
+    {
+      uint32_t si = slot_index(root.node());
+      slots_[si].on_stack = true;
+      stack.push_back({root.node(), 0, root.node(), si});
+    }
     const size_t limit = (size_t)REWRITE_STACK_LIMIT.value();
-    auto release = [&](const UOp& n) {
-      Slot* w = find(n.node());
-      if (!w || w->wait_head < 0) return;
-      for (int32_t i = w->wait_head; i >= 0; i = waiting_[i].next) stack.push_back(waiting_[i].e);
-      w->wait_head = w->wait_tail = -1;
+    // the node of slot si is replaced by v (alive until reset()); the entries waiting for it go back on the stack
+    auto finish = [&](uint32_t si, detail::UOpNode* v) {
+      Slot& w = slots_[si];
+      w.replace = v;
+      if (w.wait_head < 0) return;
+      for (int32_t i = w.wait_head; i >= 0; i = waiting_[i].next) stack.push_back(waiting_[i].e);
+      slots_[si].wait_head = slots_[si].wait_tail = -1;  // the pushes do not move the slots
     };
     // a node built here: kept alive for the rest of the rewrite (entries only borrow)
     auto own = [&](UOp&& u) -> detail::UOpNode* {
@@ -304,18 +312,16 @@ struct RewriteContext {
       const Entry e = stack.back();
       stack.pop_back();
       const UOp& n = view(e.n);
-      if (is_replaced(n)) continue;
+      if (slots_[e.slot].replace) continue;
       if (e.stage == 0) {
         if (memo) {
           if (const UOp* m = memo->find(n)) {
-            set_replace(n, *m);
-            release(n);
+            finish(e.slot, m->node());
             continue;
           }
         }
         if (simplify_memo && detail::cached_simplify(e.n, memo_tmp_)) {
-          set_replace(n, memo_tmp_ ? memo_tmp_ : n);  // memo_tmp_ lives in n's cache, n in the graph
-          release(n);
+          finish(e.slot, memo_tmp_ ? memo_tmp_.node() : e.n);  // memo_tmp_ lives in n's cache, n in the graph
           continue;
         }
         detail::UOpNode* new_np = e.n;
@@ -342,13 +348,12 @@ struct RewriteContext {
             gated = true;  // the gate stops the descent: the node being tested is final
           }
           if (gated) {
-            set_replace(n, test_n);  // n itself or a bpm result
-            release(n);
+            finish(e.slot, test_n.node());  // n itself or a bpm result
             continue;
           }
         }
         const UOp& new_n = view(new_np);
-        stack.push_back({e.n, 1, new_np});
+        stack.push_back({e.n, 1, new_np, e.slot});
         if (!enter_calls && is_opaque_call(new_n)) set_replace(new_n.src(0), new_n.src(0)), saw_opaque_call = true;
         for (size_t i = new_n.nsrc(); i > 0; i--) {
           const UOp& x = new_n.src(i - 1);
@@ -356,7 +361,7 @@ struct RewriteContext {
           Slot& xs = get(x.node());
           if (xs.on_stack) continue;
           xs.on_stack = true;
-          stack.push_back({x.node(), 0, x.node()});
+          stack.push_back({x.node(), 0, x.node(), (uint32_t)(&xs - slots_.data())});
         }
       } else if (e.stage == 1) {
         const UOp& e_new_n = view(e.new_n);
@@ -379,23 +384,25 @@ struct RewriteContext {
         if (same) {
           UOp rw;
           if (!pm || !(rw = pm_rewrite(e_new_n))) {
-            set_replace(n, e_new_n);
-            release(n);
+            finish(e.slot, e.new_n);
             continue;
           }
           new_src_np = own(std::move(rw));
         } else {
           new_src_np = own(rebuild(e_new_n, view(tmp)));
         }
-        // rewrite the replacement from scratch, then link it back to n
-        stack.push_back({e.n, 2, new_src_np});
-        stack.push_back({new_src_np, 0, new_src_np});
+        // rewrite the replacement from scratch, then link it back to n (at once if no rule can touch it)
+        if (untouched(view(new_src_np))) {
+          finish(e.slot, new_src_np);
+          continue;
+        }
+        stack.push_back({e.n, 2, new_src_np, e.slot});
+        stack.push_back({new_src_np, 0, new_src_np, slot_index(new_src_np)});
       } else {
         if (const UOp* r = replaced(view(e.new_n)); !r) {
           wait_for(view(e.new_n), e);
         } else {
-          set_replace(n, *r);
-          release(n);
+          finish(e.slot, r->node());
         }
       }
     }
