@@ -264,12 +264,8 @@ const PatternMatcher& pm_generate_realize_map() {
           // sometimes we need to realize the src of STORE if there's a self-access
           TG_RULE(UPat(Ops::STORE).src(UPat::var("dest"), UPat::var("src")),
                   [](IndexingContext& ctx, const UOp& dest, const UOp& src) {
-                    UOp b = dest.base();
-                    for (const UOp& u : src.toposort(nullptr, false))
-                      if (u == b) {
-                        ctx.realize_map[src] = std::nullopt;
-                        break;
-                      }
+                    // dest.base() in src.toposort(enter_calls=False)
+                    if (src.in_backward_slice_with_self(dest.base(), false)) ctx.realize_map[src] = std::nullopt;
                     return UOp();
                   }),
       });

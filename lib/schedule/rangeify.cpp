@@ -160,31 +160,21 @@ const PatternMatcher& pm_mops() {
 
 static UOp fix_store_hazard(const UOp& target, const UOp& src) {
   UOp base = target.base();
-  // the walks' sets are kept per thread: a training step asks this of ~230 assignments over graphs of thousands of
-  // nodes, and fresh sets spent a third of the check growing and zeroing their tables
-  thread_local ClearableRawNodeSet seen(64), reaches_base(64);
-  thread_local std::vector<detail::UOpNode*> st;
-  // base in src.toposort(enter_calls=False), without building the list: a walk that stops when it meets base
-  {
-    bool found = false;
-    seen.clear(), st.clear();
-    st.push_back(src.node());
-    while (!st.empty() && !found) {
-      detail::UOpNode* n = st.back();
-      st.pop_back();
-      if (!seen.insert(n)) continue;
-      found = n == base.node();
-      uint32_t start = (n->op == Ops::CALL || n->op == Ops::FUNCTION) ? 1 : 0;
-      for (uint32_t i = start; i < n->nsrc; i++) st.push_back(n->srcs[i]);
-    }
-    if (!found) return UOp();
-  }
+  // base in src.toposort(enter_calls=False)
+  if (!src.in_backward_slice_with_self(base, false)) return UOp();
   // PERMUTE and FLIP reorder indices, SHRINK can have overlapping regions when dest is also shrunk
   OpSet unsafe{Ops::PERMUTE, Ops::FLIP};
   if (target.op_in_backward_slice_with_self(OpSet{Ops::SHRINK})) unsafe = unsafe | OpSet{Ops::SHRINK};
-  // the nodes that reach base (srcs come first in the toposort); borrowed: the toposort holds them
+  if ((src.slice_ops() & unsafe).empty()) return UOp();  // no node of the toposort can be unsafe
+  // the nodes that reach base (srcs come first in the toposort); borrowed: the toposort holds them; the set is kept
+  // per thread (a training step asks this of ~230 assignments over graphs of thousands of nodes)
+  thread_local ClearableRawNodeSet reaches_base(64);
   reaches_base.clear();
-  for (const UOp& s : src.toposort([](const UOp& s) { return s.op() != Ops::CONTIGUOUS; })) {
+  // a node whose slice has no node of base's op cannot reach base: leaving it out of the walk changes nothing else
+  // (the nodes below it lack that op too, and the order of the others is kept)
+  const Ops bop = base.op();
+  for (const UOp& s :
+       src.toposort([bop](const UOp& s) { return s.op() != Ops::CONTIGUOUS && s.slice_ops().has(bop); })) {
     bool r = s == base;
     for (size_t i = 0; i < s.nsrc() && !r; i++) r = reaches_base.contains(s.src(i).node());
     if (!r) continue;

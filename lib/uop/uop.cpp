@@ -562,8 +562,10 @@ std::vector<UOp> UOp::backward_slice() const {
 
 // true when pred holds for a node of root's backward slice (root included); a thread's scratch set and stack are
 // reused across walks (these run a million times in a training step's codegen)
-template <typename Pred>
-static bool any_in_slice(detail::UOpNode* root, Pred pred) {
+// Walks into a src only when enter(src) holds (a src whose slice cannot hold what pred looks for is skipped); with
+// enter_calls false, a CALL's or FUNCTION's body (src 0) is not entered, as in toposort(enter_calls=False)
+template <typename Pred, typename Enter>
+static bool any_in_slice(detail::UOpNode* root, Pred pred, Enter enter, bool enter_calls = true) {
   struct Scratch {
     ClearableRawNodeSet seen{64};
     std::vector<detail::UOpNode*> st;
@@ -576,22 +578,28 @@ static bool any_in_slice(detail::UOpNode* root, Pred pred) {
     detail::UOpNode* n = w.st.back();
     w.st.pop_back();
     if (pred(n)) return true;
-    for (uint32_t i = 0; i < n->nsrc; i++)
-      if (w.seen.insert(n->srcs[i])) w.st.push_back(n->srcs[i]);
+    uint32_t start = (!enter_calls && (n->op == Ops::CALL || n->op == Ops::FUNCTION)) ? 1 : 0;
+    for (uint32_t i = start; i < n->nsrc; i++)
+      if (enter(n->srcs[i]) && w.seen.insert(n->srcs[i])) w.st.push_back(n->srcs[i]);
   }
   return false;
 }
+template <typename Pred>
+static bool any_in_slice(detail::UOpNode* root, Pred pred) {
+  return any_in_slice(root, pred, [](detail::UOpNode*) { return true; });
+}
 
-bool UOp::in_backward_slice_with_self(const UOp& x) const {
+bool UOp::in_backward_slice_with_self(const UOp& x, bool enter_calls) const {
   if (*this == x) return true;
   detail::UOpNode* target = x.n_;
-  return any_in_slice(n_, [target](detail::UOpNode* n) { return n == target; });
+  Ops op = target->op;
+  // only the srcs whose slices hold a node of x's op can hold x
+  return any_in_slice(
+      n_, [target](detail::UOpNode* n) { return n == target; },
+      [op](detail::UOpNode* s) { return s->slice_ops.has(op); }, enter_calls);
 }
 
-bool UOp::op_in_backward_slice_with_self(OpSet ops) const {
-  if (ops.has(op())) return true;
-  return any_in_slice(n_, [ops](detail::UOpNode* n) { return ops.has(n->op); });
-}
+bool UOp::op_in_backward_slice_with_self(OpSet ops) const { return !(slice_ops() & ops).empty(); }
 
 bool UOp::any_in_backward_slice_with_self(bool (*pred)(const UOp&)) const {
   return any_in_slice(n_, [pred](detail::UOpNode* n) { return pred(*reinterpret_cast<const UOp*>(&n)); });

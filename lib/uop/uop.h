@@ -176,7 +176,8 @@ class UOp {
   // srcs left to right, then the node; a gated-out node is excluded with its subtree
   std::vector<UOp> toposort(const std::function<bool(const UOp&)>& gate = nullptr, bool enter_calls = true) const;
   std::vector<UOp> backward_slice() const;  // toposort without self
-  bool in_backward_slice_with_self(const UOp& x) const;
+  // x in toposort(enter_calls=enter_calls)
+  bool in_backward_slice_with_self(const UOp& x, bool enter_calls = true) const;
   bool op_in_backward_slice_with_self(OpSet ops) const;
   // whether pred holds for a node of the backward slice or self (a borrowed walk; pred must not run another one)
   bool any_in_backward_slice_with_self(bool (*pred)(const UOp&)) const;

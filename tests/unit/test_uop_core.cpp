@@ -1,6 +1,8 @@
 // The UOp core itself: hash-consing, lifetime, thread-safe interning, printing, python value semantics, SPEC=2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -98,6 +100,45 @@ TEST(UOpCore, AnyInBackwardSliceWithSelf) {
   EXPECT_TRUE(x.any_in_backward_slice_with_self(is_max));   // self
   EXPECT_FALSE(x.any_in_backward_slice_with_self(is_sub));  // nowhere
   EXPECT_FALSE(v.any_in_backward_slice_with_self(is_mul));  // not above
+}
+
+// in_backward_slice_with_self skips srcs whose slice_ops lack x's op, op_in_backward_slice_with_self reads slice_ops:
+// both must agree with the toposort they stand for, also with enter_calls=False (a CALL's body is not entered)
+TEST(UOpCore, BackwardSliceQueriesAgreeWithToposort) {
+  std::mt19937 rng(99);
+  for (int trial = 0; trial < 100; trial++) {
+    std::vector<UOp> nodes = {UOp::variable("q0", 0, 9), UOp::variable("q1", 0, 9), ci(2)};
+    for (int i = 0; i < 12; i++) {
+      const UOp &a = nodes[rng() % nodes.size()], &b = nodes[rng() % nodes.size()];
+      switch (rng() % 4) {
+        case 0:
+          nodes.push_back(a + b);
+          break;
+        case 1:
+          nodes.push_back(a * b);
+          break;
+        case 2:
+          nodes.push_back(a.maximum(b));
+          break;
+        default:
+          nodes.push_back(UOp(Ops::CALL, a.dtype(), {a, b}));
+          break;  // src 0 is the body
+      }
+    }
+    for (size_t r = 0; r < nodes.size(); r++)
+      for (bool enter_calls : {true, false}) {
+        std::vector<UOp> topo = nodes[r].toposort(nullptr, enter_calls);
+        for (const UOp& x : nodes) {
+          bool want = std::find(topo.begin(), topo.end(), x) != topo.end();
+          EXPECT_EQ(nodes[r].in_backward_slice_with_self(x, enter_calls), want) << "trial " << trial;
+        }
+        if (enter_calls)
+          for (Ops op : {Ops::ADD, Ops::MUL, Ops::MAX, Ops::CALL, Ops::CONST}) {
+            bool want = std::any_of(topo.begin(), topo.end(), [op](const UOp& u) { return u.op() == op; });
+            EXPECT_EQ(nodes[r].op_in_backward_slice_with_self(OpSet(op)), want) << "trial " << trial;
+          }
+      }
+  }
 }
 
 TEST(UOpCore, DeepChainsBuildWalkAndDieWithoutRecursion) {
