@@ -225,12 +225,13 @@ static UOp do_devectorize(const UOp& b) {
   std::vector<UOp> src;
   std::vector<pyint> idx(dims.size(), 0);
   bool any_zero = std::any_of(dims.begin(), dims.end(), [](pyint d) { return d == 0; });
+  std::vector<const UOp*> invalid;  // each src's Invalid base, or null
+  for (const UOp& x : b.src()) invalid.push_back(x.base().is_invalid() ? &x.base() : nullptr);
+  std::vector<UOp> idx_c(dims.size()), s(b.nsrc());
   while (!any_zero) {
-    std::vector<UOp> idx_c;
-    for (pyint i : idx) idx_c.push_back(UOp::const_(I(i)));
-    std::vector<UOp> s;
-    for (const UOp& x : b.src()) s.push_back(x.base().is_invalid() ? x.base() : x.index(idx_c));
-    src.push_back(b.replace({}, DType(), s));
+    for (size_t k = 0; k < idx.size(); k++) idx_c[k] = UOp::const_(I(idx[k]));
+    for (size_t k = 0; k < b.nsrc(); k++) s[k] = invalid[k] ? *invalid[k] : b.src(k).index(idx_c);
+    src.push_back(UOp(b.op(), DType(), std::span<const UOp>(s), b.arg(), b.tag()));  // b.replace(src=s, dtype=None)
     // itertools.product order: the last index moves fastest
     size_t k = dims.size();
     while (k > 0 && ++idx[k - 1] == dims[k - 1]) idx[--k] = 0;

@@ -1314,10 +1314,10 @@ std::vector<UOp> UOp::ranges() const {
   return inner;
 }
 
-UOp UOp::base() const {
-  UOp u = *this;
-  while (GroupOp::Movement.has(u.op()) || u.op() == Ops::DETACH) u = u.src(0);
-  return u;
+const UOp& UOp::base() const {
+  const UOp* u = this;
+  while (GroupOp::Movement.has(u->op()) || u->op() == Ops::DETACH) u = &u->src(0);
+  return *u;
 }
 
 // ************************* evaluation helpers *************************

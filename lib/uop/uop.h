@@ -192,7 +192,9 @@ class UOp {
   const std::vector<UOp>& inner_ranges() const;   // the reference's _ranges: ranges() without the node itself
   // f(x) for each of the reference's ended_ranges (the srcs that end ranges), in order, without building a list
   void for_each_ended_range(const std::function<void(const UOp&)>& f) const;
-  UOp base() const;
+  // the node under the movement ops (and DETACHes): a node of this one's graph, borrowed (valid while this node is;
+  // copy it to keep it past that)
+  const UOp& base() const;
   Shape as_shape() const;
   Arg marg_arg() const;  // PERMUTE/FLIP arg (tuple)
 
