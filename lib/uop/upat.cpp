@@ -674,8 +674,24 @@ bool PatternMatcherBase::rewrite_into(const UOp& u, CtxRef ctx, void* out, bool 
   if (TRACK_MATCH_STATS.value() > 0) [[unlikely]]
     return track::tracked_rewrite(bucket, u, ctx, out, uop_result);
   OpSet ler = u.src_ops();
+  detail::UOpNode* n = u.node();
   for (const RuleData* r : bucket) {
     if (!r->early_reject.subset_of(ler)) continue;
+    // the root pattern's own checks that need no binding (match() makes them again): a rule that fails them costs no
+    // call. The root's op is the bucket's; is_any roots are refused by finish_rule
+    const UPatData* p = r->pat.data();
+    if (p->has_dtype && !((p->dtype_mask >> n->dtype.id()) & 1)) continue;
+    if (n->nsrc < p->required_len || (p->strict_length && n->nsrc != p->required_len)) continue;
+    if (!p->raw_orders.empty()) {
+      bool possible = false;
+      for (size_t o = 0; o < p->order_ops.size() && !possible; o++) {
+        const auto& ops = p->order_ops[o];
+        size_t k = std::min<size_t>(ops.size(), n->nsrc);
+        possible = true;
+        for (size_t c = 0; c < k && possible; c++) possible = ops[c].has(n->srcs[c]->op);
+      }
+      if (!possible) continue;
+    }
     if (detail::try_rule(*r, u, ctx, out, uop_result)) return true;
     if (detail::bottom_up_gate) [[unlikely]]
       return false;  // the rule gated the node: no later rule is tried, as when it throws BottomUpGate
