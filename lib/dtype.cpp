@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <span>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -388,7 +389,7 @@ static uint64_t recursive_parents(DType d) {
   return cache[d.id()];
 }
 
-DType least_upper_dtype(const std::vector<DType>& ds) {
+static DType least_upper_of(std::span<const DType> ds) {
   // the answer depends on the set of dtypes only: remembered per set (a bit per dtype id), per thread
   uint64_t key = 0;
   for (DType d : ds) key |= 1ull << d.id();
@@ -407,7 +408,8 @@ DType least_upper_dtype(const std::vector<DType>& ds) {
   memo.emplace(key, best);
   return best;
 }
-DType least_upper_dtype(std::initializer_list<DType> ds) { return least_upper_dtype(std::vector<DType>(ds)); }
+DType least_upper_dtype(const std::vector<DType>& ds) { return least_upper_of(ds); }
+DType least_upper_dtype(std::initializer_list<DType> ds) { return least_upper_of({ds.begin(), ds.size()}); }
 DType least_upper_float(DType d) {
   if (d == dtypes::weakint) return dtypes::weakfloat;
   if (dtypes::is_float(d)) return d;

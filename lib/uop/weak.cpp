@@ -21,9 +21,10 @@ static UOp commit_srcs_at(const UOp& u, DType dt) {
 
 static UOp commit_weak_srcs(const UOp& u) {
   bool any_weak = false;
+  for (const UOp& s : u.src()) any_weak |= contains(dtypes::weaks, s.dtype());
+  if (!any_weak) return UOp();  // the usual case: nothing built
   std::vector<DType> ds;
-  for (const UOp& s : u.src()) any_weak |= contains(dtypes::weaks, s.dtype()), ds.push_back(s.dtype());
-  if (!any_weak) return UOp();
+  for (const UOp& s : u.src()) ds.push_back(s.dtype());
   DType dt = least_upper_dtype(ds);
   if (contains(dtypes::weaks, dt)) return UOp();
   return commit_srcs_at(u, dt);

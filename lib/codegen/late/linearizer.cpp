@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 #include <queue>
+#include <span>
 
 #include "lib/codegen/late/pysort.h"
 #include "lib/codegen/late/uop_props.h"
@@ -240,19 +241,23 @@ CFGContext::CFGContext(const UOp& sink) {
   // independent: endrange y is not a dependency of endrange x
   // everything is nested inside the sink
   // deps: the RANGEs and ENDs below each node, insertion-ordered (the reference's dict). A kernel has a few of them,
-  // so each node's list is a small vector searched linearly; nodes are borrowed (topo holds them)
+  // so each node's list is a short run of one flat pool, searched linearly; nodes are borrowed (topo holds them)
   const std::vector<UOp> topo = sink.toposort();
   BorrowedNodeMap<uint32_t> index(topo.size());
-  std::vector<std::vector<detail::UOpNode*>> deps;
-  deps.reserve(topo.size());
-  auto deps_of = [&](const UOp& u) -> const std::vector<detail::UOpNode*>& { return deps[*index.find(u)]; };
-  auto has = [](const std::vector<detail::UOpNode*>& d, detail::UOpNode* x) {
-    return std::find(d.begin(), d.end(), x) != d.end();
+  using Deps = std::span<detail::UOpNode* const>;
+  std::vector<detail::UOpNode*> pool;
+  std::vector<std::pair<uint32_t, uint32_t>> runs;  // each node's (start, length) in pool
+  runs.reserve(topo.size());
+  auto deps_of = [&](const UOp& u) -> Deps {
+    auto [at, len] = runs[*index.find(u)];
+    return Deps(pool.data() + at, len);
   };
+  auto has = [](Deps d, detail::UOpNode* x) { return std::find(d.begin(), d.end(), x) != d.end(); };
   std::vector<std::pair<UOp, UOp>> nesting;  // END -> its parent (END or SINK), insertion-ordered
   RawNodeSet nested;
+  std::vector<detail::UOpNode*> d;
   for (const UOp& u : topo) {
-    std::vector<detail::UOpNode*> d;
+    d.clear();
     for (const UOp& s : u.src())
       for (detail::UOpNode* x : deps_of(s))
         if (!has(d, x)) d.push_back(x);
@@ -267,8 +272,9 @@ CFGContext::CFGContext(const UOp& sink) {
       }
     }
     if (u.op() == Ops::RANGE || u.op() == Ops::END) d.push_back(u.node());
-    *index.emplace(u).first = (uint32_t)deps.size();
-    deps.push_back(std::move(d));
+    *index.emplace(u).first = (uint32_t)runs.size();
+    runs.push_back({(uint32_t)pool.size(), (uint32_t)d.size()});
+    pool.insert(pool.end(), d.begin(), d.end());
   }
   std::vector<std::pair<UOp, std::vector<UOp>>> siblings;
   UOpMap<size_t> sib_index;
