@@ -542,11 +542,16 @@ namespace detail {
 bool try_rule(const RuleData& r, const UOp& u, CtxRef ctx, void* out, bool uop_result) {
   Bindings b;
   bool got = false;
-  auto k = [&]() {
-    got = r.invoke(r, b, ctx, out);
-    return got;
-  };
-  match(r.pat.data(), u.node(), b, Cont(k));
+  const UPatData* p = r.pat.data();
+  if (p->is_leaf) {  // a root with no srcs to match: one way to match, no continuation
+    if (match_self(p, u.node(), b)) got = r.invoke(r, b, ctx, out);
+  } else {
+    auto k = [&]() {
+      got = r.invoke(r, b, ctx, out);
+      return got;
+    };
+    match(p, u.node(), b, Cont(k));
+  }
   if (!got) return false;
   if (uop_result && static_cast<UOp*>(out)->node() == u.node()) {
     *static_cast<UOp*>(out) = UOp();
