@@ -192,6 +192,7 @@ inline size_t fmix(size_t h) {
 }
 
 bool try_inc(UOpNode* n) {
+  if (!counted(n)) return true;
   uint32_t c = n->rc.load(std::memory_order_relaxed);
   while (c != 0)
     if (n->rc.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) return true;
@@ -258,7 +259,7 @@ void release_node(UOpNode* first) {
     }
     for (uint32_t i = 0; i < n->nsrc; i++) {
       UOpNode* c = n->srcs[i];
-      if (c->rc.fetch_sub(1, std::memory_order_acq_rel) == 1) stack.push(c);
+      if (counted(c) && c->rc.fetch_sub(1, std::memory_order_acq_rel) == 1) stack.push(c);
     }
     destroy_cache(n);
     n->arg.~Arg();
@@ -313,7 +314,7 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
   OpSet so, sl(op);
   for (size_t k = 0; k < src.size(); k++) {
     n->srcs[k] = src[k].node();
-    n->srcs[k]->rc.fetch_add(1, std::memory_order_relaxed);
+    if (counted(n->srcs[k])) n->srcs[k]->rc.fetch_add(1, std::memory_order_relaxed);
     so.add(src[k].op());
     sl = sl | n->srcs[k]->slice_ops;
   }
@@ -385,7 +386,10 @@ UOp detail::small_int_const(DType dtype, pyint v) {
   UOp u(Ops::CONST, dtype, std::span<const UOp>{}, Arg(dtype.const_(PyConst(v))));
   UOpNode* none = nullptr;
   if (slot.compare_exchange_strong(none, u.node(), std::memory_order_acq_rel)) {
-    new UOp(u);  // the table's reference, never released
+    new UOp(u);  // the table's reference, never released: from now on no count is kept
+    // a thread that does not see the flag yet may still count; the margin keeps such counts from ever reaching 0
+    u.node()->rc.fetch_add(1u << 30, std::memory_order_relaxed);
+    u.node()->flags.fetch_or(kImmortal, std::memory_order_release);
     t.kept.fetch_add(1, std::memory_order_relaxed);
   }
   return u;

@@ -48,6 +48,10 @@ struct UOpNode {
   UOpNode* srcs[];                    // nsrc entries, each holding a reference
 };
 constexpr uint8_t kScalarShape = 1;
+// never released (the small constants' table keeps it): no count is kept, so threads that share the node never write
+// its line (without a shared cache, every such write moves the line between the cores)
+constexpr uint8_t kImmortal = 2;
+inline bool counted(const UOpNode* n) { return !(n->flags.load(std::memory_order_relaxed) & kImmortal); }
 void release_node(UOpNode* n);
 }  // namespace detail
 
@@ -113,7 +117,7 @@ class UOp {
   UOp& operator=(const UOp& o) {
     // read o's node before dec(): o may live inside the node this releases (x = x.src(0))
     detail::UOpNode* n = o.n_;
-    if (n) n->rc.fetch_add(1, std::memory_order_relaxed);
+    if (n && detail::counted(n)) n->rc.fetch_add(1, std::memory_order_relaxed);
     dec();
     n_ = n;
     return *this;
@@ -548,10 +552,10 @@ class UOp {
 
  private:
   void inc() const {
-    if (n_) n_->rc.fetch_add(1, std::memory_order_relaxed);
+    if (n_ && detail::counted(n_)) n_->rc.fetch_add(1, std::memory_order_relaxed);
   }
   void dec() {
-    if (n_ && n_->rc.fetch_sub(1, std::memory_order_acq_rel) == 1) detail::release_node(n_);
+    if (n_ && detail::counted(n_) && n_->rc.fetch_sub(1, std::memory_order_acq_rel) == 1) detail::release_node(n_);
     n_ = nullptr;
   }
   detail::UOpNode* n_ = nullptr;

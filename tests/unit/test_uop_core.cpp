@@ -90,6 +90,29 @@ TEST(UOpCore, SmallIntConstsAreKeptAndCountedApart) {
   EXPECT_EQ(live_uop_count(), before);  // the kept ones are not counted, the others died
 }
 
+// the table's constants keep no count: threads that copy, build over and drop them write nothing of theirs, and they
+// stay alive and the same node whatever the counts would have been
+TEST(UOpCore, KeptConstsAreNotCounted) {
+  UOp c = UOp::const_(PyConst(7));
+  detail::UOpNode* n = c.node();
+  EXPECT_FALSE(detail::counted(n));
+  EXPECT_TRUE(detail::counted(UOp::variable("kept_v", 0, 9).node()));
+  size_t before = live_uop_count();
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; t++)
+    ts.emplace_back([n] {
+      for (int i = 0; i < 20000; i++) {
+        UOp k = UOp::const_(PyConst(7)), copy = k;
+        UOp sum = copy + UOp::variable("kept_v", 0, 9);  // a node over it: built and released
+        EXPECT_EQ(sum.src(0).node(), n);
+      }
+    });
+  for (auto& t : ts) t.join();
+  c = UOp();
+  EXPECT_EQ(UOp::const_(PyConst(7)).node(), n);
+  EXPECT_EQ(live_uop_count(), before);
+}
+
 TEST(UOpCore, AnyInBackwardSliceWithSelf) {
   UOp v = UOp::variable("slice_pred", 0, 10);
   UOp x = (v * 3 + 4).maximum(v);
