@@ -34,7 +34,7 @@ struct UOpNode {
   uint32_t nsrc;
   DType dtype;
   size_t hash;
-  uintptr_t next;  // the intern table's chain: the next node of this node's bucket (a tagged word, see uop.cpp)
+  uintptr_t next;  // the intern table's chain: the next node of this node's bucket (a tagged word, see node_store.cpp)
   Arg arg, tag;
   OpSet src_ops;                      // ops of the srcs, for the matcher's early reject
   std::atomic<UOpCache*> cache{nullptr};

@@ -1,0 +1,383 @@
+// The node store: the intern table, node lifetime (release, live counts), the small constants' table and node caches
+// (see node_store.h), and UOp's constructor, which interns.
+#include "lib/uop/node_store.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <new>
+
+#include "lib/helpers.h"
+#include "lib/uop/nodemap.h"
+
+namespace tg {
+
+// ************************* interning *************************
+
+namespace detail {
+
+namespace {
+
+// The intern table: buckets of chained nodes (UOpNode::next), each bucket a word holding its first node, that
+// node's hash tag, and a lock bit. Interning or releasing a node locks its bucket only: two threads write the same
+// line only when their nodes hash to neighbouring buckets, not on every operation as a shared lock would make them
+// (a line written by the other core costs a transfer between the cores, up to ~200 ns where they share no cache).
+// A word: [16-bit tag: the top bits of the node's hash][pointer, 8-byte aligned][kMoved][kLock]. A probe compares
+// tags before it touches a node. Growing moves every chain into a table twice the size: it locks and marks each old
+// bucket moved (an operation finding a moved bucket waits for the new table), then publishes the new table. Old
+// tables are left allocated (a thread may still read a moved word); together they are smaller than the live one.
+constexpr uintptr_t kLock = 1, kMoved = 2, kTagMask = ~((uintptr_t(1) << 48) - 1), kPtrMask = ~kTagMask & ~uintptr_t(7);
+struct Table {
+  size_t mask;
+  std::atomic<uintptr_t>* buckets;
+  explicit Table(size_t n) : mask(n - 1), buckets(new std::atomic<uintptr_t>[n]) {
+    for (size_t i = 0; i < n; i++) buckets[i].store(0, std::memory_order_relaxed);
+  }
+};
+std::atomic<Table*> g_table{new Table(size_t(1) << 12)};
+inline UOpNode* node_of(uintptr_t w) { return reinterpret_cast<UOpNode*>(w & kPtrMask); }
+inline uintptr_t tag_of(size_t hash) { return hash & kTagMask; }
+inline uintptr_t word_of(UOpNode* n) {
+  auto p = reinterpret_cast<uintptr_t>(n);
+  if (p & ~kPtrMask) [[unlikely]] {
+    std::fprintf(stderr, "tinygrad: a node's address %p does not fit the intern table's 48-bit pointers\n", (void*)n);
+    std::abort();
+  }
+  return p | tag_of(n->hash);
+}
+// the bucket of hash h, locked; head: its word without the lock bit. Waits out a growth.
+std::atomic<uintptr_t>& lock_bucket(size_t h, uintptr_t& head) {
+  for (int spins = 0;;) {
+    Table* t = g_table.load(std::memory_order_acquire);
+    std::atomic<uintptr_t>& b = t->buckets[h & t->mask];
+    uintptr_t w = b.load(std::memory_order_relaxed);
+    while (!(w & kMoved)) {
+      if (!(w & kLock) && b.compare_exchange_weak(w, w | kLock, std::memory_order_acquire, std::memory_order_relaxed)) {
+        head = w;
+        return b;
+      }
+      if (++spins > 64) std::this_thread::yield();
+#if defined(__x86_64__) || defined(__i386__)
+      else
+        __builtin_ia32_pause();
+#endif
+      w = b.load(std::memory_order_relaxed);
+    }
+    while (g_table.load(std::memory_order_acquire) == t) std::this_thread::yield();  // the new table is coming
+  }
+}
+// the live node count: one counter per thread that ever made or freed a node, written by its thread alone (a plain
+// store, no shared line); the sum is exact while no thread changes it. Counters outlive their threads.
+struct alignas(64) LiveCounter {
+  std::atomic<int64_t> n{0};
+  uint32_t made = 0;  // nodes made by this thread, modulo: when to look at the table's load
+};
+std::mutex& counters_mu() {
+  static auto* mu = new std::mutex();
+  return *mu;
+}
+std::vector<LiveCounter*>& counters() {
+  static auto* v = new std::vector<LiveCounter*>();
+  return *v;
+}
+thread_local LiveCounter* t_counter = nullptr;
+__attribute__((noinline)) LiveCounter* new_counter() {
+  auto* c = new LiveCounter();
+  std::lock_guard<std::mutex> lk(counters_mu());
+  counters().push_back(c);
+  return c;
+}
+TG_HOT_INLINE LiveCounter& my_counter() {
+  if (!t_counter) [[unlikely]]
+    t_counter = new_counter();
+  return *t_counter;
+}
+int64_t live_nodes() {
+  std::lock_guard<std::mutex> lk(counters_mu());
+  int64_t n = 0;
+  for (LiveCounter* c : counters()) n += c->n.load(std::memory_order_relaxed);
+  return n;
+}
+// double the table when it holds more nodes than buckets (looked at every 1024 nodes a thread makes)
+void maybe_grow() {
+  static std::mutex grow_mu;
+  std::unique_lock<std::mutex> lk(grow_mu, std::try_to_lock);
+  if (!lk.owns_lock()) return;  // another thread grows it
+  Table* t = g_table.load(std::memory_order_acquire);
+  size_t n = t->mask + 1;
+  if (live_nodes() <= (int64_t)n) return;
+  Table* nt = nullptr;
+  try {
+    nt = new Table(2 * n);
+  } catch (const std::bad_alloc&) {
+    return;  // growing is optional: the chains just get longer
+  }
+  for (size_t i = 0; i < n; i++) {
+    uintptr_t head;
+    std::atomic<uintptr_t>& b = t->buckets[i];
+    for (uintptr_t w = b.load(std::memory_order_relaxed);;) {
+      if (!(w & kLock) && b.compare_exchange_weak(w, w | kLock, std::memory_order_acquire, std::memory_order_relaxed)) {
+        head = w;
+        break;
+      }
+      std::this_thread::yield();
+      w = b.load(std::memory_order_relaxed);
+    }
+    for (uintptr_t w = head, next; node_of(w); w = next) {
+      UOpNode* node = node_of(w);
+      next = node->next;
+      std::atomic<uintptr_t>& nb = nt->buckets[node->hash & nt->mask];
+      node->next = nb.load(std::memory_order_relaxed);
+      nb.store(word_of(node), std::memory_order_relaxed);
+    }
+    b.store(kMoved, std::memory_order_release);
+  }
+  g_table.store(nt, std::memory_order_release);
+}
+SpinLock g_cache_mu[64];
+
+inline size_t mix(size_t h, size_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xbf58476d1ce4e5b9ull;
+}
+// murmur3's finalizer: every input bit reaches the low bits (slot) and the high bits (shard)
+inline size_t fmix(size_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return h;
+}
+
+bool try_inc(UOpNode* n) {
+  if (!counted(n)) return true;
+  uint32_t c = n->rc.load(std::memory_order_relaxed);
+  while (c != 0)
+    if (n->rc.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) return true;
+  return false;
+}
+
+// the nodes left to release, last in first out: the first 32 inline (a release usually frees a few nodes; no
+// allocation per release)
+struct ReleaseStack {
+  UOpNode* inline_[32];
+  size_t n = 0;
+  std::vector<UOpNode*> more;  // used only while inline_ is full, so its entries are the latest
+  void push(UOpNode* x) {
+    if (n < 32)
+      inline_[n++] = x;
+    else
+      more.push_back(x);
+  }
+  bool empty() const { return n == 0 && more.empty(); }
+  UOpNode* pop() {
+    if (!more.empty()) {
+      UOpNode* x = more.back();
+      more.pop_back();
+      return x;
+    }
+    return inline_[--n];
+  }
+};
+thread_local ReleaseStack* tl_release_stack = nullptr;
+}  // namespace
+
+void destroy_cache(UOpNode* n) {
+  UOpCache* c = n->cache.load(std::memory_order_acquire);
+  delete c;
+}
+
+void release_node(UOpNode* first) {
+  // iterative: a long chain of nodes must not recurse. Nested calls (from cache contents) join the outer loop.
+  if (tl_release_stack != nullptr) {
+    tl_release_stack->push(first);
+    return;
+  }
+  ReleaseStack stack;
+  stack.push(first);
+  tl_release_stack = &stack;
+  while (!stack.empty()) {
+    UOpNode* n = stack.pop();
+    {  // unlink n from its chain
+      uintptr_t head;
+      std::atomic<uintptr_t>& b = lock_bucket(n->hash, head);
+      if (node_of(head) == n) {
+        b.store(n->next, std::memory_order_release);
+      } else {
+        for (UOpNode* p = node_of(head); p; p = node_of(p->next)) {
+          if (node_of(p->next) == n) {
+            p->next = n->next;
+            break;
+          }
+        }
+        b.store(head, std::memory_order_release);
+      }
+      LiveCounter& c = my_counter();
+      c.n.store(c.n.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    }
+    for (uint32_t i = 0; i < n->nsrc; i++) {
+      UOpNode* c = n->srcs[i];
+      if (counted(c) && c->rc.fetch_sub(1, std::memory_order_acq_rel) == 1) stack.push(c);
+    }
+    destroy_cache(n);
+    n->arg.~Arg();
+    n->tag.~Arg();
+    n->cache.~atomic();
+    n->trace_id.~atomic();
+    n->rw_slot.~atomic();
+    n->rc.~atomic();
+    n->flags.~atomic();
+    ::operator delete(n);
+  }
+  tl_release_stack = nullptr;
+}
+
+static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg, Arg&& tag, bool* created) {
+  size_t h = mix(mix(mix((size_t)op, (size_t)dtype.data()), arg.hash()), tag.hash() + 0x7f);
+  for (const UOp& s : src) h = mix(h, s.ptr_hash());
+  h = fmix(h);
+  uintptr_t head;
+  std::atomic<uintptr_t>& b = lock_bucket(h, head);
+  struct Unlock {  // if making the node throws (no memory), the bucket is given back as it was
+    std::atomic<uintptr_t>& b;
+    const uintptr_t& head;
+    bool armed = true;
+    ~Unlock() {
+      if (armed) b.store(head, std::memory_order_release);
+    }
+  } unlock{b, head};
+  const uintptr_t htag = tag_of(h);
+  for (uintptr_t w = head; node_of(w); w = node_of(w)->next) {
+    if ((w & kTagMask) != htag) continue;
+    UOpNode* n = node_of(w);
+    if (n->hash != h || n->op != op || n->dtype != dtype || n->nsrc != src.size()) continue;
+    bool eq = true;
+    for (size_t k = 0; k < src.size() && eq; k++) eq = n->srcs[k] == src[k].node();
+    if (!eq || !n->arg.same(arg) || !n->tag.same(tag)) continue;
+    if (try_inc(n)) {
+      *created = false;
+      return n;  // unlock gives the bucket back
+    }
+    // a dying node with the same key: it unlinks itself when its release gets here; a new node goes first
+  }
+  UOpNode* n = static_cast<UOpNode*>(::operator new(sizeof(UOpNode) + src.size() * sizeof(UOpNode*)));
+  new (&n->rc) std::atomic<uint32_t>(1);
+  n->op = op;
+  new (&n->flags) std::atomic<uint8_t>(0);
+  n->nsrc = (uint32_t)src.size();
+  n->dtype = dtype;
+  n->hash = h;
+  new (&n->arg) Arg(std::move(arg));
+  new (&n->tag) Arg(std::move(tag));
+  OpSet so, sl(op);
+  for (size_t k = 0; k < src.size(); k++) {
+    n->srcs[k] = src[k].node();
+    if (counted(n->srcs[k])) n->srcs[k]->rc.fetch_add(1, std::memory_order_relaxed);
+    so.add(src[k].op());
+    sl = sl | n->srcs[k]->slice_ops;
+  }
+  new (&n->src_ops) OpSet(so);
+  new (&n->slice_ops) OpSet(sl);
+  new (&n->cache) std::atomic<UOpCache*>(nullptr);
+  new (&n->trace_id) std::atomic<uint64_t>(0);
+  new (&n->rw_slot) std::atomic<uint64_t>(0);
+  *created = true;
+  n->next = head;
+  unlock.armed = false;
+  b.store(word_of(n), std::memory_order_release);  // links n and unlocks the bucket
+  LiveCounter& c = my_counter();
+  c.n.store(c.n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if ((++c.made & 1023) == 0) [[unlikely]]
+    maybe_grow();
+  return n;
+}
+
+__attribute__((noinline)) UOpCache* new_cache_of(UOpNode* n) {
+  UOpCache* c = nullptr;
+  UOpCache* fresh = new UOpCache();
+  if (n->cache.compare_exchange_strong(c, fresh, std::memory_order_acq_rel)) return fresh;
+  delete fresh;
+  return c;
+}
+SpinLock& cache_mutex(UOpNode* n) { return g_cache_mu[(n->hash >> 7) & 63]; }
+
+bool cached_simplify(UOpNode* n, UOp& out) {
+  UOpCache* c = n->cache.load(std::memory_order_acquire);
+  if (!c || !c->simp_done.load(std::memory_order_acquire)) return false;
+  out = c->simp;
+  return true;
+}
+void set_cached_simplify(UOpNode* n, const UOp& r) {
+  UOpCache* c = cache_of(n);
+  std::lock_guard<SpinLock> lk(cache_mutex(n));
+  if (c->simp_done.load(std::memory_order_relaxed)) return;
+  c->simp = r;
+  c->simp_done.store(true, std::memory_order_release);
+}
+
+}  // namespace detail
+
+// Small integer constants of the two index dtypes, the consts codegen makes most (13,000 per MLP codegen, one node
+// each time): a table takes one reference to each the first time it is made and keeps it for the process, so making
+// it again is a load, not an interning. live_uop_count leaves them out.
+namespace {
+constexpr pyint kSmallLo = -32, kSmallHi = 1024;
+struct SmallConsts {
+  std::atomic<detail::UOpNode*> weakint[kSmallHi - kSmallLo]{}, int32[kSmallHi - kSmallLo]{};
+  std::atomic<size_t> kept{0};
+};
+SmallConsts& small_consts() {
+  static auto* t = new SmallConsts();  // never destroyed: its nodes stay
+  return *t;
+}
+}  // namespace
+
+UOp detail::small_int_const(DType dtype, pyint v) {
+  if (v < kSmallLo || v >= kSmallHi || (dtype != dtypes::weakint && dtype != dtypes::int32)) return UOp();
+  SmallConsts& t = small_consts();
+  std::atomic<UOpNode*>& slot = (dtype == dtypes::weakint ? t.weakint : t.int32)[(size_t)(v - kSmallLo)];
+  if (UOpNode* n = slot.load(std::memory_order_acquire)) return UOp::from_node(n);
+  UOp u(Ops::CONST, dtype, std::span<const UOp>{}, Arg(dtype.const_(PyConst(v))));
+  UOpNode* none = nullptr;
+  if (slot.compare_exchange_strong(none, u.node(), std::memory_order_acq_rel)) {
+    new UOp(u);  // the table's reference, never released: from now on no count is kept
+    // a thread that does not see the flag yet may still count; the margin keeps such counts from ever reaching 0
+    u.node()->rc.fetch_add(1u << 30, std::memory_order_relaxed);
+    u.node()->flags.fetch_or(kImmortal, std::memory_order_release);
+    t.kept.fetch_add(1, std::memory_order_relaxed);
+  }
+  return u;
+}
+
+size_t live_uop_count() {
+  int64_t n = detail::live_nodes() - (int64_t)small_consts().kept.load(std::memory_order_relaxed);
+  return (size_t)std::max<int64_t>(0, n);
+}
+
+void spec_check_created(const UOp& u);  // spec.cpp: SPEC>=2 verifies every new node
+
+UOp::UOp(Ops op, DType dtype, std::span<const UOp> src, Arg arg, Arg tag) {
+  if (!dtype) {
+    dtype = dtype_from_uop(op, src, arg);
+    if (!dtype) dtype = dtypes::void_;
+  } else if (SPEC.value() == 2 && op != Ops::CONST) [[unlikely]] {
+    // an explicit dtype must agree with the derived one
+    DType expected = dtype_from_uop(op, src, arg);
+    if (expected && expected != dtype)
+      throw Error("bad dtype " + dtype.repr() + ", expected " + expected.repr() + " on " + op_repr(op));
+  }
+  bool created = false;
+  n_ = detail::intern(op, dtype, src, std::move(arg), std::move(tag), &created);
+  if (created && SPEC.value() > 1) [[unlikely]] {
+    try {
+      spec_check_created(*this);
+    } catch (...) {
+      dec();  // a constructor that throws never runs the destructor
+      throw;
+    }
+  }
+}
+
+}  // namespace tg
