@@ -234,6 +234,47 @@ void release_node(UOpNode* first) {
   tl_release_stack = nullptr;
 }
 
+// Whether a new node's shape is () by what its srcs already say, without computing anything (the value
+// compute_shape in uop.cpp would give, only for the cases where it cannot throw): the scalar ops, and elementwise and
+// pass-through ops over scalar srcs. Every scalar node of a kernel after devectorizing is born knowing it, so asking
+// its shape (the elementwise rules ask of every node) walks nothing. Other nodes compute their shape when asked.
+static bool scalar_at_birth(Ops op, UOpNode* const* srcs, uint32_t nsrc) {
+  auto scalar = [](const UOpNode* x) { return (x->flags.load(std::memory_order_relaxed) & kScalarShape) != 0; };
+  switch (op) {
+    case Ops::CONST:
+    case Ops::GETADDR:
+    case Ops::RANGE:
+    case Ops::SPECIAL:
+      return true;
+    case Ops::AFTER:
+    case Ops::LOAD:
+    case Ops::STORE:
+    case Ops::END:
+    case Ops::CONTIGUOUS:
+    case Ops::DETACH:
+    case Ops::CAST:
+      return nsrc >= 1 && scalar(srcs[0]);
+    case Ops::INDEX: {  // shape: the indices' shapes, then the indexed shape's dims past them
+      if (nsrc < 1) return false;
+      for (uint32_t i = 1; i < nsrc; i++)
+        if (!scalar(srcs[i])) return false;
+      if (scalar(srcs[0])) return true;
+      const UOpCache* c = srcs[0]->cache.load(std::memory_order_acquire);  // a known shape with no dims past them
+      return c && c->shape_done.load(std::memory_order_acquire) && c->shape && c->shape->size() <= nsrc - 1;
+    }
+    default:
+      break;
+  }
+  if (GroupOp::Unary.has(op)) return nsrc == 1 && scalar(srcs[0]);
+  if (GroupOp::Broadcastable.has(op)) {
+    if (nsrc == 0) return false;
+    for (uint32_t i = 0; i < nsrc; i++)
+      if (!scalar(srcs[i])) return false;
+    return true;
+  }
+  return false;
+}
+
 static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg, Arg&& tag, bool* created) {
   size_t h = mix(mix(mix((size_t)op, (size_t)dtype.data()), arg.hash()), tag.hash() + 0x7f);
   for (const UOp& s : src) h = mix(h, s.ptr_hash());
@@ -280,6 +321,7 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
   }
   new (&n->src_ops) OpSet(so);
   new (&n->slice_ops) OpSet(sl);
+  if (scalar_at_birth(op, n->srcs, n->nsrc)) n->flags.store(kScalarShape, std::memory_order_relaxed);
   new (&n->cache) std::atomic<UOpCache*>(nullptr);
   new (&n->trace_id) std::atomic<uint64_t>(0);
   new (&n->rw_slot) std::atomic<uint64_t>(0);

@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "lib/mixin/helpers.h"
 #include "lib/uop/rewrite.h"
 #include "lib/uop/spec.h"
 #include "lib/uop/symbolic.h"
@@ -111,6 +112,37 @@ TEST(UOpCore, KeptConstsAreNotCounted) {
   c = UOp();
   EXPECT_EQ(UOp::const_(PyConst(7)).node(), n);
   EXPECT_EQ(live_uop_count(), before);
+}
+
+// A node whose shape is () by its srcs' flags is marked when it is made (node_store.cpp scalar_at_birth); every other
+// node computes its shape when asked. Both must give the shape compute_shape gives.
+TEST(UOpCore, ShapesKnownAtBirthAreTheComputedShapes) {
+  auto sh = [](const UOp& u) { return mixin::shape_str(u.shape()); };
+  UOp v = UOp::variable("birth_v", 0, 9);
+  EXPECT_EQ(sh(v + 1), "()");
+  EXPECT_EQ(sh((v < 3).where(v, ci(2)).cast(dtypes::float32)), "()");
+  // a 1-d buffer indexed by one scalar is scalar, and so is what is loaded from it and computed over that
+  UOp p1 = UOp::param(0, dtypes::float32, Shape{16});
+  EXPECT_EQ(sh(p1), "(16,)");
+  UOp l1 = p1.index(ci(3)).load();
+  EXPECT_EQ(sh(l1), "()");
+  EXPECT_EQ(sh((l1 * l1).sqrt()), "()");
+  // a 2-d buffer indexed by one index keeps its last dim, however it was asked
+  UOp p2 = UOp::param(1, dtypes::float32, Shape{4, 5});
+  EXPECT_EQ(sh(p2), "(4, 5)");
+  UOp row = p2.index(ci(1)).load();
+  EXPECT_EQ(sh(row + row), "(5,)");
+  UOp p3 = UOp::param(2, dtypes::float32, Shape{4, 5});  // its shape not asked before the INDEX is made
+  EXPECT_EQ(sh(p3.index(ci(2)).load() * 2.0), "(5,)");
+  std::vector<UOp> both{ci(1), ci(2)};
+  UOp p4 = UOp::param(3, dtypes::float32, Shape{4, 5});
+  EXPECT_EQ(sh(p4.index(both).load()), "()");
+  // elementwise over a stack has its shape, not ()
+  std::vector<UOp> lanes{v, v + 1};
+  UOp st = UOp::stack(lanes);
+  EXPECT_EQ(sh(st + st), "(2,)");
+  EXPECT_EQ(sh(st.cast(dtypes::float32).exp2()), "(2,)");
+  EXPECT_EQ(sh(p1.index(st).load()), "(2,)");
 }
 
 TEST(UOpCore, AnyInBackwardSliceWithSelf) {
