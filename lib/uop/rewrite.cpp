@@ -631,8 +631,9 @@ UOp UOp::substitute(const std::vector<std::pair<UOp, UOp>>& dvars, const char* n
       d[k] = v;
   }
   if (d.empty()) return *this;
-  // nothing observes an unnamed substitute's matches unless they are counted: take the direct walk
-  if (name == nullptr && extra_pm == nullptr && TRACK_MATCH_STATS.value() == 0) {
+  // nothing observes a substitute's matches unless they are counted (a name is seen only by a trace, which needs
+  // TRACK_MATCH_STATS>=2): take the direct walk
+  if (extra_pm == nullptr && TRACK_MATCH_STATS.value() == 0) {
     thread_local FastSubstitute fast;
     if (!fast.busy) {
       fast.busy = true;
