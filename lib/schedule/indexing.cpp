@@ -125,6 +125,35 @@ UOp apply_reshape(const Shape& in_shape, const Shape& out_shape, const UOp& urng
   return cache.emplace(std::move(key), ret).first->second;
 }
 
+// a PERMUTE's input ranges: its output ranges in argsort order of the permutation
+static std::vector<UOp> permute_index(const Arg& perm, const std::vector<UOp>& rngs) {
+  const auto& items = perm.items();
+  std::vector<size_t> order(items.size());
+  for (size_t i = 0; i < order.size(); i++) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return items[a].as_int() < items[b].as_int(); });
+  std::vector<UOp> r;
+  r.reserve(order.size());
+  for (size_t p : order) r.push_back(rngs[p]);
+  return r;
+}
+
+std::optional<std::vector<UOp>> apply_movement_op_direct(const UOp& mop, const std::vector<UOp>& rngs) {
+  switch (mop.op()) {
+    case Ops::RESHAPE:  // the RESHAPE's shape is its marg
+      if (TRACK_MATCH_STATS.value() != 0) return std::nullopt;
+      return const_reshape(mop.src(0).shape(), mop.shape(), rngs);
+    case Ops::EXPAND: {  // its marg is the leading dims it adds
+      const size_t added = mop.shape().size() - mop.src(0).shape().size();
+      return std::vector<UOp>(rngs.begin() + (ptrdiff_t)std::min(added, rngs.size()), rngs.end());
+    }
+    case Ops::PERMUTE:
+      return permute_index(mop.arg(), rngs);
+    default:
+      return std::nullopt;
+  }
+}
+
 std::vector<UOp> apply_movement_op(Ops op, const Shape& in_shape, const MArg& arg, const std::vector<UOp>& rngs) {
   std::vector<UOp> r;
   switch (op) {
@@ -137,15 +166,8 @@ std::vector<UOp> apply_movement_op(Ops op, const Shape& in_shape, const MArg& ar
           r.push_back(rngs[i].add(off));
       }
       return r;
-    case Ops::PERMUTE: {
-      const auto& items = arg.tuple.items();
-      std::vector<size_t> order(items.size());
-      for (size_t i = 0; i < order.size(); i++) order[i] = i;
-      std::stable_sort(order.begin(), order.end(),
-                       [&](size_t a, size_t b) { return items[a].as_int() < items[b].as_int(); });
-      for (size_t p : order) r.push_back(rngs[p]);
-      return r;
-    }
+    case Ops::PERMUTE:
+      return permute_index(arg.tuple, rngs);
     case Ops::FLIP: {
       const auto& items = arg.tuple.items();
       for (size_t i = 0; i < rngs.size() && i < in_shape.size() && i < items.size(); i++) {

@@ -22,6 +22,10 @@ struct MArg {
 MArg marg(const UOp& mop);
 // the ranges of a movement op's input given the ranges of its output
 std::vector<UOp> apply_movement_op(Ops op, const Shape& in_shape, const MArg& arg, const std::vector<UOp>& rngs);
+// apply_movement_op for a RESHAPE over constant indices, an EXPAND or a PERMUTE, read from the node and its cached
+// shapes (no MArg is built): what apply_movement_op(mop.op(), mop.src(0).shape(), marg(mop), rngs) gives, or nullopt
+// for the other cases
+std::optional<std::vector<UOp>> apply_movement_op_direct(const UOp& mop, const std::vector<UOp>& rngs);
 // the RESHAPE index math: out ranges (urngs.src, PLACEHOLDER ranges) -> in ranges; memoized like functools.cache, so
 // its "reshape" rewrite step shows only the first time a (shapes, ranges) key is seen in the process
 UOp apply_reshape(const Shape& in_shape, const Shape& out_shape, const UOp& urngs);

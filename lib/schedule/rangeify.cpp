@@ -112,7 +112,10 @@ static UOp mop_index(const UOp& r, const UOp& idx) {
     if (ret.op() == Ops::INDEX && !idx.arg().is_none() && ret.src(0) == r.src(0)) ret = ret.with_arg(idx.arg());
     return ret;
   };
-  if (idxs.size() == rshape.size()) return index_with_arg(apply_movement_op(r.op(), sshape, marg(r), idxs));
+  if (idxs.size() == rshape.size()) {
+    if (auto direct = apply_movement_op_direct(r, idxs)) return index_with_arg(*direct);
+    return index_with_arg(apply_movement_op(r.op(), sshape, marg(r), idxs));
+  }
   if (r.op() == Ops::RESHAPE) {
     int64_t src_prefix = (int64_t)sshape.size() - (int64_t)(rshape.size() - std::min(idxs.size(), rshape.size()));
     if (src_prefix >= 0) {

@@ -2,6 +2,9 @@
 // errors a user can cause (bind mismatch), and apply_reshape's constant shortcut.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 #include "lib/helpers.h"
 #include "lib/schedule/indexing.h"
 #include "lib/schedule/schedule.h"
@@ -185,4 +188,53 @@ TEST(Schedule, ApplyReshapeOfConstantsEqualsTheRewrite) {
     checked++;
   }
   EXPECT_EQ(checked, 300);
+}
+
+// pm_mops reads a RESHAPE over constant indices, an EXPAND or a PERMUTE straight from the node
+// (apply_movement_op_direct); it must give what apply_movement_op with the node's marg gives, on random shapes and
+// constant indices
+TEST(Indexing, DirectMovementIndexEqualsApplyMovementOp) {
+  std::mt19937 rng(77);
+  int compared = 0;
+  for (int trial = 0; trial < 300; trial++) {
+    Shape in;
+    for (int d = 0, nd = 1 + (int)(rng() % 3); d < nd; d++) in.push_back(sint((pyint)(1 + rng() % 4)));
+    UOp base = UOp::placeholder(in, dtypes::float32, 0);
+    UOp mop;
+    switch (trial % 3) {
+      case 0: {  // flatten, or split the last dim in two
+        pyint total = 1;
+        for (const sint& s : in) total *= s.i();
+        mop = base.reshape(trial % 2 ? Shape{sint(total)} : Shape{sint(1), sint(total)});
+        break;
+      }
+      case 1: {  // a new leading dim, expanded
+        Shape one{sint(1)};
+        one.insert(one.end(), in.begin(), in.end());
+        OptShape out;
+        out.push_back(sint((pyint)(2 + rng() % 3)));
+        for (const sint& s : in) out.push_back(s);
+        mop = base.reshape(one).expand(out);
+        break;
+      }
+      default: {
+        std::vector<int64_t> order(in.size());
+        for (size_t i = 0; i < order.size(); i++) order[i] = (int64_t)i;
+        std::shuffle(order.begin(), order.end(), rng);
+        mop = base.permute(order);
+        if (mop.op() != Ops::PERMUTE) continue;
+        break;
+      }
+    }
+    if (!GroupOp::Movement.has(mop.op())) continue;
+    std::vector<UOp> idx;
+    for (const sint& s : mop.shape()) idx.push_back(UOp::const_(PyConst((pyint)(rng() % s.i()))));
+    auto direct = apply_movement_op_direct(mop, idx);
+    ASSERT_TRUE(direct.has_value()) << op_repr(mop.op());
+    std::vector<UOp> general = apply_movement_op(mop.op(), mop.src(0).shape(), marg(mop), idx);
+    ASSERT_EQ(direct->size(), general.size());
+    for (size_t i = 0; i < general.size(); i++) EXPECT_EQ((*direct)[i], general[i]) << "trial " << trial;
+    compared++;
+  }
+  EXPECT_GT(compared, 200);
 }
