@@ -211,7 +211,23 @@ const PatternMatcher& pm_expand_broadcast() {
   return pm;
 }
 
-static UOp do_devectorize(const UOp& b) {
+// INDEX(movement op, constants) as devectorizer2's rules take it: its first matching rule is pm_mops' mop_index
+// (TestDevectorize checks this of the matcher), so its fixed point under those rules is the end of this chain, made
+// here without the rewrite's intermediate INDEX nodes. Not when the rules' steps are counted or recorded.
+static UOp lane_through_movement(UOp lane) {
+  while (lane.op() == Ops::INDEX && lane.nsrc() > 1 && GroupOp::Movement.has(lane.src(0).op())) {
+    for (size_t i = 1; i < lane.nsrc(); i++)
+      if (lane.src(i).op() != Ops::CONST) return lane;
+    UOp next = mop_index(lane.src(0), lane);
+    if (!next) break;
+    lane = std::move(next);
+  }
+  return lane;
+}
+
+// through_movement: the caller's matcher is devectorizer2's (lane_through_movement)
+static UOp do_devectorize(const UOp& b, bool through_movement = false) {
+  through_movement = through_movement && TRACK_MATCH_STATS.value() == 0;
   const Shape& bs = b.shape();
   if (bs.empty()) return UOp();
   // broadcasting needs to be already unpacked, Invalid matches any dtype and shape
@@ -230,7 +246,12 @@ static UOp do_devectorize(const UOp& b) {
   std::vector<UOp> idx_c(dims.size()), s(b.nsrc());
   while (!any_zero) {
     for (size_t k = 0; k < idx.size(); k++) idx_c[k] = UOp::const_(I(idx[k]));
-    for (size_t k = 0; k < b.nsrc(); k++) s[k] = invalid[k] ? *invalid[k] : b.src(k).index(idx_c);
+    for (size_t k = 0; k < b.nsrc(); k++) {
+      if (invalid[k])
+        s[k] = *invalid[k];
+      else
+        s[k] = through_movement ? lane_through_movement(b.src(k).index(idx_c)) : b.src(k).index(idx_c);
+    }
     src.push_back(UOp(b.op(), DType(), std::span<const UOp>(s), b.arg(), b.tag()));  // b.replace(src=s, dtype=None)
     // itertools.product order: the last index moves fastest
     size_t k = dims.size();
@@ -258,7 +279,7 @@ const PatternMatcher& devectorizer2() {
           {
               // unpack broadcasting
               TG_RULE(UPat(GroupOp::Elementwise | OpSet{Ops::LOAD, Ops::STORE}).named("b"),
-                      [](const UOp& b) { return do_devectorize(b); }),
+                      [](const UOp& b) { return do_devectorize(b, true); }),
               // INDEX without src is nothing (TODO: this should be in mop_cleanup)
               TG_RULE(UPat(Ops::INDEX).src(UPat::var("x")), [](const UOp& x) { return x; }),
               // unpack WMMA

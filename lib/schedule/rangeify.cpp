@@ -103,7 +103,7 @@ const PatternMatcher& pm_fold_moved_after() {
 }
 
 // movement op on INDEX as a PatternMatcher
-static UOp mop_index(const UOp& r, const UOp& idx) {
+UOp mop_index(const UOp& r, const UOp& idx) {
   std::vector<UOp> idxs(idx.src().begin() + 1, idx.src().end());
   const Shape& rshape = r.shape();
   const Shape& sshape = r.src(0).shape();

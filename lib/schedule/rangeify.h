@@ -13,6 +13,8 @@ extern ContextVar SPLIT_REDUCEOP, DEBUG_RANGEIFY, MAX_KERNEL_BUFFERS, OPENPILOT_
 
 // movement ops on INDEX, and moved past AFTER/END
 const PatternMatcher& pm_mops();
+// pm_mops' first rule: INDEX idx of the movement op r (idx.src(0)) as an INDEX of r's src (null: it does not apply)
+UOp mop_index(const UOp& r, const UOp& idx);
 const PatternMatcher& pm_fold_moved_after();  // ctx: UOpMap<UOp>
 const PatternMatcher& earliest_rewrites();
 const PatternMatcher& pm_gate_substitute();

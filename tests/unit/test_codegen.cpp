@@ -9,21 +9,26 @@
 // plus the Scheduler's KernelOptError checks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <random>
 
 #include "backends/interp/interp.h"
 #include "lib/codegen/codegen.h"
 #include "lib/codegen/decomp/transcendental.h"
 #include "lib/codegen/gpudims.h"
+#include "lib/codegen/late/coalesce.h"
 #include "lib/codegen/late/program.h"
 #include "lib/codegen/opt/heuristic.h"
 #include "lib/codegen/opt/postrange.h"
 #include "lib/renderer/cstyle.h"
+#include "lib/schedule/rangeify.h"
 #include "lib/uop/kernel_info.h"
 #include "lib/uop/serialize.h"
+#include "lib/uop/symbolic.h"
 
 using namespace tg;
 
@@ -653,4 +658,56 @@ TEST(Scheduler, HandCodedOnACopy) {
   EXPECT_EQ(k.ast, before);
   EXPECT_TRUE(k.applied_opts.empty());
   EXPECT_FALSE(opt.applied_opts.empty());
+}
+
+// devectorize2 makes each lane's INDEX(movement op, constants) go through the movement ops at once (codegen.cpp
+// lane_through_movement), which is its fixed point under devectorize2's rules only if the first of them to match such
+// an INDEX is pm_mops' mop_index. Checked here on random chains of RESHAPE, EXPAND and PERMUTE over a buffer, with
+// every rule of the matcher in order (the INDEX bucket); the codegen cases above check the end result against the
+// reference's.
+TEST(Devectorize, AnIndexOfAMovementOpIsFirstMatchedByMopIndex) {
+  static const PatternMatcher devec = symbolic_simple() + devectorizer2() + indexing_simplify();
+  const Renderer* ren = &clang_ren();
+  std::mt19937 rng(5);
+  int checked = 0;
+  for (int trial = 0; trial < 400; trial++) {
+    Shape in;
+    for (int d = 0, nd = 1 + (int)(rng() % 3); d < nd; d++) in.push_back(sint((pyint)(1 + rng() % 4)));
+    UOp x = UOp::placeholder(in, dtypes::float32, 0);
+    for (int step = 0, ns = 1 + (int)(rng() % 3); step < ns; step++) {
+      const Shape& s = x.shape();
+      switch (rng() % 3) {
+        case 0: {  // flatten
+          pyint total = 1;
+          for (const sint& d : s) total *= d.i();
+          x = x.reshape(Shape{sint(total)});
+          break;
+        }
+        case 1: {  // a new leading dim, expanded
+          Shape one{sint(1)};
+          one.insert(one.end(), s.begin(), s.end());
+          OptShape out{sint((pyint)(2 + rng() % 3))};
+          for (const sint& d : s) out.push_back(d);
+          x = x.reshape(one).expand(out);
+          break;
+        }
+        default: {
+          std::vector<int64_t> order(s.size());
+          for (size_t i = 0; i < order.size(); i++) order[i] = (int64_t)i;
+          std::reverse(order.begin(), order.end());
+          x = x.permute(order);
+          break;
+        }
+      }
+    }
+    if (!GroupOp::Movement.has(x.op())) continue;
+    std::vector<UOp> idx;
+    for (const sint& d : x.shape()) idx.push_back(UOp::const_(PyConst((pyint)(rng() % d.i()))));
+    UOp lane = x.index(idx);
+    UOp expected = mop_index(x, lane);
+    if (!expected) continue;
+    EXPECT_EQ(devec.rewrite(lane, ren), expected) << "trial " << trial << ": " << lane.repr();
+    checked++;
+  }
+  EXPECT_GT(checked, 300);
 }
