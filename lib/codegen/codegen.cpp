@@ -211,10 +211,18 @@ const PatternMatcher& pm_expand_broadcast() {
   return pm;
 }
 
-// INDEX(movement op, constants) as devectorizer2's rules take it: its first matching rule is pm_mops' mop_index
-// (TestDevectorize checks this of the matcher), so its fixed point under those rules is the end of this chain, made
-// here without the rewrite's intermediate INDEX nodes. Not when the rules' steps are counted or recorded.
-static UOp lane_through_movement(UOp lane) {
+// x.index(idx) (constants) as devectorizer2's rules take it: the first of them to match an INDEX of a movement op is
+// pm_mops' mop_index (Devectorize.AnIndexOfAMovementOpIsFirstMatchedByMopIndex checks this of the matcher), so its
+// fixed point under those rules is the end of this chain, made here without the rewrite's intermediate INDEX nodes:
+// through RESHAPE, EXPAND and PERMUTE without making them at all (what mop_index makes of them, for an INDEX with no
+// arg and an index per dim), then with mop_index. Not when the rules' steps are counted or recorded.
+static UOp lane_through_movement(UOp x, std::vector<UOp> idx) {
+  while (GroupOp::Movement.has(x.op()) && idx.size() == x.shape().size()) {
+    auto in = apply_movement_op_direct(x, idx);
+    if (!in) break;
+    x = x.src(0), idx = std::move(*in);
+  }
+  UOp lane = x.index(idx);
   while (lane.op() == Ops::INDEX && lane.nsrc() > 1 && GroupOp::Movement.has(lane.src(0).op())) {
     for (size_t i = 1; i < lane.nsrc(); i++)
       if (lane.src(i).op() != Ops::CONST) return lane;
@@ -250,7 +258,7 @@ static UOp do_devectorize(const UOp& b, bool through_movement = false) {
       if (invalid[k])
         s[k] = *invalid[k];
       else
-        s[k] = through_movement ? lane_through_movement(b.src(k).index(idx_c)) : b.src(k).index(idx_c);
+        s[k] = through_movement ? lane_through_movement(b.src(k), idx_c) : b.src(k).index(idx_c);
     }
     src.push_back(UOp(b.op(), DType(), std::span<const UOp>(s), b.arg(), b.tag()));  // b.replace(src=s, dtype=None)
     // itertools.product order: the last index moves fastest
