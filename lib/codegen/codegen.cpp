@@ -211,29 +211,88 @@ const PatternMatcher& pm_expand_broadcast() {
   return pm;
 }
 
-// x.index(idx) (constants) as devectorizer2's rules take it: the first of them to match an INDEX of a movement op is
-// pm_mops' mop_index (Devectorize.AnIndexOfAMovementOpIsFirstMatchedByMopIndex checks this of the matcher), so its
-// fixed point under those rules is the end of this chain, made here without the rewrite's intermediate INDEX nodes:
-// through RESHAPE, EXPAND and PERMUTE without making them at all (what mop_index makes of them, for an INDEX with no
-// arg and an index per dim), then with mop_index. Not when the rules' steps are counted or recorded.
-static UOp lane_through_movement(UOp x, std::vector<UOp> idx) {
-  while (GroupOp::Movement.has(x.op()) && idx.size() == x.shape().size()) {
-    auto in = apply_movement_op_direct(x, idx);
-    if (!in) break;
-    x = x.src(0), idx = std::move(*in);
+// A lane of a devectorized op indexes each src with constants. devectorizer2's rules take x.index(constants) to a
+// fixed point, and the first of them to match an INDEX of a movement op is pm_mops' mop_index
+// (Devectorize.AnIndexOfAMovementOpIsFirstMatchedByMopIndex checks this of the matcher). So the lane's src is the end
+// of mop_index's chain, made here without the rewrite's intermediate INDEX nodes: through RESHAPE (integer dims),
+// EXPAND and PERMUTE as integer index maps planned once for all lanes (what apply_movement_op_direct does to
+// constants), then with mop_index on nodes. Only when the rules' steps are neither counted nor recorded.
+class LaneChain {
+ public:
+  explicit LaneChain(const UOp& x) : end_(x) {
+    constexpr pyint kLimit = (pyint)1 << 62;  // const_reshape's bounds: larger shapes take the node path
+    auto ints = [&](const Shape& sh, std::vector<pyint>& out) {
+      pyint prod = 1;
+      for (const sint& d : sh) {
+        if (!d.is_int() || d.i() <= 0 || d.i() >= kLimit) return false;
+        prod *= d.i();
+        if (prod >= kLimit) return false;
+        out.push_back(d.i());
+      }
+      return true;
+    };
+    while (GroupOp::Movement.has(end_.op())) {
+      Step st{end_.op()};
+      if (end_.op() == Ops::RESHAPE) {
+        if (!ints(end_.src(0).shape(), st.in) || !ints(end_.shape(), st.out)) break;
+      } else if (end_.op() == Ops::EXPAND) {
+        st.added = end_.shape().size() - end_.src(0).shape().size();
+      } else if (end_.op() == Ops::PERMUTE) {
+        const auto& items = end_.arg().items();
+        for (size_t i = 0; i < items.size(); i++) st.order.push_back(i);
+        std::stable_sort(st.order.begin(), st.order.end(),
+                         [&](size_t a, size_t b) { return items[a].as_int() < items[b].as_int(); });
+      } else {
+        break;
+      }
+      steps_.push_back(std::move(st));
+      end_ = end_.src(0);
+    }
   }
-  UOp lane = x.index(idx);
-  while (lane.op() == Ops::INDEX && lane.nsrc() > 1 && GroupOp::Movement.has(lane.src(0).op())) {
-    for (size_t i = 1; i < lane.nsrc(); i++)
-      if (lane.src(i).op() != Ops::CONST) return lane;
-    UOp next = mop_index(lane.src(0), lane);
-    if (!next) break;
-    lane = std::move(next);
+  // the lane's src for the constant indices idx (one per dim of x)
+  UOp lane(std::span<const pyint> idx) {
+    ix_.assign(idx.begin(), idx.end());
+    for (const Step& st : steps_) {
+      if (st.op == Ops::RESHAPE) {
+        pyint combined = 0, acc = 1;
+        for (size_t k = st.out.size(); k > 0; k--) combined += acc * ix_[k - 1], acc *= st.out[k - 1];
+        ix_.resize(st.in.size());
+        for (size_t k = st.in.size(); k > 0; k--) ix_[k - 1] = combined % st.in[k - 1], combined /= st.in[k - 1];
+      } else if (st.op == Ops::EXPAND) {
+        ix_.erase(ix_.begin(), ix_.begin() + (ptrdiff_t)st.added);
+      } else {
+        tmp_.clear();
+        for (size_t p : st.order) tmp_.push_back(ix_[p]);
+        ix_.swap(tmp_);
+      }
+    }
+    consts_.clear();
+    for (pyint v : ix_) consts_.push_back(UOp::const_(I(v)));
+    UOp lane = end_.index(consts_);
+    while (lane.op() == Ops::INDEX && lane.nsrc() > 1 && GroupOp::Movement.has(lane.src(0).op())) {
+      for (size_t i = 1; i < lane.nsrc(); i++)
+        if (lane.src(i).op() != Ops::CONST) return lane;
+      UOp next = mop_index(lane.src(0), lane);
+      if (!next) break;
+      lane = std::move(next);
+    }
+    return lane;
   }
-  return lane;
-}
 
-// through_movement: the caller's matcher is devectorizer2's (lane_through_movement)
+ private:
+  struct Step {
+    Ops op;
+    std::vector<pyint> in, out;  // RESHAPE: its src's dims and its own
+    std::vector<size_t> order;   // PERMUTE: the argsort of its permutation
+    size_t added = 0;            // EXPAND: the dims it adds in front
+  };
+  std::vector<Step> steps_;
+  UOp end_;
+  std::vector<pyint> ix_, tmp_;
+  std::vector<UOp> consts_;
+};
+
+// through_movement: the caller's matcher is devectorizer2's (LaneChain)
 static UOp do_devectorize(const UOp& b, bool through_movement = false) {
   through_movement = through_movement && TRACK_MATCH_STATS.value() == 0;
   const Shape& bs = b.shape();
@@ -252,13 +311,18 @@ static UOp do_devectorize(const UOp& b, bool through_movement = false) {
   std::vector<const UOp*> invalid;  // each src's Invalid base, or null
   for (const UOp& x : b.src()) invalid.push_back(x.base().is_invalid() ? &x.base() : nullptr);
   std::vector<UOp> idx_c(dims.size()), s(b.nsrc());
+  std::vector<std::optional<LaneChain>> chains(b.nsrc());
+  if (through_movement && !any_zero)
+    for (size_t k = 0; k < b.nsrc(); k++)
+      if (!invalid[k]) chains[k].emplace(b.src(k));
   while (!any_zero) {
-    for (size_t k = 0; k < idx.size(); k++) idx_c[k] = UOp::const_(I(idx[k]));
+    if (!through_movement)
+      for (size_t k = 0; k < idx.size(); k++) idx_c[k] = UOp::const_(I(idx[k]));
     for (size_t k = 0; k < b.nsrc(); k++) {
       if (invalid[k])
         s[k] = *invalid[k];
       else
-        s[k] = through_movement ? lane_through_movement(b.src(k), idx_c) : b.src(k).index(idx_c);
+        s[k] = chains[k] ? chains[k]->lane(idx) : b.src(k).index(idx_c);
     }
     src.push_back(UOp(b.op(), DType(), std::span<const UOp>(s), b.arg(), b.tag()));  // b.replace(src=s, dtype=None)
     // itertools.product order: the last index moves fastest

@@ -115,9 +115,9 @@ static std::string_view lop(DType dt, Ops op) {
   throw Error(std::string("no LLVM op for ") + op_repr(op) + " on " + dt.repr());
 }
 const std::string& LLVMContext::operator[](const UOp& u) const {
-  auto it = r.find(u);
-  if (it == r.end()) throw Error(std::string("render: no name for ") + op_repr(u.op()));
-  return it->second;
+  const std::string* name = r.find(u);
+  if (!name) throw Error(std::string("render: no name for ") + op_repr(u.op()));
+  return *name;
 }
 
 void LLVMContext::declare(const std::string& decl) {
@@ -291,8 +291,8 @@ const StringMatcher& llvm_base_rewrite() {
 // parens of a same-op operand of ADD/MUL: ADD(a, ADD(b, c)) is the text (a+b+c), which C evaluates as (a+b)+c. clang
 // then fuses a product that is a direct operand of an addition into llvm.fmuladd (-ffp-contract=on).
 static int uses_of(LLVMContext& r, const UOp& u) {
-  auto it = r.uses.find(u);
-  return it == r.uses.end() ? 0 : it->second;
+  const int* n = r.uses.find(u);
+  return n ? *n : 0;
 }
 static bool c_inlined(LLVMContext& r, const UOp& u) {
   return GroupOp::ALU.has(u.op()) && u.op() != Ops::WHERE && uses_of(r, u) == 1;
@@ -326,8 +326,8 @@ static bool c_product(LLVMContext& r, const UOp& x, const UOp& t, std::string& a
 // x is written into a same-op user's expression: the user evaluates it (nothing to emit)
 static bool c_absorbed(LLVMContext& r, const UOp& x) {
   if (!c_inlined(r, x)) return false;
-  auto it = r.user.find(x);
-  return it != r.user.end() && c_flattens(r, it->second, x);
+  const UOp* user = r.user.find(x);
+  return user && c_flattens(r, *user, x);
 }
 
 const StringMatcher& llvm_clang_rewrite() {
@@ -458,7 +458,7 @@ std::string LLVMRenderer::render_fn(const std::string& name, const std::vector<s
 
 std::pair<std::vector<std::string>, std::string> LLVMRenderer::render_kernel(const std::vector<UOp>& uops,
                                                                              const std::vector<std::string>& prefix) const {
-  LLVMContext ctx;
+  LLVMContext ctx(uops.size());
   auto& r = ctx.r;
   std::vector<std::pair<std::string, UOp>> args;
   std::vector<std::string> kernel, local_args;
@@ -475,7 +475,8 @@ std::pair<std::vector<std::string>, std::string> LLVMRenderer::render_kernel(con
     Ops op = u.op();
     if (op == Ops::NOOP || op == Ops::GROUP || op == Ops::CONST) continue;
     if (op == Ops::AFTER) {
-      r[u] = ctx[u.src(0)];
+      std::string name = ctx[u.src(0)];  // a copy: adding u's entry may move the map's values
+      r[u] = std::move(name);
       continue;
     }
     if (op == Ops::SINK) {
@@ -507,10 +508,11 @@ std::pair<std::vector<std::string>, std::string> LLVMRenderer::render_kernel(con
     } else if (op == Ops::CAST && u.src(0).op() == Ops::CONST) {
       r[u] = lconst(u.src(0).val(), u.dtype());
     } else if (op == Ops::CAST && ldt(u.dtype()) == ldt(u.src(0).dtype())) {
-      r[u] = ctx[u.src(0)];  // cast from signed to unsigned of the same size is a noop, or pointer cast
+      std::string name = ctx[u.src(0)];  // cast from signed to unsigned of the same size is a noop, or pointer cast
+      r[u] = std::move(name);
     } else {
       // if it's an assign target, it's already preallocated
-      if (!r.count(u)) r[u] = "%v" + std::to_string(++vc);
+      if (!r.find(u)) r[u] = "%v" + std::to_string(++vc);
       // do the rendering of the llvm ir code
       S l = string_rewrite->rewrite(u, CtxRef(&ctx));
       if (!l) {

@@ -7,6 +7,7 @@
 
 #include "lib/codegen/late/uop_props.h"
 #include "lib/renderer/renderer.h"
+#include "lib/uop/nodemap.h"
 
 namespace tg {
 
@@ -19,13 +20,15 @@ std::string lcast(DType input_type, DType output_type);
 
 // the state of one render call: the name of every value (ctx in the reference's string rules)
 struct LLVMContext {
-  UOpMap<std::string> r;
+  // keyed by the rendered list's nodes, which it keeps alive while the context lives
+  BorrowedNodeMap<std::string> r;
   AddrSpaceCache as;
   // clang numerics (llvm_clang_rewrite): how often each uop is a src in the list (the C renderer's child_count), and
   // the intrinsics the kernel calls
-  UOpMap<int> uses;
-  UOpMap<UOp> user;  // the one user of a uop used once
+  BorrowedNodeMap<int> uses;
+  BorrowedNodeMap<UOp> user;  // the one user of a uop used once
   std::vector<std::string> decls;
+  explicit LLVMContext(size_t n = 64) : r(n), uses(n), user(n) {}
   const std::string& operator[](const UOp& u) const;
   // declares an intrinsic once: `declare <ret> @name(<args>)`
   void declare(const std::string& decl);

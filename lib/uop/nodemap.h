@@ -41,6 +41,7 @@ class BasicNodeMap {
     }
     return nullptr;
   }
+  const V* find(const UOp& k) const { return const_cast<BasicNodeMap*>(this)->find(k.node()); }
   bool contains(const UOp& k) { return find(k) != nullptr; }
   // inserts k (default value) if absent; returns the value and whether it was inserted
   TG_HOT_INLINE std::pair<V*, bool> emplace(const UOp& k) {

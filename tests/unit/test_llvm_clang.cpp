@@ -34,7 +34,7 @@ struct Kernel {
       for (const UOp& s : u.src())
         if (ctx.uses[s] == 1) ctx.user[s] = u;
     for (const UOp& u : all)
-      if (!ctx.r.count(u)) ctx.r[u] = u == x ? name : "%t" + std::to_string(ctx.r.size());
+      if (!ctx.r.find(u)) ctx.r[u] = u == x ? name : "%t" + std::to_string(ctx.r.size());
     auto out = llvm_clang_rewrite().rewrite(x, CtxRef(&ctx));
     return out ? *out : "<no rule>";
   }
