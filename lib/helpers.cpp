@@ -164,6 +164,14 @@ class WorkerPool {
       std::atomic<bool>& b;
       ~Release() { b.store(false, std::memory_order_release); }
     } release{busy_};
+    const ParallelHooks& hooks = parallel_hooks();
+    if (hooks.section_begin) hooks.section_begin();
+    struct EndSection {  // after the helpers are done (or after a throw before they were woken)
+      const ParallelHooks& h;
+      ~EndSection() {
+        if (h.section_end) h.section_end();
+      }
+    } end_section{hooks};
     {
       std::lock_guard<std::mutex> lk(mu_);
       while (threads_.size() + 1 < nworkers) threads_.emplace_back([this] { loop(); });
@@ -192,6 +200,7 @@ class WorkerPool {
     }
   }
   void loop() {
+    if (parallel_hooks().worker_start) parallel_hooks().worker_start();
     uint64_t seen = 0;
     for (;;) {
       {
@@ -216,6 +225,11 @@ class WorkerPool {
   uint64_t generation_ = 0;
 };
 }  // namespace
+
+ParallelHooks& parallel_hooks() {
+  static ParallelHooks h;
+  return h;
+}
 
 void parallel_for(size_t n, int64_t nworkers, const std::function<void(size_t)>& fn) {
   if (nworkers < 2 || n < 2) {

@@ -87,5 +87,13 @@ std::string ansipad(const std::string& s, int n);
 // start). The first exception stops the handing out of indices and is rethrown once every thread is done. A call
 // made while another runs on the pool (from another thread, or from inside fn) runs its indices on the caller alone.
 void parallel_for(size_t n, int64_t nworkers, const std::function<void(size_t)>& fn);
+// what the UOp store does around the pool's work (set by lib/uop/node_store.cpp, which helpers cannot see): a section
+// begins before the pool's threads are woken and ends after they are done; each pool thread marks itself at its start
+struct ParallelHooks {
+  void (*section_begin)() = nullptr;
+  void (*section_end)() = nullptr;
+  void (*worker_start)() = nullptr;
+};
+ParallelHooks& parallel_hooks();
 
 }  // namespace tg

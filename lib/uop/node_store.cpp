@@ -7,11 +7,104 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
+#ifdef __linux__
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "lib/helpers.h"
 #include "lib/uop/nodemap.h"
 
 namespace tg {
+
+// ************************* one thread or several *************************
+
+namespace detail {
+
+// The owner (the first thread to use a UOp) runs NodeOps plain while g_uop_sharers is 0. Any other thread that uses
+// a UOp counts itself in g_uop_sharers for good (claim_uop_role), and the worker pool counts each of its parallel
+// sections while the section runs. The owner's later operations see the count and use atomics; an operation it began
+// before it could see the count may still be running plain, so whoever raises the count waits it out. The owner
+// publishes its operation depth (g_owner_busy) and then reads the count, with no fence between; the other thread
+// raises the count, makes every thread of the process execute a full barrier (membarrier(2),
+// MEMBARRIER_CMD_PRIVATE_EXPEDITED), then waits until the depth is 0: an owner operation that read the count before
+// that barrier had published its depth before it too (the asymmetric Dekker pattern of RCU and biased locking).
+// Without membarrier no thread becomes the owner: every operation is atomic.
+std::atomic<uint32_t> g_uop_sharers{0};
+std::atomic<uint32_t> g_owner_busy{0};
+
+namespace {
+std::atomic<bool> g_owner_taken{false};
+bool membarrier_ready() {
+  static const bool ok = [] {
+#if defined(__linux__)
+    if (std::getenv("TG_UOP_ATOMIC")) return false;  // every operation atomic (to compare, or to rule this out)
+    return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+#else
+    return false;
+#endif
+  }();
+  return ok;
+}
+// called once this thread is counted in g_uop_sharers: the owner's operations that may still run plain have ended
+void wait_out_owner() {
+  if (!membarrier_ready() || !g_owner_taken.load(std::memory_order_acquire)) return;
+#if defined(__linux__)
+  // a process made by fork() starts unregistered (fork_child registers it again; this is the fallback)
+  if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0 &&
+      (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0 ||
+       syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)) {
+    std::fprintf(stderr, "tinygrad: membarrier failed after it was registered\n");
+    std::abort();
+  }
+#endif
+  for (int spins = 0; g_owner_busy.load(std::memory_order_acquire) != 0;)
+    if (++spins > 64) std::this_thread::yield();
+}
+// the worker pool (parallel_for): its workers use UOps only inside its sections, which count as sharers
+void section_begin() {
+  g_uop_sharers.fetch_add(1, std::memory_order_acq_rel);
+  if (t_uop_role != 1) wait_out_owner();  // the owner itself is between operations here
+}
+void section_end() { g_uop_sharers.fetch_sub(1, std::memory_order_release); }
+void worker_start() { t_uop_role = 2; }
+// the child of fork() has one thread, the one that forked: it owns UOps there (its parent's other threads, and the
+// counts they made, do not exist in it), and the child's membarrier registration is its own
+void fork_child() {
+  if (!membarrier_ready()) return;
+#if defined(__linux__)
+  if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0) return;
+#endif
+  g_owner_taken.store(true, std::memory_order_relaxed);
+  g_uop_sharers.store(0, std::memory_order_relaxed);
+  g_owner_busy.store(0, std::memory_order_relaxed);
+  t_uop_role = 1, t_owner_depth = 0;
+}
+const bool g_hooks_set = [] {
+  parallel_hooks() = {section_begin, section_end, worker_start};
+#if defined(__linux__)
+  pthread_atfork(nullptr, nullptr, fork_child);
+#endif
+  return true;
+}();
+}  // namespace
+
+void claim_uop_role() {
+  bool none = false;
+  if (membarrier_ready() && g_owner_taken.compare_exchange_strong(none, true, std::memory_order_acq_rel)) {
+    t_uop_role = 1;
+    return;
+  }
+  // for the rest of the process: a count left when the thread ends could let the owner run plain while this thread's
+  // thread_local UOps are still being destroyed
+  t_uop_role = 2;
+  g_uop_sharers.fetch_add(1, std::memory_order_acq_rel);
+  wait_out_owner();
+}
+
+}  // namespace detail
 
 // ************************* interning *************************
 
@@ -46,13 +139,19 @@ inline uintptr_t word_of(UOpNode* n) {
   }
   return p | tag_of(n->hash);
 }
-// the bucket of hash h, locked; head: its word without the lock bit. Waits out a growth.
-std::atomic<uintptr_t>& lock_bucket(size_t h, uintptr_t& head) {
+// the bucket of hash h, locked; head: its word without the lock bit. Waits out a growth. plain: no other thread
+// uses UOps (NodeOp), the lock bit is set by a plain store
+std::atomic<uintptr_t>& lock_bucket(size_t h, uintptr_t& head, bool plain) {
   for (int spins = 0;;) {
     Table* t = g_table.load(std::memory_order_acquire);
     std::atomic<uintptr_t>& b = t->buckets[h & t->mask];
     uintptr_t w = b.load(std::memory_order_relaxed);
     while (!(w & kMoved)) {
+      if (plain && !(w & kLock)) {
+        b.store(w | kLock, std::memory_order_relaxed);
+        head = w;
+        return b;
+      }
       if (!(w & kLock) && b.compare_exchange_weak(w, w | kLock, std::memory_order_acquire, std::memory_order_relaxed)) {
         head = w;
         return b;
@@ -151,9 +250,14 @@ inline size_t fmix(size_t h) {
   return h;
 }
 
-bool try_inc(UOpNode* n) {
+bool try_inc(UOpNode* n, bool plain) {
   if (!counted(n)) return true;
   uint32_t c = n->rc.load(std::memory_order_relaxed);
+  if (plain) {
+    if (c == 0) return false;
+    n->rc.store(c + 1, std::memory_order_relaxed);
+    return true;
+  }
   while (c != 0)
     if (n->rc.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) return true;
   return false;
@@ -198,11 +302,12 @@ void release_node(UOpNode* first) {
   ReleaseStack stack;
   stack.push(first);
   tl_release_stack = &stack;
+  NodeOp op;
   while (!stack.empty()) {
     UOpNode* n = stack.pop();
     {  // unlink n from its chain
       uintptr_t head;
-      std::atomic<uintptr_t>& b = lock_bucket(n->hash, head);
+      std::atomic<uintptr_t>& b = lock_bucket(n->hash, head, op.plain());
       if (node_of(head) == n) {
         b.store(n->next, std::memory_order_release);
       } else {
@@ -219,7 +324,7 @@ void release_node(UOpNode* first) {
     }
     for (uint32_t i = 0; i < n->nsrc; i++) {
       UOpNode* c = n->srcs[i];
-      if (counted(c) && c->rc.fetch_sub(1, std::memory_order_acq_rel) == 1) stack.push(c);
+      if (counted(c) && rc_dec(c->rc, op.plain()) == 1) stack.push(c);
     }
     destroy_cache(n);
     n->arg.~Arg();
@@ -279,8 +384,9 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
   size_t h = mix(mix(mix((size_t)op, (size_t)dtype.data()), arg.hash()), tag.hash() + 0x7f);
   for (const UOp& s : src) h = mix(h, s.ptr_hash());
   h = fmix(h);
+  NodeOp nop;
   uintptr_t head;
-  std::atomic<uintptr_t>& b = lock_bucket(h, head);
+  std::atomic<uintptr_t>& b = lock_bucket(h, head, nop.plain());
   struct Unlock {  // if making the node throws (no memory), the bucket is given back as it was
     std::atomic<uintptr_t>& b;
     const uintptr_t& head;
@@ -297,7 +403,7 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
     bool eq = true;
     for (size_t k = 0; k < src.size() && eq; k++) eq = n->srcs[k] == src[k].node();
     if (!eq || !n->arg.same(arg) || !n->tag.same(tag)) continue;
-    if (try_inc(n)) {
+    if (try_inc(n, nop.plain())) {
       *created = false;
       return n;  // unlock gives the bucket back
     }
@@ -315,7 +421,7 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
   OpSet so, sl(op);
   for (size_t k = 0; k < src.size(); k++) {
     n->srcs[k] = src[k].node();
-    if (counted(n->srcs[k])) n->srcs[k]->rc.fetch_add(1, std::memory_order_relaxed);
+    if (counted(n->srcs[k])) rc_inc(n->srcs[k]->rc, nop.plain());
     so.add(src[k].op());
     sl = sl | n->srcs[k]->slice_ops;
   }
@@ -339,6 +445,11 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
 __attribute__((noinline)) UOpCache* new_cache_of(UOpNode* n) {
   UOpCache* c = nullptr;
   UOpCache* fresh = new UOpCache();
+  NodeOp op;
+  if (op.plain()) {
+    n->cache.store(fresh, std::memory_order_release);
+    return fresh;
+  }
   if (n->cache.compare_exchange_strong(c, fresh, std::memory_order_acq_rel)) return fresh;
   delete fresh;
   return c;

@@ -123,13 +123,15 @@ struct RewriteContext {
     auto i = (uint32_t)slots_.size();
     slots_.push_back(Slot{n});
     if (i <= kSlotMask) {
+      detail::NodeOp op;  // no other thread uses UOps: the claim is a plain store
       uint64_t t = n->rw_slot.load(std::memory_order_acquire);
       for (;;) {
         uint64_t owner = t >> kSlotBits;
         bool take = false;  // from an outer rewrite of this thread
         if (owner != serial_ && serial_active(owner) && !(take = running_on_this_thread(owner))) break;
-        if (n->rw_slot.compare_exchange_weak(t, (serial_ << kSlotBits) | i, std::memory_order_acq_rel,
-                                             std::memory_order_acquire)) {
+        if (op.plain()) n->rw_slot.store((serial_ << kSlotBits) | i, std::memory_order_relaxed);
+        if (op.plain() || n->rw_slot.compare_exchange_weak(t, (serial_ << kSlotBits) | i, std::memory_order_acq_rel,
+                                                           std::memory_order_acquire)) {
           if (take) taken_.emplace_back(n, t);
           return slots_[i];
         }

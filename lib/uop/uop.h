@@ -53,6 +53,60 @@ constexpr uint8_t kScalarShape = 1;
 constexpr uint8_t kImmortal = 2;
 inline bool counted(const UOpNode* n) { return !(n->flags.load(std::memory_order_relaxed) & kImmortal); }
 void release_node(UOpNode* n);
+
+// Reference counts, the intern table and the rewrite driver's claims on nodes skip atomic read-modify-writes (a
+// locked instruction each: ~11% of codegen's time on one thread) while one thread alone uses UOps. The first thread
+// to use a UOp owns that mode; any other thread that uses one makes every thread use atomics until it ends, after a
+// handshake with the owner, and so does the engine's worker pool while it works (node_store.cpp explains it).
+inline thread_local constinit uint8_t t_uop_role = 0;  // 0: none yet, 1: the owner, 2: another thread
+inline thread_local constinit uint32_t t_owner_depth = 0;
+extern std::atomic<uint32_t> g_uop_sharers;  // threads other than the owner using UOps now, and worker pool sections
+extern std::atomic<uint32_t> g_owner_busy;   // the owner's depth of node operations, published for the handshake
+void claim_uop_role();
+// one operation on reference counts or the intern table; plain(): the owner alone uses UOps, so the operation's
+// read-modify-writes may be plain loads and stores
+class NodeOp {
+ public:
+  inline __attribute__((always_inline)) NodeOp() {
+    if (t_uop_role != 1) [[unlikely]] {
+      if (t_uop_role != 0) return;
+      claim_uop_role();
+      if (t_uop_role != 1) return;
+    }
+    owner_ = true;
+    g_owner_busy.store(++t_owner_depth, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    plain_ = g_uop_sharers.load(std::memory_order_acquire) == 0;
+  }
+  inline __attribute__((always_inline)) ~NodeOp() {
+    if (!owner_) return;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    g_owner_busy.store(--t_owner_depth, std::memory_order_release);
+  }
+  NodeOp(const NodeOp&) = delete;
+  NodeOp& operator=(const NodeOp&) = delete;
+  bool plain() const { return plain_; }
+
+ private:
+  bool owner_ = false, plain_ = false;
+};
+// x + 1 and x - 1, returning the value before
+inline uint32_t rc_inc(std::atomic<uint32_t>& x, bool plain) {
+  if (plain) {
+    uint32_t v = x.load(std::memory_order_relaxed);
+    x.store(v + 1, std::memory_order_relaxed);
+    return v;
+  }
+  return x.fetch_add(1, std::memory_order_relaxed);
+}
+inline uint32_t rc_dec(std::atomic<uint32_t>& x, bool plain) {
+  if (plain) {
+    uint32_t v = x.load(std::memory_order_relaxed);
+    x.store(v - 1, std::memory_order_relaxed);
+    return v;
+  }
+  return x.fetch_sub(1, std::memory_order_acq_rel);
+}
 }  // namespace detail
 
 class UOp;
@@ -117,7 +171,10 @@ class UOp {
   UOp& operator=(const UOp& o) {
     // read o's node before dec(): o may live inside the node this releases (x = x.src(0))
     detail::UOpNode* n = o.n_;
-    if (n && detail::counted(n)) n->rc.fetch_add(1, std::memory_order_relaxed);
+    if (n && detail::counted(n)) {
+      detail::NodeOp op;
+      detail::rc_inc(n->rc, op.plain());
+    }
     dec();
     n_ = n;
     return *this;
@@ -552,10 +609,20 @@ class UOp {
 
  private:
   void inc() const {
-    if (n_ && detail::counted(n_)) n_->rc.fetch_add(1, std::memory_order_relaxed);
+    if (n_ && detail::counted(n_)) {
+      detail::NodeOp op;
+      detail::rc_inc(n_->rc, op.plain());
+    }
   }
   void dec() {
-    if (n_ && detail::counted(n_) && n_->rc.fetch_sub(1, std::memory_order_acq_rel) == 1) detail::release_node(n_);
+    if (n_ && detail::counted(n_)) {
+      uint32_t before;
+      {
+        detail::NodeOp op;
+        before = detail::rc_dec(n_->rc, op.plain());
+      }
+      if (before == 1) detail::release_node(n_);
+    }
     n_ = nullptr;
   }
   detail::UOpNode* n_ = nullptr;

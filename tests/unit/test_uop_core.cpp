@@ -1,5 +1,6 @@
 // The UOp core itself: hash-consing, lifetime, thread-safe interning, printing, python value semantics, SPEC=2.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <random>
@@ -143,6 +144,55 @@ TEST(UOpCore, ShapesKnownAtBirthAreTheComputedShapes) {
   EXPECT_EQ(sh(st + st), "(2,)");
   EXPECT_EQ(sh(st.cast(dtypes::float32).exp2()), "(2,)");
   EXPECT_EQ(sh(p1.index(st).load()), "(2,)");
+}
+
+// The first thread to use UOps owns them: while no other thread uses any, its reference counts and interning skip
+// atomic read-modify-writes. A thread that starts using UOps meanwhile (or a worker pool section) makes every
+// operation atomic after a handshake with the owner (node_store.cpp). Each case runs in a child process, whose one
+// thread owns UOps from the start; a lost update of a count shows as a count off at the end.
+namespace {
+// the owner and `helpers` threads copy and build over one node `rounds` times each; the helpers start while the
+// owner is busy. The node's count must be what it was before, and so must the number of live nodes
+bool counts_survive_threads_joining(int helpers, bool as_pool_section) {
+  alarm(60);  // a lost unlock of the intern table would spin forever: end the child instead
+  if (detail::t_uop_role != 1 || detail::g_uop_sharers.load() != 0) return false;  // not the plain mode
+  UOp v = UOp::variable("owned_v", 0, 9);
+  detail::UOpNode* n = v.node();
+  const uint32_t rc_before = n->rc.load();
+  const size_t live_before = live_uop_count();
+  constexpr int rounds = 200000;
+  std::atomic<bool> go{false};
+  auto work = [&](int salt) {
+    for (int i = 0; i < rounds; i++) {
+      UOp c = v, d = c;
+      UOp s = (d + (i % 7 + salt)) * c;  // nodes over v, made and released (shared by the threads: same content)
+    }
+  };
+  if (as_pool_section) parallel_hooks().section_begin();
+  std::vector<std::thread> ts;
+  for (int h = 0; h < helpers; h++)
+    ts.emplace_back([&, h] {
+      if (as_pool_section) parallel_hooks().worker_start();
+      while (!go.load()) {
+      }
+      work(h);
+    });
+  go.store(true);
+  work(0);
+  for (auto& t : ts) t.join();
+  if (as_pool_section) parallel_hooks().section_end();
+  // after a section the owner is alone again: plain, and still exact
+  if (as_pool_section && detail::g_uop_sharers.load() != 0) return false;
+  work(1);
+  return n->rc.load() == rc_before && live_uop_count() == live_before;
+}
+}  // namespace
+
+TEST(UOpCore, AThreadJoiningTheOwnerLosesNoCount) {
+  EXPECT_EXIT(std::exit(counts_survive_threads_joining(1, false) ? 0 : 1), ::testing::ExitedWithCode(0), "");
+}
+TEST(UOpCore, APoolSectionLosesNoCountAndTheOwnerRunsPlainAfter) {
+  EXPECT_EXIT(std::exit(counts_survive_threads_joining(2, true) ? 0 : 1), ::testing::ExitedWithCode(0), "");
 }
 
 TEST(UOpCore, AnyInBackwardSliceWithSelf) {
