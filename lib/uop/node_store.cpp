@@ -80,7 +80,7 @@ void fork_child() {
   g_owner_taken.store(true, std::memory_order_relaxed);
   g_uop_sharers.store(0, std::memory_order_relaxed);
   g_owner_busy.store(0, std::memory_order_relaxed);
-  t_uop_role = 1, t_owner_depth = 0;
+  t_uop_role = 1;
 }
 const bool g_hooks_set = [] {
   parallel_hooks() = {section_begin, section_end, worker_start};

@@ -59,7 +59,6 @@ void release_node(UOpNode* n);
 // to use a UOp owns that mode; any other thread that uses one makes every thread use atomics until it ends, after a
 // handshake with the owner, and so does the engine's worker pool while it works (node_store.cpp explains it).
 inline thread_local constinit uint8_t t_uop_role = 0;  // 0: none yet, 1: the owner, 2: another thread
-inline thread_local constinit uint32_t t_owner_depth = 0;
 extern std::atomic<uint32_t> g_uop_sharers;  // threads other than the owner using UOps now, and worker pool sections
 extern std::atomic<uint32_t> g_owner_busy;   // the owner's depth of node operations, published for the handshake
 void claim_uop_role();
@@ -74,14 +73,15 @@ class NodeOp {
       if (t_uop_role != 1) return;
     }
     owner_ = true;
-    g_owner_busy.store(++t_owner_depth, std::memory_order_relaxed);
+    depth_ = g_owner_busy.load(std::memory_order_relaxed);  // only the owner writes it
+    g_owner_busy.store(depth_ + 1, std::memory_order_relaxed);
     std::atomic_signal_fence(std::memory_order_seq_cst);
     plain_ = g_uop_sharers.load(std::memory_order_acquire) == 0;
   }
   inline __attribute__((always_inline)) ~NodeOp() {
     if (!owner_) return;
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    g_owner_busy.store(--t_owner_depth, std::memory_order_release);
+    g_owner_busy.store(depth_, std::memory_order_release);
   }
   NodeOp(const NodeOp&) = delete;
   NodeOp& operator=(const NodeOp&) = delete;
@@ -89,6 +89,7 @@ class NodeOp {
 
  private:
   bool owner_ = false, plain_ = false;
+  uint32_t depth_ = 0;
 };
 // x + 1 and x - 1, returning the value before
 inline uint32_t rc_inc(std::atomic<uint32_t>& x, bool plain) {
