@@ -286,6 +286,49 @@ struct ReleaseStack {
   }
 };
 thread_local ReleaseStack* tl_release_stack = nullptr;
+
+// Node memory: freed nodes of up to kPooledSrcs srcs are kept by the freeing thread, per src count, and reused by its
+// next nodes of that count (a push and a pop instead of the allocator's calls; a codegen makes and frees ~16k nodes
+// per pass). A thread keeps at most kPoolCap per count (~2.4 MB in all); the rest go back to the allocator, and so
+// does all of it when the thread ends (nodes freed after that, by the thread's last destructors, go straight back).
+constexpr uint32_t kPooledSrcs = 4;
+constexpr size_t kPoolCap = 2048;
+struct NodePool {
+  struct Free {
+    Free* next;
+  };
+  Free* head[kPooledSrcs + 1] = {};
+  size_t n[kPooledSrcs + 1] = {};
+  bool ended = false;
+  ~NodePool() {
+    for (uint32_t k = 0; k <= kPooledSrcs; k++)
+      while (Free* f = head[k]) head[k] = f->next, ::operator delete(f);
+    ended = true;
+  }
+};
+thread_local NodePool t_pool;
+size_t node_bytes(size_t nsrc) { return sizeof(UOpNode) + nsrc * sizeof(UOpNode*); }
+void* alloc_node(size_t nsrc) {
+  if (nsrc <= kPooledSrcs) {
+    NodePool& p = t_pool;
+    if (NodePool::Free* f = p.head[nsrc]) {
+      p.head[nsrc] = f->next, p.n[nsrc]--;
+      return f;
+    }
+  }
+  return ::operator new(node_bytes(nsrc));
+}
+void free_node(void* mem, size_t nsrc) {
+  if (nsrc <= kPooledSrcs) {
+    NodePool& p = t_pool;
+    if (p.n[nsrc] < kPoolCap && !p.ended) {
+      auto* f = static_cast<NodePool::Free*>(mem);
+      f->next = p.head[nsrc], p.head[nsrc] = f, p.n[nsrc]++;
+      return;
+    }
+  }
+  ::operator delete(mem);
+}
 }  // namespace
 
 void destroy_cache(UOpNode* n) {
@@ -334,7 +377,7 @@ void release_node(UOpNode* first) {
     n->rw_slot.~atomic();
     n->rc.~atomic();
     n->flags.~atomic();
-    ::operator delete(n);
+    free_node(n, n->nsrc);
   }
   tl_release_stack = nullptr;
 }
@@ -409,7 +452,7 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
     }
     // a dying node with the same key: it unlinks itself when its release gets here; a new node goes first
   }
-  UOpNode* n = static_cast<UOpNode*>(::operator new(sizeof(UOpNode) + src.size() * sizeof(UOpNode*)));
+  UOpNode* n = static_cast<UOpNode*>(alloc_node(src.size()));
   new (&n->rc) std::atomic<uint32_t>(1);
   n->op = op;
   new (&n->flags) std::atomic<uint8_t>(0);
