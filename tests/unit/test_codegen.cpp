@@ -29,6 +29,7 @@
 #include "lib/uop/kernel_info.h"
 #include "lib/uop/serialize.h"
 #include "lib/uop/symbolic.h"
+#include "tests/unit/random_movement.h"
 
 using namespace tg;
 
@@ -674,32 +675,8 @@ TEST(Devectorize, AnIndexOfAMovementOpIsFirstMatchedByMopIndex) {
     Shape in;
     for (int d = 0, nd = 1 + (int)(rng() % 3); d < nd; d++) in.push_back(sint((pyint)(1 + rng() % 4)));
     UOp x = UOp::placeholder(in, dtypes::float32, 0);
-    for (int step = 0, ns = 1 + (int)(rng() % 3); step < ns; step++) {
-      const Shape& s = x.shape();
-      switch (rng() % 3) {
-        case 0: {  // flatten
-          pyint total = 1;
-          for (const sint& d : s) total *= d.i();
-          x = x.reshape(Shape{sint(total)});
-          break;
-        }
-        case 1: {  // a new leading dim, expanded
-          Shape one{sint(1)};
-          one.insert(one.end(), s.begin(), s.end());
-          OptShape out{sint((pyint)(2 + rng() % 3))};
-          for (const sint& d : s) out.push_back(d);
-          x = x.reshape(one).expand(out);
-          break;
-        }
-        default: {
-          std::vector<int64_t> order(s.size());
-          for (size_t i = 0; i < order.size(); i++) order[i] = (int64_t)i;
-          std::reverse(order.begin(), order.end());
-          x = x.permute(order);
-          break;
-        }
-      }
-    }
+    for (int step = 0, ns = 1 + (int)(rng() % 3); step < ns; step++)
+      x = test_util::random_movement(rng, x, (int)(rng() % 3));
     if (!GroupOp::Movement.has(x.op())) continue;
     std::vector<UOp> idx;
     for (const sint& d : x.shape()) idx.push_back(UOp::const_(PyConst((pyint)(rng() % d.i()))));

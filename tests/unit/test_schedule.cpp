@@ -11,6 +11,7 @@
 #include "lib/uop/kernel_info.h"
 #include "lib/uop/rewrite.h"
 #include "tests/parity/schedule_goldens.h"
+#include "tests/unit/random_movement.h"
 
 using namespace tg;
 
@@ -200,32 +201,7 @@ TEST(Indexing, DirectMovementIndexEqualsApplyMovementOp) {
     Shape in;
     for (int d = 0, nd = 1 + (int)(rng() % 3); d < nd; d++) in.push_back(sint((pyint)(1 + rng() % 4)));
     UOp base = UOp::placeholder(in, dtypes::float32, 0);
-    UOp mop;
-    switch (trial % 3) {
-      case 0: {  // flatten, or split the last dim in two
-        pyint total = 1;
-        for (const sint& s : in) total *= s.i();
-        mop = base.reshape(trial % 2 ? Shape{sint(total)} : Shape{sint(1), sint(total)});
-        break;
-      }
-      case 1: {  // a new leading dim, expanded
-        Shape one{sint(1)};
-        one.insert(one.end(), in.begin(), in.end());
-        OptShape out;
-        out.push_back(sint((pyint)(2 + rng() % 3)));
-        for (const sint& s : in) out.push_back(s);
-        mop = base.reshape(one).expand(out);
-        break;
-      }
-      default: {
-        std::vector<int64_t> order(in.size());
-        for (size_t i = 0; i < order.size(); i++) order[i] = (int64_t)i;
-        std::shuffle(order.begin(), order.end(), rng);
-        mop = base.permute(order);
-        if (mop.op() != Ops::PERMUTE) continue;
-        break;
-      }
-    }
+    UOp mop = test_util::random_movement(rng, base, trial % 3, trial % 2 == 1);
     if (!GroupOp::Movement.has(mop.op())) continue;
     std::vector<UOp> idx;
     for (const sint& s : mop.shape()) idx.push_back(UOp::const_(PyConst((pyint)(rng() % s.i()))));
