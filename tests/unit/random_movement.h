@@ -11,6 +11,13 @@
 
 namespace tg::test_util {
 
+// a float buffer of 1 to 3 dims of 1 to 4 each
+inline UOp random_buffer(std::mt19937& rng) {
+  Shape in;
+  for (int d = 0, nd = 1 + (int)(rng() % 3); d < nd; d++) in.push_back(sint((pyint)(1 + rng() % 4)));
+  return UOp::placeholder(in, dtypes::float32, 0);
+}
+
 inline UOp random_movement(std::mt19937& rng, const UOp& x, int kind, bool split = false) {
   const Shape& s = x.shape();
   switch (kind) {
