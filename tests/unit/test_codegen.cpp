@@ -672,9 +672,7 @@ TEST(Devectorize, AnIndexOfAMovementOpIsFirstMatchedByMopIndex) {
   std::mt19937 rng(5);
   int checked = 0;
   for (int trial = 0; trial < 400; trial++) {
-    Shape in;
-    for (int d = 0, nd = 1 + (int)(rng() % 3); d < nd; d++) in.push_back(sint((pyint)(1 + rng() % 4)));
-    UOp x = UOp::placeholder(in, dtypes::float32, 0);
+    UOp x = test_util::random_buffer(rng);
     for (int step = 0, ns = 1 + (int)(rng() % 3); step < ns; step++)
       x = test_util::random_movement(rng, x, (int)(rng() % 3));
     if (!GroupOp::Movement.has(x.op())) continue;

@@ -198,9 +198,7 @@ TEST(Indexing, DirectMovementIndexEqualsApplyMovementOp) {
   std::mt19937 rng(77);
   int compared = 0;
   for (int trial = 0; trial < 300; trial++) {
-    Shape in;
-    for (int d = 0, nd = 1 + (int)(rng() % 3); d < nd; d++) in.push_back(sint((pyint)(1 + rng() % 4)));
-    UOp base = UOp::placeholder(in, dtypes::float32, 0);
+    UOp base = test_util::random_buffer(rng);
     UOp mop = test_util::random_movement(rng, base, trial % 3, trial % 2 == 1);
     if (!GroupOp::Movement.has(mop.op())) continue;
     std::vector<UOp> idx;
