@@ -29,7 +29,10 @@ static sint sprod(const std::vector<sint>& v) {
 Scheduler hand_coded_optimizations(const Scheduler& k0) {
   // first try the tensor cores
   // NOTE: unless TC_OPT is > 0, we only trigger tensor cores if there's only one reduce axis
-  if (USE_TC.value() > 0 &&
+  // No ported renderer has tensor cores, so apply_opt(TC) raises KernelOptError on every axis (its last check): the
+  // attempts change nothing, and each would cost a C++ throw (30 of an MLP codegen's 42)
+  constexpr bool kTensorCores = false;
+  if (kTensorCores && USE_TC.value() > 0 &&
       (k0.axes_of({AxisType::GROUP_REDUCE, AxisType::REDUCE}).size() == 1 || TC_OPT.value() >= 1)) {
     for (int axis = 0; axis < 3; axis++) {
       Scheduler tk = k0.copy();
@@ -95,7 +98,9 @@ Scheduler hand_coded_optimizations(const Scheduler& k0) {
     sint p = sprod(v);
     pyint lim = NOLOCALS.value() ? 240 : 2048;
     bool grouping = p.is_int() ? p.i() <= lim : resolve(p.u().le(PyConst(lim)), false);
-    if (grouping) {
+    // without locals apply_opt(GROUPTOP) raises KernelOptError at its first check on every axis: the attempts change
+    // nothing, and each would cost a C++ throw
+    if (grouping && k.ren->has_local) {
       for (int axis : {0, 1, 2}) {
         try {
           k.apply_opt(Opt(OptOps::GROUPTOP, axis, Arg(16)));
