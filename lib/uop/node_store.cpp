@@ -50,7 +50,9 @@ bool membarrier_ready() {
 }
 // called once this thread is counted in g_uop_sharers: the owner's operations that may still run plain have ended
 void wait_out_owner() {
-  if (!membarrier_ready() || !g_owner_taken.load(std::memory_order_acquire)) return;
+  // seq_cst with the count's increment and the owner's claim: either this thread sees the claim, or the new owner's
+  // first operation sees the count
+  if (!membarrier_ready() || !g_owner_taken.load(std::memory_order_seq_cst)) return;
 #if defined(__linux__)
   // a process made by fork() starts unregistered (fork_child registers it again; this is the fallback)
   if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0 &&
@@ -65,7 +67,7 @@ void wait_out_owner() {
 }
 // the worker pool (parallel_for): its workers use UOps only inside its sections, which count as sharers
 void section_begin() {
-  g_uop_sharers.fetch_add(1, std::memory_order_acq_rel);
+  g_uop_sharers.fetch_add(1, std::memory_order_seq_cst);
   if (t_uop_role != 1) wait_out_owner();  // the owner itself is between operations here
 }
 void section_end() { g_uop_sharers.fetch_sub(1, std::memory_order_release); }
@@ -93,14 +95,15 @@ const bool g_hooks_set = [] {
 
 void claim_uop_role() {
   bool none = false;
-  if (membarrier_ready() && g_owner_taken.compare_exchange_strong(none, true, std::memory_order_acq_rel)) {
+  if (membarrier_ready() && g_owner_taken.compare_exchange_strong(none, true, std::memory_order_seq_cst)) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // before this thread's first read of the count
     t_uop_role = 1;
     return;
   }
   // for the rest of the process: a count left when the thread ends could let the owner run plain while this thread's
   // thread_local UOps are still being destroyed
   t_uop_role = 2;
-  g_uop_sharers.fetch_add(1, std::memory_order_acq_rel);
+  g_uop_sharers.fetch_add(1, std::memory_order_seq_cst);
   wait_out_owner();
 }
 
