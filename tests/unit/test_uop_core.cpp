@@ -188,8 +188,38 @@ bool counts_survive_threads_joining(int helpers, bool as_pool_section) {
 }
 }  // namespace
 
+// threads that join while the owner releases long chains (one long plain operation each: the newcomer's wait), build
+// the same content and drop it: the table and the counts stay exact
+static bool counts_survive_joins_during_releases() {
+  alarm(60);
+  if (detail::t_uop_role != 1 || detail::g_uop_sharers.load() != 0) return false;
+  const size_t live_before = live_uop_count();
+  UOp v = UOp::variable("chain_v", 0, 9);
+  auto chain = [&](int n, int salt) {
+    UOp x = v;
+    for (int i = 0; i < n; i++) x = x + (i % 5 + salt);
+    return x;
+  };
+  std::atomic<int> started{0};
+  std::vector<std::thread> ts;
+  for (int round = 0; round < 40; round++) {
+    UOp c = chain(3000, 1);  // released at the end of the round: 3000 nodes in one release
+    if (round % 10 == 5)
+      ts.emplace_back([&] {
+        started++;
+        for (int k = 0; k < 20; k++) UOp mine = chain(500, 1);  // the owner's content, shared with it
+      });
+  }
+  for (auto& t : ts) t.join();
+  v = UOp();
+  return started.load() == 4 && live_uop_count() == live_before;
+}
+
 TEST(UOpCore, AThreadJoiningTheOwnerLosesNoCount) {
   EXPECT_EXIT(std::exit(counts_survive_threads_joining(1, false) ? 0 : 1), ::testing::ExitedWithCode(0), "");
+}
+TEST(UOpCore, ThreadsJoiningDuringLongReleasesLoseNothing) {
+  EXPECT_EXIT(std::exit(counts_survive_joins_during_releases() ? 0 : 1), ::testing::ExitedWithCode(0), "");
 }
 TEST(UOpCore, APoolSectionLosesNoCountAndTheOwnerRunsPlainAfter) {
   EXPECT_EXIT(std::exit(counts_survive_threads_joining(2, true) ? 0 : 1), ::testing::ExitedWithCode(0), "");
