@@ -56,7 +56,7 @@ void release_node(UOpNode* n);
 
 // Reference counts, the intern table and the rewrite driver's claims on nodes skip atomic read-modify-writes (a
 // locked instruction each: ~11% of codegen's time on one thread) while one thread alone uses UOps. The first thread
-// to use a UOp owns that mode; any other thread that uses one makes every thread use atomics until it ends, after a
+// to use a UOp owns that mode; any other thread that uses one makes every thread use atomics from then on, after a
 // handshake with the owner, and so does the engine's worker pool while it works (node_store.cpp explains it).
 inline thread_local constinit uint8_t t_uop_role = 0;  // 0: none yet, 1: the owner, 2: another thread
 extern std::atomic<uint32_t> g_uop_sharers;  // threads other than the owner using UOps now, and worker pool sections
