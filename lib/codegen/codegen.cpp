@@ -238,10 +238,7 @@ class LaneChain {
       } else if (end_.op() == Ops::EXPAND) {
         st.added = end_.shape().size() - end_.src(0).shape().size();
       } else if (end_.op() == Ops::PERMUTE) {
-        const auto& items = end_.arg().items();
-        for (size_t i = 0; i < items.size(); i++) st.order.push_back(i);
-        std::stable_sort(st.order.begin(), st.order.end(),
-                         [&](size_t a, size_t b) { return items[a].as_int() < items[b].as_int(); });
+        st.order = permute_argsort(end_.arg());
       } else {
         break;
       }

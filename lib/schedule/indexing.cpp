@@ -125,13 +125,18 @@ UOp apply_reshape(const Shape& in_shape, const Shape& out_shape, const UOp& urng
   return cache.emplace(std::move(key), ret).first->second;
 }
 
-// a PERMUTE's input ranges: its output ranges in argsort order of the permutation
-static std::vector<UOp> permute_index(const Arg& perm, const std::vector<UOp>& rngs) {
+std::vector<size_t> permute_argsort(const Arg& perm) {
   const auto& items = perm.items();
   std::vector<size_t> order(items.size());
   for (size_t i = 0; i < order.size(); i++) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return items[a].as_int() < items[b].as_int(); });
+  return order;
+}
+
+// a PERMUTE's input ranges: its output ranges in argsort order of the permutation
+static std::vector<UOp> permute_index(const Arg& perm, const std::vector<UOp>& rngs) {
+  const std::vector<size_t> order = permute_argsort(perm);
   std::vector<UOp> r;
   r.reserve(order.size());
   for (size_t p : order) r.push_back(rngs[p]);

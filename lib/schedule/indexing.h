@@ -26,6 +26,8 @@ std::vector<UOp> apply_movement_op(Ops op, const Shape& in_shape, const MArg& ar
 // shapes (no MArg is built): what apply_movement_op(mop.op(), mop.src(0).shape(), marg(mop), rngs) gives, or nullopt
 // for the other cases
 std::optional<std::vector<UOp>> apply_movement_op_direct(const UOp& mop, const std::vector<UOp>& rngs);
+// a PERMUTE's argsort: the output position of each input dim (its input ranges are the output ranges in this order)
+std::vector<size_t> permute_argsort(const Arg& perm);
 // the RESHAPE index math: out ranges (urngs.src, PLACEHOLDER ranges) -> in ranges; memoized like functools.cache, so
 // its "reshape" rewrite step shows only the first time a (shapes, ranges) key is seen in the process
 UOp apply_reshape(const Shape& in_shape, const Shape& out_shape, const UOp& urngs);
