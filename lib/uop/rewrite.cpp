@@ -156,6 +156,12 @@ struct RewriteContext {
     detail::UOpNode* new_n;
     uint32_t slot;  // n's slot (unified_rewrite; found once, when the entry is made)
   };
+  // entries are written and read field by field: a copy of a whole entry through a temporary is written as scalars
+  // and read back as vectors, which store forwarding cannot serve (a stall on every push of the driver)
+  TG_HOT_INLINE void push(detail::UOpNode* n, int stage, detail::UOpNode* new_n, uint32_t slot) {
+    Entry& e = stack.emplace_back();
+    e.n = n, e.stage = stage, e.new_n = new_n, e.slot = slot;
+  }
   static const UOp& view(detail::UOpNode* const& p) { return *reinterpret_cast<const UOp*>(&p); }
   // the ops some rule's root can have (every op while match stats are tracked: they count every node tried). A node
   // whose backward slice has none of them is never rewritten, nor is anything below it: it is its own replacement,
@@ -292,7 +298,7 @@ struct RewriteContext {
     {
       uint32_t si = slot_index(root.node());
       slots_[si].on_stack = true;
-      stack.push_back({root.node(), 0, root.node(), si});
+      push(root.node(), 0, root.node(), si);
     }
     const size_t limit = (size_t)REWRITE_STACK_LIMIT.value();
     // the node of slot si is replaced by v (alive until reset()); the entries waiting for it go back on the stack
@@ -300,7 +306,10 @@ struct RewriteContext {
       Slot& w = slots_[si];
       w.replace = v;
       if (w.wait_head < 0) return;
-      for (int32_t i = w.wait_head; i >= 0; i = waiting_[i].next) stack.push_back(waiting_[i].e);
+      for (int32_t i = w.wait_head; i >= 0; i = waiting_[i].next) {
+        const Entry& we = waiting_[i].e;
+        push(we.n, we.stage, we.new_n, we.slot);
+      }
       slots_[si].wait_head = slots_[si].wait_tail = -1;  // the pushes do not move the slots
     };
     // a node built here: kept alive for the rest of the rewrite (entries only borrow)
@@ -311,7 +320,11 @@ struct RewriteContext {
     };
     while (!stack.empty()) {
       if (stack.size() > limit) throw RewriteError("infinite loop in graph_rewrite (stack too big)");
-      const Entry e = stack.back();
+      Entry e;
+      {
+        const Entry& top = stack.back();
+        e.n = top.n, e.stage = top.stage, e.new_n = top.new_n, e.slot = top.slot;
+      }
       stack.pop_back();
       const UOp& n = view(e.n);
       if (slots_[e.slot].replace) continue;
@@ -355,7 +368,7 @@ struct RewriteContext {
           }
         }
         const UOp& new_n = view(new_np);
-        stack.push_back({e.n, 1, new_np, e.slot});
+        push(e.n, 1, new_np, e.slot);
         if (!enter_calls && is_opaque_call(new_n)) set_replace(new_n.src(0), new_n.src(0)), saw_opaque_call = true;
         for (size_t i = new_n.nsrc(); i > 0; i--) {
           const UOp& x = new_n.src(i - 1);
@@ -363,7 +376,7 @@ struct RewriteContext {
           Slot& xs = get(x.node());
           if (xs.on_stack) continue;
           xs.on_stack = true;
-          stack.push_back({x.node(), 0, x.node(), (uint32_t)(&xs - slots_.data())});
+          push(x.node(), 0, x.node(), (uint32_t)(&xs - slots_.data()));
         }
       } else if (e.stage == 1) {
         const UOp& e_new_n = view(e.new_n);
@@ -398,8 +411,8 @@ struct RewriteContext {
           finish(e.slot, new_src_np);
           continue;
         }
-        stack.push_back({e.n, 2, new_src_np, e.slot});
-        stack.push_back({new_src_np, 0, new_src_np, slot_index(new_src_np)});
+        push(e.n, 2, new_src_np, e.slot);
+        push(new_src_np, 0, new_src_np, slot_index(new_src_np));
       } else {
         if (const UOp* r = replaced(view(e.new_n)); !r) {
           wait_for(view(e.new_n), e);
