@@ -76,6 +76,27 @@ bool running_on_this_thread(uint64_t s) {
   return std::find(static_cast<const uint64_t*>(t_running), end, s) != end;
 }
 
+// a stack of plain entries whose push is inlined (vector::emplace_back is a call); storage is kept across uses
+template <typename T>
+class PodStack {
+ public:
+  TG_HOT_INLINE T& push() {
+    if (n_ == v_.size()) [[unlikely]]
+      grow();
+    return v_[n_++];
+  }
+  T& back() { return v_[n_ - 1]; }
+  void pop_back() { n_--; }
+  bool empty() const { return n_ == 0; }
+  size_t size() const { return n_; }
+  void clear() { n_ = 0; }
+
+ private:
+  __attribute__((noinline)) void grow() { v_.resize(v_.size() * 2 + 64); }
+  std::vector<T> v_;
+  size_t n_ = 0;
+};
+
 struct RewriteContext {
   const PatternMatcher* pm = nullptr;
   const PatternMatcher* bpm = nullptr;
@@ -159,7 +180,7 @@ struct RewriteContext {
   // entries are written and read field by field: a copy of a whole entry through a temporary is written as scalars
   // and read back as vectors, which store forwarding cannot serve (a stall on every push of the driver)
   TG_HOT_INLINE void push(detail::UOpNode* n, int stage, detail::UOpNode* new_n, uint32_t slot) {
-    Entry& e = stack.emplace_back();
+    Entry& e = stack.push();
     e.n = n, e.stage = stage, e.new_n = new_n, e.slot = slot;
   }
   static const UOp& view(detail::UOpNode* const& p) { return *reinterpret_cast<const UOp*>(&p); }
@@ -181,7 +202,7 @@ struct RewriteContext {
     get(x.node()).replace = vn;
   }
   std::vector<UOp> keep_;
-  std::vector<Entry> stack;
+  PodStack<Entry> stack;
   // scratch of one node's fixed point and new sources (no allocation per node); borrowed like the entries
   std::vector<detail::UOpNode*> seen_, tmp_;
   static std::span<const UOp> view(const std::vector<detail::UOpNode*>& v) {
@@ -538,7 +559,7 @@ struct FastSubstitute {
   const UOpMap<UOp>* d = nullptr;
   BorrowedNodeMap<detail::UOpNode*> memo{16};
   ClearableRawNodeSet in_progress{16};
-  std::vector<Frame> stack;
+  PodStack<Frame> stack;
   std::vector<UOp> keep;  // rebuilt nodes (the memo borrows)
   std::vector<detail::UOpNode*> srcs;
   bool busy = false;
@@ -553,6 +574,10 @@ struct FastSubstitute {
     return it == d->end() ? nullptr : it->second.node();
   }
   static bool opaque(detail::UOpNode* n) { return is_opaque_call(RewriteContext::view(n)); }
+  TG_HOT_INLINE void push(detail::UOpNode* n) {
+    Frame& f = stack.push();
+    f.n = n, f.f = nullptr, f.rb = nullptr, f.stage = 0;
+  }
 
   std::optional<UOp> run(const UOp& root, const UOpMap<UOp>& dmap, bool walk, bool enter_calls) {
     d = nullptr, small.clear();
@@ -564,7 +589,7 @@ struct FastSubstitute {
       FastSubstitute& s;
       ~Clear() { s.memo.clear(), s.in_progress.clear(), s.stack.clear(), s.keep.clear(), s.small.clear(); }
     } clear{*this};
-    stack.push_back({root.node(), nullptr, nullptr, 0});
+    push(root.node());
     while (!stack.empty()) {
       Frame& fr = stack.back();
       if (fr.stage == 0) {
@@ -593,7 +618,7 @@ struct FastSubstitute {
           detail::UOpNode* x = f->srcs[i - 1];
           if (memo.find(x)) continue;
           if (in_progress.contains(x)) return std::nullopt;
-          stack.push_back({x, nullptr, nullptr, 0});  // fr is invalid from here
+          push(x);  // fr is invalid from here
         }
       } else if (fr.stage == 1) {
         detail::UOpNode* f = fr.f;
@@ -624,7 +649,7 @@ struct FastSubstitute {
         }
         if (in_progress.contains(rb)) return std::nullopt;
         fr.rb = rb, fr.stage = 2;
-        stack.push_back({rb, nullptr, nullptr, 0});
+        push(rb);
       } else {
         detail::UOpNode* v = *memo.find(fr.rb);
         *memo.emplace(RewriteContext::view(fr.n)).first = v;
