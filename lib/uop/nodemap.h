@@ -25,6 +25,29 @@ inline UOpNode* key_node(UOpNode* k) { return k; }
 #define TG_HOT_INLINE inline __attribute__((always_inline))
 #define TG_COLD_PATH __attribute__((noinline))
 
+// a stack of plain entries for graph walks: push is inlined and the caller writes the entry in place, field by field
+// (vector::emplace_back is a call, and an entry copied through a temporary is written as scalars and read back as
+// vectors, which store forwarding cannot serve). Storage is kept across uses
+template <typename T>
+class PodStack {
+ public:
+  TG_HOT_INLINE T& push() {
+    if (n_ == v_.size()) [[unlikely]]
+      grow();
+    return v_[n_++];
+  }
+  T& back() { return v_[n_ - 1]; }
+  void pop_back() { n_--; }
+  bool empty() const { return n_ == 0; }
+  size_t size() const { return n_; }
+  void clear() { n_ = 0; }
+
+ private:
+  __attribute__((noinline)) void grow() { v_.resize(v_.size() * 2 + 64); }
+  std::vector<T> v_;
+  size_t n_ = 0;
+};
+
 // a map from nodes to V; K = UOp: the keys hold references (NodeMap), K = detail::UOpNode*: the keys are borrowed
 // (BorrowedNodeMap: for a rewrite driver whose keys all stay alive until it clears the map)
 template <typename K, typename V>

@@ -76,27 +76,6 @@ bool running_on_this_thread(uint64_t s) {
   return std::find(static_cast<const uint64_t*>(t_running), end, s) != end;
 }
 
-// a stack of plain entries whose push is inlined (vector::emplace_back is a call); storage is kept across uses
-template <typename T>
-class PodStack {
- public:
-  TG_HOT_INLINE T& push() {
-    if (n_ == v_.size()) [[unlikely]]
-      grow();
-    return v_[n_++];
-  }
-  T& back() { return v_[n_ - 1]; }
-  void pop_back() { n_--; }
-  bool empty() const { return n_ == 0; }
-  size_t size() const { return n_; }
-  void clear() { n_ = 0; }
-
- private:
-  __attribute__((noinline)) void grow() { v_.resize(v_.size() * 2 + 64); }
-  std::vector<T> v_;
-  size_t n_ = 0;
-};
-
 struct RewriteContext {
   const PatternMatcher* pm = nullptr;
   const PatternMatcher* bpm = nullptr;

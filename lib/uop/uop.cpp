@@ -120,7 +120,11 @@ std::vector<UOp> UOp::toposort(const std::function<bool(const UOp&)>& gate, bool
   // again (a nested call) gets its own
   struct Scratch {
     ClearableRawNodeSet seen{64};
-    std::vector<std::pair<detail::UOpNode*, bool>> stack;
+    struct Item {
+      detail::UOpNode* node;
+      bool visited;
+    };
+    PodStack<Item> stack;
     bool busy = false;
   };
   thread_local Scratch scratch;
@@ -134,17 +138,22 @@ std::vector<UOp> UOp::toposort(const std::function<bool(const UOp&)>& gate, bool
   w.seen.clear(), w.stack.clear();
   ClearableRawNodeSet& seen = w.seen;
   auto& stack = w.stack;
-  stack.push_back({n_, false});
+  auto push = [&](detail::UOpNode * node, bool visited) __attribute__((always_inline)) {
+    auto& it = stack.push();
+    it.node = node, it.visited = visited;
+  };
+  push(n_, false);
   while (!stack.empty()) {
-    auto [node, visited] = stack.back();
+    detail::UOpNode* node = stack.back().node;
+    const bool visited = stack.back().visited;
     stack.pop_back();
     if (seen.contains(node)) continue;
     const UOp& u = *reinterpret_cast<const UOp*>(&node);
     if (!visited) {
       if (!gate || gate(u)) {
-        stack.push_back({node, true});
+        push(node, true);
         uint32_t start = (!enter_calls && (u.op() == Ops::CALL || u.op() == Ops::FUNCTION)) ? 1 : 0;
-        for (uint32_t i = node->nsrc; i > start; i--) stack.push_back({node->srcs[i - 1], false});
+        for (uint32_t i = node->nsrc; i > start; i--) push(node->srcs[i - 1], false);
       }
     } else {
       seen.insert(node);

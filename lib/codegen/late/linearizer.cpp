@@ -80,7 +80,14 @@ TuplizeOrder::TuplizeOrder(const std::vector<UOp>& lst, BorrowedNodeMap<size_t>&
 
 void TuplizeOrder::build(BorrowedNodeMap<size_t>& pos) {
   const size_t n = lst_.size();
-  cls_.resize(n), arg_.resize(n), src_begin_.resize(n + 1);
+  cls_.resize(n), arg_.resize(n), op_.resize(n), dtype_.resize(n), src_begin_.resize(n + 1);
+  src_pos_.clear();
+  src_pos_.reserve(2 * n);
+  // the kernel's few dtypes, ranked by DType's <
+  std::vector<DType> dts;
+  for (const UOp& u : lst_)
+    if (std::find(dts.begin(), dts.end(), u.dtype()) == dts.end()) dts.push_back(u.dtype());
+  std::sort(dts.begin(), dts.end());
   // each class's (and each arg id's) first node in a flat table of chains: a bucket holds the last such node whose
   // hash falls in it, each node the one before (next_*); a node's hash is compared before its content
   constexpr uint32_t kNone = UINT32_MAX;
@@ -94,6 +101,8 @@ void TuplizeOrder::build(BorrowedNodeMap<size_t>& pos) {
   for (size_t i = 0; i < n; i++) {
     const UOp& u = lst_[i];
     src_begin_[i] = (uint32_t)src_pos_.size();
+    op_[i] = (uint8_t)u.op();
+    dtype_[i] = (uint32_t)(std::lower_bound(dts.begin(), dts.end(), u.dtype()) - dts.begin());
     const size_t ah = py_hash(u.arg());
     arg_hash_of[i] = ah;
     uint32_t aid = kNone;
@@ -137,14 +146,15 @@ void TuplizeOrder::build(BorrowedNodeMap<size_t>& pos) {
 bool TuplizeOrder::lt(size_t a, size_t b) const {
   for (;;) {
     if (cls_[a] == cls_[b]) return false;
-    const UOp &x = lst_[a], &y = lst_[b];
-    if (x.op() != y.op()) return (int)x.op() < (int)y.op();
-    if (arg_[a] != arg_[b]) return arg_lt(x.arg(), y.arg());
-    if (x.dtype() != y.dtype()) return x.dtype() < y.dtype();
-    size_t i = 0, n = std::min(x.nsrc(), y.nsrc());
-    while (i < n && cls_[src_pos_[src_begin_[a] + i]] == cls_[src_pos_[src_begin_[b] + i]]) i++;
-    if (i == n) return x.nsrc() < y.nsrc();
-    a = src_pos_[src_begin_[a] + i], b = src_pos_[src_begin_[b] + i];
+    if (op_[a] != op_[b]) return op_[a] < op_[b];
+    if (arg_[a] != arg_[b]) return arg_lt(lst_[a].arg(), lst_[b].arg());
+    if (dtype_[a] != dtype_[b]) return dtype_[a] < dtype_[b];
+    const uint32_t *sa = src_pos_.data() + src_begin_[a], *sb = src_pos_.data() + src_begin_[b];
+    const uint32_t na = src_begin_[a + 1] - src_begin_[a], nb = src_begin_[b + 1] - src_begin_[b];
+    uint32_t i = 0, n = std::min(na, nb);
+    while (i < n && cls_[sa[i]] == cls_[sb[i]]) i++;
+    if (i == n) return na < nb;
+    a = sa[i], b = sb[i];
   }
 }
 
@@ -153,6 +163,7 @@ std::vector<UOp> linearize(const UOp& sink) {
   const size_t n = lst.size();
   BorrowedNodeMap<size_t> pos(n);  // lst holds the nodes
   for (size_t i = 0; i < n; i++) *pos.emplace(lst[i]).first = i;
+  TuplizeOrder tuplize(lst, pos);  // also each node's src positions, read below instead of the map
   std::vector<int64_t> out_degree(n, 0);
   std::vector<Priority> prio(n);
   AddrSpaceCache as;
@@ -169,10 +180,7 @@ std::vector<UOp> linearize(const UOp& sink) {
     auto own = [&](size_t j) { return bit[j] >= 0 ? uint64_t(1) << bit[j] : uint64_t(0); };
     for (size_t i = 0; i < n; i++) {
       uint64_t m = 0;
-      for (const UOp& s : lst[i].src()) {
-        size_t j = *pos.find(s);
-        m |= own(j) | inner[j];  // s.ranges: s itself when it is a RANGE, and its _ranges
-      }
+      for (uint32_t j : tuplize.srcs(i)) m |= own(j) | inner[j];  // s.ranges: s itself when a RANGE, and its _ranges
       lst[i].for_each_ended_range([&](const UOp& er) {
         size_t j = *pos.find(er);
         m &= ~(bit[j] >= 0 ? own(j) : inner[j]);  // er.ranges of a non-RANGE is its _ranges
@@ -182,7 +190,7 @@ std::vector<UOp> linearize(const UOp& sink) {
   }
   for (size_t k = n; k > 0; k--) {
     const UOp& u = lst[k - 1];
-    for (const UOp& s : u.src()) out_degree[*pos.find(s)]++;
+    for (uint32_t j : tuplize.srcs(k - 1)) out_degree[j]++;
     // we place UOps with higher run_counts later
     pyint run_count = u.op() == Ops::RANGE ? sat_add(u.vmax().as_int(), 1) : 1;  // u.ranges: u itself, then _ranges
     if (!inner.empty()) {
@@ -208,7 +216,6 @@ std::vector<UOp> linearize(const UOp& sink) {
   // algorithm, since `<` on a tuplize holding a nan const is false both ways
   std::vector<size_t> order(n);
   for (size_t i = 0; i < n; i++) order[i] = i;
-  TuplizeOrder tuplize(lst, pos);
   detail::py_sort_indices(order, [&](size_t a, size_t b) {
     int c = cmp_priority(prio[a], prio[b]);
     if (c != 0) return c < 0;
@@ -218,17 +225,15 @@ std::vector<UOp> linearize(const UOp& sink) {
   for (size_t i = 0; i < n; i++) nkey[order[i]] = i;
   // then force them to be toposorted in as close to the ideal order as possible: pop the largest key first, reverse
   std::priority_queue<std::pair<size_t, size_t>> heap;  // (nkey, position)
-  heap.push({nkey[*pos.find(sink)], *pos.find(sink)});
+  heap.push({nkey[n - 1], n - 1});                      // the sink: the toposort's last node
   std::vector<UOp> newlst;
   newlst.reserve(n);
   while (!heap.empty()) {
     size_t i = heap.top().second;
     heap.pop();
     newlst.push_back(lst[i]);
-    for (const UOp& v : lst[i].src()) {
-      size_t j = *pos.find(v);
+    for (uint32_t j : tuplize.srcs(i))
       if (--out_degree[j] == 0) heap.push({nkey[j], j});
-    }
   }
   std::reverse(newlst.begin(), newlst.end());
   return newlst;

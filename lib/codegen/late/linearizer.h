@@ -1,6 +1,7 @@
 // Port of tinygrad/codegen/late/linearizer.py: the priority toposort that turns a kernel SINK into a linear program,
 // the control-flow edges that order sibling loops (CFGContext, pm_add_control_flow) and pm_split_ends.
 #pragma once
+#include <span>
 #include <vector>
 
 #include "lib/uop/rewrite.h"
@@ -21,12 +22,18 @@ class TuplizeOrder {
   TuplizeOrder(const std::vector<UOp>& toposorted, BorrowedNodeMap<size_t>& positions);
   bool eq(size_t a, size_t b) const { return cls_[a] == cls_[b]; }
   bool lt(size_t a, size_t b) const;
+  // the positions of the srcs of the node at position i
+  std::span<const uint32_t> srcs(size_t i) const {
+    return {src_pos_.data() + src_begin_[i], src_begin_[i + 1] - src_begin_[i]};
+  }
 
  private:
   void build(BorrowedNodeMap<size_t>& pos);
   const std::vector<UOp>& lst_;
   std::vector<uint32_t> cls_;                  // by position
   std::vector<uint32_t> arg_;                  // by position: equal ids for python-equal args
+  std::vector<uint8_t> op_;                    // by position (lt reads these, not the nodes)
+  std::vector<uint32_t> dtype_;                // by position: dtypes in python's < order
   std::vector<uint32_t> src_begin_, src_pos_;  // positions of each node's srcs
 };
 
