@@ -1,5 +1,7 @@
 #include "lib/uop/weak.h"
 
+#include <optional>
+
 #include "lib/uop/rewrite.h"
 
 namespace tg {
@@ -118,8 +120,8 @@ const PatternMatcher& pm_lower_weak() {
 }
 
 static UOp lower_weak_srcs(LowerIndexCtx* ctx, const UOp& u) {
-  LowerIndexCtx local;
-  if (ctx == nullptr) ctx = &local;
+  std::optional<LowerIndexCtx> local;  // made only when the rule runs without a ctx (its tables allocate)
+  if (ctx == nullptr) ctx = &local.emplace();
   auto lower = [&](const UOp& s) {
     auto it = ctx->lowered.find(s);
     if (it != ctx->lowered.end()) return it->second;
