@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <unordered_map>
 
 #include "lib/helpers.h"
 #include "lib/renderer/cstyle.h"
@@ -25,7 +26,7 @@ static std::string cat(const A&... a) {
   return out;
 }
 
-std::string ldt(DType dt, pyint count, bool ptr) {
+static std::string make_ldt(DType dt, pyint count, bool ptr) {
   if (ptr) return ldt(dt, count) + "*";
   if (count > 1) return "<" + pyint_str(count) + " x " + ldt(dt, 1) + ">";
   using namespace dtypes;
@@ -40,6 +41,26 @@ std::string ldt(DType dt, pyint count, bool ptr) {
   if (dt == float32) return "float";
   if (dt == float64) return "double";
   throw Error("ldt: no LLVM type for " + dt.repr());
+}
+
+const std::string& ldt(DType dt, pyint count, bool ptr) {
+  struct Key {
+    const void* dt;
+    pyint count;
+    bool ptr;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<const void*>()(k.dt) ^ ((size_t)k.count * 0x9e3779b97f4a7c15ULL) ^ (size_t)k.ptr;
+    }
+  };
+  thread_local std::unordered_map<Key, std::string, KeyHash> names;  // strings never move (node-based map)
+  Key k{dt.data(), count, ptr};
+  auto it = names.find(k);
+  if (it != names.end()) return it->second;
+  std::string v = make_ldt(dt, count, ptr);  // may recurse into ldt (inserting): look up again after
+  return names.emplace(k, std::move(v)).first->second;
 }
 
 std::string lconst(const PyConst& x, DType dtype) {

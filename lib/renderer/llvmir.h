@@ -12,7 +12,8 @@
 namespace tg {
 
 // ldt: the LLVM type of a dtype (a vector when count > 1, a pointer when ptr)
-std::string ldt(DType dt, pyint count = 1, bool ptr = false);
+// the LLVM type name (a reference to a per-thread table: a kernel spells a few types hundreds of times)
+const std::string& ldt(DType dt, pyint count = 1, bool ptr = false);
 // lconst: a constant as LLVM spells it (floats truncated to the dtype, inf/nan as hex doubles)
 std::string lconst(const PyConst& x, DType dtype);
 // lcast: the cast instruction between two dtypes

@@ -596,3 +596,35 @@ TEST(TuplizeOrder, ListThatIsNotAToposortIsAnError) {
   std::vector<UOp> wrong{b, a};
   EXPECT_THROW(TuplizeOrder{wrong}, Error);
 }
+
+// ***** CFGContext: sibling loops are chained in the SINK's order, a nested loop comes after its parent's RANGE; the
+// same edges with at most 64 RANGEs and ENDs (the deps kept as masks) and with more (kept as lists) *****
+TEST(CFGContext, SiblingLoopsChainAndNestedLoopsFollowTheirParentWithAndWithoutMasks) {
+  for (int n : {10, 20}) {  // 4 RANGEs and ENDs per loop pair: 40 and 80
+    ParamArg p;
+    p.slot = 0;
+    p.dtype = dtypes::float32;
+    UOp size = UOp::const_(PyConst(64), dtypes::int32);
+    UOp buf(Ops::PARAM, dtypes::float32, {size}, p.to_arg());
+    std::vector<UOp> outer_ends, outer, inner;
+    for (int i = 0; i < n; i++) {
+      UOp ro(Ops::RANGE, dtypes::int32, {UOp::const_(PyConst(4), dtypes::int32)}, Arg::tup(2 * i, AxisType::LOOP));
+      UOp ri(Ops::RANGE, dtypes::int32, {UOp::const_(PyConst(16), dtypes::int32)}, Arg::tup(2 * i + 1, AxisType::LOOP));
+      UOp idx = ro * UOp::const_(PyConst(16), dtypes::int32) + ri;
+      UOp st(Ops::STORE, dtypes::void_,
+             {UOp(Ops::INDEX, dtypes::float32, {buf, idx}), UOp::const_(PyConst((double)i), dtypes::float32)});
+      UOp ei(Ops::END, dtypes::void_, {st, ri});
+      outer_ends.push_back(UOp(Ops::END, dtypes::void_, {ei, ro}));
+      outer.push_back(ro), inner.push_back(ri);
+    }
+    CFGContext cfg(UOp::sink(outer_ends));
+    ASSERT_EQ(cfg.edges.size(), (size_t)(2 * n - 1)) << n;
+    for (int i = 0; i < n; i++) {
+      ASSERT_TRUE(cfg.edges.count(inner[(size_t)i])) << n << " " << i;
+      EXPECT_EQ(cfg.edges.at(inner[(size_t)i]), outer[(size_t)i]) << n << " " << i;
+      if (i == 0) continue;
+      ASSERT_TRUE(cfg.edges.count(outer[(size_t)i])) << n << " " << i;
+      EXPECT_EQ(cfg.edges.at(outer[(size_t)i]), outer_ends[(size_t)i - 1]) << n << " " << i;
+    }
+  }
+}

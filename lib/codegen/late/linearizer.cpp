@@ -258,26 +258,80 @@ CFGContext::CFGContext(const UOp& sink) {
     return Deps(pool.data() + at, len);
   };
   auto has = [](Deps d, detail::UOpNode* x) { return std::find(d.begin(), d.end(), x) != d.end(); };
+  // with at most 64 RANGEs and ENDs, each node's deps also as a mask of them (bits in toposort order): the lists
+  // dedup by mask, and a node whose srcs add nothing to its first src's deps shares that src's run of the pool
+  size_t n_re = 0;
+  for (const UOp& u : topo) n_re += u.op() == Ops::RANGE || u.op() == Ops::END;
+  const bool masked = n_re <= 64;
+  std::vector<uint64_t> masks;  // by index
+  std::vector<int8_t> bit;      // by index: the node's bit, -1 if not a RANGE or an END
+  if (masked) masks.reserve(topo.size()), bit.reserve(topo.size());
+  int next_bit = 0;
+  auto in_deps = [&](const UOp& x, const UOp& y) {  // y is among x's deps
+    if (!masked) return has(deps_of(x), y.node());
+    const uint32_t* yi = index.find(y);
+    if (!yi || bit[*yi] < 0) return false;
+    return ((masks[*index.find(x)] >> bit[*yi]) & 1) != 0;
+  };
   std::vector<std::pair<UOp, UOp>> nesting;  // END -> its parent (END or SINK), insertion-ordered
   RawNodeSet nested;
   std::vector<detail::UOpNode*> d;
   for (const UOp& u : topo) {
-    d.clear();
-    for (const UOp& s : u.src())
-      for (detail::UOpNode* x : deps_of(s))
-        if (!has(d, x)) d.push_back(x);
+    const bool re = u.op() == Ops::RANGE || u.op() == Ops::END;
+    uint64_t m = 0;
+    Deps shared;  // d when it is one src's run
+    bool is_shared = false;
+    if (masked) {
+      int first = -1;
+      for (size_t i = 0; i < u.nsrc(); i++) {
+        uint64_t sm = masks[*index.find(u.src(i))];
+        if (first < 0 && sm) first = (int)i;
+        m |= sm;
+      }
+      if (first < 0) {
+        is_shared = true;  // no deps
+      } else if (masks[*index.find(u.src(first))] == m) {
+        shared = deps_of(u.src(first)), is_shared = true;
+      }
+    }
+    if (!is_shared) {
+      d.clear();
+      uint64_t seen = 0;
+      for (const UOp& s : u.src())
+        for (detail::UOpNode* x : deps_of(s)) {
+          if (masked) {
+            const uint64_t b = uint64_t(1) << bit[*index.find(*reinterpret_cast<const UOp*>(&x))];
+            if (seen & b) continue;
+            seen |= b;
+          } else if (has(d, x)) {
+            continue;
+          }
+          d.push_back(x);
+        }
+    }
+    const Deps cur = is_shared ? shared : Deps(d.data(), d.size());
     if (u.op() == Ops::END || u.op() == Ops::SINK) {
-      for (detail::UOpNode* xn : d) {
+      for (detail::UOpNode* xn : cur) {
         const UOp& x = *reinterpret_cast<const UOp*>(&xn);  // a view: no reference taken
         if (x.op() != Ops::END || nested.contains(xn)) continue;
-        if (u.op() == Ops::SINK || has(deps_of(x), u.src(1).node())) {
+        if (u.op() == Ops::SINK || in_deps(x, u.src(1))) {
           nesting.emplace_back(x, u);
           nested.insert(xn);
         }
       }
     }
-    if (u.op() == Ops::RANGE || u.op() == Ops::END) d.push_back(u.node());
-    *index.emplace(u).first = (uint32_t)runs.size();
+    const auto idx = (uint32_t)runs.size();
+    *index.emplace(u).first = idx;
+    if (masked) {
+      bit.push_back(re ? (int8_t)next_bit : (int8_t)-1);
+      masks.push_back(re ? m | (uint64_t(1) << next_bit++) : m);
+    }
+    if (is_shared && !re) {
+      runs.push_back({(uint32_t)(cur.data() ? cur.data() - pool.data() : 0), (uint32_t)cur.size()});
+      continue;
+    }
+    if (is_shared) d.assign(cur.begin(), cur.end());  // cur points into the pool, which the insert may move
+    if (re) d.push_back(u.node());
     runs.push_back({(uint32_t)pool.size(), (uint32_t)d.size()});
     pool.insert(pool.end(), d.begin(), d.end());
   }
