@@ -633,7 +633,7 @@ static UOp add_war_barrier(const UOp& end) {
   }
   if (rngs.empty() || end.src(0).op() == Ops::BARRIER) return UOp();
   // no local store in the loop body (every kernel without local buffers): no barrier, without listing the body
-  if (!end.src(0).any_in_backward_slice_with_self(is_local_store)) return UOp();
+  if (!end.src(0).any_in_backward_slice_with_self(is_local_store, OpSet{Ops::STORE})) return UOp();
   std::vector<UOp> sl = cat({end.src(0)}, end.src(0).backward_slice());
   // only stores that are inside this loop body
   UOpSet store_bufs;

@@ -214,6 +214,14 @@ bool UOp::any_in_backward_slice_with_self(bool (*pred)(const UOp&)) const {
   return any_in_slice(n_, [pred](detail::UOpNode* n) { return pred(*reinterpret_cast<const UOp*>(&n)); });
 }
 
+bool UOp::any_in_backward_slice_with_self(bool (*pred)(const UOp&), OpSet pred_ops) const {
+  if ((slice_ops() & pred_ops).empty()) return false;
+  return any_in_slice(
+      n_,
+      [pred, pred_ops](detail::UOpNode* n) { return pred_ops.has(n->op) && pred(*reinterpret_cast<const UOp*>(&n)); },
+      [pred_ops](detail::UOpNode* s) { return !(s->slice_ops & pred_ops).empty(); });
+}
+
 std::vector<UOp> UOp::split_uop(Ops sep) const {
   std::vector<UOp> out;
   std::vector<UOp> st{*this};

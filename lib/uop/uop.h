@@ -243,6 +243,8 @@ class UOp {
   bool op_in_backward_slice_with_self(OpSet ops) const;
   // whether pred holds for a node of the backward slice or self (a borrowed walk; pred must not run another one)
   bool any_in_backward_slice_with_self(bool (*pred)(const UOp&)) const;
+  // the same when pred can hold only for nodes of pred_ops: the walk skips the slices that have none
+  bool any_in_backward_slice_with_self(bool (*pred)(const UOp&), OpSet pred_ops) const;
   std::vector<UOp> split_uop(Ops sep) const;
   // lexicographic compare of (op.value, arg, dtype, *src.tuplize) like python tuples: -1/0/1
   static int tuplize_cmp(const UOp& a, const UOp& b);

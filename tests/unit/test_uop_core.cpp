@@ -235,6 +235,15 @@ TEST(UOpCore, AnyInBackwardSliceWithSelf) {
   EXPECT_TRUE(x.any_in_backward_slice_with_self(is_max));   // self
   EXPECT_FALSE(x.any_in_backward_slice_with_self(is_sub));  // nowhere
   EXPECT_FALSE(v.any_in_backward_slice_with_self(is_mul));  // not above
+  // with the ops pred can hold for: the same answers; the walk skips slices without them
+  auto is_small_const = [](const UOp& u) { return u.op() == Ops::CONST && py_lt(u.val(), PyConst(4)); };
+  EXPECT_TRUE(x.any_in_backward_slice_with_self(is_mul, OpSet{Ops::MUL}));
+  EXPECT_TRUE(x.any_in_backward_slice_with_self(is_max, OpSet{Ops::MAX}));
+  EXPECT_FALSE(x.any_in_backward_slice_with_self(is_sub, OpSet{Ops::SUB}));
+  EXPECT_FALSE(v.any_in_backward_slice_with_self(is_mul, OpSet{Ops::MUL}));
+  EXPECT_TRUE(x.any_in_backward_slice_with_self(is_small_const, OpSet{Ops::CONST}));  // the 3 (4 is not < 4)
+  EXPECT_FALSE((v + 4).any_in_backward_slice_with_self(is_small_const, OpSet{Ops::CONST}));
+  EXPECT_FALSE(x.any_in_backward_slice_with_self(is_mul, OpSet{Ops::ADD}));  // pred's ops said: only ADDs tested
 }
 
 // in_backward_slice_with_self skips srcs whose slice_ops lack x's op, op_in_backward_slice_with_self reads slice_ops:
