@@ -542,8 +542,13 @@ struct FastSubstitute {
   std::vector<UOp> keep;  // rebuilt nodes (the memo borrows)
   std::vector<detail::UOpNode*> srcs;
   bool busy = false;
+  OpSet key_ops;  // the keys' ops: a node whose slice has none of them is its own replacement, and is not walked
 
+  bool untouched(const detail::UOpNode* x) const { return (x->slice_ops & key_ops).empty(); }
+  // x's replacement: memoized, or x itself when untouched
+  detail::UOpNode* resolved(detail::UOpNode* x) { return untouched(x) ? x : *memo.find(x); }
   detail::UOpNode* lookup(detail::UOpNode* x) const {
+    if (!key_ops.has(x->op)) return nullptr;
     if (d == nullptr) {
       for (const auto& [k, v] : small)
         if (k == x) return v;
@@ -559,11 +564,13 @@ struct FastSubstitute {
   }
 
   std::optional<UOp> run(const UOp& root, const UOpMap<UOp>& dmap, bool walk, bool enter_calls) {
-    d = nullptr, small.clear();
+    d = nullptr, small.clear(), key_ops = OpSet();
     if (dmap.size() <= 8)
       for (const auto& [k, v] : dmap) small.push_back({k.node(), v.node()});
     else
       d = &dmap;
+    for (const auto& [k, v] : dmap) key_ops.add(k.op());
+    if (untouched(root.node())) return root;
     struct Clear {
       FastSubstitute& s;
       ~Clear() { s.memo.clear(), s.in_progress.clear(), s.stack.clear(), s.keep.clear(), s.small.clear(); }
@@ -595,7 +602,7 @@ struct FastSubstitute {
         fr.f = f, fr.stage = 1;
         for (uint32_t i = f->nsrc; i > 0; i--) {
           detail::UOpNode* x = f->srcs[i - 1];
-          if (memo.find(x)) continue;
+          if (untouched(x) || memo.find(x)) continue;
           if (in_progress.contains(x)) return std::nullopt;
           push(x);  // fr is invalid from here
         }
@@ -604,9 +611,9 @@ struct FastSubstitute {
         srcs.clear();
         bool same = true;
         for (uint32_t i = 0; i < f->nsrc; i++) {
-          detail::UOpNode** r = memo.find(f->srcs[i]);
-          srcs.push_back(*r);
-          same = same && *r == f->srcs[i];
+          detail::UOpNode* r = resolved(f->srcs[i]);
+          srcs.push_back(r);
+          same = same && r == f->srcs[i];
         }
         if (same) {
           *memo.emplace(RewriteContext::view(fr.n)).first = f;
@@ -615,7 +622,7 @@ struct FastSubstitute {
         }
         keep.push_back(rebuild(RewriteContext::view(f), RewriteContext::view(srcs)));
         detail::UOpNode* rb = keep.back().node();
-        if (walk) {
+        if (walk || untouched(rb)) {
           *memo.emplace(RewriteContext::view(fr.n)).first = rb;
           stack.pop_back();
           continue;
@@ -635,7 +642,7 @@ struct FastSubstitute {
         stack.pop_back();
       }
     }
-    return UOp(RewriteContext::view(*memo.find(root.node())));
+    return UOp(RewriteContext::view(resolved(root.node())));
   }
 };
 }  // namespace
