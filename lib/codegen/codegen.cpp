@@ -815,7 +815,7 @@ UOp full_rewrite_to_sink(const UOp& ast, const Renderer& ren, bool optimize) {
 
   // put unnumbered variable PARAMs in slots
   int64_t num_params = 0;
-  for (const UOp& x : sink.toposort())
+  for (const UOp& x : sink.toposort_borrowed())
     if (x.op() == Ops::PARAM && x.param_arg()->slot != -1) num_params++;
   std::vector<int64_t> nctx{num_params};
   sink = graph_rewrite(sink, pm_number_params(), {.ctx = &nctx, .name = "number params with -1", .walk = true});

@@ -92,8 +92,11 @@ struct RewriteContext {
     detail::UOpNode* replace = nullptr;  // null: not replaced (yet)
     int32_t wait_head = -1, wait_tail = -1;
     bool on_stack = false, bpm_done = false;
-    UOp bpm;  // the bottom-up rules' result once bpm_done (null = no match)
+    // the bottom-up rules' result once bpm_done (null = no match); borrowed, keep_ holds it (slots stay trivially
+    // destructible: clearing them is free)
+    detail::UOpNode* bpm = nullptr;
   };
+  static_assert(std::is_trivially_destructible_v<Slot>);
   std::vector<Slot> slots_;
   BorrowedNodeMap<uint32_t> fallback_{16};  // the slots of nodes another running rewrite has claimed
   // the claims taken from this thread's outer rewrites: (node, its claim before), given back at reset
@@ -231,7 +234,7 @@ struct RewriteContext {
     return r;
   }
   UOp cached_bpm_rewrite(const UOp& x) {
-    if (Slot* c = find(x.node()); c && c->bpm_done) return c->bpm;
+    if (Slot* c = find(x.node()); c && c->bpm_done) return c->bpm ? UOp(view(c->bpm)) : UOp();
     UOp r = bpm->rewrite(x, ctx);
     if (detail::bottom_up_gate) {  // request_bottom_up_gate(): like a thrown BottomUpGate, nothing is cached
       detail::bottom_up_gate = false;
@@ -239,7 +242,8 @@ struct RewriteContext {
       return UOp();
     }
     Slot& c = get(x.node());
-    c.bpm_done = true, c.bpm = r;
+    c.bpm_done = true;
+    if (r) c.bpm = r.node(), keep_.push_back(r);
     return r;
   }
   bool gate_requested_ = false;  // the last cached_bpm_rewrite was gated by request_bottom_up_gate()

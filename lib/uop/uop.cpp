@@ -113,9 +113,10 @@ const PyConst UOp::val() const {
 
 // ************************* graph walks *************************
 
-std::vector<UOp> UOp::toposort(const std::function<bool(const UOp&)>& gate, bool enter_calls) const {
-  std::vector<UOp> out;
-  out.reserve(32);  // fewer regrowths (each copies the list) for the usual graphs of tens to thousands of nodes
+// the toposort walk, appending each node (borrowed) to out
+template <typename Out>
+static void toposort_walk(detail::UOpNode* root, const std::function<bool(const UOp&)>& gate, bool enter_calls,
+                          Out&& out) {
   // borrowed: every node is reachable from *this. A thread reuses one set and stack across walks; a gate that walks
   // again (a nested call) gets its own
   struct Scratch {
@@ -142,7 +143,7 @@ std::vector<UOp> UOp::toposort(const std::function<bool(const UOp&)>& gate, bool
     auto& it = stack.push();
     it.node = node, it.visited = visited;
   };
-  push(n_, false);
+  push(root, false);
   while (!stack.empty()) {
     detail::UOpNode* node = stack.back().node;
     const bool visited = stack.back().visited;
@@ -157,9 +158,22 @@ std::vector<UOp> UOp::toposort(const std::function<bool(const UOp&)>& gate, bool
       }
     } else {
       seen.insert(node);
-      out.push_back(u);
+      out(node);
     }
   }
+}
+
+std::vector<UOp> UOp::toposort(const std::function<bool(const UOp&)>& gate, bool enter_calls) const {
+  std::vector<UOp> out;
+  out.reserve(32);  // fewer regrowths (each copies the list) for the usual graphs of tens to thousands of nodes
+  toposort_walk(n_, gate, enter_calls, [&](detail::UOpNode* n) { out.push_back(*reinterpret_cast<const UOp*>(&n)); });
+  return out;
+}
+
+NodeList UOp::toposort_borrowed() const {
+  NodeList out;
+  out.nodes.reserve(64);
+  toposort_walk(n_, nullptr, true, [&](detail::UOpNode* n) { out.nodes.push_back(n); });
   return out;
 }
 

@@ -164,6 +164,8 @@ class IntTuple {
   bool scalar_ = false;
 };
 
+class NodeList;
+
 class UOp {
  public:
   UOp() = default;
@@ -237,6 +239,8 @@ class UOp {
   // ***** graph *****
   // srcs left to right, then the node; a gated-out node is excluded with its subtree
   std::vector<UOp> toposort(const std::function<bool(const UOp&)>& gate = nullptr, bool enter_calls = true) const;
+  // toposort() without a reference per node: views valid while this node lives (it holds its whole slice)
+  NodeList toposort_borrowed() const;
   std::vector<UOp> backward_slice() const;  // toposort without self
   // x in toposort(enter_calls=enter_calls)
   bool in_backward_slice_with_self(const UOp& x, bool enter_calls = true) const;
@@ -629,6 +633,17 @@ class UOp {
     n_ = nullptr;
   }
   detail::UOpNode* n_ = nullptr;
+};
+
+// nodes borrowed from a graph that keeps them alive (toposort_borrowed), seen as UOps
+class NodeList {
+ public:
+  std::span<const UOp> view() const { return {reinterpret_cast<const UOp*>(nodes.data()), nodes.size()}; }
+  const UOp* begin() const { return view().data(); }
+  const UOp* end() const { return view().data() + nodes.size(); }
+  size_t size() const { return nodes.size(); }
+  const UOp& operator[](size_t i) const { return view()[i]; }
+  std::vector<detail::UOpNode*> nodes;
 };
 
 class sint {

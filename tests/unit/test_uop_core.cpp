@@ -272,6 +272,11 @@ TEST(UOpCore, BackwardSliceQueriesAgreeWithToposort) {
     for (size_t r = 0; r < nodes.size(); r++)
       for (bool enter_calls : {true, false}) {
         std::vector<UOp> topo = nodes[r].toposort(nullptr, enter_calls);
+        if (enter_calls) {  // the borrowed toposort lists the same nodes in the same order
+          NodeList borrowed = nodes[r].toposort_borrowed();
+          ASSERT_EQ(borrowed.size(), topo.size());
+          for (size_t i = 0; i < topo.size(); i++) EXPECT_EQ(borrowed[i], topo[i]) << "trial " << trial;
+        }
         for (const UOp& x : nodes) {
           bool want = std::find(topo.begin(), topo.end(), x) != topo.end();
           EXPECT_EQ(nodes[r].in_backward_slice_with_self(x, enter_calls), want) << "trial " << trial;

@@ -77,7 +77,7 @@ UOp memory_coalescing(const UOp& sink, const Renderer& ctx) {
   };
   std::vector<Group> memory;
   AddrSpaceCache as;
-  for (const UOp& u : sink.toposort()) {
+  for (const UOp& u : sink.toposort_borrowed()) {
     // TODO: this should handle images too, it's just memory coalescing
     if (u.op() != Ops::LOAD && u.op() != Ops::STORE) continue;
     if (u.nsrc() != (u.op() == Ops::STORE ? 2u : 1u))

@@ -70,13 +70,13 @@ size_t py_hash(const Arg& a) {
 
 }  // namespace
 
-TuplizeOrder::TuplizeOrder(const std::vector<UOp>& lst) : lst_(lst) {
+TuplizeOrder::TuplizeOrder(std::span<const UOp> lst) : lst_(lst) {
   BorrowedNodeMap<size_t> pos(lst.size());
   for (size_t i = 0; i < lst.size(); i++) *pos.emplace(lst[i]).first = i;
   build(pos);
 }
 
-TuplizeOrder::TuplizeOrder(const std::vector<UOp>& lst, BorrowedNodeMap<size_t>& pos) : lst_(lst) { build(pos); }
+TuplizeOrder::TuplizeOrder(std::span<const UOp> lst, BorrowedNodeMap<size_t>& pos) : lst_(lst) { build(pos); }
 
 void TuplizeOrder::build(BorrowedNodeMap<size_t>& pos) {
   const size_t n = lst_.size();
@@ -159,11 +159,11 @@ bool TuplizeOrder::lt(size_t a, size_t b) const {
 }
 
 std::vector<UOp> linearize(const UOp& sink) {
-  std::vector<UOp> lst = sink.toposort();
+  const NodeList lst = sink.toposort_borrowed();  // sink holds the nodes
   const size_t n = lst.size();
   BorrowedNodeMap<size_t> pos(n);  // lst holds the nodes
   for (size_t i = 0; i < n; i++) *pos.emplace(lst[i]).first = i;
-  TuplizeOrder tuplize(lst, pos);  // also each node's src positions, read below instead of the map
+  TuplizeOrder tuplize(lst.view(), pos);  // also each node's src positions, read below instead of the map
   std::vector<int64_t> out_degree(n, 0);
   std::vector<Priority> prio(n);
   AddrSpaceCache as;
@@ -247,7 +247,7 @@ CFGContext::CFGContext(const UOp& sink) {
   // everything is nested inside the sink
   // deps: the RANGEs and ENDs below each node, insertion-ordered (the reference's dict). A kernel has a few of them,
   // so each node's list is a short run of one flat pool, searched linearly; nodes are borrowed (topo holds them)
-  const std::vector<UOp> topo = sink.toposort();
+  const NodeList topo = sink.toposort_borrowed();  // sink holds the nodes
   BorrowedNodeMap<uint32_t> index(topo.size());
   using Deps = std::span<detail::UOpNode* const>;
   std::vector<detail::UOpNode*> pool;

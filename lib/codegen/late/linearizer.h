@@ -18,8 +18,8 @@ std::vector<UOp> linearize(const UOp& sink);
 // index the list, which must outlive this.
 class TuplizeOrder {
  public:
-  explicit TuplizeOrder(const std::vector<UOp>& toposorted);
-  TuplizeOrder(const std::vector<UOp>& toposorted, BorrowedNodeMap<size_t>& positions);
+  explicit TuplizeOrder(std::span<const UOp> toposorted);
+  TuplizeOrder(std::span<const UOp> toposorted, BorrowedNodeMap<size_t>& positions);
   bool eq(size_t a, size_t b) const { return cls_[a] == cls_[b]; }
   bool lt(size_t a, size_t b) const;
   // the positions of the srcs of the node at position i
@@ -29,7 +29,7 @@ class TuplizeOrder {
 
  private:
   void build(BorrowedNodeMap<size_t>& pos);
-  const std::vector<UOp>& lst_;
+  std::span<const UOp> lst_;
   std::vector<uint32_t> cls_;                  // by position
   std::vector<uint32_t> arg_;                  // by position: equal ids for python-equal args
   std::vector<uint8_t> op_;                    // by position (lt reads these, not the nodes)

@@ -119,7 +119,7 @@ ProgramInfo ProgramInfo::from_sink(const UOp& sink, const std::string& target) {
   std::vector<sint> global_size{1, 1, 1};
   std::optional<std::vector<sint>> local_size = std::vector<sint>{1, 1, 1};
   AddrSpaceCache as;
-  for (const UOp& u : sink.toposort()) {
+  for (const UOp& u : sink.toposort_borrowed()) {
     if (u.op() == Ops::PARAM && as.get(u) == AddrSpace::ALU) vars.push_back(u);
     if (u.op() == Ops::PARAM && as.get(u) != AddrSpace::ALU) globals.push_back(u.param_arg()->slot);
     if (u.op() == Ops::STORE || u.op() == Ops::LOAD) {
