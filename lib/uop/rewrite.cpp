@@ -14,9 +14,10 @@ namespace tg {
 
 namespace {
 
-bool is_opaque_call(const UOp& n) {
+TG_HOT_INLINE bool is_opaque_call(const UOp& n) {
   if (n.op() == Ops::FUNCTION) return true;
-  if (n.op() != Ops::CALL) return false;
+  if (n.op() != Ops::CALL) [[likely]]
+    return false;
   Ops b = n.src(0).op();
   return b == Ops::SINK || b == Ops::PROGRAM || b == Ops::LINEAR || b == Ops::COPY || b == Ops::CUSTOM_FUNCTION;
 }
