@@ -465,15 +465,19 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
   new (&n->arg) Arg(std::move(arg));
   new (&n->tag) Arg(std::move(tag));
   OpSet so, sl(op);
+  uint8_t fl = 0;
   for (size_t k = 0; k < src.size(); k++) {
     n->srcs[k] = src[k].node();
     if (counted(n->srcs[k])) rc_inc(n->srcs[k]->rc, nop.plain());
     so.add(src[k].op());
     sl = sl | n->srcs[k]->slice_ops;
+    fl |= n->srcs[k]->flags.load(std::memory_order_relaxed) & kSliceInvalid;
   }
   new (&n->src_ops) OpSet(so);
   new (&n->slice_ops) OpSet(sl);
-  if (scalar_at_birth(op, n->srcs, n->nsrc)) n->flags.store(kScalarShape, std::memory_order_relaxed);
+  if (op == Ops::CONST && n->arg.is_invalid()) fl |= kSliceInvalid;
+  if (scalar_at_birth(op, n->srcs, n->nsrc)) fl |= kScalarShape;
+  if (fl) n->flags.store(fl, std::memory_order_relaxed);
   new (&n->cache) std::atomic<UOpCache*>(nullptr);
   new (&n->trace_id) std::atomic<uint64_t>(0);
   new (&n->rw_slot) std::atomic<uint64_t>(0);

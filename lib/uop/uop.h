@@ -51,6 +51,9 @@ constexpr uint8_t kScalarShape = 1;
 // never released (the small constants' table keeps it): no count is kept, so threads that share the node never write
 // its line (without a shared cache, every such write moves the line between the cores)
 constexpr uint8_t kImmortal = 2;
+// set at birth: an Invalid CONST is in the node's backward slice (itself included); a rule whose pattern needs one
+// (PatternMatcher's prefilter) is not tried on the node without it
+constexpr uint8_t kSliceInvalid = 4;
 inline bool counted(const UOpNode* n) { return !(n->flags.load(std::memory_order_relaxed) & kImmortal); }
 void release_node(UOpNode* n);
 

@@ -81,6 +81,25 @@ struct UPatData {
     }
     return any_op ? GroupOp::all() : ops;
   }
+  // every node this pattern matches has an Invalid CONST in its backward slice (itself included): it is one, every
+  // alternative needs one, or every ordering of its srcs has a src pattern that needs one
+  bool requires_invalid() const {
+    if (is_any) {
+      if (in_src.empty()) return false;
+      for (const UPat& a : in_src)
+        if (!a.data()->requires_invalid()) return false;
+      return true;
+    }
+    if (!any_op && ops.size() == 1 && ops.first() == Ops::CONST && has_arg && arg.is_invalid()) return true;
+    if (src_kind != Src::Tuple && src_kind != Src::List) return false;  // no srcs, or any number of them
+    if (orders.empty()) return false;
+    for (const auto& o : orders) {
+      bool some = false;
+      for (const UPat& c : o) some = some || c.data()->requires_invalid();
+      if (!some) return false;
+    }
+    return true;
+  }
   OpSet early_reject() const {
     if (has_custom_early_reject) return custom_early_reject;
     OpSet r;
@@ -645,6 +664,7 @@ void finish_rule(const Rule& rule, const std::vector<std::string>& params) {
   r.file = f;
   r.text = r.src.text;
   r.early_reject = r.pat.data()->early_reject();
+  r.needs_invalid = r.pat.data()->requires_invalid();
   r.ops = r.pat.data()->op_list;
   std::lock_guard<std::mutex> lk(g_rules_mu);
   r.id = (uint32_t)rule_registry().size();
@@ -682,6 +702,7 @@ bool PatternMatcherBase::rewrite_into(const UOp& u, CtxRef ctx, void* out, bool 
   detail::UOpNode* n = u.node();
   for (const RuleData* r : bucket) {
     if (!r->early_reject.subset_of(ler)) continue;
+    if (r->needs_invalid && !(n->flags.load(std::memory_order_relaxed) & detail::kSliceInvalid)) continue;
     // the root pattern's own checks that need no binding (match() makes them again): a rule that fails them costs no
     // call. The root's op is the bucket's; is_any roots are refused by finish_rule
     const UPatData* p = r->pat.data();

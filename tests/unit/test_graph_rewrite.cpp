@@ -603,3 +603,50 @@ TEST(TestGraphRewriteDeep, deep_chain_does_not_recurse) {
   EXPECT_EQ(r, var("a"));
   EXPECT_EQ(x.toposort().size(), 100003u);
 }
+
+// A rule whose pattern needs an Invalid CONST (pm_data_invalid's, the gated LOAD/STORE folds) is not tried on a node
+// without one in its slice: the pattern analysis, the flag nodes get at birth, and a rewrite's results with the
+// prefilter (nothing counted) and without it (TRACK_MATCH_STATS=1) on random gated index graphs
+TEST(TestInvalidPrefilter, patterns_flags_and_results) {
+  UPat inv = UPat(Ops::CONST).arg(Arg::invalid());
+  auto needs = [](const UPat& p) {
+    PatternMatcher pm("t", {TG_RULE(p, []() { return UOp(); })});
+    return pm.rules()[0]->needs_invalid;
+  };
+  EXPECT_TRUE(needs(inv));
+  EXPECT_TRUE(needs(UPat(Ops::ADD).named("a").perm(inv, UPat())));
+  EXPECT_TRUE(needs(UPat(Ops::INDEX).src(UPat(), inv).any_len()));
+  EXPECT_TRUE(needs(UPat(Ops::LOAD).src(UPat(Ops::INDEX).src(UPat(), inv).any_len().or_casted()).any_len()));
+  EXPECT_FALSE(needs(UPat::var("x") + UPat::var("x")));
+  EXPECT_FALSE(needs(UPat(Ops::ADD).src(UPat::any_of({inv, UPat(Ops::CONST)}), UPat())));  // an alternative needs none
+  EXPECT_TRUE(needs(UPat(Ops::ADD).src(UPat::any_of({inv, inv.cast()}), UPat())));
+  EXPECT_FALSE(needs(UPat(Ops::SINK).src_all(inv)));  // no srcs at all matches too
+  EXPECT_FALSE(needs(UPat(Ops::CONST)));
+
+  UOp a = var("a"), gate = a < ci(5);
+  UOp gated = gate.where(a * ci(4), UOp::invalid());
+  auto flagged = [](const UOp& u) { return (u.node()->flags.load() & detail::kSliceInvalid) != 0; };
+  EXPECT_TRUE(flagged(UOp::invalid()));
+  EXPECT_TRUE(flagged(gated + ci(1)));
+  EXPECT_FALSE(flagged(a * ci(4) + gate.cast(dtypes::weakint)));
+
+  std::mt19937 rng(77);
+  int folded = 0;
+  for (int trial = 0; trial < 300; trial++) {
+    std::vector<UOp> nodes = {a, var("b"), ci(3), gated, var("b").ge(ci(2)).where(a, UOp::invalid())};
+    grow_random_graph(rng, nodes, 4 + (int)(rng() % 10));
+    UOp root = UOp::sink(std::vector<UOp>(nodes.end() - 2, nodes.end()));
+    UOp fast, counted;
+    {
+      Context c({{"TRACK_MATCH_STATS", 0}});
+      fast = graph_rewrite(root, sym());
+    }
+    {
+      Context c({{"TRACK_MATCH_STATS", 1}});
+      counted = graph_rewrite(root, sym());
+    }
+    EXPECT_EQ(fast, counted) << "trial " << trial;
+    folded += !(fast == root);
+  }
+  EXPECT_GT(folded, 100);
+}
