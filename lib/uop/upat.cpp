@@ -100,6 +100,29 @@ struct UPatData {
     }
     return true;
   }
+  // every node this pattern matches has two srcs that are one node, or a src that is a src of another src: in every
+  // ordering a name binds two direct srcs, or a direct src and a src of another direct src (a bound name matches one
+  // node only)
+  bool requires_shared_src() const {
+    if (is_any || (src_kind != Src::Tuple && src_kind != Src::List) || orders.empty()) return false;
+    for (const auto& o : orders) {
+      bool found = false;
+      for (size_t i = 0; i < o.size() && !found; i++) {
+        const UPatData* a = o[i].data();
+        if (a->name_id < 0) continue;
+        for (size_t j = 0; j < o.size() && !found; j++) {
+          if (j == i) continue;
+          const UPatData* b = o[j].data();
+          if (j > i && b->name_id == a->name_id) found = true;
+          // the srcs of b (the same patterns in each of b's orderings)
+          if (!b->is_any && (b->src_kind == Src::Tuple || b->src_kind == Src::List))
+            for (const UPat& c : b->in_src) found = found || c.data()->name_id == a->name_id;
+        }
+      }
+      if (!found) return false;
+    }
+    return true;
+  }
   OpSet early_reject() const {
     if (has_custom_early_reject) return custom_early_reject;
     OpSet r;
@@ -665,6 +688,7 @@ void finish_rule(const Rule& rule, const std::vector<std::string>& params) {
   r.text = r.src.text;
   r.early_reject = r.pat.data()->early_reject();
   r.needs_invalid = r.pat.data()->requires_invalid();
+  r.needs_shared_src = r.pat.data()->requires_shared_src();
   r.ops = r.pat.data()->op_list;
   std::lock_guard<std::mutex> lk(g_rules_mu);
   r.id = (uint32_t)rule_registry().size();
@@ -693,6 +717,19 @@ void PatternMatcherBase::add_rules(const std::vector<Rule>& rules) {
 
 thread_local bool detail::bottom_up_gate = false;
 
+// two srcs of n are one node, or a src of n is a src of another src of n (RuleData::needs_shared_src)
+static bool has_shared_src(const detail::UOpNode* n) {
+  for (uint32_t i = 0; i < n->nsrc; i++)
+    for (uint32_t j = 0; j < n->nsrc; j++) {
+      if (i == j) continue;
+      const detail::UOpNode *a = n->srcs[i], *b = n->srcs[j];
+      if (j > i && a == b) return true;
+      for (uint32_t k = 0; k < b->nsrc; k++)
+        if (b->srcs[k] == a) return true;
+    }
+  return false;
+}
+
 bool PatternMatcherBase::rewrite_into(const UOp& u, CtxRef ctx, void* out, bool uop_result) const {
   const auto& bucket = pdict_[(int)u.op()];
   if (bucket.empty()) return false;
@@ -703,6 +740,7 @@ bool PatternMatcherBase::rewrite_into(const UOp& u, CtxRef ctx, void* out, bool 
   for (const RuleData* r : bucket) {
     if (!r->early_reject.subset_of(ler)) continue;
     if (r->needs_invalid && !(n->flags.load(std::memory_order_relaxed) & detail::kSliceInvalid)) continue;
+    if (r->needs_shared_src && !has_shared_src(n)) continue;
     // the root pattern's own checks that need no binding (match() makes them again): a rule that fails them costs no
     // call. The root's op is the bucket's; is_any roots are refused by finish_rule
     const UPatData* p = r->pat.data();

@@ -213,7 +213,8 @@ struct RuleData {
   std::string matcher;  // name of the first PatternMatcher that owns it
   uint32_t id = 0;      // global rule id (statistics, traces)
   OpSet early_reject;
-  bool needs_invalid = false;  // the pattern matches only nodes with an Invalid CONST in their slice
+  bool needs_invalid = false;     // the pattern matches only nodes with an Invalid CONST in their slice
+  bool needs_shared_src = false;  // ... only nodes two of whose srcs are one node, or with a src of another src
   std::vector<Ops> ops;  // the top pattern's ops
 };
 using Rule = std::shared_ptr<RuleData>;

@@ -604,15 +604,28 @@ TEST(TestGraphRewriteDeep, deep_chain_does_not_recurse) {
   EXPECT_EQ(x.toposort().size(), 100003u);
 }
 
-// A rule whose pattern needs an Invalid CONST (pm_data_invalid's, the gated LOAD/STORE folds) is not tried on a node
-// without one in its slice: the pattern analysis, the flag nodes get at birth, and a rewrite's results with the
-// prefilter (nothing counted) and without it (TRACK_MATCH_STATS=1) on random gated index graphs
-TEST(TestInvalidPrefilter, patterns_flags_and_results) {
+// Rule prefilters. A rule whose pattern needs an Invalid CONST (pm_data_invalid's, the gated LOAD/STORE folds) is
+// not tried on a node without one in its slice; a rule whose pattern binds one name twice among the srcs and their
+// srcs (x+x, (y+x)+x, x+x*c, where(c, v, v)) is not tried on a node without such a shared src. The pattern analyses,
+// the flag nodes get at birth, and a rewrite's results with the prefilters (nothing counted) and without them
+// (TRACK_MATCH_STATS=1) on random gated index graphs
+TEST(TestRulePrefilters, patterns_flags_and_results) {
   UPat inv = UPat(Ops::CONST).arg(Arg::invalid());
-  auto needs = [](const UPat& p) {
-    PatternMatcher pm("t", {TG_RULE(p, []() { return UOp(); })});
-    return pm.rules()[0]->needs_invalid;
+  auto rule = [](const UPat& p) {
+    static std::vector<PatternMatcher> keep;
+    keep.push_back(PatternMatcher("t", {TG_RULE(p, []() { return UOp(); })}));
+    return keep.back().rules()[0];
   };
+  auto needs = [&](const UPat& p) { return rule(p)->needs_invalid; };
+  auto shared = [&](const UPat& p) { return rule(p)->needs_shared_src; };
+  EXPECT_TRUE(shared(UPat::var("x") + UPat::var("x")));
+  EXPECT_TRUE(shared((UPat::var("y") + UPat::var("x")) + UPat::var("x")));
+  EXPECT_TRUE(shared(UPat::var("x") + UPat::var("x") * UPat::cvar("c")));
+  EXPECT_TRUE(shared(UPat::var().where(UPat::var("v"), UPat::var("v"))));
+  EXPECT_FALSE(shared(UPat::var("x") + UPat::var("y")));
+  EXPECT_FALSE(shared((UPat::var("x") + UPat::cvar("c1")) + UPat::var("y")));
+  EXPECT_FALSE(shared(UPat::var("x") * 0));
+  EXPECT_FALSE(shared(UPat(Ops::ADD).src(UPat::any_of({UPat::var("x"), UPat::var("y")}), UPat::var("x"))));
   EXPECT_TRUE(needs(inv));
   EXPECT_TRUE(needs(UPat(Ops::ADD).named("a").perm(inv, UPat())));
   EXPECT_TRUE(needs(UPat(Ops::INDEX).src(UPat(), inv).any_len()));
