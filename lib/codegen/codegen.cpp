@@ -290,6 +290,11 @@ class LaneChain {
 };
 
 // through_movement: the caller's matcher is devectorizer2's (LaneChain)
+// do_devectorize's first test, on the flag alone (a node known to have shape () has nothing to unpack)
+static bool not_scalar_at_birth(const UOp& b) {
+  return !(b.node()->flags.load(std::memory_order_relaxed) & detail::kScalarShape);
+}
+
 static UOp do_devectorize(const UOp& b, bool through_movement = false) {
   through_movement = through_movement && TRACK_MATCH_STATS.value() == 0;
   const Shape& bs = b.shape();
@@ -335,7 +340,8 @@ const PatternMatcher& ew_devectorizer() {
   static const PatternMatcher pm("ew_devectorizer", {
                                                         // unpack broadcasting
                                                         TG_RULE(UPat(GroupOp::Elementwise).named("b"),
-                                                                [](const UOp& b) { return do_devectorize(b); }),
+                                                                [](const UOp& b) { return do_devectorize(b); })
+                                                            .when(not_scalar_at_birth),
                                                     });
   return pm;
 }
@@ -348,7 +354,8 @@ const PatternMatcher& devectorizer2() {
           {
               // unpack broadcasting
               TG_RULE(UPat(GroupOp::Elementwise | OpSet{Ops::LOAD, Ops::STORE}).named("b"),
-                      [](const UOp& b) { return do_devectorize(b, true); }),
+                      [](const UOp& b) { return do_devectorize(b, true); })
+                  .when(not_scalar_at_birth),
               // INDEX without src is nothing (TODO: this should be in mop_cleanup)
               TG_RULE(UPat(Ops::INDEX).src(UPat::var("x")), [](const UOp& x) { return x; }),
               // unpack WMMA

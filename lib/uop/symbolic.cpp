@@ -668,7 +668,8 @@ const PatternMatcher& symbolic() {
                   UOp xx = x.op() == Ops::CONST ? UOp::const_(x.val()) : x.cast(dtypes::int32);
                   UOp yy = y.op() == Ops::CONST ? UOp::const_(y.val()) : y.cast(dtypes::int32);
                   return xx.alu(u.op(), yy).cast(u.dtype());
-                }),
+                })
+            .when([](const UOp& u) { return u.src(0).dtype() == dtypes::int64 || u.src(1).dtype() == dtypes::int64; }),
         TG_RULE((UPat::var("x", dtypes::weakint) + UPat::cvar("c")).cast(dtypes::sints).named("cast"),
                 [](const UOp& x, const UOp& c, const UOp& cast) {
                   return x.cast(cast.dtype()) + cast.const_like(c.val());

@@ -756,6 +756,7 @@ bool PatternMatcherBase::rewrite_into(const UOp& u, CtxRef ctx, void* out, bool 
       }
       if (!possible) continue;
     }
+    if (r->pre && !r->pre(u)) continue;
     if (detail::try_rule(*r, u, ctx, out, uop_result)) return true;
     if (detail::bottom_up_gate) [[unlikely]]
       return false;  // the rule gated the node: no later rule is tried, as when it throws BottomUpGate

@@ -202,6 +202,9 @@ struct RuleData;
 // invoke: call the rule's function with bindings; returns true when the result is not None (written to out)
 using RuleInvoker = bool (*)(const RuleData& r, const Bindings& b, CtxRef ctx, void* out);
 
+// a rule's precondition: the first test of its function, which returns None without it (RuleData::pre)
+using RulePre = bool (*)(const UOp&);
+
 struct RuleData {
   UPat pat;
   std::shared_ptr<void> fn;
@@ -215,6 +218,9 @@ struct RuleData {
   OpSet early_reject;
   bool needs_invalid = false;     // the pattern matches only nodes with an Invalid CONST in their slice
   bool needs_shared_src = false;  // ... only nodes two of whose srcs are one node, or with a src of another src
+  // the function returns None where this is false (its own first test, stated apart): a node failing it is not
+  // matched at all when nothing is counted (a counted try matches and calls the function, like the reference)
+  RulePre pre = nullptr;
   std::vector<Ops> ops;  // the top pattern's ops
 };
 using Rule = std::shared_ptr<RuleData>;
@@ -300,6 +306,12 @@ struct RuleFn {
   UPat pat;
   F fn;
   RuleSrc src;
+  RulePre pre = nullptr;
+  // TG_RULE(pat, fn).when(pre): fn returns None on a node where pre is false
+  RuleFn when(RulePre p) && {
+    pre = p;
+    return std::move(*this);
+  }
 };
 template <typename F>
 RuleFn<F> make_rule(UPat pat, F fn, RuleSrc src) {
@@ -340,6 +352,7 @@ class BasicPatternMatcher : public PatternMatcherBase {
       r->fn = std::make_shared<F>(std::move(rf.fn));
       r->invoke = &detail::invoke_rule<R, F>;
       r->src = rf.src;
+      r->pre = rf.pre;
       detail::finish_rule(r, detail::parse_lambda_params(rf.src.text));
       if (r->param_ids.size() != detail::fn_traits<F>::arity)
         throw Error(std::string("rule at ") + rf.src.file + ":" + std::to_string(rf.src.line) +

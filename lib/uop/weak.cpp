@@ -21,6 +21,12 @@ static UOp commit_srcs_at(const UOp& u, DType dt) {
   return u.replace({}, DType(), src);
 }
 
+static bool any_weak_src(const UOp& u) {
+  for (const UOp& s : u.src())
+    if (contains(dtypes::weaks, s.dtype())) return true;
+  return false;
+}
+
 static UOp commit_weak_srcs(const UOp& u) {
   bool any_weak = false;
   for (const UOp& s : u.src()) any_weak |= contains(dtypes::weaks, s.dtype());
@@ -53,7 +59,8 @@ const PatternMatcher& pm_commit_weak() {
   static const PatternMatcher pm(
       "pm_commit_weak",
       {
-          TG_RULE(UPat(GroupOp::Broadcastable).named("u"), [](const UOp& u) { return commit_weak_srcs(u); }),
+          TG_RULE(UPat(GroupOp::Broadcastable).named("u"), [](const UOp& u) { return commit_weak_srcs(u); })
+              .when(any_weak_src),
           // demand from the destination: a STORE's weak value commits at the destination's dtype
           TG_RULE(UPat(Ops::STORE).src(UPat(), UPat().dtype(dtypes::weaks)).any_len().named("u"),
                   [](const UOp& u) {
@@ -156,7 +163,8 @@ const PatternMatcher& pm_lower_index_dtype() {
                         bool any = false;
                         for (const UOp& s : u.src()) any |= contains(dtypes::weaks, s.dtype());
                         return any ? lower_weak_srcs(ctx, u) : UOp();
-                      }),
+                      })
+                  .when([](const UOp& u) { return !contains(dtypes::weaks, u.dtype()) && any_weak_src(u); }),
               // a valid index into an n-element buffer lives in [0,n): a gated long index narrows when n-1 fits int32
               TG_RULE(UPat(ops(Ops::INDEX, Ops::SHRINK))
                           .src(UPat::var("buf"), UPat::var("gate").where(UPat::var("idx", dtypes::int64),
