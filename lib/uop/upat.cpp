@@ -123,6 +123,25 @@ struct UPatData {
     }
     return true;
   }
+  // the arg a CONST src of every node this pattern matches has: in every ordering of its srcs, one src pattern is a
+  // CONST leaf with that arg (x+0, x*1, x*0); None when there is none
+  Arg required_src_const() const {
+    if (is_any || (src_kind != Src::Tuple && src_kind != Src::List) || orders.empty()) return Arg();
+    Arg found;
+    for (const auto& o : orders) {
+      bool has = false;
+      for (const UPat& c : o) {
+        const UPatData* d = c.data();
+        if (d->is_any || d->any_op || d->ops.size() != 1 || d->ops.first() != Ops::CONST || !d->has_arg ||
+            d->src_kind != Src::None || d->arg.is_none())
+          continue;
+        if (found.is_none()) found = d->arg;
+        if (found.same(d->arg)) has = true;
+      }
+      if (!has) return Arg();
+    }
+    return found;
+  }
   OpSet early_reject() const {
     if (has_custom_early_reject) return custom_early_reject;
     OpSet r;
@@ -689,6 +708,7 @@ void finish_rule(const Rule& rule, const std::vector<std::string>& params) {
   r.early_reject = r.pat.data()->early_reject();
   r.needs_invalid = r.pat.data()->requires_invalid();
   r.needs_shared_src = r.pat.data()->requires_shared_src();
+  r.needs_src_const = r.pat.data()->required_src_const();
   r.ops = r.pat.data()->op_list;
   std::lock_guard<std::mutex> lk(g_rules_mu);
   r.id = (uint32_t)rule_registry().size();
@@ -730,6 +750,13 @@ static bool has_shared_src(const detail::UOpNode* n) {
   return false;
 }
 
+// a src of n is a CONST whose arg is python-equal to arg (RuleData::needs_src_const)
+static bool has_src_const(const detail::UOpNode* n, const Arg& arg) {
+  for (uint32_t i = 0; i < n->nsrc; i++)
+    if (n->srcs[i]->op == Ops::CONST && arg.py_eq(n->srcs[i]->arg)) return true;
+  return false;
+}
+
 bool PatternMatcherBase::rewrite_into(const UOp& u, CtxRef ctx, void* out, bool uop_result) const {
   const auto& bucket = pdict_[(int)u.op()];
   if (bucket.empty()) return false;
@@ -741,6 +768,7 @@ bool PatternMatcherBase::rewrite_into(const UOp& u, CtxRef ctx, void* out, bool 
     if (!r->early_reject.subset_of(ler)) continue;
     if (r->needs_invalid && !(n->flags.load(std::memory_order_relaxed) & detail::kSliceInvalid)) continue;
     if (r->needs_shared_src && !has_shared_src(n)) continue;
+    if (!r->needs_src_const.is_none() && !has_src_const(n, r->needs_src_const)) continue;
     // the root pattern's own checks that need no binding (match() makes them again): a rule that fails them costs no
     // call. The root's op is the bucket's; is_any roots are refused by finish_rule
     const UPatData* p = r->pat.data();

@@ -218,6 +218,7 @@ struct RuleData {
   OpSet early_reject;
   bool needs_invalid = false;     // the pattern matches only nodes with an Invalid CONST in their slice
   bool needs_shared_src = false;  // ... only nodes two of whose srcs are one node, or with a src of another src
+  Arg needs_src_const;            // ... only nodes with a CONST src of this arg (None: no such need)
   // the function returns None where this is false (its own first test, stated apart): a node failing it is not
   // matched at all when nothing is counted (a counted try matches and calls the function, like the reference)
   RulePre pre = nullptr;

@@ -626,6 +626,15 @@ TEST(TestRulePrefilters, patterns_flags_and_results) {
   EXPECT_FALSE(shared((UPat::var("x") + UPat::cvar("c1")) + UPat::var("y")));
   EXPECT_FALSE(shared(UPat::var("x") * 0));
   EXPECT_FALSE(shared(UPat(Ops::ADD).src(UPat::any_of({UPat::var("x"), UPat::var("y")}), UPat::var("x"))));
+  // a CONST src of a given arg: x+0, x*1 (either order), where(c, 0, x); not for a cvar or one ordering without it
+  auto src_const = [&](const UPat& p) { return rule(p)->needs_src_const; };
+  EXPECT_TRUE(src_const(UPat(Ops::ADD).perm(UPat::var("x"), UPat::const_(PyConst(0)))).py_eq(Arg(PyConst(0))));
+  EXPECT_TRUE(src_const(UPat::var("x") * 1).py_eq(Arg(PyConst(1))));
+  EXPECT_TRUE(src_const(UPat::var("c").where(UPat::const_(PyConst(0)), UPat::var("x"))).py_eq(Arg(PyConst(0))));
+  EXPECT_TRUE(src_const(UPat::var("x") + UPat::cvar("c")).is_none());
+  EXPECT_TRUE(src_const(UPat::var("x") + UPat::var("y")).is_none());
+  EXPECT_TRUE(src_const(UPat(Ops::ADD).src(UPat::var("x"), UPat::any_of({UPat::const_(PyConst(0)), UPat::var("y")})))
+                  .is_none());
   EXPECT_TRUE(needs(inv));
   EXPECT_TRUE(needs(UPat(Ops::ADD).named("a").perm(inv, UPat())));
   EXPECT_TRUE(needs(UPat(Ops::INDEX).src(UPat(), inv).any_len()));
