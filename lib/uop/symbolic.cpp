@@ -133,6 +133,16 @@ static bool has_const_mod_term(const UOp& x) {
   return false;
 }
 
+// (x + c1) + y moves c1 out only when y is not a CONST: some ordering of u's srcs is (an ADD with a CONST src, a
+// non-CONST)
+static bool const_sum_and_non_const(const UOp& u) {
+  auto sum_with_const = [](const UOp& a) {
+    return a.op() == Ops::ADD && (a.src(0).op() == Ops::CONST || a.src(1).op() == Ops::CONST);
+  };
+  return (sum_with_const(u.src(0)) && u.src(1).op() != Ops::CONST) ||
+         (sum_with_const(u.src(1)) && u.src(0).op() != Ops::CONST);
+}
+
 static UOp fold_add_divmod_recombine(const UOp& x) {
   if (!has_const_mod_term(x)) return UOp();
   std::vector<UOp> terms = x.split_uop(Ops::ADD);
@@ -272,7 +282,8 @@ const PatternMatcher& symbolic_simple() {
                            [](const UOp& base, const UOp& y) { return base; }),
                    // variations of (x%c)+(x//c)*c = x
                    TG_RULE(UPat(Ops::ADD).dtype(dtypes::weakint).named("x"),
-                           [](const UOp& x) { return fold_add_divmod_recombine(x); }),
+                           [](const UOp& x) { return fold_add_divmod_recombine(x); })
+                       .when([](const UOp& x) { return x.slice_ops().has(Ops::FLOORMOD) && has_const_mod_term(x); }),
                    TG_RULE(UPat::var("x", dtypes::bool_) & UPat::cvar("c"),
                            [](const UOp& x, const UOp& c) { return c.val().truthy() ? x : c; }),
                    TG_RULE(UPat::var("x", dtypes::bool_) | UPat::cvar("c"),
@@ -625,7 +636,8 @@ const PatternMatcher& symbolic() {
                 }),
         // ** move add/mul consts to end **
         TG_RULE((UPat::var("x") + UPat::cvar("c1")) + UPat::var("y"),
-                [](const UOp& x, const UOp& c1, const UOp& y) { return y.op() != Ops::CONST ? (x + y) + c1 : UOp(); }),
+                [](const UOp& x, const UOp& c1, const UOp& y) { return y.op() != Ops::CONST ? (x + y) + c1 : UOp(); })
+            .when(const_sum_and_non_const),
         TG_RULE((UPat::var("x") * UPat::cvar("c1")) * UPat::var("y"),
                 [](const UOp& x, const UOp& c1, const UOp& y) { return y.op() != Ops::CONST ? (x * y) * c1 : UOp(); }),
         // generic lt folding

@@ -704,7 +704,7 @@ TEST(RulePreconditions, ARuleGivesNoneWherePreIsFalse) {
   for (int i = 0; i < 400; i++) {
     const UOp &a = nodes[rng() % nodes.size()], &b = nodes[rng() % nodes.size()];
     try {
-      switch (rng() % 6) {
+      switch (rng() % 7) {
         case 0:
           nodes.push_back(a + b);
           break;
@@ -719,6 +719,9 @@ TEST(RulePreconditions, ARuleGivesNoneWherePreIsFalse) {
           break;
         case 4:
           nodes.push_back(a.alu(Ops::MAX, b));
+          break;
+        case 5:  // (x%c)+(x//c)*c and its parts
+          nodes.push_back(a % PyConst(3) + (a / PyConst(3)) * PyConst(3));
           break;
         default:
           nodes.push_back(a.cast(dtypes::weakint) + b);
