@@ -700,34 +700,23 @@ TEST(RulePreconditions, ARuleGivesNoneWherePreIsFalse) {
                             UOp::const_(PyConst(7)),
                             UOp::const_(PyConst(1.5), dtypes::float32)};
   nodes.push_back(UOp::stack({nodes[5], nodes[5], nodes[5], nodes[5]}));
+  // each new node: one of these on two random earlier nodes (mismatched dtypes or shapes throw: no node)
+  using Build = UOp (*)(const UOp&, const UOp&);
+  const Build builds[] = {
+      [](const UOp& a, const UOp& b) { return a + b; },
+      [](const UOp& a, const UOp& b) { return a * b; },
+      [](const UOp& a, const UOp& b) { return a.cast(b.dtype() == dtypes::int64 ? dtypes::int32 : dtypes::int64); },
+      [](const UOp& a, const UOp& b) { return (a < b).where(a, b); },
+      [](const UOp& a, const UOp& b) { return a.alu(Ops::MAX, b); },
+      [](const UOp& a, const UOp&) { return a % PyConst(3) + (a / PyConst(3)) * PyConst(3); },  // (x%c)+(x//c)*c
+      [](const UOp& a, const UOp& b) { return a.cast(dtypes::weakint) + b; },
+  };
   std::mt19937 rng(5);
   for (int i = 0; i < 400; i++) {
     const UOp &a = nodes[rng() % nodes.size()], &b = nodes[rng() % nodes.size()];
     try {
-      switch (rng() % 7) {
-        case 0:
-          nodes.push_back(a + b);
-          break;
-        case 1:
-          nodes.push_back(a * b);
-          break;
-        case 2:
-          nodes.push_back(a.cast(rng() % 2 ? dtypes::int64 : dtypes::int32));
-          break;
-        case 3:
-          nodes.push_back((a < b).where(a, b));
-          break;
-        case 4:
-          nodes.push_back(a.alu(Ops::MAX, b));
-          break;
-        case 5:  // (x%c)+(x//c)*c and its parts
-          nodes.push_back(a % PyConst(3) + (a / PyConst(3)) * PyConst(3));
-          break;
-        default:
-          nodes.push_back(a.cast(dtypes::weakint) + b);
-          break;
-      }
-    } catch (const Error&) {  // mismatched dtypes or shapes: not a node
+      nodes.push_back(builds[rng() % std::size(builds)](a, b));
+    } catch (const Error&) {
     }
   }
   int checked = 0, skipped = 0;
