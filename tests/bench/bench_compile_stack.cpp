@@ -12,8 +12,9 @@
 // BENCH_MODEL=mlp|resnet|mnist_train runs one model; BENCH_PAR_ONLY=1 runs one single-threaded pass (to profile the
 // engine's passes); PARALLEL=n sets the engine's workers; BENCH_SCHEDULE_ONLY=1 stops after the schedule (to profile
 // the scheduler); BENCH_PER_KERNEL=1 prints each kernel's codegen time; BENCH_NO_COMPILE=1 skips LLVM (to profile
-// codegen).
+// codegen); BENCH_TIMELINE=1 prints, for each parallel pass, which thread took each kernel, when it started and ended.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -134,9 +135,26 @@ int main(int argc, char** argv) {
         if (call.src(0).op() == Ops::SINK && std::find(asts.begin(), asts.end(), call.src(0)) == asts.end())
           asts.push_back(call.src(0));
       unique = asts.size();
+      struct Span {
+        double start, end;
+        int thread;
+      };
+      std::vector<Span> spans(asts.size());
+      static std::atomic<int> next_thread{0};
       auto tp = clk::now();
-      parallel_for(asts.size(), nthreads, [&](size_t i) { to_program(asts[i], ren); });
+      parallel_for(asts.size(), nthreads, [&](size_t i) {
+        thread_local int thread = next_thread++;
+        double start = ms_since(tp);
+        to_program(asts[i], ren);
+        spans[i] = {start, ms_since(tp), thread};
+      });
       cg_par.push_back(ms_since(tp));
+      if (std::getenv("BENCH_TIMELINE")) {
+        std::printf("pass %d, %.2f ms:", p + 1, cg_par.back());
+        for (size_t i = 0; i < spans.size(); i++)
+          std::printf(" k%zu@t%d %.2f-%.2f", i, spans[i].thread, spans[i].start, spans[i].end);
+        std::printf("\n");
+      }
     }
     auto fmt = [](const std::vector<double>& v) {
       std::string s;

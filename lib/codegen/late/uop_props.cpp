@@ -5,7 +5,7 @@
 namespace tg {
 
 std::optional<AddrSpace> AddrSpaceCache::get(const UOp& root) {
-  if (auto it = memo_.find(root); it != memo_.end()) return it->second;
+  if (const auto* v = memo_.find(root)) return *v;
   auto from_param = [](const UOp& u) -> std::optional<AddrSpace> {
     const ParamArg* p = u.param_arg();
     if (!p || !p->has_addrspace) return std::nullopt;
@@ -15,19 +15,21 @@ std::optional<AddrSpace> AddrSpaceCache::get(const UOp& root) {
                                 Ops::MSTACK, Ops::MSELECT, Ops::END,   Ops::UNSHARD};
   static constexpr OpSet kAll = GroupOp::Elementwise | OpSet{Ops::STACK, Ops::WMMA, Ops::GROUP};
   // post-order over the srcs the property reads
-  std::vector<std::pair<UOp, bool>> st{{root, false}};
+  // (borrowed: root keeps every node of the walk alive)
+  std::vector<std::pair<const UOp*, bool>> st{{&root, false}};
   while (!st.empty()) {
-    auto [u, visited] = st.back();
+    auto [up, visited] = st.back();
     st.pop_back();
-    if (memo_.count(u)) continue;
+    const UOp& u = *up;
+    if (memo_.find(u)) continue;
     Ops op = u.op();
     bool first = kFirst.has(op) || GroupOp::Movement.has(op), all = kAll.has(op);
     if (!visited) {
-      st.push_back({u, true});
+      st.push_back({&u, true});
       if (first && u.nsrc())
-        st.push_back({u.src(0), false});
+        st.push_back({&u.src(0), false});
       else if (all)
-        for (size_t i = u.nsrc(); i > 0; i--) st.push_back({u.src(i - 1), false});
+        for (size_t i = u.nsrc(); i > 0; i--) st.push_back({&u.src(i - 1), false});
       continue;
     }
     std::optional<AddrSpace> r;
@@ -36,21 +38,21 @@ std::optional<AddrSpace> AddrSpaceCache::get(const UOp& root) {
     else if (op == Ops::SPECIAL || op == Ops::RANGE || op == Ops::LOAD)
       r = AddrSpace::ALU;
     else if (first)
-      r = u.nsrc() ? memo_.at(u.src(0)) : std::nullopt;
+      r = u.nsrc() ? *memo_.find(u.src(0)) : std::nullopt;
     else if (all) {
       std::optional<AddrSpace> a;
       bool same = true, any = false;
       for (const UOp& s : u.src()) {
-        const auto& x = memo_.at(s);
+        const auto& x = *memo_.find(s);
         if (!x) continue;
         if (any && *x != *a) same = false;
         if (!any) a = x, any = true;
       }
       r = any && same ? a : std::nullopt;
     }
-    memo_.emplace(u, r);
+    *memo_.emplace(u).first = r;
   }
-  return memo_.at(root);
+  return *memo_.find(root);
 }
 
 std::optional<AddrSpace> addrspace(const UOp& u) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "lib/uop/nodemap.h"
 #include "lib/uop/uop.h"
 
 namespace tg {
@@ -15,7 +16,7 @@ class AddrSpaceCache {
   std::optional<AddrSpace> get(const UOp& u);
 
  private:
-  UOpMap<std::optional<AddrSpace>> memo_;
+  NodeMap<std::optional<AddrSpace>> memo_{8};  // open addressing: no allocation per entry
 };
 std::optional<AddrSpace> addrspace(const UOp& u);  // one-off (a fresh cache)
 
