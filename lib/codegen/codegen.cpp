@@ -179,19 +179,21 @@ const PatternMatcher& pm_wmma_add() {
   return pm;
 }
 
-static bool all_same_shapes(const std::vector<Shape>& v) {
-  for (size_t i = 1; i < v.size(); i++)
-    if (!shape_eq(v[i], v[0])) return false;
-  return true;
-}
-
 static UOp expand_broadcast(const UOp& x) {
-  std::vector<Shape> shapes;
+  // the srcs' shapes compared in place: most nodes need no expand, and then no shape is copied
+  const Shape* first = nullptr;
+  bool same = true;
   for (const UOp& u : x.src()) {
-    if (!u.shape_opt()) return UOp();
-    shapes.push_back(*u.shape_opt());
+    const std::optional<Shape>& s = u.shape_opt();
+    if (!s) return UOp();
+    if (!first)
+      first = &*s;
+    else if (same && !shape_eq(*s, *first))
+      same = false;
   }
-  if (all_same_shapes(shapes)) return UOp();
+  if (same) return UOp();
+  std::vector<Shape> shapes;
+  for (const UOp& u : x.src()) shapes.push_back(*u.shape_opt());
   Shape shape = mixin::broadcast_shape(shapes);
   std::vector<UOp> src;
   for (const UOp& u : x.src()) src.push_back(u.expand(OptShape(shape)));

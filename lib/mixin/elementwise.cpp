@@ -18,10 +18,24 @@ UOp polyN(const UOp& x, std::initializer_list<double> p) {
 }
 }  // namespace
 
+// the concrete dtypes whose least upper dtype with themselves is themselves (every one in the lattice): when both
+// operands have one of them, promote below leaves them as they are
+static bool promotes_to_itself(DType d) {
+  static const std::vector<bool> table = [] {
+    std::vector<bool> t(dtypes::every().size(), false);
+    for (DType x : dtypes::every())
+      if (!contains(dtypes::weaks, x) && x != dtypes::void_ && x != dtypes::uint128 && x != dtypes::uint256)
+        t[(size_t)x.id()] = least_upper_dtype({x, x}) == x;
+    return t;
+  }();
+  return (size_t)d.id() < table.size() && table[(size_t)d.id()];
+}
+
 std::pair<UOp, UOp> UOp::broadcasted(const Operand& y0, bool reverse) const {
   UOp yy = ufix(y0);
   const UOp& x = reverse ? yy : *this;
   const UOp& y = reverse ? *this : yy;
+  if (x.dtype() == y.dtype() && promotes_to_itself(x.dtype())) return {x, y};
   DType out = least_upper_dtype({x.dtype(), y.dtype()});
   auto promote = [&](const UOp& t) -> UOp {
     UOp b = t.base();
