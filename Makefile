@@ -2,6 +2,10 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+# profile-guided optimization of the engine library: the first configure of $(BUILD) records a profile with an
+# instrumented build (scripts/pgo-train.sh, a few minutes) and configures $(BUILD) to optimize with it. PGO=0: without
+PGO ?= 1
+PGO_DIR := $(abspath $(BUILD))/pgo-profile
 
 .PHONY: all deps configure build demo test bench clean
 
@@ -11,7 +15,12 @@ deps:
 	@./scripts/install-deps.sh
 
 $(BUILD)/build.ninja: | deps
-	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)
+ifeq ($(PGO),1)
+	@./scripts/pgo-train.sh $(BUILD) $(PGO_DIR) $(JOBS)
+	cmake -S . -B $(BUILD) -G Ninja -DTG_PGO=USE -DTG_PGO_DIR=$(PGO_DIR) $(CMAKE_FLAGS)
+else
+	cmake -S . -B $(BUILD) -G Ninja -DTG_PGO=OFF $(CMAKE_FLAGS)
+endif
 
 configure: deps $(BUILD)/build.ninja
 
