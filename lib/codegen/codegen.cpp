@@ -845,4 +845,16 @@ UOp to_program(const UOp& ast, const Renderer& ren) {
   return prg;
 }
 
+UOp to_program_private(const UOp& ast, const Renderer& ren) {
+  // a recorder keeps the nodes it is shown: record the shared ones
+  if (VIZ.value() || TRACK_MATCH_STATS.value() >= 2 || recorder() != nullptr) return to_program(ast, ren);
+  PrivateNodes scope;
+  UOp prg;
+  {
+    UOp a = import_private(ast);
+    prg = to_program(a, ren);
+  }
+  return adopt_private(std::move(prg));  // the last use of a private node: the scope ends after it
+}
+
 }  // namespace tg

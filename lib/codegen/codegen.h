@@ -41,5 +41,8 @@ RangeMap build_range_map(const UOp& sink);
 UOp full_rewrite_to_sink(const UOp& ast, const Renderer& ren, bool optimize = true);
 // do_to_program for a SINK: codegen, ProgramInfo, linearize/render; one trace context named after the kernel
 UOp to_program(const UOp& ast, const Renderer& ren);
+// to_program on this thread's private nodes (PrivateNodes, uop.h): the AST copied in, the program handed out. A
+// parallel lowering's workers then share no node, count or intern bucket while they work
+UOp to_program_private(const UOp& ast, const Renderer& ren);
 
 }  // namespace tg

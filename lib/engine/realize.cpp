@@ -74,12 +74,14 @@ std::unordered_set<size_t>& first_run_cache() {
 }
 
 // do_to_program plus what pm_to_program does after rendering in the reference: estimates, DEBUG prints
-UOp compile_one(const UOp& ast, const Renderer& ren) {
+// private: codegen on this thread's private nodes (a worker of a parallel lowering: it then shares no node with the
+// other workers, see PrivateNodes), the program handed out at the end
+UOp compile_one(const UOp& ast, const Renderer& ren, bool private_nodes = false) {
   if (DEBUG >= 5) std::printf("%s\n", ast.repr().c_str());
   UOp prg;
   {
     ScopedSeconds timed(CompileCounters::codegen_s);
-    prg = to_program(ast, ren);
+    prg = private_nodes ? to_program_private(ast, ren) : to_program(ast, ren);
   }
   CompileCounters::programs++;
   const KernelInfo* ki = prg.src(0).arg().as<KernelInfo>();
@@ -224,9 +226,11 @@ UOp lower_and_compile(const UOp& linear) {
   // two phases, each on the workers: codegen of every kernel, then the compiles (the biggest sources first, so the
   // last compiles to finish are short ones). Their wall times are what the first step waits for.
   double t0 = wall_seconds();
+  static const bool shared_codegen = std::getenv("TG_SHARED_CODEGEN") != nullptr;
+  const bool private_nodes = nworkers > 1 && !shared_codegen;
   parallel_for(work.size(), nworkers, [&](size_t w) {
     Todo& t = todo[work[w]];
-    t.prg = compile_one(t.key.ast, *t.ren);
+    t.prg = compile_one(t.key.ast, *t.ren, private_nodes);
   });
   double t1 = wall_seconds();
   std::vector<size_t> by_size(work);

@@ -91,15 +91,27 @@ static std::optional<std::vector<UOp>> const_reshape(const Shape& in_shape, cons
   return axes;
 }
 
+using ReshapeCache = std::unordered_map<ReshapeKey, UOp, ReshapeKeyHash>;
+// a PrivateNodes scope's nodes go in this thread's own cache (see register_private_cache)
+thread_local ReshapeCache* t_private_reshapes = nullptr;
+static const bool g_private_reshapes_registered = (register_private_cache([] {
+                                                     if (t_private_reshapes) t_private_reshapes->clear();
+                                                   }),
+                                                   true);
+
 UOp apply_reshape(const Shape& in_shape, const Shape& out_shape, const UOp& urngs) {
   // the constant case, when no rewrite is counted or recorded (the reference's rewrite is a step of the trace then)
   if (TRACK_MATCH_STATS.value() == 0)
     if (auto r = const_reshape(in_shape, out_shape, urngs.src())) return UOp::sink(*r);
   static std::mutex mu;
-  static std::unordered_map<ReshapeKey, UOp, ReshapeKeyHash> cache;
+  static ReshapeCache shared;
+  const bool priv = in_private_nodes();
+  if (priv && !t_private_reshapes) t_private_reshapes = new ReshapeCache();
+  ReshapeCache& cache = priv ? *t_private_reshapes : shared;
   ReshapeKey key{in_shape, out_shape, urngs};
   {
-    std::lock_guard<std::mutex> lk(mu);
+    std::unique_lock<std::mutex> lk(mu, std::defer_lock);
+    if (!priv) lk.lock();
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
   sint acc = 1;
@@ -121,7 +133,8 @@ UOp apply_reshape(const Shape& in_shape, const Shape& out_shape, const UOp& urng
   std::reverse(axes_out.begin(), axes_out.end());
   static const PatternMatcher pm = symbolic() + pm_simplify_valid() + pm_drop_and_clauses();
   UOp ret = graph_rewrite(UOp::sink(axes_out), pm, {.name = "reshape"});
-  std::lock_guard<std::mutex> lk(mu);
+  std::unique_lock<std::mutex> lk(mu, std::defer_lock);
+  if (!priv) lk.lock();
   return cache.emplace(std::move(key), ret).first->second;
 }
 

@@ -48,6 +48,10 @@ struct ArgTuple final : ArgObj {
       if (!items[i].py_eq(p->items[i])) return false;
     return true;
   }
+  void for_each_uop(void (*fn)(const UOp&, void*), void* ctx) const override {
+    for (const Arg& a : items)
+      if (a.obj()) a.obj()->for_each_uop(fn, ctx);
+  }
   int py_cmp(const ArgObj& o) const override {
     auto* p = dynamic_cast<const ArgTuple*>(&o);
     if (!p) return ArgObj::py_cmp(o);

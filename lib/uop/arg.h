@@ -16,6 +16,7 @@
 namespace tg {
 
 class Arg;
+class UOp;
 
 // Base of heap payloads (strings, tuples, structured args). Immutable, intrusively refcounted.
 class ArgObj {
@@ -28,6 +29,8 @@ class ArgObj {
   virtual std::string repr() const = 0;
   virtual std::string str() const { return repr(); }
   virtual const char* type_name() const = 0;
+  // every UOp the object holds (adopt_private hands them to other threads with the nodes they are args of)
+  virtual void for_each_uop(void (*)(const UOp&, void*), void*) const {}
   mutable std::atomic<uint32_t> rc{0};
 };
 

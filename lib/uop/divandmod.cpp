@@ -11,7 +11,25 @@ static UOp ic(pyint v) { return UOp::const_(PyConst(v)); }
 static UOp fold_divmod_general_impl(const UOp& d);
 
 // functools.cache: results (including None) are kept per node
+namespace {
+// in a PrivateNodes scope: this thread's cache of its private nodes (adopt_private clears it before it hands nodes
+// out)
+thread_local UOpMap<UOp>* t_private_cache = nullptr;
+const bool g_registered = (register_private_cache([] {
+                             if (t_private_cache) t_private_cache->clear();
+                           }),
+                           true);
+}  // namespace
+
 UOp fold_divmod_general(const UOp& d) {
+  if (in_private_nodes()) {
+    if (!t_private_cache) t_private_cache = new UOpMap<UOp>();
+    auto it = t_private_cache->find(d);
+    if (it != t_private_cache->end()) return it->second;
+    UOp r = fold_divmod_general_impl(d);
+    t_private_cache->emplace(d, r);
+    return r;
+  }
   static std::mutex mu;
   static UOpMap<UOp> cache;
   {

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
+#include <unordered_map>
+#include <unordered_set>
 #ifdef __linux__
 #include <linux/membarrier.h>
 #include <pthread.h>
@@ -169,6 +171,64 @@ std::atomic<uintptr_t>& lock_bucket(size_t h, uintptr_t& head, bool plain) {
     while (g_table.load(std::memory_order_acquire) == t) std::this_thread::yield();  // the new table is coming
   }
 }
+// A thread's private table (PrivateNodes): the same buckets, touched by that thread alone, so no lock bit. It grows
+// like the shared one, and its small constants are its own.
+constexpr pyint kSmallLo = -32, kSmallHi = 1024;
+struct PrivateStore {
+  Table* table = new Table(size_t(1) << 12);
+  int64_t live = 0;  // nodes linked in table
+  UOpNode* weakint[kSmallHi - kSmallLo] = {};
+  UOpNode* int32[kSmallHi - kSmallLo] = {};
+};
+thread_local PrivateStore* t_private = nullptr;
+thread_local uint8_t t_saved_role = 0;  // the role a PrivateNodes scope replaced
+PrivateStore& private_store() {
+  if (!t_private) [[unlikely]]
+    t_private = new PrivateStore();  // kept for the thread's life (its small constants stay referenced)
+  return *t_private;
+}
+std::atomic<uintptr_t>& private_bucket(size_t h, uintptr_t& head) {
+  std::atomic<uintptr_t>& b = t_private->table->buckets[h & t_private->table->mask];
+  head = b.load(std::memory_order_relaxed);
+  return b;
+}
+void grow_private() {
+  Table* t = t_private->table;
+  size_t n = t->mask + 1;
+  Table* nt = nullptr;
+  try {
+    nt = new Table(2 * n);
+  } catch (const std::bad_alloc&) {
+    return;
+  }
+  for (size_t i = 0; i < n; i++) {
+    for (uintptr_t w = t->buckets[i].load(std::memory_order_relaxed), next; node_of(w); w = next) {
+      UOpNode* node = node_of(w);
+      next = node->next;
+      std::atomic<uintptr_t>& nb = nt->buckets[node->hash & nt->mask];
+      node->next = nb.load(std::memory_order_relaxed);
+      nb.store(word_of(node), std::memory_order_relaxed);
+    }
+  }
+  delete[] t->buckets;
+  delete t;
+  t_private->table = nt;
+}
+// unlinks n from the chain whose bucket b (locked, or private) held head; gives the bucket back
+void unlink(std::atomic<uintptr_t>& b, uintptr_t head, UOpNode* n) {
+  if (node_of(head) == n) {
+    b.store(n->next, std::memory_order_release);
+    return;
+  }
+  for (UOpNode* p = node_of(head); p; p = node_of(p->next)) {
+    if (node_of(p->next) == n) {
+      p->next = n->next;
+      break;
+    }
+  }
+  b.store(head, std::memory_order_release);
+}
+
 // the live node count: one counter per thread that ever made or freed a node, written by its thread alone (a plain
 // store, no shared line); the sum is exact while no thread changes it. Counters outlive their threads.
 struct alignas(64) LiveCounter {
@@ -351,19 +411,20 @@ void release_node(UOpNode* first) {
   NodeOp op;
   while (!stack.empty()) {
     UOpNode* n = stack.pop();
-    {  // unlink n from its chain
+    {  // unlink n from its chain (an orphan is in none)
+      const uint8_t fl = n->flags.load(std::memory_order_relaxed);
       uintptr_t head;
-      std::atomic<uintptr_t>& b = lock_bucket(n->hash, head, op.plain());
-      if (node_of(head) == n) {
-        b.store(n->next, std::memory_order_release);
-      } else {
-        for (UOpNode* p = node_of(head); p; p = node_of(p->next)) {
-          if (node_of(p->next) == n) {
-            p->next = n->next;
-            break;
-          }
-        }
-        b.store(head, std::memory_order_release);
+      if (fl & kPrivate) {
+#ifdef TG_CHECK_PRIVATE
+        check_private(n);  // freed by its own thread
+        private_gone(n);
+#endif
+        std::atomic<uintptr_t>& b = private_bucket(n->hash, head);
+        unlink(b, head, n);
+        t_private->live--;
+      } else if (!(fl & kOrphan)) {
+        std::atomic<uintptr_t>& b = lock_bucket(n->hash, head, op.plain());
+        unlink(b, head, n);
       }
       LiveCounter& c = my_counter();
       c.n.store(c.n.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
@@ -432,7 +493,8 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
   h = fmix(h);
   NodeOp nop;
   uintptr_t head;
-  std::atomic<uintptr_t>& b = lock_bucket(h, head, nop.plain());
+  const bool priv = t_uop_role == 3;
+  std::atomic<uintptr_t>& b = priv ? private_bucket(h, head) : lock_bucket(h, head, nop.plain());
   struct Unlock {  // if making the node throws (no memory), the bucket is given back as it was
     std::atomic<uintptr_t>& b;
     const uintptr_t& head;
@@ -465,10 +527,13 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
   new (&n->arg) Arg(std::move(arg));
   new (&n->tag) Arg(std::move(tag));
   OpSet so, sl(op);
-  uint8_t fl = 0;
+  uint8_t fl = priv ? kPrivate : 0;
   for (size_t k = 0; k < src.size(); k++) {
     n->srcs[k] = src[k].node();
-    if (counted(n->srcs[k])) rc_inc(n->srcs[k]->rc, nop.plain());
+    if (counted(n->srcs[k])) {
+      check_private(n->srcs[k]);
+      rc_inc(n->srcs[k]->rc, nop.plain());
+    }
     so.add(src[k].op());
     sl = sl | n->srcs[k]->slice_ops;
     fl |= n->srcs[k]->flags.load(std::memory_order_relaxed) & kSliceInvalid;
@@ -487,8 +552,15 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
   b.store(word_of(n), std::memory_order_release);  // links n and unlocks the bucket
   LiveCounter& c = my_counter();
   c.n.store(c.n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  if ((++c.made & 1023) == 0) [[unlikely]]
+  if (priv) {
+#ifdef TG_CHECK_PRIVATE
+    private_made(n);
+#endif
+    if (++t_private->live > (int64_t)t_private->table->mask + 1) [[unlikely]]
+      grow_private();
+  } else if ((++c.made & 1023) == 0) [[unlikely]] {
     maybe_grow();
+  }
   return n;
 }
 
@@ -526,7 +598,8 @@ void set_cached_simplify(UOpNode* n, const UOp& r) {
 // each time): a table takes one reference to each the first time it is made and keeps it for the process, so making
 // it again is a load, not an interning. live_uop_count leaves them out.
 namespace {
-constexpr pyint kSmallLo = -32, kSmallHi = 1024;
+using detail::kSmallHi;
+using detail::kSmallLo;
 struct SmallConsts {
   std::atomic<detail::UOpNode*> weakint[kSmallHi - kSmallLo]{}, int32[kSmallHi - kSmallLo]{};
   std::atomic<size_t> kept{0};
@@ -540,6 +613,19 @@ SmallConsts& small_consts() {
 UOp detail::small_int_const(DType dtype, pyint v) {
   if (v < kSmallLo || v >= kSmallHi || (dtype != dtypes::weakint && dtype != dtypes::int32)) return UOp();
   SmallConsts& t = small_consts();
+  if (t_uop_role == 3) {  // this thread's own (PrivateNodes)
+    detail::PrivateStore& ps = detail::private_store();
+    UOpNode*& slot = (dtype == dtypes::weakint ? ps.weakint : ps.int32)[(size_t)(v - kSmallLo)];
+    if (slot) return UOp::from_node(slot);
+    UOp u(Ops::CONST, dtype, std::span<const UOp>{}, Arg(dtype.const_(PyConst(v))));
+    slot = u.node();
+    if (detail::counted(slot)) {
+      slot->rc.store(slot->rc.load(std::memory_order_relaxed) + (1u << 30), std::memory_order_relaxed);
+      slot->flags.store(slot->flags.load(std::memory_order_relaxed) | kImmortal, std::memory_order_relaxed);
+      t.kept.fetch_add(1, std::memory_order_relaxed);
+    }
+    return u;
+  }
   std::atomic<UOpNode*>& slot = (dtype == dtypes::weakint ? t.weakint : t.int32)[(size_t)(v - kSmallLo)];
   if (UOpNode* n = slot.load(std::memory_order_acquire)) return UOp::from_node(n);
   UOp u(Ops::CONST, dtype, std::span<const UOp>{}, Arg(dtype.const_(PyConst(v))));
@@ -557,6 +643,150 @@ UOp detail::small_int_const(DType dtype, pyint v) {
 size_t live_uop_count() {
   int64_t n = detail::live_nodes() - (int64_t)small_consts().kept.load(std::memory_order_relaxed);
   return (size_t)std::max<int64_t>(0, n);
+}
+
+// ************************* private nodes *************************
+
+namespace {
+std::vector<void (*)()>& private_caches() {
+  static auto* v = new std::vector<void (*)()>();
+  return *v;
+}
+#ifdef TG_CHECK_PRIVATE
+thread_local std::unordered_set<const detail::UOpNode*>* t_mine = nullptr;  // this thread's private nodes
+std::unordered_set<const detail::UOpNode*>& mine() {
+  if (!t_mine) t_mine = new std::unordered_set<const detail::UOpNode*>();
+  return *t_mine;
+}
+#endif
+}  // namespace
+std::mutex& private_caches_mu() {
+  static auto* mu = new std::mutex();
+  return *mu;
+}
+void register_private_cache(void (*clear)()) {
+  std::lock_guard<std::mutex> lk(private_caches_mu());
+  private_caches().push_back(clear);
+}
+
+#ifdef TG_CHECK_PRIVATE
+void detail::private_violation(const UOpNode* n) {
+  const bool priv = n->flags.load(std::memory_order_relaxed) & kPrivate, in_scope = t_uop_role == 3;
+  if (priv == in_scope && (!priv || mine().count(n))) return;
+  std::fprintf(stderr, "tinygrad: %s\n",
+               in_scope ? (priv ? "a PrivateNodes scope touched another thread's private node"
+                                : "a PrivateNodes scope touched a shared node")
+                        : "a private node was touched outside its PrivateNodes scope");
+  std::fprintf(stderr, "  %s %s\n", op_repr(n->op).c_str(), n->arg.repr().c_str());
+  std::abort();
+}
+void detail::private_made(const UOpNode* n) { mine().insert(n); }
+void detail::private_gone(const UOpNode* n) { mine().erase(n); }
+#endif
+
+PrivateNodes::PrivateNodes() {
+  if (detail::t_uop_role == 3) throw Error("PrivateNodes: scopes do not nest");
+  if (detail::t_uop_role == 0) detail::claim_uop_role();
+  saved_role_ = detail::t_uop_role;
+  detail::private_store();
+  detail::t_saved_role = saved_role_;
+  detail::t_uop_role = 3;
+}
+PrivateNodes::~PrivateNodes() { detail::t_uop_role = saved_role_; }
+
+UOp import_private(const UOp& root) {
+  using detail::UOpNode;
+  if (detail::t_uop_role != 3) throw Error("import_private: not in a PrivateNodes scope");
+  if (!root) return UOp();
+  // a depth-first walk that reads the shared nodes' fields and nothing else (no count, claim or cache of theirs)
+  std::unordered_map<const UOpNode*, UOp> made;
+  struct Frame {
+    const UOpNode* n;
+    uint32_t i;
+  };
+  std::vector<Frame> st{{root.node(), 0}};
+  std::vector<UOp> src;
+  while (!st.empty()) {
+    Frame& f = st.back();
+    if (f.i < f.n->nsrc) {
+      const UOpNode* s = f.n->srcs[f.i++];
+      if (!made.count(s)) st.push_back({s, 0});
+      continue;
+    }
+    const UOpNode* n = f.n;
+    st.pop_back();
+    if (made.count(n)) continue;
+    src.clear();
+    for (uint32_t i = 0; i < n->nsrc; i++) src.push_back(made.at(n->srcs[i]));
+    made.emplace(n, UOp(n->op, n->dtype, src, n->arg, n->tag));
+  }
+  return made.at(root.node());
+}
+
+UOp adopt_private(UOp root) {
+  using detail::UOpNode;
+  if (detail::t_uop_role != 3) throw Error("adopt_private: not in a PrivateNodes scope");
+  {
+    std::lock_guard<std::mutex> lk(private_caches_mu());
+    for (void (*clear)() : private_caches()) clear();
+  }
+  // the private nodes reachable from root, through srcs and the UOps in args (each held by root's graph)
+  std::unordered_set<UOpNode*> seen;
+  std::vector<UOpNode*> todo, nodes;
+  auto visit = [&](UOpNode* n) {
+    const uint8_t fl = n->flags.load(std::memory_order_relaxed);
+    if ((fl & detail::kPrivate) && !(fl & detail::kImmortal) && seen.insert(n).second) todo.push_back(n);
+  };
+  auto visit_arg = [&](const Arg& a) {
+    if (const ArgObj* o = a.obj())
+      o->for_each_uop([](const UOp& u, void* v) { (*static_cast<decltype(visit)*>(v))(u.node()); }, &visit);
+  };
+  if (root) visit(root.node());
+  while (!todo.empty()) {
+    UOpNode* n = todo.back();
+    todo.pop_back();
+    nodes.push_back(n);
+    for (uint32_t i = 0; i < n->nsrc; i++) visit(n->srcs[i]);
+    visit_arg(n->arg), visit_arg(n->tag);
+  }
+  // their caches go (memos only; what they hold may be private nodes no one else should see)
+  for (UOpNode* n : nodes) {
+    detail::UOpCache* c = n->cache.load(std::memory_order_relaxed);
+    n->cache.store(nullptr, std::memory_order_relaxed);
+    delete c;
+  }
+  // private small constants become the shared ones (made with this thread's usual role)
+  std::unordered_map<UOpNode*, UOp> shared;
+  auto shared_of = [&](UOpNode* p) -> UOpNode* {
+    auto it = shared.find(p);
+    if (it != shared.end()) return it->second.node();
+    detail::t_uop_role = detail::t_saved_role;
+    UOp g = detail::small_int_const(p->dtype, p->arg.as_int());  // no throw: the value is in the table's range
+    detail::t_uop_role = 3;
+    UOpNode* r = g.node();
+    shared.emplace(p, std::move(g));
+    return r;
+  };
+  for (UOpNode* n : nodes) {
+    for (uint32_t i = 0; i < n->nsrc; i++) {
+      UOpNode* s = n->srcs[i];
+      const uint8_t fl = s->flags.load(std::memory_order_relaxed);
+      if ((fl & detail::kPrivate) && (fl & detail::kImmortal)) n->srcs[i] = shared_of(s);
+    }
+  }
+  // out of the private table, into none
+  for (UOpNode* n : nodes) {
+    uintptr_t head;
+    std::atomic<uintptr_t>& b = detail::private_bucket(n->hash, head);
+    detail::unlink(b, head, n);
+    detail::t_private->live--;
+#ifdef TG_CHECK_PRIVATE
+    detail::private_gone(n);
+#endif
+    const uint8_t fl = n->flags.load(std::memory_order_relaxed);
+    n->flags.store((fl & ~detail::kPrivate) | detail::kOrphan, std::memory_order_relaxed);
+  }
+  return root;
 }
 
 void spec_check_created(const UOp& u);  // spec.cpp: SPEC>=2 verifies every new node

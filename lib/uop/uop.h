@@ -54,6 +54,11 @@ constexpr uint8_t kImmortal = 2;
 // set at birth: an Invalid CONST is in the node's backward slice (itself included); a rule whose pattern needs one
 // (PatternMatcher's prefilter) is not tried on the node without it
 constexpr uint8_t kSliceInvalid = 4;
+// in the private intern table of the thread that made it (a PrivateNodes scope, see node_store.h): no other thread
+// sees it, so its counts, claims and bucket need no atomics and no other core ever writes its line
+constexpr uint8_t kPrivate = 8;
+// in no intern table: a private node handed to the other threads (adopt_private); nothing interns to it again
+constexpr uint8_t kOrphan = 16;
 inline bool counted(const UOpNode* n) { return !(n->flags.load(std::memory_order_relaxed) & kImmortal); }
 void release_node(UOpNode* n);
 
@@ -61,7 +66,21 @@ void release_node(UOpNode* n);
 // locked instruction each: ~11% of codegen's time on one thread) while one thread alone uses UOps. The first thread
 // to use a UOp owns that mode; any other thread that uses one makes every thread use atomics from then on, after a
 // handshake with the owner, and so does the engine's worker pool while it works (node_store.cpp explains it).
-inline thread_local constinit uint8_t t_uop_role = 0;  // 0: none yet, 1: the owner, 2: another thread
+// 0: none yet, 1: the owner, 2: another thread, 3: in a PrivateNodes scope (this thread's own nodes only: plain)
+inline thread_local constinit uint8_t t_uop_role = 0;
+// TG_CHECK_PRIVATE builds: a counted node touched in a PrivateNodes scope must be this thread's (a shared node's
+// count written plain there would race with the other threads)
+#ifdef TG_CHECK_PRIVATE
+void private_violation(const UOpNode* n);  // checks, and aborts on a violation
+void private_made(const UOpNode* n);
+void private_gone(const UOpNode* n);
+#endif
+inline void check_private([[maybe_unused]] const UOpNode* n) {
+#ifdef TG_CHECK_PRIVATE
+  // in a scope: the node is this thread's private one; out of one: no thread's private node
+  if (t_uop_role == 3 || (n->flags.load(std::memory_order_relaxed) & kPrivate)) private_violation(n);
+#endif
+}
 extern std::atomic<uint32_t> g_uop_sharers;  // threads other than the owner using UOps now, and worker pool sections
 extern std::atomic<uint32_t> g_owner_busy;   // the owner's depth of node operations, published for the handshake
 void claim_uop_role();
@@ -71,6 +90,10 @@ class NodeOp {
  public:
   inline __attribute__((always_inline)) NodeOp() {
     if (t_uop_role != 1) [[unlikely]] {
+      if (t_uop_role == 3) {
+        plain_ = true;
+        return;
+      }
       if (t_uop_role != 0) return;
       claim_uop_role();
       if (t_uop_role != 1) return;
@@ -178,6 +201,7 @@ class UOp {
     // read o's node before dec(): o may live inside the node this releases (x = x.src(0))
     detail::UOpNode* n = o.n_;
     if (n && detail::counted(n)) {
+      detail::check_private(n);
       detail::NodeOp op;
       detail::rc_inc(n->rc, op.plain());
     }
@@ -620,6 +644,7 @@ class UOp {
  private:
   void inc() const {
     if (n_ && detail::counted(n_)) {
+      detail::check_private(n_);
       detail::NodeOp op;
       detail::rc_inc(n_->rc, op.plain());
     }
@@ -627,6 +652,7 @@ class UOp {
   void dec() {
     if (n_ && detail::counted(n_)) {
       uint32_t before;
+      detail::check_private(n_);
       {
         detail::NodeOp op;
         before = detail::rc_dec(n_->rc, op.plain());
@@ -801,6 +827,35 @@ namespace detail {
 // CONST(v) of dtype weakint or int32 for -32 <= v < 1024, from a table that keeps each one made; null otherwise
 UOp small_int_const(DType dtype, pyint v);
 }  // namespace detail
+
+// Private nodes: work on one thread that shares no node with the others (parallel codegen). While a PrivateNodes
+// scope is alive, the thread interns every node it makes in its own table (and its own small constants), with plain
+// counts: the other core never writes these nodes' lines, nor the table's. Inside the scope the thread must touch no
+// node made outside it: it copies its input in (import_private) and hands its result out (adopt_private). Scopes do
+// not nest; the thread's table lives as long as the thread.
+class PrivateNodes {
+ public:
+  PrivateNodes();
+  ~PrivateNodes();
+  PrivateNodes(const PrivateNodes&) = delete;
+  PrivateNodes& operator=(const PrivateNodes&) = delete;
+
+ private:
+  uint8_t saved_role_;
+};
+// whether this thread is in a PrivateNodes scope
+inline bool in_private_nodes() { return detail::t_uop_role == 3; }
+// a cache that keeps nodes across calls (functools.cache) keeps this thread's private nodes apart, in a per-thread
+// map that clear() empties: adopt_private calls every registered clear() before it hands nodes out
+void register_private_cache(void (*clear)());
+// in a PrivateNodes scope: a private copy of root's graph (made outside the scope, kept alive by the caller, and only
+// read here)
+UOp import_private(const UOp& root);
+// in a PrivateNodes scope: root's graph made safe to hand to the other threads once the scope ends. Its private nodes
+// (and the UOps in their args) leave the table in place as orphans, nodes no interning finds again, their caches
+// dropped; private small constants are replaced by the shared ones. Nothing else of the thread may hold them (the
+// scope's per-thread caches are cleared first).
+UOp adopt_private(UOp root);
 
 // Side-effect free python scalar ALU (python_alu + truncation), used by const folding.
 PyConst exec_alu(Ops op, DType dtype, std::span<const PyConst> operands, bool truncate_output = true);

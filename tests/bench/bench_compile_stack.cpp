@@ -141,11 +141,15 @@ int main(int argc, char** argv) {
       };
       std::vector<Span> spans(asts.size());
       static std::atomic<int> next_thread{0};
+      static const bool shared_codegen = std::getenv("TG_SHARED_CODEGEN") != nullptr;  // as lower_and_compile
       auto tp = clk::now();
       parallel_for(asts.size(), nthreads, [&](size_t i) {
         thread_local int thread = next_thread++;
         double start = ms_since(tp);
-        to_program(asts[i], ren);
+        if (shared_codegen)
+          to_program(asts[i], ren);
+        else
+          to_program_private(asts[i], ren);
         spans[i] = {start, ms_since(tp), thread};
       });
       cg_par.push_back(ms_since(tp));

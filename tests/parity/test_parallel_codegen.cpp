@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <random>
 #include <thread>
+#include <unordered_map>
 
 #include "lib/codegen/codegen.h"
+#include "lib/codegen/late/program.h"
 #include "lib/engine/counters.h"
 #include "lib/renderer/llvmir.h"
 #include "lib/tensor.h"
@@ -45,6 +47,70 @@ TEST(ParallelCodegen, ProgramsDoNotDependOnTheThread) {
                                           << got[t][i].src(2).arg().as_str() << "\nwant\n"
                                           << want[i].src(2).arg().as_str();
   }
+}
+
+// a and b are the same graph node for node (op, dtype, arg, tag and srcs), whichever nodes hold them
+static bool same_graph(const UOp& a, const UOp& b, std::unordered_map<const void*, const void*>& memo) {
+  auto it = memo.find(a.node());
+  if (it != memo.end()) return it->second == b.node();
+  // a PROGRAM's ProgramInfo holds UOps (Variables, symbolic sizes), equal by identity: compared by their repr
+  const bool same_arg = a.arg().same(b.arg()) || (a.op() == Ops::PROGRAM && a.arg().repr() == b.arg().repr());
+  if (a.op() != b.op() || a.dtype() != b.dtype() || !same_arg || !a.tag().same(b.tag()) || a.nsrc() != b.nsrc())
+    return false;
+  for (size_t i = 0; i < a.nsrc(); i++)
+    if (!same_graph(a.src(i), b.src(i), memo)) return false;
+  memo.emplace(a.node(), b.node());
+  return true;
+}
+
+// A lowering on several workers runs each one's codegen on its private nodes (PrivateNodes): the AST copied into
+// the thread's own intern table, the PROGRAM handed out as nodes in no table. It must be the program of the shared
+// codegen node for node, rendered source included, from two threads at once; and every node it made must be freed
+// once the programs are dropped, the threads' small constants excepted.
+TEST(ParallelCodegen, PrivateNodesGiveTheSamePrograms) {
+  CPULLVMRenderer ren(Target{"CPU", "LLVM", "x86_64,native", "", ""});
+  ren.global_max = std::vector<pyint>{8, 0, 0};
+  auto kernels = load_codegen_goldens(TG_TEST_DATA "/codegen_goldens.txt");
+  std::vector<UOp> asts;
+  for (const CgKernel& k : kernels)
+    if (k.ast && k.ast.tag().is_none()) asts.push_back(k.ast);
+  ASSERT_GE(asts.size(), 80u);
+  std::vector<UOp> want;
+  for (const UOp& a : asts) want.push_back(to_program(a, ren));
+  size_t symbolic = 0;
+  for (const UOp& w : want) symbolic += !w.arg().as<ProgramInfo>()->vars.empty();
+  EXPECT_GE(symbolic, 1u) << "no kernel with a Variable: the UOps in ProgramInfo are not exercised";
+  for (int round = 0; round < 2; round++) {
+    const size_t live_before = live_uop_count();
+    {
+      std::vector<std::vector<UOp>> got(2, std::vector<UOp>(asts.size()));
+      std::vector<std::thread> threads;
+      for (int t = 0; t < 2; t++)
+        threads.emplace_back([&, t] {
+          std::vector<size_t> order(asts.size());
+          for (size_t i = 0; i < order.size(); i++) order[i] = i;
+          std::shuffle(order.begin(), order.end(), std::mt19937(round * 10 + t));
+          for (size_t i : order) got[t][i] = to_program_private(asts[i], ren);
+        });
+      for (auto& th : threads) th.join();
+      for (int t = 0; t < 2; t++)
+        for (size_t i = 0; i < asts.size(); i++) {
+          std::unordered_map<const void*, const void*> memo;
+          ASSERT_TRUE(same_graph(got[t][i], want[i], memo)) << "thread " << t << " kernel " << i << ":\n"
+                                                            << got[t][i].src(2).arg().as_str() << "\nwant\n"
+                                                            << want[i].src(2).arg().as_str();
+          // the handed-out program lives on: the shared side builds on it (a CALL of it) and takes it apart
+          UOp call = UOp(Ops::CALL, dtypes::void_, {got[t][i]}, Arg());
+          EXPECT_EQ(call.src(0).src(2).arg().as_str(), want[i].src(2).arg().as_str());
+        }
+    }
+    // the first round made the threads' small constants (kept for good, not counted live)
+    EXPECT_EQ(live_uop_count(), live_before) << "round " << round;
+  }
+  // not in a scope, or nested: an error, not a crash
+  EXPECT_THROW(import_private(asts[0]), Error);
+  PrivateNodes scope;
+  EXPECT_THROW(PrivateNodes(), Error);
 }
 
 TEST(ParallelCodegen, TensorProgramCompiledInParallelGivesTheSameValues) {

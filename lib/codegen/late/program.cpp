@@ -172,6 +172,15 @@ static Arg ints_arg(const std::vector<int64_t>& v) {
   for (int64_t x : v) a.push_back(Arg((long long)x));
   return Arg::tuple(a);
 }
+void ProgramInfo::for_each_uop(void (*fn)(const UOp&, void*), void* ctx) const {
+  for (const sint& s : global_size)
+    if (!s.is_int()) fn(s.u(), ctx);
+  if (local_size)
+    for (const sint& s : *local_size)
+      if (!s.is_int()) fn(s.u(), ctx);
+  for (const UOp& v : vars) fn(v, ctx);
+}
+
 size_t ProgramInfo::hash() const {
   size_t h = std::hash<std::string>()(name) * 31 + sints_arg(global_size).hash();
   h = h * 31 + (local_size ? sints_arg(*local_size).hash() : 7);

@@ -41,6 +41,7 @@ struct ProgramInfo final : ArgObj {
   bool equals(const ArgObj& o) const override;
   std::string repr() const override;
   const char* type_name() const override { return "ProgramInfo"; }
+  void for_each_uop(void (*fn)(const UOp&, void*), void* ctx) const override;
 };
 
 // a line rewrite rule's result: the node that replaces the matched one (for later srcs) and the lines it becomes
