@@ -141,18 +141,27 @@ int main(int argc, char** argv) {
       };
       std::vector<Span> spans(asts.size());
       static std::atomic<int> next_thread{0};
-      static const bool shared_codegen = std::getenv("TG_SHARED_CODEGEN") != nullptr;  // as lower_and_compile
+      // private nodes on several threads, as lower_and_compile
+      static const bool shared_codegen = std::getenv("TG_SHARED_CODEGEN") != nullptr;
+      static const bool force_private = std::getenv("BENCH_PRIVATE") != nullptr;  // also on one thread (to profile)
+      std::vector<UOp> prgs(asts.size());
       auto tp = clk::now();
       parallel_for(asts.size(), nthreads, [&](size_t i) {
         thread_local int thread = next_thread++;
         double start = ms_since(tp);
-        if (shared_codegen)
-          to_program(asts[i], ren);
-        else
-          to_program_private(asts[i], ren);
+        prgs[i] = shared_codegen || (nthreads < 2 && !force_private) ? to_program(asts[i], ren)
+                                                                     : to_program_private(asts[i], ren);
         spans[i] = {start, ms_since(tp), thread};
       });
       cg_par.push_back(ms_since(tp));
+      if (std::getenv("BENCH_VERIFY") && p == 0) {  // the parallel programs' sources are the one-thread ones
+        size_t differ = 0;
+        for (size_t i = 0; i < asts.size(); i++)
+          differ += to_program(asts[i], ren).src(2).arg().as_str() != prgs[i].src(2).arg().as_str();
+        std::printf("verify: %zu of %zu parallel programs differ from the one-thread ones\n", differ, asts.size());
+        if (differ) return 1;
+      }
+      prgs.clear();
       if (std::getenv("BENCH_TIMELINE")) {
         std::printf("pass %d, %.2f ms:", p + 1, cg_par.back());
         for (size_t i = 0; i < spans.size(); i++)
