@@ -144,17 +144,19 @@ int main(int argc, char** argv) {
       // private nodes on several threads, as lower_and_compile
       static const bool shared_codegen = std::getenv("TG_SHARED_CODEGEN") != nullptr;
       static const bool force_private = std::getenv("BENCH_PRIVATE") != nullptr;  // also on one thread (to profile)
+      const bool verify = std::getenv("BENCH_VERIFY") && p == 0;
       std::vector<UOp> prgs(asts.size());
       auto tp = clk::now();
       parallel_for(asts.size(), nthreads, [&](size_t i) {
         thread_local int thread = next_thread++;
         double start = ms_since(tp);
-        prgs[i] = shared_codegen || (nthreads < 2 && !force_private) ? to_program(asts[i], ren)
+        UOp prg = shared_codegen || (nthreads < 2 && !force_private) ? to_program(asts[i], ren)
                                                                      : to_program_private(asts[i], ren);
+        if (verify) prgs[i] = std::move(prg);  // else freed here, by the thread that made it
         spans[i] = {start, ms_since(tp), thread};
       });
       cg_par.push_back(ms_since(tp));
-      if (std::getenv("BENCH_VERIFY") && p == 0) {  // the parallel programs' sources are the one-thread ones
+      if (verify) {  // the parallel programs' sources are the one-thread ones
         size_t differ = 0;
         for (size_t i = 0; i < asts.size(); i++)
           differ += to_program(asts[i], ren).src(2).arg().as_str() != prgs[i].src(2).arg().as_str();
