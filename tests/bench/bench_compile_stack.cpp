@@ -13,6 +13,9 @@
 // engine's passes); PARALLEL=n sets the engine's workers; BENCH_SCHEDULE_ONLY=1 stops after the schedule (to profile
 // the scheduler); BENCH_PER_KERNEL=1 prints each kernel's codegen time; BENCH_NO_COMPILE=1 skips LLVM (to profile
 // codegen); BENCH_TIMELINE=1 prints, for each parallel pass, which thread took each kernel, when it started and ended.
+// On several threads each kernel's codegen runs on private nodes (to_program_private), as lower_and_compile does;
+// TG_SHARED_CODEGEN=1 shares the intern table instead, BENCH_PRIVATE=1 uses private nodes on one thread too, and
+// BENCH_VERIFY=1 checks that the first parallel pass's sources equal one-thread codegen's.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
