@@ -1,6 +1,7 @@
 // The node store (internal to lib/uop): the intern table that makes every node unique, node lifetime (release, the
 // live count), the table of small constants, and each node's lazily made cache of properties. node_store.cpp holds
-// it; uop.cpp computes the cached properties.
+// it, with the per-thread private tables of PrivateNodes scopes (uop.h) and the orphans they hand out; uop.cpp
+// computes the cached properties.
 #pragma once
 #include <atomic>
 #include <optional>
