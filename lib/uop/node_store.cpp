@@ -692,7 +692,15 @@ PrivateNodes::PrivateNodes() {
   detail::t_saved_role = saved_role_;
   detail::t_uop_role = 3;
 }
-PrivateNodes::~PrivateNodes() { detail::t_uop_role = saved_role_; }
+static void clear_private_caches() {
+  std::lock_guard<std::mutex> lk(private_caches_mu());
+  for (void (*clear)() : private_caches()) clear();
+}
+// the caches' private nodes go too (a scope left by an exception never reached adopt_private)
+PrivateNodes::~PrivateNodes() {
+  clear_private_caches();
+  detail::t_uop_role = saved_role_;
+}
 
 UOp import_private(const UOp& root) {
   using detail::UOpNode;
@@ -726,10 +734,7 @@ UOp import_private(const UOp& root) {
 UOp adopt_private(UOp root) {
   using detail::UOpNode;
   if (detail::t_uop_role != 3) throw Error("adopt_private: not in a PrivateNodes scope");
-  {
-    std::lock_guard<std::mutex> lk(private_caches_mu());
-    for (void (*clear)() : private_caches()) clear();
-  }
+  clear_private_caches();
   // the private nodes reachable from root, through srcs and the UOps in args (each held by root's graph)
   std::unordered_set<UOpNode*> seen;
   std::vector<UOpNode*> todo, nodes;

@@ -107,6 +107,11 @@ TEST(ParallelCodegen, PrivateNodesGiveTheSamePrograms) {
     // the first round made the threads' small constants (kept for good, not counted live)
     EXPECT_EQ(live_uop_count(), live_before) << "round " << round;
   }
+  // a codegen that throws leaves no private node behind
+  const size_t live_before = live_uop_count();
+  UOp not_a_kernel = asts[0].src(0);
+  EXPECT_THROW(to_program_private(not_a_kernel, ren), Error);
+  EXPECT_EQ(live_uop_count(), live_before);
   // not in a scope, or nested: an error, not a crash
   EXPECT_THROW(import_private(asts[0]), Error);
   PrivateNodes scope;
