@@ -20,27 +20,39 @@
 
 using namespace tg;
 
+// the golden kernels' ASTs (those without a tag), and their programs on this thread
+static std::vector<UOp> golden_asts() {
+  std::vector<UOp> asts;
+  for (const CgKernel& k : load_codegen_goldens(TG_TEST_DATA "/codegen_goldens.txt"))
+    if (k.ast && k.ast.tag().is_none()) asts.push_back(k.ast);
+  return asts;
+}
+// lower(ast) of every AST on nthreads threads at once, each in its own shuffled order: got[thread][kernel]
+template <typename Lower>
+static std::vector<std::vector<UOp>> lower_on_threads(const std::vector<UOp>& asts, int nthreads, int round,
+                                                      Lower lower) {
+  std::vector<std::vector<UOp>> got((size_t)nthreads, std::vector<UOp>(asts.size()));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < nthreads; t++)
+    threads.emplace_back([&, t] {
+      std::vector<size_t> order(asts.size());
+      for (size_t i = 0; i < order.size(); i++) order[i] = i;
+      std::shuffle(order.begin(), order.end(), std::mt19937(round * 10 + t));
+      for (size_t i : order) got[(size_t)t][i] = lower(asts[i]);
+    });
+  for (auto& th : threads) th.join();
+  return got;
+}
+
 TEST(ParallelCodegen, ProgramsDoNotDependOnTheThread) {
   CPULLVMRenderer ren(Target{"CPU", "LLVM", "x86_64,native", "", ""});
   ren.global_max = std::vector<pyint>{8, 0, 0};
-  auto kernels = load_codegen_goldens(TG_TEST_DATA "/codegen_goldens.txt");
-  std::vector<UOp> asts;
-  for (const CgKernel& k : kernels)
-    if (k.ast && k.ast.tag().is_none()) asts.push_back(k.ast);
+  std::vector<UOp> asts = golden_asts();
   ASSERT_GE(asts.size(), 80u);
   std::vector<UOp> want;
   for (const UOp& a : asts) want.push_back(to_program(a, ren));
   for (int round = 0; round < 2; round++) {
-    std::vector<std::vector<UOp>> got(4, std::vector<UOp>(asts.size()));
-    std::vector<std::thread> threads;
-    for (int t = 0; t < 4; t++)
-      threads.emplace_back([&, t] {
-        std::vector<size_t> order(asts.size());
-        for (size_t i = 0; i < order.size(); i++) order[i] = i;
-        std::shuffle(order.begin(), order.end(), std::mt19937(round * 10 + t));
-        for (size_t i : order) got[t][i] = to_program(asts[i], ren);
-      });
-    for (auto& th : threads) th.join();
+    auto got = lower_on_threads(asts, 4, round, [&](const UOp& a) { return to_program(a, ren); });
     for (int t = 0; t < 4; t++)
       for (size_t i = 0; i < asts.size(); i++)
         EXPECT_TRUE(got[t][i] == want[i]) << "thread " << t << " kernel " << i << ":\n"
@@ -70,10 +82,7 @@ static bool same_graph(const UOp& a, const UOp& b, std::unordered_map<const void
 TEST(ParallelCodegen, PrivateNodesGiveTheSamePrograms) {
   CPULLVMRenderer ren(Target{"CPU", "LLVM", "x86_64,native", "", ""});
   ren.global_max = std::vector<pyint>{8, 0, 0};
-  auto kernels = load_codegen_goldens(TG_TEST_DATA "/codegen_goldens.txt");
-  std::vector<UOp> asts;
-  for (const CgKernel& k : kernels)
-    if (k.ast && k.ast.tag().is_none()) asts.push_back(k.ast);
+  std::vector<UOp> asts = golden_asts();
   ASSERT_GE(asts.size(), 80u);
   std::vector<UOp> want;
   for (const UOp& a : asts) want.push_back(to_program(a, ren));
@@ -83,16 +92,7 @@ TEST(ParallelCodegen, PrivateNodesGiveTheSamePrograms) {
   for (int round = 0; round < 2; round++) {
     const size_t live_before = live_uop_count();
     {
-      std::vector<std::vector<UOp>> got(2, std::vector<UOp>(asts.size()));
-      std::vector<std::thread> threads;
-      for (int t = 0; t < 2; t++)
-        threads.emplace_back([&, t] {
-          std::vector<size_t> order(asts.size());
-          for (size_t i = 0; i < order.size(); i++) order[i] = i;
-          std::shuffle(order.begin(), order.end(), std::mt19937(round * 10 + t));
-          for (size_t i : order) got[t][i] = to_program_private(asts[i], ren);
-        });
-      for (auto& th : threads) th.join();
+      auto got = lower_on_threads(asts, 2, round, [&](const UOp& a) { return to_program_private(a, ren); });
       for (int t = 0; t < 2; t++)
         for (size_t i = 0; i < asts.size(); i++) {
           std::unordered_map<const void*, const void*> memo;
