@@ -20,13 +20,17 @@
 
 using namespace tg;
 
-// the golden kernels' ASTs (those without a tag), and their programs on this thread
-static std::vector<UOp> golden_asts() {
-  std::vector<UOp> asts;
-  for (const CgKernel& k : load_codegen_goldens(TG_TEST_DATA "/codegen_goldens.txt"))
-    if (k.ast && k.ast.tag().is_none()) asts.push_back(k.ast);
-  return asts;
-}
+// the golden kernels' ASTs (those without a tag), and their programs lowered on this thread
+struct GoldenPrograms {
+  CPULLVMRenderer ren{Target{"CPU", "LLVM", "x86_64,native", "", ""}};
+  std::vector<UOp> asts, want;
+  GoldenPrograms() {
+    ren.global_max = std::vector<pyint>{8, 0, 0};
+    for (const CgKernel& k : load_codegen_goldens(TG_TEST_DATA "/codegen_goldens.txt"))
+      if (k.ast && k.ast.tag().is_none()) asts.push_back(k.ast);
+    for (const UOp& a : asts) want.push_back(to_program(a, ren));
+  }
+};
 // lower(ast) of every AST on nthreads threads at once, each in its own shuffled order: got[thread][kernel]
 template <typename Lower>
 static std::vector<std::vector<UOp>> lower_on_threads(const std::vector<UOp>& asts, int nthreads, int round,
@@ -45,12 +49,9 @@ static std::vector<std::vector<UOp>> lower_on_threads(const std::vector<UOp>& as
 }
 
 TEST(ParallelCodegen, ProgramsDoNotDependOnTheThread) {
-  CPULLVMRenderer ren(Target{"CPU", "LLVM", "x86_64,native", "", ""});
-  ren.global_max = std::vector<pyint>{8, 0, 0};
-  std::vector<UOp> asts = golden_asts();
+  GoldenPrograms g;
+  auto& [ren, asts, want] = g;
   ASSERT_GE(asts.size(), 80u);
-  std::vector<UOp> want;
-  for (const UOp& a : asts) want.push_back(to_program(a, ren));
   for (int round = 0; round < 2; round++) {
     auto got = lower_on_threads(asts, 4, round, [&](const UOp& a) { return to_program(a, ren); });
     for (int t = 0; t < 4; t++)
@@ -80,12 +81,9 @@ static bool same_graph(const UOp& a, const UOp& b, std::unordered_map<const void
 // codegen node for node, rendered source included, from two threads at once; and every node it made must be freed
 // once the programs are dropped, the threads' small constants excepted.
 TEST(ParallelCodegen, PrivateNodesGiveTheSamePrograms) {
-  CPULLVMRenderer ren(Target{"CPU", "LLVM", "x86_64,native", "", ""});
-  ren.global_max = std::vector<pyint>{8, 0, 0};
-  std::vector<UOp> asts = golden_asts();
+  GoldenPrograms g;
+  auto& [ren, asts, want] = g;
   ASSERT_GE(asts.size(), 80u);
-  std::vector<UOp> want;
-  for (const UOp& a : asts) want.push_back(to_program(a, ren));
   size_t symbolic = 0;
   for (const UOp& w : want) symbolic += !w.arg().as<ProgramInfo>()->vars.empty();
   EXPECT_GE(symbolic, 1u) << "no kernel with a Variable: the UOps in ProgramInfo are not exercised";
