@@ -735,16 +735,18 @@ UOp adopt_private(UOp root) {
   using detail::UOpNode;
   if (detail::t_uop_role != 3) throw Error("adopt_private: not in a PrivateNodes scope");
   clear_private_caches();
-  // the private nodes reachable from root, through srcs and the UOps in args (each held by root's graph)
-  std::unordered_set<UOpNode*> seen;
-  std::vector<UOpNode*> todo, nodes;
-  auto visit = [&](UOpNode* n) {
+  // the private nodes reachable from root, through srcs and the UOps in args (each held by root's graph), marked
+  // orphan as they are found; the lists are the thread's, reused
+  thread_local std::vector<UOpNode*> todo, nodes;
+  todo.clear(), nodes.clear();
+  static void (*const visit)(UOpNode*) = [](UOpNode* n) {
     const uint8_t fl = n->flags.load(std::memory_order_relaxed);
-    if ((fl & detail::kPrivate) && !(fl & detail::kImmortal) && seen.insert(n).second) todo.push_back(n);
+    if ((fl & (detail::kPrivate | detail::kImmortal | detail::kOrphan)) != detail::kPrivate) return;
+    n->flags.store(fl | detail::kOrphan, std::memory_order_relaxed);
+    todo.push_back(n);
   };
-  auto visit_arg = [&](const Arg& a) {
-    if (const ArgObj* o = a.obj())
-      o->for_each_uop([](const UOp& u, void* v) { (*static_cast<decltype(visit)*>(v))(u.node()); }, &visit);
+  auto visit_arg = [](const Arg& a) {
+    if (const ArgObj* o = a.obj()) o->for_each_uop([](const UOp& u, void*) { visit(u.node()); }, nullptr);
   };
   if (root) visit(root.node());
   while (!todo.empty()) {
@@ -754,33 +756,27 @@ UOp adopt_private(UOp root) {
     for (uint32_t i = 0; i < n->nsrc; i++) visit(n->srcs[i]);
     visit_arg(n->arg), visit_arg(n->tag);
   }
-  // their caches go (memos only; what they hold may be private nodes no one else should see)
-  for (UOpNode* n : nodes) {
-    detail::UOpCache* c = n->cache.load(std::memory_order_relaxed);
-    n->cache.store(nullptr, std::memory_order_relaxed);
-    delete c;
-  }
-  // private small constants become the shared ones (made with this thread's usual role)
-  std::unordered_map<UOpNode*, UOp> shared;
+  // private small constants become the shared ones (made with this thread's usual role); a kernel has a few
+  std::vector<std::pair<UOpNode*, UOp>> shared;
   auto shared_of = [&](UOpNode* p) -> UOpNode* {
-    auto it = shared.find(p);
-    if (it != shared.end()) return it->second.node();
+    for (const auto& [k, v] : shared)
+      if (k == p) return v.node();
     detail::t_uop_role = detail::t_saved_role;
     UOp g = detail::small_int_const(p->dtype, p->arg.as_int());  // no throw: the value is in the table's range
     detail::t_uop_role = 3;
-    UOpNode* r = g.node();
-    shared.emplace(p, std::move(g));
-    return r;
+    shared.emplace_back(p, std::move(g));
+    return shared.back().second.node();
   };
   for (UOpNode* n : nodes) {
+    // the cache goes (memos only; what it holds may be private nodes no one else should see)
+    detail::UOpCache* c = n->cache.load(std::memory_order_relaxed);
+    n->cache.store(nullptr, std::memory_order_relaxed);
+    delete c;
     for (uint32_t i = 0; i < n->nsrc; i++) {
-      UOpNode* s = n->srcs[i];
-      const uint8_t fl = s->flags.load(std::memory_order_relaxed);
-      if ((fl & detail::kPrivate) && (fl & detail::kImmortal)) n->srcs[i] = shared_of(s);
+      const uint8_t fl = n->srcs[i]->flags.load(std::memory_order_relaxed);
+      if ((fl & detail::kPrivate) && (fl & detail::kImmortal)) n->srcs[i] = shared_of(n->srcs[i]);
     }
-  }
-  // out of the private table, into none
-  for (UOpNode* n : nodes) {
+    // out of the private table, into none
     uintptr_t head;
     std::atomic<uintptr_t>& b = detail::private_bucket(n->hash, head);
     detail::unlink(b, head, n);
@@ -788,9 +784,9 @@ UOp adopt_private(UOp root) {
 #ifdef TG_CHECK_PRIVATE
     detail::private_gone(n);
 #endif
-    const uint8_t fl = n->flags.load(std::memory_order_relaxed);
-    n->flags.store((fl & ~detail::kPrivate) | detail::kOrphan, std::memory_order_relaxed);
+    n->flags.store(n->flags.load(std::memory_order_relaxed) & ~detail::kPrivate, std::memory_order_relaxed);
   }
+  nodes.clear();
   return root;
 }
 
