@@ -54,7 +54,7 @@ constexpr uint8_t kImmortal = 2;
 // set at birth: an Invalid CONST is in the node's backward slice (itself included); a rule whose pattern needs one
 // (PatternMatcher's prefilter) is not tried on the node without it
 constexpr uint8_t kSliceInvalid = 4;
-// in the private intern table of the thread that made it (a PrivateNodes scope, see node_store.h): no other thread
+// in the private intern table of the thread that made it (a PrivateNodes scope, declared below): no other thread
 // sees it, so its counts, claims and bucket need no atomics and no other core ever writes its line
 constexpr uint8_t kPrivate = 8;
 // in no intern table: a private node handed to the other threads (adopt_private); nothing interns to it again
@@ -846,7 +846,8 @@ class PrivateNodes {
 // whether this thread is in a PrivateNodes scope
 inline bool in_private_nodes() { return detail::t_uop_role == 3; }
 // a cache that keeps nodes across calls (functools.cache) keeps this thread's private nodes apart, in a per-thread
-// map that clear() empties: adopt_private calls every registered clear() before it hands nodes out
+// map that clear() empties: adopt_private calls every registered clear() before it hands nodes out, and so does the
+// scope's end
 void register_private_cache(void (*clear)());
 // in a PrivateNodes scope: a private copy of root's graph (made outside the scope, kept alive by the caller, and only
 // read here)
