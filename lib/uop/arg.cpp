@@ -184,7 +184,7 @@ bool Arg::py_eq_other(const Arg& o) const {
   }
 }
 
-int Arg::py_cmp(const Arg& o) const {
+int Arg::py_cmp_other(const Arg& o) const {
   if (is_const() && o.is_const() && !is_invalid() && !o.is_invalid()) {
     PyConst a = as_const(), b = o.as_const();
     return py_lt(a, b) ? -1 : py_lt(b, a) ? 1 : 0;

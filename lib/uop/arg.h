@@ -125,7 +125,12 @@ class Arg {
   }
   // python ==  (1 == 1.0 == True); two ints in line
   bool py_eq(const Arg& o) const { return kind_ == Kind::Int && o.kind_ == Kind::Int ? i_ == o.i_ : py_eq_other(o); }
-  int py_cmp(const Arg& o) const;    // python ordering (-1/0/1), numbers cross-compare
+  // python ordering (-1/0/1), numbers cross-compare; two ints or two floats in line (a nan compares 0 both ways)
+  int py_cmp(const Arg& o) const {
+    if (kind_ == o.kind_ && kind_ == Kind::Int) return (i_ > o.i_) - (i_ < o.i_);
+    if (kind_ == o.kind_ && kind_ == Kind::Float) return (f_ > o.f_) - (f_ < o.f_);
+    return py_cmp_other(o);
+  }
   std::string repr() const;          // python repr()
   std::string str() const;           // python str()
 
@@ -134,6 +139,7 @@ class Arg {
   size_t hash_other() const;
   bool same_other(const Arg& o) const;
   bool py_eq_other(const Arg& o) const;
+  int py_cmp_other(const Arg& o) const;
   Kind kind_;
   union {
     pyint i_;

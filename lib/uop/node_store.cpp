@@ -471,6 +471,11 @@ static bool scalar_at_birth(Ops op, UOpNode* const* srcs, uint32_t nsrc) {
       for (uint32_t i = 1; i < nsrc; i++)
         if (!scalar(srcs[i])) return false;
       if (scalar(srcs[0])) return true;
+      // a buffer of one dim (its size an int CONST): what compute_shape gives PARAM and BUFFER, without computing it
+      const UOpNode* b = srcs[0];
+      if ((b->op == Ops::PARAM || b->op == Ops::BUFFER) && b->nsrc >= 1 && b->srcs[0]->op == Ops::CONST &&
+          b->srcs[0]->arg.kind() == Arg::Kind::Int)
+        return true;
       const UOpCache* c = srcs[0]->cache.load(std::memory_order_acquire);  // a known shape with no dims past them
       return c && c->shape_done.load(std::memory_order_acquire) && c->shape && c->shape->size() <= nsrc - 1;
     }

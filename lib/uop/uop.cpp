@@ -888,26 +888,6 @@ static std::optional<Shape> compute_shape(const UOp& u) {
 
 // ---- ranges ----
 
-// f(x) for each of u's ended_ranges (the srcs that end ranges), in order, without building a list
-template <typename F>
-static void visit_ended_ranges(const UOp& u, F&& f) {
-  int start = -1;
-  switch (u.op()) {
-    case Ops::STAGE: case Ops::REDUCE: case Ops::END: case Ops::CALL: case Ops::FUNCTION: start = 1; break;
-    case Ops::WMMA: start = 3; break;
-    case Ops::LINEAR: start = 0; break;
-    case Ops::UNSHARD:
-      start = 1;
-      break;
-    default: break;
-  }
-  if (start >= 0) {
-    for (size_t i = std::min<size_t>(start, u.nsrc()); i < u.nsrc(); i++) f(u.src(i));
-  } else if (u.op() == Ops::AFTER) {
-    for (size_t i = 1; i < u.nsrc(); i++) visit_ended_ranges(u.src(i), f);
-  }
-}
-
 static void ordered_add(std::vector<UOp>& v, const UOp& x) {
   if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
 }
@@ -923,7 +903,7 @@ const std::vector<UOp>& UOp::inner_ranges() const {
       if (s.op() == Ops::RANGE) ordered_add(ret, s);
       for (const UOp& r : s.inner_ranges()) ordered_add(ret, r);
     }
-    visit_ended_ranges(u, [&](const UOp& er) {
+    u.for_each_ended_range([&](const UOp& er) {
       if (er.op() == Ops::RANGE)
         ordered_remove(ret, er);
       else
@@ -932,8 +912,6 @@ const std::vector<UOp>& UOp::inner_ranges() const {
     return ret;
   });
 }
-
-void UOp::for_each_ended_range(const std::function<void(const UOp&)>& f) const { visit_ended_ranges(*this, f); }
 
 std::vector<UOp> UOp::ranges() const {
   const std::vector<UOp>& inner = inner_ranges();

@@ -286,7 +286,32 @@ class UOp {
   std::vector<UOp> ranges() const;                // insertion-ordered
   const std::vector<UOp>& inner_ranges() const;   // the reference's _ranges: ranges() without the node itself
   // f(x) for each of the reference's ended_ranges (the srcs that end ranges), in order, without building a list
-  void for_each_ended_range(const std::function<void(const UOp&)>& f) const;
+  template <class F>
+  void for_each_ended_range(F&& f) const {
+    int start = -1;
+    switch (op()) {
+      case Ops::STAGE:
+      case Ops::REDUCE:
+      case Ops::END:
+      case Ops::CALL:
+      case Ops::FUNCTION:
+      case Ops::UNSHARD:
+        start = 1;
+        break;
+      case Ops::WMMA:
+        start = 3;
+        break;
+      case Ops::LINEAR:
+        start = 0;
+        break;
+      case Ops::AFTER:
+        for (size_t i = 1; i < nsrc(); i++) src(i).for_each_ended_range(f);
+        return;
+      default:
+        return;
+    }
+    for (size_t i = std::min<size_t>(start, nsrc()); i < nsrc(); i++) f(src(i));
+  }
   // the node under the movement ops (and DETACHes): a node of this one's graph, borrowed (valid while this node is;
   // copy it to keep it past that)
   const UOp& base() const;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
-#include <queue>
 #include <span>
 
 #include "lib/codegen/late/pysort.h"
@@ -87,7 +86,11 @@ void TuplizeOrder::build(BorrowedNodeMap<size_t>& pos) {
   std::vector<DType> dts;
   for (const UOp& u : lst_)
     if (std::find(dts.begin(), dts.end(), u.dtype()) == dts.end()) dts.push_back(u.dtype());
-  std::sort(dts.begin(), dts.end());
+  std::vector<DType> sorted_dts = dts;
+  std::sort(sorted_dts.begin(), sorted_dts.end());
+  std::vector<uint32_t> dt_rank(dts.size());  // by dts index: its rank in DType's <
+  for (size_t k = 0; k < dts.size(); k++)
+    dt_rank[k] = (uint32_t)(std::lower_bound(sorted_dts.begin(), sorted_dts.end(), dts[k]) - sorted_dts.begin());
   // each class's (and each arg id's) first node in a flat table of chains: a bucket holds the last such node whose
   // hash falls in it, each node the one before (next_*); a node's hash is compared before its content
   constexpr uint32_t kNone = UINT32_MAX;
@@ -102,7 +105,7 @@ void TuplizeOrder::build(BorrowedNodeMap<size_t>& pos) {
     const UOp& u = lst_[i];
     src_begin_[i] = (uint32_t)src_pos_.size();
     op_[i] = (uint8_t)u.op();
-    dtype_[i] = (uint32_t)(std::lower_bound(dts.begin(), dts.end(), u.dtype()) - dts.begin());
+    dtype_[i] = dt_rank[std::find(dts.begin(), dts.end(), u.dtype()) - dts.begin()];  // a few, found by identity
     const size_t ah = py_hash(u.arg());
     arg_hash_of[i] = ah;
     uint32_t aid = kNone;
@@ -195,7 +198,13 @@ std::vector<UOp> linearize(const UOp& sink) {
     pyint run_count = u.op() == Ops::RANGE ? sat_add(u.vmax().as_int(), 1) : 1;  // u.ranges: u itself, then _ranges
     if (!inner.empty()) {
       uint64_t m = inner[k - 1] & ~(bit[k - 1] >= 0 ? uint64_t(1) << bit[k - 1] : uint64_t(0));
-      for (; m; m &= m - 1) run_count = sat_mul(run_count, range_size[__builtin_ctzll(m)]);
+      for (; m; m &= m - 1) {
+        const pyint r = range_size[__builtin_ctzll(m)];
+        // below 2**62 both, the product fits a pyint: no saturation to check
+        run_count = run_count >= 0 && r >= 0 && run_count < (pyint(1) << 62) && r < (pyint(1) << 62)
+                        ? run_count * r
+                        : sat_mul(run_count, r);
+      }
     } else {
       for (const UOp& r : u.inner_ranges())
         if (r != u) run_count = sat_mul(run_count, sat_add(r.vmax().as_int(), 1));
@@ -224,16 +233,18 @@ std::vector<UOp> linearize(const UOp& sink) {
   std::vector<size_t> nkey(n);
   for (size_t i = 0; i < n; i++) nkey[order[i]] = i;
   // then force them to be toposorted in as close to the ideal order as possible: pop the largest key first, reverse
-  std::priority_queue<std::pair<size_t, size_t>> heap;  // (nkey, position)
-  heap.push({nkey[n - 1], n - 1});                      // the sink: the toposort's last node
+  // a max-heap of nkeys (each node's own: the node at nkey k is order[k])
+  std::vector<uint32_t> heap{(uint32_t)nkey[n - 1]};  // the sink: the toposort's last node
+  heap.reserve(n);
   std::vector<UOp> newlst;
   newlst.reserve(n);
   while (!heap.empty()) {
-    size_t i = heap.top().second;
-    heap.pop();
+    std::pop_heap(heap.begin(), heap.end());
+    size_t i = order[heap.back()];
+    heap.pop_back();
     newlst.push_back(lst[i]);
     for (uint32_t j : tuplize.srcs(i))
-      if (--out_degree[j] == 0) heap.push({nkey[j], j});
+      if (--out_degree[j] == 0) heap.push_back((uint32_t)nkey[j]), std::push_heap(heap.begin(), heap.end());
   }
   std::reverse(newlst.begin(), newlst.end());
   return newlst;
