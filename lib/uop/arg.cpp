@@ -92,7 +92,10 @@ Arg::Arg(std::string s) : kind_(Kind::Str), i_(0) {
   obj_ = new ArgStr(std::move(s));
   obj_->rc.fetch_add(1, std::memory_order_relaxed);
 }
-Arg::Arg(const ArgObj* obj) : kind_(Kind::Obj), i_(0), obj_(obj) { obj_->rc.fetch_add(1, std::memory_order_relaxed); }
+Arg::Arg(const ArgObj* obj) : kind_(Kind::Obj), i_(0) {
+  obj_ = obj;
+  obj_->rc.fetch_add(1, std::memory_order_relaxed);
+}
 Arg Arg::invalid() {
   Arg a;
   a.kind_ = Kind::Invalid;
@@ -100,15 +103,15 @@ Arg Arg::invalid() {
 }
 Arg Arg::tuple(std::vector<Arg> items) {
   Arg a;
-  a.kind_ = Kind::Tuple;
-  a.obj_ = new ArgTuple(std::move(items));
-  a.obj_->rc.fetch_add(1, std::memory_order_relaxed);
+  const ArgObj* t = new ArgTuple(std::move(items));
+  t->rc.fetch_add(1, std::memory_order_relaxed);
+  a.kind_ = Kind::Tuple, a.obj_ = t;
   return a;
 }
 
-void Arg::release() {
-  if (obj_ && obj_->rc.fetch_sub(1, std::memory_order_acq_rel) == 1) delete obj_;
-  obj_ = nullptr;
+void Arg::release() {  // has_obj()
+  if (obj_->rc.fetch_sub(1, std::memory_order_acq_rel) == 1) delete obj_;
+  kind_ = Kind::None, i_ = 0;
 }
 
 PyConst Arg::as_const() const {

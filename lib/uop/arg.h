@@ -61,30 +61,31 @@ class Arg {
     return tuple(std::vector<Arg>{Arg(std::forward<T>(items))...});
   }
 
-  Arg(const Arg& o) : kind_(o.kind_), i_(o.i_), obj_(o.obj_) {
-    if (obj_) obj_->rc.fetch_add(1, std::memory_order_relaxed);
+  // the union's 16 bytes are copied whole (obj_ among them)
+  Arg(const Arg& o) : kind_(o.kind_), i_(o.i_) {
+    if (has_obj()) obj_->rc.fetch_add(1, std::memory_order_relaxed);
   }
-  Arg(Arg&& o) noexcept : kind_(o.kind_), i_(o.i_), obj_(o.obj_) {
-    o.obj_ = nullptr;
+  Arg(Arg&& o) noexcept : kind_(o.kind_), i_(o.i_) {
     o.kind_ = Kind::None;
+    o.i_ = 0;
   }
   Arg& operator=(const Arg& o) {
     if (this == &o) return *this;
-    if (o.obj_) o.obj_->rc.fetch_add(1, std::memory_order_relaxed);
-    if (obj_) release();
-    kind_ = o.kind_, i_ = o.i_, obj_ = o.obj_;
+    if (o.has_obj()) o.obj_->rc.fetch_add(1, std::memory_order_relaxed);
+    if (has_obj()) release();
+    kind_ = o.kind_, i_ = o.i_;
     return *this;
   }
   Arg& operator=(Arg&& o) noexcept {
     if (this == &o) return *this;
-    if (obj_) release();
-    kind_ = o.kind_, i_ = o.i_, obj_ = o.obj_;
-    o.obj_ = nullptr;
+    if (has_obj()) release();
+    kind_ = o.kind_, i_ = o.i_;
     o.kind_ = Kind::None;
+    o.i_ = 0;
     return *this;
   }
   ~Arg() {
-    if (obj_) release();  // only strings, tuples and objects hold a reference
+    if (has_obj()) release();  // only strings, tuples and objects hold a reference
   }
 
   Kind kind() const { return kind_; }
@@ -110,7 +111,7 @@ class Arg {
   const std::vector<Arg>& items() const;  // tuple items
   size_t size() const { return items().size(); }
   const Arg& operator[](size_t i) const { return items()[i]; }
-  const ArgObj* obj() const { return obj_; }
+  const ArgObj* obj() const { return has_obj() ? obj_ : nullptr; }
   template <typename T>
   const T* as() const {
     return kind_ == Kind::Obj ? dynamic_cast<const T*>(obj_) : nullptr;
@@ -140,16 +141,21 @@ class Arg {
   bool same_other(const Arg& o) const;
   bool py_eq_other(const Arg& o) const;
   int py_cmp_other(const Arg& o) const;
+  // Str, Tuple and Obj hold obj_ (a reference)
+  bool has_obj() const {
+    return ((1u << (unsigned)kind_) &
+            ((1u << (unsigned)Kind::Str) | (1u << (unsigned)Kind::Tuple) | (1u << (unsigned)Kind::Obj))) != 0;
+  }
   Kind kind_;
-  union {
+  union {  // 32 bytes in all: a node holds two args
     pyint i_;
     double f_;
     bool b_;
     const DTypeData* dt_;
     Ops op_;
     AxisType ax_;
+    const ArgObj* obj_;  // Str, Tuple, Obj
   };
-  const ArgObj* obj_ = nullptr;  // Str, Tuple, Obj
 };
 
 // the arg of PARAM/BUFFER (uop/ops.py ParamArg, an order=True dataclass)
