@@ -135,6 +135,15 @@ TEST(UOpCore, ShapesKnownAtBirthAreTheComputedShapes) {
   EXPECT_EQ(sh(row + row), "(5,)");
   UOp p3 = UOp::param(2, dtypes::float32, Shape{4, 5});  // its shape not asked before the INDEX is made
   EXPECT_EQ(sh(p3.index(ci(2)).load() * 2.0), "(5,)");
+  // a 1-d buffer whose shape nobody asked: its INDEX by a scalar is born scalar (no shape computed later, as the
+  // renderer asks every LOAD's and STORE's), and so is the LOAD of it
+  auto born_scalar = [](const UOp& u) { return (u.node()->flags.load() & detail::kScalarShape) != 0; };
+  UOp p5 = UOp::param(4, dtypes::float32, Shape{8});
+  UOp i5 = p5.index(v);
+  EXPECT_TRUE(born_scalar(i5));
+  EXPECT_TRUE(born_scalar(i5.load()));
+  EXPECT_EQ(sh(i5), "()");
+  EXPECT_FALSE(born_scalar(UOp::param(5, dtypes::float32, Shape{4, 5}).index(v)));  // keeps a dim
   std::vector<UOp> both{ci(1), ci(2)};
   UOp p4 = UOp::param(3, dtypes::float32, Shape{4, 5});
   EXPECT_EQ(sh(p4.index(both).load()), "()");
