@@ -276,7 +276,7 @@ struct RewriteContext {
         stack.push_back({np, true});
         if (!enter_calls && is_opaque_call(n)) set_replace(n.src(0), n.src(0));
         for (size_t i = n.nsrc(); i > 0; i--)
-          if (!is_replaced(n.src(i - 1))) stack.push_back({n.src(i - 1).node(), false});
+          if (!untouched(n.src(i - 1)) && !is_replaced(n.src(i - 1))) stack.push_back({n.src(i - 1).node(), false});
       } else {
         std::vector<detail::UOpNode*>& new_src = tmp_;  // filled and used before any rule runs
         new_src.clear();
@@ -463,8 +463,10 @@ UOp run(const UOp& sink, const PatternMatcher* pm, const PatternMatcher* bpm, co
     throw Error("graph_rewrite: a memo needs a pm without bpm, ctx or walk, and TRACK_MATCH_STATS=0");
   rc->memo = opts.memo, rc->simplify_memo = opts.simplify_memo, rc->saw_opaque_call = false;
   // skipping the nodes no rule can match changes nothing but the order the rules run in: only when that order
-  // cannot be seen (no match stats, nothing recorded, no context the rules may write to)
-  if (TRACK_MATCH_STATS.value() != 0 || step.recording() || opts.ctx.writable) {
+  // cannot be seen (no match stats, nothing recorded, no context the rules may write to). A walk visits each node
+  // once, srcs first: a skipped subgraph has no node a rule runs on, and the others keep their order, so a walk
+  // skips with a writable context too (pm_number_params numbers the PARAMs in the same order)
+  if (TRACK_MATCH_STATS.value() != 0 || step.recording() || (opts.ctx.writable && !opts.walk)) {
     rc->live_ = ~OpSet();
   } else {
     rc->live_ = OpSet();
