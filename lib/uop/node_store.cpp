@@ -471,11 +471,14 @@ static bool scalar_at_birth(Ops op, UOpNode* const* srcs, uint32_t nsrc) {
       for (uint32_t i = 1; i < nsrc; i++)
         if (!scalar(srcs[i])) return false;
       if (scalar(srcs[0])) return true;
-      // a buffer of one dim (its size an int CONST): what compute_shape gives PARAM and BUFFER, without computing it
+      // a buffer of one dim (its size an int CONST, or after codegen's casted consts an int CAST of one): what
+      // compute_shape gives PARAM and BUFFER, without computing it
       const UOpNode* b = srcs[0];
-      if ((b->op == Ops::PARAM || b->op == Ops::BUFFER) && b->nsrc >= 1 && b->srcs[0]->op == Ops::CONST &&
-          b->srcs[0]->arg.kind() == Arg::Kind::Int)
-        return true;
+      if ((b->op == Ops::PARAM || b->op == Ops::BUFFER) && b->nsrc >= 1) {
+        const UOpNode* sz = b->srcs[0];
+        if (sz->op == Ops::CAST && sz->nsrc == 1 && dtypes::is_int(sz->dtype)) sz = sz->srcs[0];
+        if (sz->op == Ops::CONST && sz->arg.kind() == Arg::Kind::Int) return true;
+      }
       const UOpCache* c = srcs[0]->cache.load(std::memory_order_acquire);  // a known shape with no dims past them
       return c && c->shape_done.load(std::memory_order_acquire) && c->shape && c->shape->size() <= nsrc - 1;
     }
@@ -591,7 +594,7 @@ bool cached_simplify(UOpNode* n, UOp& out) {
 }
 void set_cached_simplify(UOpNode* n, const UOp& r) {
   UOpCache* c = cache_of(n);
-  std::lock_guard<SpinLock> lk(cache_mutex(n));
+  CacheLock lk(n);
   if (c->simp_done.load(std::memory_order_relaxed)) return;
   c->simp = r;
   c->simp_done.store(true, std::memory_order_release);

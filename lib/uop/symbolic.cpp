@@ -1061,6 +1061,11 @@ UOp UOp::simplify(bool tracked) const {
 }
 
 sint UOp::ssimplify() const {
+  // an int literal after codegen's casted consts, CAST(int dtype, CONST): what simplify folds it to, without the
+  // rewrite (every buffer's size and every shape arg is one then, and the renderer asks their shapes)
+  if (op() == Ops::CAST && src(0).op() == Ops::CONST && src(0).arg().kind() == Arg::Kind::Int &&
+      dtypes::is_int(dtype()))
+    return sint(dtype().const_(src(0).val()).as_int());
   UOp r = simplify();
   if (r.op() == Ops::CAST && r.src(0).op() == Ops::CONST) return sint(r.dtype().const_(r.src(0).val()).as_int());
   if (r.op() == Ops::CONST) return sint(r.val().as_int());

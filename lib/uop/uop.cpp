@@ -20,7 +20,6 @@
 namespace tg {
 
 using detail::cache_of;
-using detail::cache_mutex;
 using detail::UOpCache;
 
 // ************************* dtype derivation *************************
@@ -347,7 +346,7 @@ static const T& cached_property(const UOp& root, std::atomic<bool> UOpCache::*do
         [&](const UOp& u) {
           T v = make(u);
           UOpCache* cu = cache_of(u.node());
-          std::lock_guard lk(cache_mutex(u.node()));
+          detail::CacheLock lk(u.node());
           if (!(cu->*done).load(std::memory_order_relaxed)) {
             cu->*value = std::move(v);
             (cu->*done).store(true, std::memory_order_release);
@@ -647,7 +646,7 @@ const std::optional<Shape>& UOp::shape_opt() const {
         return;
       }
       UOpCache* cu = cache_of(u.node());
-      std::lock_guard lk(cache_mutex(u.node()));
+      detail::CacheLock lk(u.node());
       if (!cu->shape_done.load(std::memory_order_relaxed)) {
         cu->shape = std::move(v);
         cu->shape_done.store(true, std::memory_order_release);

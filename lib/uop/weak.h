@@ -10,7 +10,7 @@ namespace tg {
 // rewrites behind them
 struct LowerIndexCtx {
   UOpMap<UOp> lowered;
-  NodeMap<UOp> memo;
+  NodeMap<UOp> memo{1024};  // the rewrites of a matmul kernel's weak index arithmetic fill ~500 entries
 };
 DType default_dtype(const UOp& u);
 UOp commit_weak(const UOp& s, DType dt);

@@ -144,6 +144,13 @@ TEST(UOpCore, ShapesKnownAtBirthAreTheComputedShapes) {
   EXPECT_TRUE(born_scalar(i5.load()));
   EXPECT_EQ(sh(i5), "()");
   EXPECT_FALSE(born_scalar(UOp::param(5, dtypes::float32, Shape{4, 5}).index(v)));  // keeps a dim
+  // after codegen's casted consts a buffer's size is CAST(int, CONST): still one dim, its INDEX still born scalar
+  UOp p6 = UOp::param(6, dtypes::float32, Shape{8});
+  UOp p6c = p6.with_src(std::vector<UOp>{p6.src(0).cast(dtypes::int32)});
+  ASSERT_EQ(p6c.src(0).op(), Ops::CAST);
+  EXPECT_TRUE(born_scalar(p6c.index(v)));
+  EXPECT_EQ(sh(p6c.index(v)), "()");
+  EXPECT_EQ(sh(p6c), "(8,)");
   std::vector<UOp> both{ci(1), ci(2)};
   UOp p4 = UOp::param(3, dtypes::float32, Shape{4, 5});
   EXPECT_EQ(sh(p4.index(both).load()), "()");
@@ -153,6 +160,25 @@ TEST(UOpCore, ShapesKnownAtBirthAreTheComputedShapes) {
   EXPECT_EQ(sh(st + st), "(2,)");
   EXPECT_EQ(sh(st.cast(dtypes::float32).exp2()), "(2,)");
   EXPECT_EQ(sh(p1.index(st).load()), "(2,)");
+}
+
+// codegen's casted consts spell every int literal CAST(int dtype, CONST); ssimplify takes such a node's value without
+// running simplify: it must be the value simplify folds it to (truncated to the dtype where it does not fit)
+TEST(UOpCore, SsimplifyOfACastedIntConstIsWhatSimplifyFoldsItTo) {
+  const std::vector<std::pair<DType, pyint>> cases{{dtypes::int32, 8},
+                                                   {dtypes::int8, 300},
+                                                   {dtypes::uint8, -1},
+                                                   {dtypes::int64, (pyint)1 << 40},
+                                                   {dtypes::weakint, 5}};
+  for (const auto& [dt, v] : cases) {
+    UOp c(Ops::CAST, dt, std::vector<UOp>{ci(v)});
+    UOp f = c.simplify();
+    ASSERT_TRUE(f.op() == Ops::CONST || (f.op() == Ops::CAST && f.src(0).op() == Ops::CONST)) << f.repr();
+    pyint want = f.op() == Ops::CONST ? f.val().as_int() : f.dtype().const_(f.src(0).val()).as_int();
+    sint got = c.ssimplify();
+    ASSERT_TRUE(got.is_int()) << dt.repr();
+    EXPECT_EQ(got.i(), want) << dt.repr() << " " << (long long)v;
+  }
 }
 
 // The first thread to use UOps owns them: while no other thread uses any, its reference counts and interning skip
