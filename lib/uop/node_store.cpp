@@ -450,6 +450,25 @@ void release_node(UOpNode* first) {
 // compute_shape in uop.cpp would give, only for the cases where it cannot throw): the scalar ops, and elementwise and
 // pass-through ops over scalar srcs. Every scalar node of a kernel after devectorizing is born knowing it, so asking
 // its shape (the elementwise rules ask of every node) walks nothing. Other nodes compute their shape when asked.
+// the number of dims of n's shape when it is known without computing anything, else -1: born scalar, a buffer of one
+// dim (its size an int CONST, or after codegen's casted consts an int CAST of one), a shape computed already, or
+// through AFTER and LOAD (which have their src's shape) one of those. What compute_shape in uop.cpp would give
+static int known_ndim(const UOpNode* n) {
+  for (int hops = 0; hops < 8; hops++) {
+    if (n->flags.load(std::memory_order_relaxed) & kScalarShape) return 0;
+    if ((n->op == Ops::PARAM || n->op == Ops::BUFFER) && n->nsrc >= 1) {
+      const UOpNode* sz = n->srcs[0];
+      if (sz->op == Ops::CAST && sz->nsrc == 1 && dtypes::is_int(sz->dtype)) sz = sz->srcs[0];
+      if (sz->op == Ops::CONST && sz->arg.kind() == Arg::Kind::Int) return 1;
+    }
+    const UOpCache* c = n->cache.load(std::memory_order_acquire);
+    if (c && c->shape_done.load(std::memory_order_acquire)) return c->shape ? (int)c->shape->size() : -1;
+    if ((n->op != Ops::AFTER && n->op != Ops::LOAD) || n->nsrc < 1) return -1;
+    n = n->srcs[0];
+  }
+  return -1;
+}
+
 static bool scalar_at_birth(Ops op, UOpNode* const* srcs, uint32_t nsrc) {
   auto scalar = [](const UOpNode* x) { return (x->flags.load(std::memory_order_relaxed) & kScalarShape) != 0; };
   switch (op) {
@@ -470,17 +489,8 @@ static bool scalar_at_birth(Ops op, UOpNode* const* srcs, uint32_t nsrc) {
       if (nsrc < 1) return false;
       for (uint32_t i = 1; i < nsrc; i++)
         if (!scalar(srcs[i])) return false;
-      if (scalar(srcs[0])) return true;
-      // a buffer of one dim (its size an int CONST, or after codegen's casted consts an int CAST of one): what
-      // compute_shape gives PARAM and BUFFER, without computing it
-      const UOpNode* b = srcs[0];
-      if ((b->op == Ops::PARAM || b->op == Ops::BUFFER) && b->nsrc >= 1) {
-        const UOpNode* sz = b->srcs[0];
-        if (sz->op == Ops::CAST && sz->nsrc == 1 && dtypes::is_int(sz->dtype)) sz = sz->srcs[0];
-        if (sz->op == Ops::CONST && sz->arg.kind() == Arg::Kind::Int) return true;
-      }
-      const UOpCache* c = srcs[0]->cache.load(std::memory_order_acquire);  // a known shape with no dims past them
-      return c && c->shape_done.load(std::memory_order_acquire) && c->shape && c->shape->size() <= nsrc - 1;
+      const int nd = known_ndim(srcs[0]);
+      return nd >= 0 && nd <= (int)nsrc - 1;
     }
     default:
       break;

@@ -151,6 +151,14 @@ TEST(UOpCore, ShapesKnownAtBirthAreTheComputedShapes) {
   EXPECT_TRUE(born_scalar(p6c.index(v)));
   EXPECT_EQ(sh(p6c.index(v)), "()");
   EXPECT_EQ(sh(p6c), "(8,)");
+  // through AFTER and LOAD, which have their src's shape: a register buffer's INDEX after a store is born scalar too
+  UOp p7 = UOp::param(7, dtypes::float32, Shape{4});
+  UOp st7 = p7.index(ci(0)).store(UOp::const_(PyConst(1.0), dtypes::float32));
+  UOp i7 = p7.after({st7}).index(v);
+  EXPECT_TRUE(born_scalar(i7));
+  EXPECT_EQ(sh(i7), "()");
+  EXPECT_TRUE(born_scalar(i7.load() * 2.0));
+  EXPECT_FALSE(born_scalar(UOp::param(8, dtypes::float32, Shape{4, 5}).after({st7}).index(v)));  // keeps a dim
   std::vector<UOp> both{ci(1), ci(2)};
   UOp p4 = UOp::param(3, dtypes::float32, Shape{4, 5});
   EXPECT_EQ(sh(p4.index(both).load()), "()");
