@@ -446,10 +446,6 @@ void release_node(UOpNode* first) {
   tl_release_stack = nullptr;
 }
 
-// Whether a new node's shape is () by what its srcs already say, without computing anything (the value
-// compute_shape in uop.cpp would give, only for the cases where it cannot throw): the scalar ops, and elementwise and
-// pass-through ops over scalar srcs. Every scalar node of a kernel after devectorizing is born knowing it, so asking
-// its shape (the elementwise rules ask of every node) walks nothing. Other nodes compute their shape when asked.
 // the number of dims of n's shape when it is known without computing anything, else -1: born scalar, a buffer of one
 // dim (its size an int CONST, or after codegen's casted consts an int CAST of one), a shape computed already, or
 // through AFTER and LOAD (which have their src's shape) one of those. What compute_shape in uop.cpp would give
@@ -469,6 +465,10 @@ static int known_ndim(const UOpNode* n) {
   return -1;
 }
 
+// Whether a new node's shape is () by what its srcs already say, without computing anything (the value
+// compute_shape in uop.cpp would give, only for the cases where it cannot throw): the scalar ops, and elementwise and
+// pass-through ops over scalar srcs. Every scalar node of a kernel after devectorizing is born knowing it, so asking
+// its shape (the elementwise rules ask of every node) walks nothing. Other nodes compute their shape when asked.
 static bool scalar_at_birth(Ops op, UOpNode* const* srcs, uint32_t nsrc) {
   auto scalar = [](const UOpNode* x) { return (x->flags.load(std::memory_order_relaxed) & kScalarShape) != 0; };
   switch (op) {
