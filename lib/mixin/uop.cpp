@@ -123,11 +123,20 @@ static UOp shape_to_shape_arg(const Shape& shape) {
   return src.size() == 1 ? src[0] : UOp(Ops::STACK, DType(), src);
 }
 
+// simplify of the shape args' SINK, which is the SINK itself when every dim is an int: a STACK of int CONSTs (or one
+// CONST) matches no rule of symbolic (codegen reshapes every devectorized lane stack: a rewrite each, for nothing)
+static UOp simplified_shape_args(std::initializer_list<const Shape*> shapes, std::initializer_list<UOp> args) {
+  UOp s = UOp::sink(args);
+  for (const Shape* sh : shapes)
+    for (const sint& d : *sh)
+      if (!d.is_int()) return s.simplify();
+  return s;
+}
 UOp UOp::mop(Ops op, const Shape& shape) const {
   if (op == Ops::EXPAND && shape.empty()) return *this;
   if (op != Ops::RESHAPE && op != Ops::EXPAND)
     throw Error(std::string(op_repr(op)) + " is not a MovementOp with a shape");
-  UOp s = UOp::sink({shape_to_shape_arg(shape)}).simplify();
+  UOp s = simplified_shape_args({&shape}, {shape_to_shape_arg(shape)});
   return UOp(op, DType(), {*this, s.src(0)});
 }
 UOp UOp::mop(Ops op, const std::vector<std::pair<sint, sint>>& arg) const {
@@ -138,7 +147,7 @@ UOp UOp::mop(Ops op, const std::vector<std::pair<sint, sint>>& arg) const {
   }
   Shape offs, sizes;
   for (const auto& [a, b] : arg) offs.push_back(a), sizes.push_back(b);
-  UOp s = UOp::sink({shape_to_shape_arg(offs), shape_to_shape_arg(sizes)}).simplify();
+  UOp s = simplified_shape_args({&offs, &sizes}, {shape_to_shape_arg(offs), shape_to_shape_arg(sizes)});
   return UOp(op, DType(), {*this, s.src(0), s.src(1)});
 }
 UOp UOp::mop(Ops op, Arg arg) const {

@@ -16,6 +16,9 @@
 // On several threads each kernel's codegen runs on private nodes (to_program_private), as lower_and_compile does;
 // TG_SHARED_CODEGEN=1 shares the intern table instead, BENCH_PRIVATE=1 uses private nodes on one thread too, and
 // BENCH_VERIFY=1 checks that the first parallel pass's sources equal one-thread codegen's.
+// Passes: at least the count given, and more until the warm passes of each phase span BENCH_MIN_MS (default 500 ms)
+// of measured time: this machine is shared, and a burst of its neighbours' work that covers all of a few 4 ms passes
+// would be the "best" pass (the reference's passes take 0.2-9 s each, so its best of 3 spans seconds).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -103,8 +106,16 @@ int main(int argc, char** argv) {
     const int64_t parallel = getenv_int("PARALLEL", -1);
     const int nthreads = (int)std::max<int64_t>(1, parallel >= 0 ? parallel : NUM_CPU_THREADS.value());
     size_t calls = 0, kernels = 0;
-    const int single_passes = std::getenv("BENCH_PAR_ONLY") ? 1 : passes;
-    for (int p = 0; p < single_passes; p++) {
+    const bool par_only = std::getenv("BENCH_PAR_ONLY") != nullptr;
+    const double min_ms = (double)getenv_int("BENCH_MIN_MS", 500);
+    // another pass while fewer than `passes` ran or the warm ones (all but the first) span less than min_ms
+    auto more = [&](int p, const std::vector<double>& a, const std::vector<double>& b) {
+      if (p < passes) return true;
+      double warm = 0;
+      for (size_t i = 1; i < a.size(); i++) warm += a[i] + (i < b.size() ? b[i] : 0.0);
+      return warm < min_ms && p < 10000;
+    };
+    for (int p = 0; par_only ? p < 1 : more(p, sched, cg); p++) {
       std::vector<Tensor> outs = build();
       auto t0 = clk::now();
       UOp linear = Tensor::schedule_linear(outs);
@@ -130,7 +141,7 @@ int main(int argc, char** argv) {
     // cached on them) are gone; each distinct kernel once, as lower_and_compile does (ResNet's residual blocks repeat
     // their convolutions)
     size_t unique = 0;
-    for (int p = 0; p < passes && !std::getenv("BENCH_SCHEDULE_ONLY"); p++) {
+    for (int p = 0; !std::getenv("BENCH_SCHEDULE_ONLY") && more(p, cg_par, {}); p++) {
       std::vector<Tensor> outs = build();
       UOp linear = Tensor::schedule_linear(outs);
       std::vector<UOp> asts;
@@ -174,10 +185,22 @@ int main(int argc, char** argv) {
         std::printf("\n");
       }
     }
-    auto fmt = [](const std::vector<double>& v) {
+    auto num = [](double x) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%.1f", x);
+      return std::string(b);
+    };
+    // every pass, or with many the first (cold) one and the warm ones' min, median and max
+    auto fmt = [&](const std::vector<double>& v) {
       std::string s;
-      for (size_t i = 0; i < v.size(); i++) s += (i ? ", " : "") + std::to_string(v[i]).substr(0, std::to_string(v[i]).find('.') + 2);
-      return s;
+      if (v.size() <= 12) {
+        for (size_t i = 0; i < v.size(); i++) s += (i ? ", " : "") + num(v[i]);
+        return s;
+      }
+      std::vector<double> w(v.begin() + 1, v.end());
+      std::sort(w.begin(), w.end());
+      return num(v[0]) + ", then " + std::to_string(w.size()) + " passes: min " + num(w.front()) + " median " +
+             num(w[w.size() / 2]) + " max " + num(w.back());
     };
     auto best = [](std::vector<double> v) {
       return v.empty() ? 0.0 : v.size() > 1 ? *std::min_element(v.begin() + 1, v.end()) : v[0];

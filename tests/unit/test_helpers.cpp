@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -55,11 +56,18 @@ TEST(ParallelFor, PoolThreadsStayBetweenCalls) {
 }
 
 TEST(ParallelFor, FirstExceptionIsRethrownAndThePoolStillWorks) {
+  // the indices after 3 start once index 3 has begun and take 100 us each: the other thread alone would need a
+  // second for all of them, so a thread that is descheduled between the throw and its catch cannot make the handing
+  // out look unstopped (with instant indices, under ctest -j2 it sometimes ran all 10,000)
   std::atomic<int> ran{0};
+  std::atomic<bool> three_began{false};
   EXPECT_THROW(parallel_for(10000, 2,
                             [&](size_t i) {
                               ran++;
-                              if (i == 3) throw Error("index 3 failed");
+                              if (i == 3) three_began = true, throw Error("index 3 failed");
+                              if (i < 3) return;
+                              while (!three_began.load()) std::this_thread::yield();
+                              std::this_thread::sleep_for(std::chrono::microseconds(100));
                             }),
                Error);
   EXPECT_LT(ran.load(), 10000);  // the handing out stopped

@@ -258,6 +258,37 @@ TEST(MixinApi, NoOpsReturnTheNodeItself) {
   EXPECT_EQ(UOp::arange(600).cumsum(), UOp::arange(600).cumsum());
 }
 
+// a movement's shape args with every dim an int skip simplify (it would take a rewrite each): they must be what
+// simplify makes of them. Shapes with repeated dims, ones, zeros, one dim and several
+TEST(MixinApi, IntShapeArgsAreTheirSimplifiedForm) {
+  auto simplified = [](const UOp& mv) {
+    std::vector<UOp> args(mv.src().begin() + 1, mv.src().end());
+    return UOp::sink(args).simplify().src();
+  };
+  auto check = [&](const UOp& g) {  // every movement with shape args in g
+    int n = 0;
+    for (const UOp& mv : g.toposort()) {
+      if (mv.op() != Ops::RESHAPE && mv.op() != Ops::EXPAND && mv.op() != Ops::PAD && mv.op() != Ops::SHRINK) continue;
+      n++;
+      auto s = simplified(mv);
+      ASSERT_EQ(s.size() + 1, mv.nsrc()) << mv.repr();
+      for (size_t i = 0; i < s.size(); i++) EXPECT_EQ(s[i], mv.src(i + 1)) << mv.repr();
+    }
+    EXPECT_GT(n, 0) << g.repr();
+  };
+  UOp x = P(0, dtypes::float32, {4, 4, 1});
+  for (Shape sh : std::vector<Shape>{{16}, {4, 4}, {2, 2, 2, 2}, {16, 1}, {1, 1, 16}, {0 + 16}}) check(x.reshape(sh));
+  check(x.expand({4, 4, 4}));
+  check(x.expand({4, 4, 7}));
+  check(x.pad({{1, 1}, {0, 2}, {3, 3}}));
+  check(x.pad({{1, 1}, {1, 1}, {1, 1}}));
+  check(x.shrink({{1, 3}, {0, 4}, std::nullopt}));
+  check(x.shrink({{2, 2}, {0, 0}, {0, 1}}));
+  UOp z = P(1, dtypes::int32, {0, 3});
+  check(z.reshape({3, 0}));
+  check(z.pad({{0, 0}, {2, 2}}));
+}
+
 TEST(MixinApi, DevicesAndBuffers) {
   const char* old = std::getenv("DEV");
   std::string saved = old ? old : "";
