@@ -2,7 +2,8 @@
 # The side-by-side number of issue 3, in pairs: each round times the reference (bench_reference_compile_stack.py and
 # bench_reference_lower.py with PARALLEL=0 and 2) and then ours (bench_compile_stack with PARALLEL=1 and 2) on one
 # model, so that both sides of a ratio run minutes, not an hour, apart on this shared machine, whose speed drifts.
-# The rows, each the best warm schedule plus the best warm codegen of its side:
+# The rows, each the best warm schedule plus the best warm codegen of its side (and for ours also the median warm
+# pass, whose ratio to the reference's best pass is the conservative one):
 #   every kernel, one thread   reference: schedule + to_program of every kernel; ours: the same
 #   the engines, one worker    reference: lower_and_compile with PARALLEL=0;     ours: distinct kernels on 1 thread
 #   the engines, both cores    reference: lower_and_compile with PARALLEL=2;     ours: distinct kernels on 2 threads
@@ -38,6 +39,7 @@ def warm(values):  # the best pass after the first (cold) one
 ROWS = ("every kernel, one thread", "the engines, one worker", "the engines, both cores")
 models = ("mlp", "resnet", "mnist_train") if args.model == "all" else (args.model,)
 ratios = {(m, r): [] for m in models for r in ROWS}
+med_ratios = {(m, r): [] for m in models for r in ROWS}  # the reference's best against our median pass
 py = sys.executable
 for rnd in range(args.rounds):
   for model in models:
@@ -49,21 +51,23 @@ for rnd in range(args.rounds):
     for p in (0, 2):
       out = run([py, os.path.join(HERE, "bench_reference_lower.py"), str(args.ref_passes)], dict(env, PARALLEL=str(p)))
       ref.append(rsched + float(grab(r"\| warm ([\d.]+) ms", out, "reference lower_and_compile time").group(1)))
-    ours = []
+    ours, ours_med = [], []
     for p in (1, 2):
       out = run([args.ours, "3"], {"PARALLEL": str(p), "BENCH_NO_COMPILE": "1", "BENCH_MODEL": model})
-      w = re.findall(r"warm: schedule \+ codegen ([\d.]+) ms", out)
+      w = re.findall(r"warm: schedule \+ codegen ([\d.]+) ms.*\| median pass ([\d.]+) ms", out)
       if len(w) != 2: sys.exit(f"unexpected output of {args.ours}:\n{out}")
-      if p == 1: ours.append(float(w[0]))
-      ours.append(float(w[1]))
+      for i in ((0, 1) if p == 1 else (1,)):
+        ours.append(float(w[i][0])), ours_med.append(float(w[i][1]))
     cells = []
-    for row, r, o in zip(ROWS, ref, ours):
+    for row, r, o, om in zip(ROWS, ref, ours, ours_med):
       ratios[(model, row)].append(r / o)
-      cells.append(f"{r:.1f}/{o:.1f} ms {r / o:.1f}x")
+      med_ratios[(model, row)].append(r / om)
+      cells.append(f"{r:.1f}/{o:.1f} ms {r / o:.1f}x (our median pass {om:.1f} ms {r / om:.1f}x)")
     print(f"{time.strftime('%H:%M:%S')} round {rnd + 1} {model}: " + " | ".join(cells), flush=True)
 
-print("\nreference / ours, per row: the lowest and the median ratio over the rounds")
+print("\nreference / ours, per row: the lowest and the median ratio over the rounds; then the same with our median pass")
 for model in models:
   for row in ROWS:
-    v = ratios[(model, row)]
-    print(f"  {model:12s} {row:26s} min {min(v):6.1f}x  median {statistics.median(v):6.1f}x  ({len(v)} rounds)")
+    v, vm = ratios[(model, row)], med_ratios[(model, row)]
+    print(f"  {model:12s} {row:26s} min {min(v):6.1f}x  median {statistics.median(v):6.1f}x | our median pass: "
+          f"min {min(vm):6.1f}x  median {statistics.median(vm):6.1f}x  ({len(v)} rounds)")
