@@ -17,6 +17,9 @@ ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--model", default="all")
 ap.add_argument("--ours", default=os.path.join(HERE, "..", "..", "build", "tests", "bench_compile_stack"))
 ap.add_argument("--ref-passes", type=int, default=4)
+# ours as the reference's loop runs it by default: every pass ends with the LLVM compiles, so the next pass starts with
+# the caches LLVM leaves. --warm: back-to-back passes without compiles (BENCH_NO_COMPILE=1), warmer than a pipeline
+ap.add_argument("--warm", action="store_true")
 args = ap.parse_args()
 if not os.path.exists("tinygrad/tensor.py"): sys.exit("run this from a tinygrad checkout (cd <tinygrad> && python3 ...)")
 if not os.access(args.ours, os.X_OK): sys.exit(f"{args.ours}: not built (make build, or --ours <bench_compile_stack>)")
@@ -53,7 +56,9 @@ for rnd in range(args.rounds):
       ref.append(rsched + float(grab(r"\| warm ([\d.]+) ms", out, "reference lower_and_compile time").group(1)))
     ours, ours_med = [], []
     for p in (1, 2):
-      out = run([args.ours, "3"], {"PARALLEL": str(p), "BENCH_NO_COMPILE": "1", "BENCH_MODEL": model})
+      env_ours = {"PARALLEL": str(p), "BENCH_MODEL": model}
+      if args.warm: env_ours["BENCH_NO_COMPILE"] = "1"
+      out = run([args.ours, "3"], env_ours)
       w = re.findall(r"warm: schedule \+ codegen ([\d.]+) ms.*\| median pass ([\d.]+) ms", out)
       if len(w) != 2: sys.exit(f"unexpected output of {args.ours}:\n{out}")
       for i in ((0, 1) if p == 1 else (1,)):
