@@ -27,7 +27,7 @@ echo "== PGO: recording the profile (the compile stack, codegen of the reference
 start=$(date +%s)
 for dev in CPU CPU:LLVM; do
   for parallel in 0 2; do
-    DEV=$dev PARALLEL=$parallel BENCH_NO_COMPILE=1 "$TRAIN/tests/bench_compile_stack" 2 >> "$TRAIN.log" 2>&1 ||
+    DEV=$dev PARALLEL=$parallel BENCH_NO_COMPILE=1 BENCH_MIN_MS=0 "$TRAIN/tests/bench_compile_stack" 2 >> "$TRAIN.log" 2>&1 ||
       fail "the instrumented benchmark failed (DEV=$dev PARALLEL=$parallel; see $TRAIN.log)"
   done
 done
