@@ -535,8 +535,12 @@ static std::pair<PyConst, PyConst> compute_min_max(const UOp& u) {
   }
   if ((op == Ops::PARAM || op == Ops::BUFFER) && u.param_arg() && u.param_arg()->has_vminmax)
     return {u.param_arg()->vmin, u.param_arg()->vmax};
-  if ((op == Ops::RANGE || op == Ops::SPECIAL) && dt != dtypes::void_)
+  if ((op == Ops::RANGE || op == Ops::SPECIAL) && dt != dtypes::void_) {
+    // (end - 1).vmax: an int literal end folds to end - 1 (no node is built for it: most ranges end at one)
+    if (const UOp& end = u.src(0); end.op() == Ops::CONST && end.val().is_int())
+      return {PyConst(0), py_sub(end.val(), PyConst(1))};
     return {PyConst(0), (u.src(0) - UOp::const_(PyConst(1))).vmax()};
+  }
   if (op == Ops::AFTER) return mm(u.src(0));
   if (op == Ops::STACK && u.nsrc() > 0) {
     PyConst lo = u.src(0).vmin(), hi = u.src(0).vmax();

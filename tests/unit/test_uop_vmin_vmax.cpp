@@ -131,6 +131,25 @@ TEST(TestVminVmaxProperties, test_vmin_vmax_variable_inside_special) {
   EXPECT_EQ(uop.vmax(), PyConst(9));
 }
 
+// a RANGE's (or SPECIAL's) vmax is (end - 1).vmax: with an int literal end it is taken from the literal, with any
+// other end from the node end - 1; both ways agree, down to an empty range
+TEST(TestVminVmaxProperties, test_vmin_vmax_range_literal_and_symbolic_end) {
+  for (int64_t n : {int64_t(0), int64_t(1), int64_t(7), int64_t(512), int64_t(1) << 40}) {
+    UOp r = UOp::range(n, 0);
+    EXPECT_EQ(r.vmin(), PyConst(0)) << n;
+    EXPECT_EQ(r.vmax(), PyConst(n - 1)) << n;
+    EXPECT_EQ(r.vmax(), (UOp::const_(PyConst(n), dtypes::weakint) - UOp::const_(PyConst(1))).vmax()) << n;
+    UOp sp(Ops::SPECIAL, dtypes::int32, {UOp::const_(PyConst(n), dtypes::int32)}, Arg("lidx0"));
+    EXPECT_EQ(sp.vmax(), PyConst(n - 1)) << n;
+  }
+  UOp v = UOp::variable("n", 3, 9);
+  UOp r = UOp::range(sint(v), 1);
+  EXPECT_EQ(r.vmin(), PyConst(0));
+  EXPECT_EQ(r.vmax(), PyConst(8));
+  UOp r2 = UOp::range(sint(v * 4), 2);  // a computed end
+  EXPECT_EQ(r2.vmax(), PyConst(35));
+}
+
 TEST(TestVminVmaxProperties, test_vmin_vmax_multiplication_0_inf) {
   // vmin and vmax for multiplication with a variable
   UOp x = UOp::const_(PyConst(0.0));
