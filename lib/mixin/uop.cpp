@@ -40,18 +40,20 @@ UOp UOp::special(sint end, const std::string& name, DType dtype) {
   UOp e = sint_to_uop(end, dtype ? dtype : dtypes::weakint);
   return UOp(Ops::SPECIAL, DType(), {e}, Arg(name));
 }
-UOp UOp::sink(std::span<const UOp> srcs, Arg arg) {
+// the srcs without the null ones (a copy only when there is one)
+static UOp without_nulls(Ops op, std::span<const UOp> srcs, Arg arg) {
+  if (std::all_of(srcs.begin(), srcs.end(), [](const UOp& x) { return (bool)x; }))
+    return UOp(op, DType(), srcs, std::move(arg));
   std::vector<UOp> s;
+  s.reserve(srcs.size());
   for (const UOp& x : srcs)
     if (x) s.push_back(x);
-  return UOp(Ops::SINK, DType(), s, std::move(arg));
+  return UOp(op, DType(), s, std::move(arg));
 }
+UOp UOp::sink(std::span<const UOp> srcs, Arg arg) { return without_nulls(Ops::SINK, srcs, std::move(arg)); }
 UOp UOp::group(std::span<const UOp> srcs) {
   if (srcs.size() == 1 && srcs[0]) return srcs[0];
-  std::vector<UOp> s;
-  for (const UOp& x : srcs)
-    if (x) s.push_back(x);
-  return UOp(Ops::GROUP, DType(), s);
+  return without_nulls(Ops::GROUP, srcs, Arg());
 }
 UOp UOp::broadcast(int64_t count) const {
   if (count == 1) return *this;
@@ -114,6 +116,7 @@ UOp UOp::alu(Ops op, const UOp& a, const UOp& b) const { return UOp(op, DType(),
 
 static UOp shape_to_shape_arg(const Shape& shape) {
   std::vector<UOp> src;
+  src.reserve(shape.size());
   for (const sint& x : shape) {
     UOp u = x.is_int() ? UOp::const_(PyConst(x.i())) : x.u();
     if (!dtypes::is_int(u.dtype()))

@@ -317,6 +317,7 @@ std::vector<UOp> broadcast_rngs(const UOp& x, const UOp& src, const std::vector<
   std::vector<int64_t> baxes = broadcast_axes(src.shape(), x.shape());
   int64_t nleft = (int64_t)x.shape().size() - (int64_t)src.shape().size();
   std::vector<UOp> ret;
+  ret.reserve(rngs.size());
   for (size_t j = 0; j < rngs.size(); j++) {
     if ((int64_t)j < nleft) continue;
     ret.push_back(contains(baxes, (int64_t)j) ? rngs[j].const_like(PyConst(0)) : rngs[j]);
@@ -345,6 +346,7 @@ std::vector<UOp> data_srcs(Ops op, std::span<const UOp> src) {
 
 static std::vector<UOp> create_bufferize_and_index_srcs(IndexingContext& ctx, const UOp& x) {
   std::vector<UOp> new_srcs;
+  new_srcs.reserve(x.nsrc());
   size_t data_src_count = data_srcs(x.op(), x.src()).size();
   auto xit = ctx.range_map.find(x);
   bool x_ranged = xit != ctx.range_map.end();
