@@ -1183,7 +1183,7 @@ std::pair<UOp, pyint> UOp::unbind() const {
 
 std::vector<UOp> UOp::variables() const {
   std::vector<UOp> out;
-  for (const UOp& x : toposort()) {
+  for (const UOp& x : toposort_borrowed()) {  // this node holds them
     UOp v;
     if (x.op() == Ops::RANGE && x.arg().is_tuple() && x.arg().items().back().kind() == Arg::Kind::Axis &&
         x.arg().items().back().as_axis() == AxisType::DEVICE)

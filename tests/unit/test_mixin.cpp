@@ -148,6 +148,16 @@ TEST(MixinShapes, MovementResults) {
   EXPECT_EQ(shp(grid[0]), (V{4, 3}));
 }
 
+// the memory planner cuts each buffer out of its arena with a SHRINK instead of arena[off:off+nb] (the reference's
+// form): on a device buffer, an in-bounds slice of its one axis is that SHRINK, node for node
+TEST(MixinShapes, InBoundsSliceOfABufferIsItsShrink) {
+  UOp arena = UOp::new_buffer(Arg("CPU"), 4096, dtypes::int8);
+  for (auto [a, b] : {std::pair<int64_t, int64_t>{0, 4096}, {0, 64}, {128, 1152}, {4032, 4096}, {7, 8}}) {
+    UOp sliced = arena.getitem({Index::slice(sint(a), sint(b))});
+    EXPECT_TRUE(sliced == arena.shrink({OptPair(sint(a), sint(b))})) << a << ":" << b << " gave " << sliced.repr();
+  }
+}
+
 TEST(MixinShapes, ReduceAndOpResults) {
   EXPECT_EQ(shp(f432().sum()), V{});
   EXPECT_EQ(shp(f432().sum(1)), (V{4, 2}));
