@@ -1153,8 +1153,9 @@ UOp UOp::variable(const std::string& name, PyConst min_val, PyConst max_val, DTy
 }
 
 bool UOp::is_variable() const {
+  if (op() != Ops::BUFFER) return false;  // before the arg's type is asked (a dynamic_cast)
   const ParamArg* p = param_arg();
-  return op() == Ops::BUFFER && p && p->has_vminmax && p->has_addrspace && p->addrspace == AddrSpace::ALU &&
+  return p && p->has_vminmax && p->has_addrspace && p->addrspace == AddrSpace::ALU &&
          shape_opt() && shape_opt()->empty();
 }
 bool UOp::is_bound_var() const {
