@@ -95,6 +95,9 @@ UOp UOp::reshape(const Shape& shape_arg) const {
   }
   if (truthy(s_ne(sprod(sh), sprod(new_shape))))
     throw Error("reshape: size mismatch, can't reshape " + shape_str(sh) + " -> " + shape_str(new_shape));
+  // to its own int shape: the node below would have that shape (int dims are not simplified), so it is not built
+  if (shape_eq(new_shape, sh) && std::all_of(sh.begin(), sh.end(), [](const sint& s) { return s.is_int(); }))
+    return *this;
   UOp ret = mop(Ops::RESHAPE, new_shape);
   return shape_eq(ret.shape(), sh) ? *this : ret;
 }

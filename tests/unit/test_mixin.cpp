@@ -158,6 +158,21 @@ TEST(MixinShapes, InBoundsSliceOfABufferIsItsShrink) {
   }
 }
 
+// a reshape to the node's own shape is the node itself (movement.py: `self if ret.shape == self.shape`); with int dims
+// no RESHAPE is built for it, with a symbolic dim it is built and compared
+TEST(MixinShapes, ReshapeToItsOwnShapeIsTheNode) {
+  UOp p = P(3, dtypes::float32, {2, 3});
+  EXPECT_TRUE(p.reshape({2, 3}) == p);
+  EXPECT_TRUE(p.reshape({-1, 3}) == p);
+  UOp r = p.reshape({3, 2});
+  EXPECT_EQ(r.op(), Ops::RESHAPE);
+  EXPECT_TRUE(r.reshape({3, 2}) == r);
+  EXPECT_TRUE(r.reshape({2, 3}).src(0) == r);
+  UOp n = UOp::variable("n", 1, 8);
+  UOp s = P(4, dtypes::float32, {2, 8}).shrink({OptPair(0, 2), OptPair(0, sint(n))});
+  EXPECT_TRUE(s.reshape({2, sint(n)}) == s);
+}
+
 TEST(MixinShapes, ReduceAndOpResults) {
   EXPECT_EQ(shp(f432().sum()), V{});
   EXPECT_EQ(shp(f432().sum(1)), (V{4, 2}));
