@@ -19,6 +19,9 @@
 // Every pass ends with the LLVM compiles of its kernels (the engine's passes untimed), as both the reference's loop and
 // a user's pipeline do: our schedule and codegen then start with the caches LLVM leaves, and they are 10-15% slower
 // for the MLP than in back-to-back passes (BENCH_NO_COMPILE=1), the reference's by ~1% (its passes take 300 ms).
+// BENCH_GAP_MS=n waits n ms (a busy loop that touches no memory) in place of the compiles: a 50 ms wait costs the
+// next pass as much as the 50 ms of compiles do, so what makes the pass slower is the time between passes, not what
+// LLVM leaves in the caches (see the README's Performance section).
 // Passes: at least the count given, and more until the warm passes of each phase span BENCH_MIN_MS (default 1000 ms)
 // of measured time: this machine is shared, and a burst of its neighbours' work that covers all of a few 4 ms passes
 // would be the "best" pass (the reference's passes take 0.2-9 s each, so its best of 3 spans seconds). The warm lines
@@ -45,6 +48,12 @@ using namespace tg;
 using clk = std::chrono::steady_clock;
 
 static double ms_since(clk::time_point t) { return std::chrono::duration<double, std::milli>(clk::now() - t).count(); }
+// waits ms on this thread without sleeping or touching memory (BENCH_GAP_MS)
+static void busy_wait_ms(double ms) {
+  const auto t = clk::now();
+  while (ms_since(t) < ms) {
+  }
+}
 
 static Tensor mlp() {
   Tensor x = Tensor::empty({512, 784});
@@ -112,6 +121,7 @@ int main(int argc, char** argv) {
     size_t calls = 0, kernels = 0;
     const bool par_only = std::getenv("BENCH_PAR_ONLY") != nullptr;
     const double min_ms = (double)getenv_int("BENCH_MIN_MS", 1000);
+    const double gap_ms = (double)getenv_int("BENCH_GAP_MS", 0);
     // another pass while fewer than `passes` ran or the warm ones (all but the first) span less than min_ms
     auto more = [&](int p, const std::vector<double>& a, const std::vector<double>& b) {
       if (p < passes) return true;
@@ -136,7 +146,9 @@ int main(int argc, char** argv) {
         }
       cg.push_back(ms_since(t1));
       auto t2 = clk::now();
-      if (!std::getenv("BENCH_NO_COMPILE"))
+      if (gap_ms > 0)
+        busy_wait_ms(gap_ms);
+      else if (!std::getenv("BENCH_NO_COMPILE"))
         for (const std::string& s : srcs) dev.compiler().compile(s);
       comp.push_back(ms_since(t2));
       calls = linear.nsrc(), kernels = srcs.size();
@@ -179,7 +191,9 @@ int main(int argc, char** argv) {
       // then the compiles on the workers, untimed, as lower_and_compile's second phase: the next pass's schedule and
       // codegen start after them, as a user's next realize does (back-to-back codegen passes would run with caches
       // warmer than any real pipeline leaves them; BENCH_NO_COMPILE=1 measures that way)
-      if (!std::getenv("BENCH_NO_COMPILE"))
+      if (gap_ms > 0)
+        parallel_for(nthreads, nthreads, [&](size_t) { busy_wait_ms(gap_ms); });
+      else if (!std::getenv("BENCH_NO_COMPILE"))
         parallel_for(par_srcs.size(), nthreads, [&](size_t i) { dev.compiler().compile(par_srcs[i]); });
       if (verify) {  // the parallel programs' sources are the one-thread ones
         size_t differ = 0;
