@@ -1,6 +1,7 @@
 #include "lib/uop/upat.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -728,6 +729,9 @@ uint32_t rule_count() {
 // ************************* PatternMatcher *************************
 
 void PatternMatcherBase::add_rules(const std::vector<Rule>& rules) {
+  static std::atomic<uint32_t> next_uid{1};
+  const uint32_t uid = next_uid.fetch_add(1, std::memory_order_relaxed);
+  uid_ = uid < (1u << 26) ? uid : 0;  // the cache's tags hold 26 bits of it; later rule sets are not cached
   rules_ = rules;
   for (auto& b : pdict_) b.clear();
   root_ops_ = OpSet();
@@ -757,35 +761,113 @@ static bool has_src_const(const detail::UOpNode* n, const Arg& arg) {
   return false;
 }
 
+namespace {
+// The checks of a rule that depend on the node's kind alone: its srcs' ops (early reject, and in order for each src
+// ordering of the root pattern), an Invalid in its slice, its dtype and its number of srcs. A rule failing them is not
+// tried (the root's op is the bucket's; is_any roots are refused by finish_rule).
+inline bool kind_admits(const RuleData* r, const detail::UOpNode* n, OpSet src_ops) {
+  if (!r->early_reject.subset_of(src_ops)) return false;
+  if (r->needs_invalid && !(n->flags.load(std::memory_order_relaxed) & detail::kSliceInvalid)) return false;
+  const UPatData* p = r->pat.data();
+  if (p->has_dtype && !((p->dtype_mask >> n->dtype.id()) & 1)) return false;
+  if (n->nsrc < p->required_len || (p->strict_length && n->nsrc != p->required_len)) return false;
+  if (p->raw_orders.empty()) return true;
+  for (size_t o = 0; o < p->order_ops.size(); o++) {
+    const auto& ops = p->order_ops[o];
+    size_t k = std::min<size_t>(ops.size(), n->nsrc);
+    bool possible = true;
+    for (size_t c = 0; c < k && possible; c++) possible = ops[c].has(n->srcs[c]->op);
+    if (possible) return true;
+  }
+  return false;
+}
+// the checks that depend on the node itself (two srcs that are one node, a CONST src's value, the rule's own first
+// test), then the match and the call; false with the gate set when the rule gated the node
+inline bool node_try(const RuleData* r, const UOp& u, CtxRef ctx, void* out, bool uop_result) {
+  detail::UOpNode* n = u.node();
+  if (r->needs_shared_src && !has_shared_src(n)) return false;
+  if (!r->needs_src_const.is_none() && !has_src_const(n, r->needs_src_const)) return false;
+  if (r->pre && !r->pre(u)) return false;
+  return detail::try_rule(*r, u, ctx, out, uop_result);
+}
+
+// Which rules of a bucket admit a node's kind, per (rule set, kind), cached per thread: a bucket of many rules (sym's
+// ADD has 22) mostly fails them, and a kernel's nodes are of a few hundred kinds. A kind is (op, dtype, up to 3 srcs'
+// ops in order, Invalid in the slice); a node with more srcs takes the loop over the whole bucket. Direct-mapped: a
+// slot holds one (rule set, kind) and is overwritten by another; a list longer than a slot holds is not cached.
+constexpr size_t kKindSlots = 2048, kKindMax = 22;
+constexpr uint8_t kKindTooMany = 0xff;
+struct KindSlot {
+  uint64_t tag = 0;  // (rule set uid << 38) | kind; 0: empty (uids start at 1)
+  uint8_t n = 0;     // rules listed, or kKindTooMany
+  uint8_t idx[kKindMax + 1];
+};
+static_assert(sizeof(KindSlot) == 32);
+thread_local KindSlot* t_kind_slots = nullptr;  // made on the thread's first listed bucket, freed when it ends
+thread_local bool t_kind_slots_gone = false;    // freed: a rewrite run by a later thread-exit destructor lists none
+struct KindSlotsOwner {
+  ~KindSlotsOwner() {
+    delete[] t_kind_slots;
+    t_kind_slots = nullptr, t_kind_slots_gone = true;
+  }
+};
+// this thread's slots, or null once they are gone
+KindSlot* kind_slots() {
+  if (!t_kind_slots && !t_kind_slots_gone) [[unlikely]] {
+    thread_local KindSlotsOwner owner;
+    t_kind_slots = new KindSlot[kKindSlots]();
+  }
+  return t_kind_slots;
+}
+constexpr size_t kMinCachedBucket = 6;  // a smaller bucket's loop is as cheap as the lookup
+
+// the node's kind in 38 bits, or 0 when it has more than 3 srcs
+inline uint64_t kind_of(const detail::UOpNode* n) {
+  if (n->nsrc > 3) return 0;
+  uint64_t k = (uint64_t)n->op | (uint64_t)n->dtype.id() << 7 | (uint64_t)n->nsrc << 13 |
+               (uint64_t)((n->flags.load(std::memory_order_relaxed) & detail::kSliceInvalid) != 0) << 15;
+  for (uint32_t i = 0; i < n->nsrc; i++) k |= (uint64_t)n->srcs[i]->op << (16 + 7 * i);
+  return k | uint64_t(1) << 37;  // never 0
+}
+static_assert(NUM_OPS < 128, "an op takes 7 bits of a kind");
+}  // namespace
+
 bool PatternMatcherBase::rewrite_into(const UOp& u, CtxRef ctx, void* out, bool uop_result) const {
   const auto& bucket = pdict_[(int)u.op()];
   if (bucket.empty()) return false;
   if (TRACK_MATCH_STATS.value() > 0) [[unlikely]]
     return track::tracked_rewrite(bucket, u, ctx, out, uop_result);
-  OpSet ler = u.src_ops();
   detail::UOpNode* n = u.node();
-  for (const RuleData* r : bucket) {
-    if (!r->early_reject.subset_of(ler)) continue;
-    if (r->needs_invalid && !(n->flags.load(std::memory_order_relaxed) & detail::kSliceInvalid)) continue;
-    if (r->needs_shared_src && !has_shared_src(n)) continue;
-    if (!r->needs_src_const.is_none() && !has_src_const(n, r->needs_src_const)) continue;
-    // the root pattern's own checks that need no binding (match() makes them again): a rule that fails them costs no
-    // call. The root's op is the bucket's; is_any roots are refused by finish_rule
-    const UPatData* p = r->pat.data();
-    if (p->has_dtype && !((p->dtype_mask >> n->dtype.id()) & 1)) continue;
-    if (n->nsrc < p->required_len || (p->strict_length && n->nsrc != p->required_len)) continue;
-    if (!p->raw_orders.empty()) {
-      bool possible = false;
-      for (size_t o = 0; o < p->order_ops.size() && !possible; o++) {
-        const auto& ops = p->order_ops[o];
-        size_t k = std::min<size_t>(ops.size(), n->nsrc);
-        possible = true;
-        for (size_t c = 0; c < k && possible; c++) possible = ops[c].has(n->srcs[c]->op);
-      }
-      if (!possible) continue;
+  const uint64_t kind =
+      bucket.size() >= kMinCachedBucket && bucket.size() < kKindTooMany && uid_ && n->dtype.id() < 64 ? kind_of(n) : 0;
+  KindSlot* slots = kind ? kind_slots() : nullptr;
+  if (slots) {
+    const uint64_t tag = (uint64_t)uid_ << 38 | kind;
+    KindSlot& s = slots[((tag * 0x9e3779b97f4a7c15ULL) >> 40) & (kKindSlots - 1)];
+    if (s.tag != tag) {
+      const OpSet src_ops = u.src_ops();
+      uint8_t m = 0;
+      for (size_t i = 0; i < bucket.size() && m != kKindTooMany; i++)
+        if (kind_admits(bucket[i], n, src_ops)) m = m < kKindMax ? (s.idx[m] = (uint8_t)i, m + 1) : kKindTooMany;
+      s.tag = tag, s.n = m;
     }
-    if (r->pre && !r->pre(u)) continue;
-    if (detail::try_rule(*r, u, ctx, out, uop_result)) return true;
+    if (s.n != kKindTooMany) {
+      // the slot may be overwritten by a nested rewrite the rules run: its list is copied first
+      uint8_t idx[kKindMax];
+      const uint8_t m = s.n;
+      std::copy(s.idx, s.idx + m, idx);
+      for (uint8_t i = 0; i < m; i++) {
+        if (node_try(bucket[idx[i]], u, ctx, out, uop_result)) return true;
+        if (detail::bottom_up_gate) [[unlikely]]
+          return false;  // the rule gated the node: no later rule is tried, as when it throws BottomUpGate
+      }
+      return false;
+    }
+  }
+  const OpSet src_ops = u.src_ops();
+  for (const RuleData* r : bucket) {
+    if (!kind_admits(r, n, src_ops)) continue;
+    if (node_try(r, u, ctx, out, uop_result)) return true;
     if (detail::bottom_up_gate) [[unlikely]]
       return false;  // the rule gated the node: no later rule is tried, as when it throws BottomUpGate
   }

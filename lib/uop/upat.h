@@ -339,6 +339,9 @@ class PatternMatcherBase {
   std::vector<Rule> rules_;
   std::vector<const RuleData*> pdict_[NUM_OPS + 1];
   OpSet root_ops_;
+  // this rule set's number (add_rules gives each a new one; a copy shares it with its source, whose rules it has):
+  // the key of its rules' per-node-kind lists in the matcher's cache (upat.cpp). 0: not cached
+  uint32_t uid_ = 0;
 };
 
 template <typename R>

@@ -265,3 +265,73 @@ TEST(TestPatternMatcherSemantics, concatenation_keeps_priority_order) {
   EXPECT_EQ((a + b).rewrite(ci(5)), ci(5).rtag(Arg(1)));
   EXPECT_EQ((b + a).rewrite(ci(5)), ci(5).rtag(Arg(2)));
 }
+
+// rewrite_into lists, per (rule set, node kind), the rules of a big bucket that admit the kind (upat.cpp): the rule
+// that answers must be the first in order whose pattern matches, whatever kinds and rule sets came before. The oracle:
+// each rule alone in its own matcher (a bucket of one is not listed), tried in order
+TEST(TestPatternMatcherSemantics, kind_lists_answer_as_the_whole_bucket) {
+  using IntMatcher = BasicPatternMatcher<std::optional<int>>;
+  // 8 ADD rules (a listed bucket), told apart by srcs' ops in order, dtype, src count, an Invalid in the slice, a
+  // CONST's value, a repeated node, the function's own test
+  auto rules = [](int base) {
+    return std::vector<IntMatcher::Entry>{
+        TG_RULE(UPat(Ops::ADD).src(UPat(Ops::CONST).arg(Arg((long long)7)), UPat()), [=]() { return base + 1; }),
+        TG_RULE(UPat(Ops::ADD).dtype(dtypes::float32).src(UPat(Ops::MUL), UPat(Ops::CONST)),
+                [=]() { return base + 2; }),
+        TG_RULE(UPat(Ops::ADD).perm(UPat(Ops::MUL), UPat(Ops::CONST)), [=]() { return base + 3; }),
+        TG_RULE(UPat(Ops::ADD).src(UPat::var("x"), UPat::var("x")), [=]() { return base + 4; }),
+        TG_RULE(UPat(Ops::ADD).src(UPat(), UPat(Ops::CONST).arg(Arg::invalid())), [=]() { return base + 5; }),
+        TG_RULE(
+            UPat(Ops::ADD).dtype(dtypes::int32).named("a"),
+            [=](const UOp& a) { return a.src(0).op() == Ops::RANGE ? std::optional<int>(base + 6) : std::nullopt; }),
+        TG_RULE(UPat(Ops::ADD).src(UPat(), UPat(), UPat()), [=]() { return base + 7; }),
+        TG_RULE(UPat(Ops::ADD).dtype(dtypes::float32), [=]() { return base + 8; }),
+    };
+  };
+  // the rules in order (reversed: the same rules, other positions in the bucket)
+  auto ordered = [&](int base, bool reversed) {
+    std::vector<IntMatcher::Entry> r = rules(base);
+    if (reversed) std::reverse(r.begin(), r.end());
+    return r;
+  };
+  auto oracle = [&](int base, bool reversed, const UOp& u) -> std::optional<int> {
+    for (IntMatcher::Entry& e : ordered(base, reversed))
+      if (std::optional<int> v = IntMatcher("one", {e}).rewrite(u)) return v;
+    return std::nullopt;
+  };
+  UOp f = UOp::const_(PyConst(1.5), dtypes::float32), fm = f * f, i7 = UOp::const_(PyConst(7), dtypes::int32);
+  UOp i3 = UOp::const_(PyConst(3), dtypes::int32), r = UOp::range(sint(4), 0, AxisType::LOOP, dtypes::int32);
+  UOp iv = UOp::const_(PyConst::invalid(), dtypes::int32);
+  // the nodes, and the answers of the rules in order
+  const std::vector<std::pair<UOp, std::optional<int>>> cases{
+      {UOp(Ops::ADD, dtypes::float32, {f, f}), 4},   // the same node twice (then a kind with a MUL src)
+      {UOp(Ops::ADD, dtypes::float32, {fm, f}), 2},  // the first rule that matches, not the later ones
+      {UOp(Ops::ADD, dtypes::float32, {f, fm}), 3},  // the other order: only the permutation rule
+      {UOp(Ops::ADD, dtypes::int32, {i3, i7}), std::nullopt},
+      {UOp(Ops::ADD, dtypes::int32, {i7, i3}), 1},   // the same kind, the CONST's value decides
+      {UOp(Ops::ADD, dtypes::int32, {r, i3}), 6},    // the rule's function decides
+      {UOp(Ops::ADD, dtypes::int32, {r, iv}), 5},    // an Invalid in the slice
+      {UOp(Ops::ADD, dtypes::int32, {r, r, r}), 6},  // three srcs: not (x, x), a tuple of two
+      {UOp(Ops::ADD, dtypes::int32, {i3, r, r}), 7},
+      {UOp(Ops::ADD, dtypes::int32, {i3, r, r, r}), std::nullopt},  // more than 3 srcs: the loop over the bucket
+      {UOp(Ops::ADD, dtypes::float32, {f, f, f, f}), 8},
+  };
+  IntMatcher fwd("kinds", ordered(0, false));
+  for (size_t k = 0; k < cases.size(); k++) {
+    EXPECT_EQ(oracle(0, false, cases[k].first), cases[k].second) << "case " << k;
+    EXPECT_EQ(fwd.rewrite(cases[k].first), cases[k].second) << "case " << k;
+  }
+  // fresh rule sets (their lists made anew), both orders of the rules, the nodes in every rotation: a list made for
+  // one kind and used for another, or one rule set's list used for another's, answers differently somewhere here
+  for (int round = 0; round < 200; round++) {
+    const bool reversed = round % 2;
+    const int base = 1000 * (round + 1);
+    IntMatcher m("kinds", ordered(base, reversed));
+    for (size_t k = 0; k < cases.size(); k++) {
+      const UOp& u = cases[(k + (size_t)round / 2) % cases.size()].first;
+      EXPECT_EQ(m.rewrite(u), oracle(base, reversed, u)) << "round " << round << " case " << k;
+    }
+  }
+  // and the first rule set's answers have not moved
+  for (size_t k = 0; k < cases.size(); k++) EXPECT_EQ(fwd.rewrite(cases[k].first), cases[k].second) << "case " << k;
+}
