@@ -839,6 +839,7 @@ UOp to_program(const UOp& ast, const Renderer& ren) {
   if (!ast.arg().as<KernelInfo>()) throw Error("requires KernelInfo on arg to to_program");
   track::Group group("do_to_program");
   SymbolicMemo memo;  // the valid and where-closure rules' results for this kernel's passes (when nothing is counted)
+  ToposortMemo topo;  // the final graph is walked by ProgramInfo and the linearizer (and parameter numbering before)
   UOp full_sink = full_rewrite_to_sink(ast, ren, ast.tag().is_none());
   UOp prg = to_program_from_full_sink(full_sink, ren);
   group.set_name(full_sink.arg().as<KernelInfo>()->name);

@@ -169,10 +169,17 @@ std::vector<UOp> UOp::toposort(const std::function<bool(const UOp&)>& gate, bool
   return out;
 }
 
+static thread_local ToposortMemo* t_toposort_memo = nullptr;
+ToposortMemo::ToposortMemo() : outer_(t_toposort_memo) { t_toposort_memo = this; }
+ToposortMemo::~ToposortMemo() { t_toposort_memo = outer_; }
+
 NodeList UOp::toposort_borrowed() const {
+  ToposortMemo* m = t_toposort_memo;
+  if (m && n_ && m->root_.node() == n_) return m->list_;
   NodeList out;
   out.nodes.reserve(64);
   toposort_walk(n_, nullptr, true, [&](detail::UOpNode* n) { out.nodes.push_back(n); });
+  if (m) m->root_ = *this, m->list_ = out;
   return out;
 }
 

@@ -700,6 +700,23 @@ class NodeList {
   std::vector<detail::UOpNode*> nodes;
 };
 
+// While a ToposortMemo lives on a thread, toposort_borrowed keeps its last answer in it (the graph's root held by the
+// memo): asked again of the same node, it answers from there instead of walking. to_program's last steps (parameter
+// numbering, ProgramInfo, the linearizer) walk the same final graph. Memos nest: the innermost answers.
+class ToposortMemo {
+ public:
+  ToposortMemo();
+  ~ToposortMemo();
+  ToposortMemo(const ToposortMemo&) = delete;
+  ToposortMemo& operator=(const ToposortMemo&) = delete;
+
+ private:
+  friend class UOp;
+  ToposortMemo* outer_;
+  UOp root_;
+  NodeList list_;
+};
+
 class sint {
  public:
   sint() : i_(0) {}

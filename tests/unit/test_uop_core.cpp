@@ -428,3 +428,41 @@ TEST(UOpCore, TypeVerifyNamesTheFailingNode) {
     EXPECT_NE(std::string(e.what()).find("Ops.MUL"), std::string::npos);
   }
 }
+
+// a ToposortMemo answers toposort_borrowed of its last root from the list it kept (the same nodes in the same
+// order), walks for another root, holds its last root alive until it ends, and nests
+TEST(UOpCore, ToposortMemoAnswersItsLastRootAndHoldsIt) {
+  UOp a = UOp::variable("memo_a", 0, 10), b = UOp::variable("memo_b", 0, 10);
+  UOp x = (a + b) * a, y = x + b;
+  const std::vector<UOp> tx = x.toposort(), ty = y.toposort();
+  auto same = [](const NodeList& l, const std::vector<UOp>& want) {
+    if (l.size() != want.size()) return false;
+    for (size_t i = 0; i < want.size(); i++)
+      if (!(l[i] == want[i])) return false;
+    return true;
+  };
+  {
+    ToposortMemo memo;
+    EXPECT_TRUE(same(x.toposort_borrowed(), tx));
+    EXPECT_TRUE(same(x.toposort_borrowed(), tx));  // from the memo
+    EXPECT_TRUE(same(y.toposort_borrowed(), ty));  // another root: walked, and now the memo's
+    {
+      ToposortMemo inner;  // the innermost answers, the outer keeps y
+      EXPECT_TRUE(same(x.toposort_borrowed(), tx));
+    }
+    EXPECT_TRUE(same(y.toposort_borrowed(), ty));
+  }
+  // a graph whose only holder is the memo stays alive until the memo ends, and then goes
+  const size_t before = live_uop_count();
+  {
+    ToposortMemo memo;
+    {
+      UOp z = (UOp::variable("memo_z", 0, 10) * 3 + 7) * 5;
+      EXPECT_EQ(z.toposort_borrowed().size(), z.toposort().size());
+    }
+    EXPECT_GT(live_uop_count(), before);
+  }
+  EXPECT_EQ(live_uop_count(), before);
+  // without a memo nothing is kept
+  EXPECT_TRUE(same(x.toposort_borrowed(), tx));
+}
