@@ -783,9 +783,13 @@ inline bool kind_admits(const RuleData* r, const detail::UOpNode* n, OpSet src_o
 }
 // the checks that depend on the node itself (two srcs that are one node, a CONST src's value, the rule's own first
 // test), then the match and the call; false with the gate set when the rule gated the node
-inline bool node_try(const RuleData* r, const UOp& u, CtxRef ctx, void* out, bool uop_result) {
+// shared: has_shared_src(n) once known (-1: not yet; every rule of the node asks the same)
+inline bool node_try(const RuleData* r, const UOp& u, CtxRef ctx, void* out, bool uop_result, int8_t& shared) {
   detail::UOpNode* n = u.node();
-  if (r->needs_shared_src && !has_shared_src(n)) return false;
+  if (r->needs_shared_src) {
+    if (shared < 0) shared = has_shared_src(n);
+    if (!shared) return false;
+  }
   if (!r->needs_src_const.is_none() && !has_src_const(n, r->needs_src_const)) return false;
   if (r->pre && !r->pre(u)) return false;
   return detail::try_rule(*r, u, ctx, out, uop_result);
@@ -856,8 +860,9 @@ bool PatternMatcherBase::rewrite_into(const UOp& u, CtxRef ctx, void* out, bool 
       uint8_t idx[kKindMax];
       const uint8_t m = s.n;
       std::copy(s.idx, s.idx + m, idx);
+      int8_t shared = -1;
       for (uint8_t i = 0; i < m; i++) {
-        if (node_try(bucket[idx[i]], u, ctx, out, uop_result)) return true;
+        if (node_try(bucket[idx[i]], u, ctx, out, uop_result, shared)) return true;
         if (detail::bottom_up_gate) [[unlikely]]
           return false;  // the rule gated the node: no later rule is tried, as when it throws BottomUpGate
       }
@@ -865,9 +870,10 @@ bool PatternMatcherBase::rewrite_into(const UOp& u, CtxRef ctx, void* out, bool 
     }
   }
   const OpSet src_ops = u.src_ops();
+  int8_t shared = -1;
   for (const RuleData* r : bucket) {
     if (!kind_admits(r, n, src_ops)) continue;
-    if (node_try(r, u, ctx, out, uop_result)) return true;
+    if (node_try(r, u, ctx, out, uop_result, shared)) return true;
     if (detail::bottom_up_gate) [[unlikely]]
       return false;  // the rule gated the node: no later rule is tried, as when it throws BottomUpGate
   }
