@@ -20,8 +20,8 @@
 // a user's pipeline do: our schedule and codegen then start with the caches LLVM leaves, and they are 10-15% slower
 // for the MLP than in back-to-back passes (BENCH_NO_COMPILE=1), the reference's by ~1% (its passes take 300 ms).
 // BENCH_GAP_MS=n waits n ms (a busy loop that touches no memory) in place of the compiles: a 50 ms wait costs the
-// next pass as much as the 50 ms of compiles do, so what makes the pass slower is the time between passes, not what
-// LLVM leaves in the caches (see the README's Performance section).
+// next pass about 0.6 ms of the 0.85 ms that the 50 ms of compiles cost, so most of the slowdown is the time between
+// passes, not what LLVM leaves in the caches (see the README's Performance section, session 24).
 // Passes: at least the count given, and more until the warm passes of each phase span BENCH_MIN_MS (default 1000 ms)
 // of measured time: this machine is shared, and a burst of its neighbours' work that covers all of a few 4 ms passes
 // would be the "best" pass (the reference's passes take 0.2-9 s each, so its best of 3 spans seconds). The warm lines
