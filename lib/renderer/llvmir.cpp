@@ -479,7 +479,7 @@ std::string LLVMRenderer::render_fn(const std::string& name, const std::vector<s
 
 std::pair<std::vector<std::string>, std::string> LLVMRenderer::render_kernel(const std::vector<UOp>& uops,
                                                                              const std::vector<std::string>& prefix) const {
-  LLVMContext ctx(uops.size());
+  LLVMContext ctx(uops.size(), clang_numerics);
   auto& r = ctx.r;
   std::vector<std::pair<std::string, UOp>> args;
   std::vector<std::string> kernel, local_args;

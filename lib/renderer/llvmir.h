@@ -29,7 +29,8 @@ struct LLVMContext {
   BorrowedNodeMap<int> uses;
   BorrowedNodeMap<UOp> user;  // the one user of a uop used once
   std::vector<std::string> decls;
-  explicit LLVMContext(size_t n = 64) : r(n), uses(n), user(n) {}
+  // n: the rendered list's length; the clang tables are sized for it only when they are used
+  explicit LLVMContext(size_t n = 64, bool clang = true) : r(n), uses(clang ? n : 16), user(clang ? n : 16) {}
   const std::string& operator[](const UOp& u) const;
   // declares an intrinsic once: `declare <ret> @name(<args>)`
   void declare(const std::string& decl);
