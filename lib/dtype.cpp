@@ -409,6 +409,7 @@ static DType least_upper_of(std::span<const DType> ds) {
   return best;
 }
 DType least_upper_dtype(const std::vector<DType>& ds) { return least_upper_of(ds); }
+DType least_upper_dtype(std::span<const DType> ds) { return least_upper_of(ds); }
 DType least_upper_dtype(std::initializer_list<DType> ds) { return least_upper_of({ds.begin(), ds.size()}); }
 DType least_upper_float(DType d) {
   if (d == dtypes::weakint) return dtypes::weakfloat;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -138,6 +139,7 @@ DType strong_dtype(DType d);
 DType weak_dtype(DType d);
 DType least_upper_dtype(std::initializer_list<DType> ds);
 DType least_upper_dtype(const std::vector<DType>& ds);
+DType least_upper_dtype(std::span<const DType> ds);
 DType least_upper_float(DType d);
 bool can_lossless_cast(DType dt0, DType dt1);
 DType sum_acc_dtype(DType d);

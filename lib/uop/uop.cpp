@@ -28,6 +28,11 @@ static DType promo_dtype(std::span<const UOp> src) {
   bool same = true;
   for (const UOp& s : src) same &= s.dtype() == src[0].dtype();
   if (same) return src[0].dtype();
+  if (src.size() <= 4) {  // the ALUs' few srcs: no allocation
+    DType ds[4];
+    for (size_t i = 0; i < src.size(); i++) ds[i] = src[i].dtype();
+    return least_upper_dtype(std::span<const DType>(ds, src.size()));
+  }
   std::vector<DType> ds;
   for (const UOp& s : src) ds.push_back(s.dtype());
   return least_upper_dtype(ds);
@@ -258,12 +263,15 @@ std::vector<UOp> UOp::split_uop(Ops sep) const {
 }
 
 int UOp::tuplize_cmp(const UOp& a, const UOp& b) {
-  // python compares (op.value, arg, dtype, *src.tuplize) lexicographically; explicit stack over src pairs
+  // python compares (op.value, arg, dtype, *src.tuplize) lexicographically; explicit stack over src pairs (one
+  // scratch stack per thread: comparing args never compares nodes again)
   struct Frame {
     detail::UOpNode *a, *b;
     uint32_t i;
   };
-  std::vector<Frame> st{{a.n_, b.n_, 0}};
+  thread_local std::vector<Frame> st;
+  st.clear();
+  st.push_back({a.n_, b.n_, 0});
   while (!st.empty()) {
     Frame& f = st.back();
     if (f.a == f.b) {

@@ -15,8 +15,11 @@ std::optional<AddrSpace> AddrSpaceCache::get(const UOp& root) {
                                 Ops::MSTACK, Ops::MSELECT, Ops::END,   Ops::UNSHARD};
   static constexpr OpSet kAll = GroupOp::Elementwise | OpSet{Ops::STACK, Ops::WMMA, Ops::GROUP};
   // post-order over the srcs the property reads
-  // (borrowed: root keeps every node of the walk alive)
-  std::vector<std::pair<const UOp*, bool>> st{{&root, false}};
+  // (borrowed: root keeps every node of the walk alive). The walk calls nothing that walks again: one scratch stack
+  // per thread, no allocation per call
+  thread_local std::vector<std::pair<const UOp*, bool>> st;
+  st.clear();
+  st.push_back({&root, false});
   while (!st.empty()) {
     auto [up, visited] = st.back();
     st.pop_back();
