@@ -394,10 +394,48 @@ void free_node(void* mem, size_t nsrc) {
 }
 }  // namespace
 
-void destroy_cache(UOpNode* n) {
-  UOpCache* c = n->cache.load(std::memory_order_acquire);
-  delete c;
+// Cache memory, pooled like the nodes' (a codegen pass makes and frees ~5k caches: their shapes, bounds, ranges)
+namespace {
+constexpr size_t kCachePoolCap = 4096;
+struct CachePool {
+  struct Free {
+    Free* next;
+  };
+  Free* head = nullptr;
+  size_t n = 0;
+  bool ended = false;
+  ~CachePool() {
+    while (Free* f = head) head = f->next, ::operator delete(f);
+    ended = true;
+  }
+};
+thread_local CachePool t_cache_pool;
+UOpCache* make_cache() {
+  CachePool& p = t_cache_pool;
+  void* mem;
+  if (CachePool::Free* f = p.head) {
+    p.head = f->next, p.n--;
+    mem = f;
+  } else {
+    mem = ::operator new(sizeof(UOpCache));
+  }
+  return new (mem) UOpCache();
 }
+}  // namespace
+
+void free_cache(UOpCache* c) {
+  if (!c) return;
+  c->~UOpCache();
+  CachePool& p = t_cache_pool;
+  if (p.n < kCachePoolCap && !p.ended) {
+    auto* f = reinterpret_cast<CachePool::Free*>(c);
+    f->next = p.head, p.head = f, p.n++;
+    return;
+  }
+  ::operator delete(c);
+}
+
+void destroy_cache(UOpNode* n) { free_cache(n->cache.load(std::memory_order_acquire)); }
 
 void release_node(UOpNode* first) {
   // iterative: a long chain of nodes must not recurse. Nested calls (from cache contents) join the outer loop.
@@ -584,14 +622,14 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
 
 __attribute__((noinline)) UOpCache* new_cache_of(UOpNode* n) {
   UOpCache* c = nullptr;
-  UOpCache* fresh = new UOpCache();
+  UOpCache* fresh = make_cache();
   NodeOp op;
   if (op.plain()) {
     n->cache.store(fresh, std::memory_order_release);
     return fresh;
   }
   if (n->cache.compare_exchange_strong(c, fresh, std::memory_order_acq_rel)) return fresh;
-  delete fresh;
+  free_cache(fresh);
   return c;
 }
 SpinLock& cache_mutex(UOpNode* n) { return g_cache_mu[(n->hash >> 7) & 63]; }
@@ -789,7 +827,7 @@ UOp adopt_private(UOp root) {
     // the cache goes (memos only; what it holds may be private nodes no one else should see)
     detail::UOpCache* c = n->cache.load(std::memory_order_relaxed);
     n->cache.store(nullptr, std::memory_order_relaxed);
-    delete c;
+    detail::free_cache(c);
     for (uint32_t i = 0; i < n->nsrc; i++) {
       const uint8_t fl = n->srcs[i]->flags.load(std::memory_order_relaxed);
       if ((fl & detail::kPrivate) && (fl & detail::kImmortal)) n->srcs[i] = shared_of(n->srcs[i]);

@@ -49,8 +49,9 @@ class SpinLock {
   std::atomic<bool> flag_{false};
 };
 
-// n's cache, made on first use
+// n's cache, made on first use (from a per-thread pool); free_cache gives one back (null: nothing)
 UOpCache* new_cache_of(UOpNode* n);
+void free_cache(UOpCache* c);
 inline UOpCache* cache_of(UOpNode* n) {
   UOpCache* c = n->cache.load(std::memory_order_acquire);
   return c ? c : new_cache_of(n);

@@ -466,3 +466,32 @@ TEST(UOpCore, ToposortMemoAnswersItsLastRootAndHoldsIt) {
   // without a memo nothing is kept
   EXPECT_TRUE(same(x.toposort_borrowed(), tx));
 }
+
+// A node's cache (bounds, shape, ...) comes from a per-thread pool of freed caches: a node made where another died
+// starts with nothing computed, on this thread and on one that frees caches made elsewhere
+TEST(UOpCore, PooledCachesStartEmpty) {
+  auto check_round = [](int round) {
+    for (int i = 0; i < 200; i++) {
+      const pyint hi = 10 + i + 1000 * round;
+      UOp v = UOp::variable("pool_v", 0, hi);
+      UOp e = v * 2 + i;  // bounds [i, 2*hi + i], cached on each node
+      EXPECT_EQ(e.vmin(), PyConst((pyint)i));
+      EXPECT_EQ(e.vmax(), PyConst(2 * hi + i));
+      EXPECT_TRUE(e.shape_opt() && e.shape_opt()->empty());
+    }
+  };
+  check_round(0);
+  check_round(1);  // the caches freed by round 0 come back from the pool
+  // caches made here and freed by another thread, whose later caches come from what it freed
+  std::vector<UOp> made;
+  for (int i = 0; i < 100; i++) {
+    made.push_back(UOp::variable("pool_w", 0, 50 + i) * 3);
+    (void)made.back().vmax();
+  }
+  std::thread t([&] {
+    made.clear();
+    check_round(2);
+  });
+  t.join();
+  check_round(3);
+}
