@@ -17,6 +17,7 @@ UOp commit_weak(const UOp& s, DType dt) { return s.op() == Ops::CONST ? UOp::con
 // the root re-derives: a shift's dtype is its lhs's, so committing the lhs commits the node too
 static UOp commit_srcs_at(const UOp& u, DType dt) {
   std::vector<UOp> src;
+  src.reserve(u.nsrc());
   for (const UOp& s : u.src()) src.push_back(contains(dtypes::weaks, s.dtype()) ? commit_weak(s, dt) : s);
   return u.replace({}, DType(), src);
 }
@@ -76,6 +77,7 @@ static const OpSet lower_weak_ops = GroupOp::Binary | GroupOp::Unary | ops(Ops::
 
 static UOp lower_weak_node(const UOp& u) {
   std::vector<UOp> src;
+  src.reserve(u.nsrc());
   bool changed = false;
   for (const UOp& s : u.src()) {
     src.push_back(s.op() == Ops::CAST && contains(dtypes::weaks, s.dtype()) ? s.src(0) : s);
@@ -145,6 +147,7 @@ static UOp lower_weak_srcs(LowerIndexCtx* ctx, const UOp& u) {
     ret = lower(u);
   } else {
     std::vector<UOp> src;
+    src.reserve(u.nsrc());
     for (const UOp& s : u.src()) src.push_back(contains(dtypes::weaks, s.dtype()) ? lower(s) : s);
     ret = u.with_src(src);
   }
