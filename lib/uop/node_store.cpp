@@ -299,10 +299,8 @@ void maybe_grow() {
 }
 SpinLock g_cache_mu[64];
 
-inline size_t mix(size_t h, size_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  return h * 0xbf58476d1ce4e5b9ull;
-}
+// a field into the node's hash: a multiply per field (fmix below spreads every bit at the end)
+inline size_t mix(size_t h, size_t v) { return (h ^ v) * 0xbf58476d1ce4e5b9ull; }
 // murmur3's finalizer: every input bit reaches the low bits (slot) and the high bits (shard)
 inline size_t fmix(size_t h) {
   h ^= h >> 33;
