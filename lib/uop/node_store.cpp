@@ -145,8 +145,9 @@ inline uintptr_t word_of(UOpNode* n) {
   return p | tag_of(n->hash);
 }
 // the bucket of hash h, locked; head: its word without the lock bit. Waits out a growth. plain: no other thread
-// uses UOps (NodeOp), the lock bit is set by a plain store
-std::atomic<uintptr_t>& lock_bucket(size_t h, uintptr_t& head, bool plain) {
+// uses UOps (NodeOp), the lock bit is set by a plain store. The waits live apart (lock_bucket_wait): the usual
+// case, a free bucket, is a few inlined instructions instead of a call that saves and restores the waits' registers
+__attribute__((noinline)) std::atomic<uintptr_t>& lock_bucket_wait(size_t h, uintptr_t& head, bool plain) {
   for (int spins = 0;;) {
     Table* t = g_table.load(std::memory_order_acquire);
     std::atomic<uintptr_t>& b = t->buckets[h & t->mask];
@@ -170,6 +171,17 @@ std::atomic<uintptr_t>& lock_bucket(size_t h, uintptr_t& head, bool plain) {
     }
     while (g_table.load(std::memory_order_acquire) == t) std::this_thread::yield();  // the new table is coming
   }
+}
+TG_HOT_INLINE std::atomic<uintptr_t>& lock_bucket(size_t h, uintptr_t& head, bool plain) {
+  Table* t = g_table.load(std::memory_order_acquire);
+  std::atomic<uintptr_t>& b = t->buckets[h & t->mask];
+  const uintptr_t w = b.load(std::memory_order_relaxed);
+  if (plain && !(w & (kLock | kMoved))) {
+    b.store(w | kLock, std::memory_order_relaxed);
+    head = w;
+    return b;
+  }
+  return lock_bucket_wait(h, head, plain);
 }
 // A thread's private table (PrivateNodes): the same buckets, touched by that thread alone, so no lock bit. It grows
 // like the shared one, and its small constants are its own.
