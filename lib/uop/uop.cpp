@@ -650,15 +650,20 @@ static std::optional<Shape> compute_shape(const UOp& u);
 
 // like cached_property, except that a () shape, the shape of every scalar op in a kernel, is a flag of the node:
 // no cache is made for it
-const std::optional<Shape>& UOp::shape_opt() const {
+static const std::optional<Shape>& scalar_shape() {
   static const std::optional<Shape> scalar{Shape{}};
+  return scalar;
+}
+// computes the shapes of u and of the nodes below it that have none yet (out of line: the usual call finds the flag or
+// the cached shape and returns without a frame)
+__attribute__((noinline)) static const std::optional<Shape>& compute_shape_opt(const UOp& self) {
   auto is_done = [](const UOp& u) {
     if (u.node()->flags.load(std::memory_order_acquire) & detail::kScalarShape) return true;
     UOpCache* c = u.node()->cache.load(std::memory_order_acquire);
     return c && c->shape_done.load(std::memory_order_acquire);
   };
-  if (!is_done(*this)) {
-    compute_cached(*this, is_done, [](const UOp& u) {
+  if (!is_done(self)) {
+    compute_cached(self, is_done, [](const UOp& u) {
       std::optional<Shape> v = compute_shape(u);
       if (v && v->empty()) {
         u.node()->flags.fetch_or(detail::kScalarShape, std::memory_order_release);
@@ -672,8 +677,15 @@ const std::optional<Shape>& UOp::shape_opt() const {
       }
     });
   }
-  if (n_->flags.load(std::memory_order_acquire) & detail::kScalarShape) return scalar;
-  return cache_of(n_)->shape;
+  if (self.node()->flags.load(std::memory_order_acquire) & detail::kScalarShape) return scalar_shape();
+  return cache_of(self.node())->shape;
+}
+
+const std::optional<Shape>& UOp::shape_opt() const {
+  if (n_->flags.load(std::memory_order_acquire) & detail::kScalarShape) return scalar_shape();
+  if (UOpCache* c = n_->cache.load(std::memory_order_acquire); c && c->shape_done.load(std::memory_order_acquire))
+    return c->shape;
+  return compute_shape_opt(*this);
 }
 
 const Shape& UOp::shape() const {

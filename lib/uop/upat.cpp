@@ -836,9 +836,8 @@ inline uint64_t kind_of(const detail::UOpNode* n) {
 static_assert(NUM_OPS < 128, "an op takes 7 bits of a kind");
 }  // namespace
 
-bool PatternMatcherBase::rewrite_into(const UOp& u, CtxRef ctx, void* out, bool uop_result) const {
+bool PatternMatcherBase::try_bucket(const UOp& u, CtxRef ctx, void* out, bool uop_result) const {
   const auto& bucket = pdict_[(int)u.op()];
-  if (bucket.empty()) return false;
   if (TRACK_MATCH_STATS.value() > 0) [[unlikely]]
     return track::tracked_rewrite(bucket, u, ctx, out, uop_result);
   detail::UOpNode* n = u.node();

@@ -330,8 +330,12 @@ class PatternMatcherBase {
   // the ops some rule's root can match: a node of another op is never rewritten by this matcher
   OpSet root_ops() const { return root_ops_; }
   size_t size() const { return rules_.size(); }
-  // try the rules of u's op bucket in order; true when one returned a result (written to out)
-  bool rewrite_into(const UOp& u, CtxRef ctx, void* out, bool uop_result) const;
+  // try the rules of u's op bucket in order; true when one returned a result (written to out). A node whose op no
+  // rule's root has (often so in a rewrite's walk) returns at once, without a call
+  bool rewrite_into(const UOp& u, CtxRef ctx, void* out, bool uop_result) const {
+    if (pdict_[(int)u.op()].empty()) return false;
+    return try_bucket(u, ctx, out, uop_result);
+  }
 
  protected:
   void add_rules(const std::vector<Rule>& rules);
@@ -339,6 +343,7 @@ class PatternMatcherBase {
   std::vector<Rule> rules_;
   std::vector<const RuleData*> pdict_[NUM_OPS + 1];
   OpSet root_ops_;
+  bool try_bucket(const UOp& u, CtxRef ctx, void* out, bool uop_result) const;
   // this rule set's number (add_rules gives each a new one; a copy shares it with its source, whose rules it has):
   // the key of its rules' per-node-kind lists in the matcher's cache (upat.cpp). 0: not cached
   uint32_t uid_ = 0;
