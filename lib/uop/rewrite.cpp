@@ -92,12 +92,18 @@ struct RewriteContext {
     detail::UOpNode* node;
     detail::UOpNode* replace = nullptr;  // null: not replaced (yet)
     int32_t wait_head = -1, wait_tail = -1;
-    bool on_stack = false, bpm_done = false;
-    // the bottom-up rules' result once bpm_done (null = no match); borrowed, keep_ holds it (slots stay trivially
-    // destructible: clearing them is free)
-    detail::UOpNode* bpm = nullptr;
+    // the bottom-up rules' result once bpm_done (null = no match; borrowed, keep_ holds it: slots stay trivially
+    // destructible, clearing them is free), and in its low bits (nodes are 8-aligned) the flags on_stack and
+    // bpm_done: 32 bytes a slot, so that indexing and counting the slots are shifts
+    uintptr_t bpm_bits = 0;
+    static constexpr uintptr_t kOnStack = 1, kBpmDone = 2;
+    bool on_stack() const { return bpm_bits & kOnStack; }
+    void set_on_stack() { bpm_bits |= kOnStack; }
+    bool bpm_done() const { return bpm_bits & kBpmDone; }
+    detail::UOpNode* bpm() const { return reinterpret_cast<detail::UOpNode*>(bpm_bits & ~(kOnStack | kBpmDone)); }
+    void set_bpm(detail::UOpNode* r) { bpm_bits = (bpm_bits & kOnStack) | kBpmDone | reinterpret_cast<uintptr_t>(r); }
   };
-  static_assert(std::is_trivially_destructible_v<Slot>);
+  static_assert(std::is_trivially_destructible_v<Slot> && sizeof(Slot) == 32);
   std::vector<Slot> slots_;
   BorrowedNodeMap<uint32_t> fallback_{16};  // the slots of nodes another running rewrite has claimed
   // the claims taken from this thread's outer rewrites: (node, its claim before), given back at reset
@@ -235,7 +241,7 @@ struct RewriteContext {
     return r;
   }
   UOp cached_bpm_rewrite(const UOp& x) {
-    if (Slot* c = find(x.node()); c && c->bpm_done) return c->bpm ? UOp(view(c->bpm)) : UOp();
+    if (Slot* c = find(x.node()); c && c->bpm_done()) return c->bpm() ? UOp(view(c->bpm())) : UOp();
     UOp r = bpm->rewrite(x, ctx);
     if (detail::bottom_up_gate) {  // request_bottom_up_gate(): like a thrown BottomUpGate, nothing is cached
       detail::bottom_up_gate = false;
@@ -243,8 +249,8 @@ struct RewriteContext {
       return UOp();
     }
     Slot& c = get(x.node());
-    c.bpm_done = true;
-    if (r) c.bpm = r.node(), keep_.push_back(r);
+    c.set_bpm(r ? r.node() : nullptr);
+    if (r) keep_.push_back(r);
     return r;
   }
   bool gate_requested_ = false;  // the last cached_bpm_rewrite was gated by request_bottom_up_gate()
@@ -302,7 +308,7 @@ struct RewriteContext {
     if (untouched(root)) return root;
     {
       uint32_t si = slot_index(root.node());
-      slots_[si].on_stack = true;
+      slots_[si].set_on_stack();
       push(root.node(), 0, root.node(), si);
     }
     const size_t limit = (size_t)REWRITE_STACK_LIMIT.value();
@@ -379,8 +385,8 @@ struct RewriteContext {
           const UOp& x = new_n.src(i - 1);
           if (untouched(x)) continue;
           Slot& xs = get(x.node());
-          if (xs.on_stack) continue;
-          xs.on_stack = true;
+          if (xs.on_stack()) continue;
+          xs.set_on_stack();
           push(x.node(), 0, x.node(), (uint32_t)(&xs - slots_.data()));
         }
       } else if (e.stage == 1) {
