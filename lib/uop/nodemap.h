@@ -32,7 +32,7 @@ template <typename T>
 class PodStack {
  public:
   TG_HOT_INLINE T& push() {
-    if (n_ == v_.size()) [[unlikely]]
+    if (n_ == cap_) [[unlikely]]  // the capacity kept apart: v_.size() divides by sizeof(T)
       grow();
     return v_[n_++];
   }
@@ -43,9 +43,12 @@ class PodStack {
   void clear() { n_ = 0; }
 
  private:
-  __attribute__((noinline)) void grow() { v_.resize(v_.size() * 2 + 64); }
+  __attribute__((noinline)) void grow() {
+    v_.resize(v_.size() * 2 + 64);
+    cap_ = v_.size();
+  }
   std::vector<T> v_;
-  size_t n_ = 0;
+  size_t n_ = 0, cap_ = 0;
 };
 
 // a map from nodes to V; K = UOp: the keys hold references (NodeMap), K = detail::UOpNode*: the keys are borrowed

@@ -162,9 +162,9 @@ struct RewriteContext {
   // keep_ (nodes the driver itself built)
   struct Entry {
     detail::UOpNode* n;
-    int stage;
     detail::UOpNode* new_n;
     uint32_t slot;  // n's slot (unified_rewrite; found once, when the entry is made)
+    int32_t stage;
   };
   // entries are written and read field by field: a copy of a whole entry through a temporary is written as scalars
   // and read back as vectors, which store forwarding cannot serve (a stall on every push of the driver)
@@ -203,6 +203,7 @@ struct RewriteContext {
     Entry e;
     int32_t next;
   };
+  static_assert(sizeof(Entry) == 24 && sizeof(Waiting) == 32);
   std::vector<Waiting> waiting_;
   void wait_for(const UOp& x, const Entry& e) {
     auto idx = (int32_t)waiting_.size();
