@@ -568,9 +568,17 @@ CPULLVMRenderer::CPULLVMRenderer(Target t, bool clang) : LLVMRenderer(std::move(
 
 std::string CPULLVMRenderer::render(const std::vector<UOp>& uops) const {
   auto [local_args, fn] = render_kernel(uops);
+  const std::string footer = render_footer(uops);
+  // the local args, the function and the footer, joined by newlines in one string sized once (the function is the
+  // kernel's whole text: each `+` copied it)
+  size_t len = fn.size() + 1 + footer.size();
+  for (const std::string& l : local_args) len += l.size() + 1;
   std::string out;
-  for (const std::string& l : local_args) out += l + "\n";
-  return out + fn + "\n" + render_footer(uops);
+  out.reserve(len);
+  for (const std::string& l : local_args) out.append(l).push_back('\n');
+  out.append(fn).push_back('\n');
+  out.append(footer);
+  return out;
 }
 
 std::string CPULLVMRenderer::render_footer(const std::vector<UOp>&) const {
