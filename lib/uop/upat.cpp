@@ -101,28 +101,33 @@ struct UPatData {
     }
     return true;
   }
-  // every node this pattern matches has two srcs that are one node, or a src that is a src of another src: in every
-  // ordering a name binds two direct srcs, or a direct src and a src of another direct src (a bound name matches one
-  // node only)
-  bool requires_shared_src() const {
-    if (is_any || (src_kind != Src::Tuple && src_kind != Src::List) || orders.empty()) return false;
-    for (const auto& o : orders) {
-      bool found = false;
-      for (size_t i = 0; i < o.size() && !found; i++) {
-        const UPatData* a = o[i].data();
-        if (a->name_id < 0) continue;
-        for (size_t j = 0; j < o.size() && !found; j++) {
-          if (j == i) continue;
-          const UPatData* b = o[j].data();
-          if (j > i && b->name_id == a->name_id) found = true;
-          // the srcs of b (the same patterns in each of b's orderings)
-          if (!b->is_any && (b->src_kind == Src::Tuple || b->src_kind == Src::List))
-            for (const UPat& c : b->in_src) found = found || c.data()->name_id == a->name_id;
-        }
-      }
-      if (!found) return false;
-    }
-    return true;
+  // the depth below this pattern's node of each name it binds (0: this node), where that depth is fixed: the walk
+  // stops at alternatives (their structures differ) and at srcs of any number
+  void named_depths(int depth, std::vector<std::pair<int, int>>& out) const {
+    if (name_id >= 0) out.push_back({name_id, depth});
+    if (is_any || (src_kind != Src::Tuple && src_kind != Src::List)) return;
+    for (const UPat& c : in_src) c.data()->named_depths(depth + 1, out);
+  }
+  // every node this pattern matches has two srcs that reach one node, the first within d1 levels below it and the
+  // other within d2 (0: the src itself): a name binds a node under one src and under another (a bound name matches
+  // one node only). The srcs' orderings permute whole src patterns, so each ordering has the same depths. The
+  // cheapest such (d1, d2) with d1 <= d2 <= 2, as d1 * 3 + d2; -1 when there is none
+  int shared_src_depths() const {
+    if (is_any || (src_kind != Src::Tuple && src_kind != Src::List) || orders.empty()) return -1;
+    std::vector<std::vector<std::pair<int, int>>> per_src(in_src.size());
+    for (size_t i = 0; i < in_src.size(); i++) in_src[i].data()->named_depths(0, per_src[i]);
+    int best = -1;
+    for (size_t i = 0; i < per_src.size(); i++)
+      for (size_t j = i + 1; j < per_src.size(); j++)
+        for (auto [a, da] : per_src[i])
+          for (auto [b, db] : per_src[j]) {
+            if (a != b || da > 2 || db > 2) continue;
+            const int d1 = std::min(da, db), d2 = std::max(da, db), key = d1 * 3 + d2;
+            // fewer nodes to compare first: (0,0) 1, (0,1) 3, (1,1) 9, (0,2) 7, (1,2) 21, (2,2) 49 for binary srcs
+            static constexpr int kCost[9] = {1, 3, 7, 0, 9, 21, 0, 0, 49};
+            if (best < 0 || kCost[key] < kCost[best]) best = key;
+          }
+    return best;
   }
   // the arg a CONST src of every node this pattern matches has: in every ordering of its srcs, one src pattern is a
   // CONST leaf with that arg (x+0, x*1, x*0); None when there is none
@@ -708,7 +713,7 @@ void finish_rule(const Rule& rule, const std::vector<std::string>& params) {
   r.text = r.src.text;
   r.early_reject = r.pat.data()->early_reject();
   r.needs_invalid = r.pat.data()->requires_invalid();
-  r.needs_shared_src = r.pat.data()->requires_shared_src();
+  r.shared_src_depths = (int8_t)r.pat.data()->shared_src_depths();
   r.needs_src_const = r.pat.data()->required_src_const();
   r.ops = r.pat.data()->op_list;
   std::lock_guard<std::mutex> lk(g_rules_mu);
@@ -741,16 +746,33 @@ void PatternMatcherBase::add_rules(const std::vector<Rule>& rules) {
 
 thread_local bool detail::bottom_up_gate = false;
 
-// two srcs of n are one node, or a src of n is a src of another src of n (RuleData::needs_shared_src)
-static bool has_shared_src(const detail::UOpNode* n) {
-  for (uint32_t i = 0; i < n->nsrc; i++)
+// the nodes at most d levels below x (x included) into out, n of them; false when there are more than kMaxBelow
+constexpr int kMaxBelow = 24;
+static bool nodes_below(const detail::UOpNode* x, int d, const detail::UOpNode** out, int& n) {
+  if (n == kMaxBelow) return false;
+  out[n++] = x;
+  if (d > 0)
+    for (uint32_t k = 0; k < x->nsrc; k++)
+      if (!nodes_below(x->srcs[k], d - 1, out, n)) return false;
+  return true;
+}
+// two srcs of n reach one node, the first within d1 levels below it and the other within d2 (RuleData::
+// shared_src_depths): true also when there are too many nodes to compare (the rule is tried)
+static bool has_shared_src(const detail::UOpNode* n, int d1, int d2) {
+  for (uint32_t i = 0; i < n->nsrc; i++) {
+    const detail::UOpNode* a[kMaxBelow];
+    int na = 0;
+    if (!nodes_below(n->srcs[i], d1, a, na)) return true;
     for (uint32_t j = 0; j < n->nsrc; j++) {
-      if (i == j) continue;
-      const detail::UOpNode *a = n->srcs[i], *b = n->srcs[j];
-      if (j > i && a == b) return true;
-      for (uint32_t k = 0; k < b->nsrc; k++)
-        if (b->srcs[k] == a) return true;
+      if (i == j || (d1 == d2 && j < i)) continue;  // equal depths: each unordered pair once
+      const detail::UOpNode* b[kMaxBelow];
+      int nb = 0;
+      if (!nodes_below(n->srcs[j], d2, b, nb)) return true;
+      for (int x = 0; x < na; x++)
+        for (int y = 0; y < nb; y++)
+          if (a[x] == b[y]) return true;
     }
+  }
   return false;
 }
 
@@ -783,12 +805,12 @@ inline bool kind_admits(const RuleData* r, const detail::UOpNode* n, OpSet src_o
 }
 // the checks that depend on the node itself (two srcs that are one node, a CONST src's value, the rule's own first
 // test), then the match and the call; false with the gate set when the rule gated the node
-// shared: has_shared_src(n) once known (-1: not yet; every rule of the node asks the same)
-inline bool node_try(const RuleData* r, const UOp& u, CtxRef ctx, void* out, bool uop_result, int8_t& shared) {
+// shared: has_shared_src(n, d1, d2) by d1 * 3 + d2 once known (-1: not yet; the node's rules ask a few of them)
+inline bool node_try(const RuleData* r, const UOp& u, CtxRef ctx, void* out, bool uop_result, int8_t* shared) {
   detail::UOpNode* n = u.node();
-  if (r->needs_shared_src) {
-    if (shared < 0) shared = has_shared_src(n);
-    if (!shared) return false;
+  if (const int8_t k = r->shared_src_depths; k >= 0) {
+    if (shared[k] < 0) shared[k] = has_shared_src(n, k / 3, k % 3);
+    if (!shared[k]) return false;
   }
   if (!r->needs_src_const.is_none() && !has_src_const(n, r->needs_src_const)) return false;
   if (r->pre && !r->pre(u)) return false;
@@ -859,7 +881,7 @@ bool PatternMatcherBase::try_bucket(const UOp& u, CtxRef ctx, void* out, bool uo
       uint8_t idx[kKindMax];
       const uint8_t m = s.n;
       std::copy(s.idx, s.idx + m, idx);
-      int8_t shared = -1;
+      int8_t shared[9] = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
       for (uint8_t i = 0; i < m; i++) {
         if (node_try(bucket[idx[i]], u, ctx, out, uop_result, shared)) return true;
         if (detail::bottom_up_gate) [[unlikely]]
@@ -869,7 +891,7 @@ bool PatternMatcherBase::try_bucket(const UOp& u, CtxRef ctx, void* out, bool uo
     }
   }
   const OpSet src_ops = u.src_ops();
-  int8_t shared = -1;
+  int8_t shared[9] = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
   for (const RuleData* r : bucket) {
     if (!kind_admits(r, n, src_ops)) continue;
     if (node_try(r, u, ctx, out, uop_result, shared)) return true;

@@ -217,7 +217,9 @@ struct RuleData {
   uint32_t id = 0;      // global rule id (statistics, traces)
   OpSet early_reject;
   bool needs_invalid = false;     // the pattern matches only nodes with an Invalid CONST in their slice
-  bool needs_shared_src = false;  // ... only nodes two of whose srcs are one node, or with a src of another src
+  // ... only nodes two of whose srcs reach one node, within d1 levels below one and d2 below the other (d1 * 3 + d2;
+  // -1: no such need)
+  int8_t shared_src_depths = -1;
   Arg needs_src_const;            // ... only nodes with a CONST src of this arg (None: no such need)
   // the function returns None where this is false (its own first test, stated apart): a node failing it is not
   // matched at all when nothing is counted (a counted try matches and calls the function, like the reference)

@@ -606,7 +606,8 @@ TEST(TestGraphRewriteDeep, deep_chain_does_not_recurse) {
 
 // Rule prefilters. A rule whose pattern needs an Invalid CONST (pm_data_invalid's, the gated LOAD/STORE folds) is
 // not tried on a node without one in its slice; a rule whose pattern binds one name twice among the srcs and their
-// srcs (x+x, (y+x)+x, x+x*c, where(c, v, v)) is not tried on a node without such a shared src. The pattern analyses,
+// srcs, or deeper, (x+x, (y+x)+x, x+x*c, where(c, v, v), (y+x*c)+x, x*c0+x*c1) is not tried on a node without such
+// a shared src. The pattern analyses,
 // the flag nodes get at birth, and a rewrite's results with the prefilters (nothing counted) and without them
 // (TRACK_MATCH_STATS=1) on random gated index graphs
 TEST(TestRulePrefilters, patterns_flags_and_results) {
@@ -617,15 +618,29 @@ TEST(TestRulePrefilters, patterns_flags_and_results) {
     return keep.back().rules()[0];
   };
   auto needs = [&](const UPat& p) { return rule(p)->needs_invalid; };
-  auto shared = [&](const UPat& p) { return rule(p)->needs_shared_src; };
-  EXPECT_TRUE(shared(UPat::var("x") + UPat::var("x")));
-  EXPECT_TRUE(shared((UPat::var("y") + UPat::var("x")) + UPat::var("x")));
-  EXPECT_TRUE(shared(UPat::var("x") + UPat::var("x") * UPat::cvar("c")));
-  EXPECT_TRUE(shared(UPat::var().where(UPat::var("v"), UPat::var("v"))));
-  EXPECT_FALSE(shared(UPat::var("x") + UPat::var("y")));
-  EXPECT_FALSE(shared((UPat::var("x") + UPat::cvar("c1")) + UPat::var("y")));
-  EXPECT_FALSE(shared(UPat::var("x") * 0));
-  EXPECT_FALSE(shared(UPat(Ops::ADD).src(UPat::any_of({UPat::var("x"), UPat::var("y")}), UPat::var("x"))));
+  // the (d1, d2) depths below two srcs at which one name binds, as d1 * 3 + d2 (the cheapest pair), -1 for none
+  auto shared = [&](const UPat& p) { return (int)rule(p)->shared_src_depths; };
+  UPat x = UPat::var("x"), y = UPat::var("y"), c = UPat::cvar("c"), c0 = UPat::cvar("c0"), c1 = UPat::cvar("c1");
+  EXPECT_EQ(shared(x + x), 0);
+  EXPECT_EQ(shared((y + x) + x), 1);
+  EXPECT_EQ(shared(x + x * c), 1);
+  EXPECT_EQ(shared(UPat::var().where(UPat::var("v"), UPat::var("v"))), 0);
+  EXPECT_EQ(shared((y + x * c) + x), 2);
+  EXPECT_EQ(shared(x * c0 + x * c1), 4);
+  EXPECT_EQ(shared((y + x) + x * c), 4);
+  EXPECT_EQ(shared((y + x * c0) + x * c1), 5);
+  EXPECT_EQ(shared(((y + x * c0) * c1) + x * c), -1);   // 3 levels below the first src: not checked
+  EXPECT_EQ(shared(((y + x * c0) * c1) + (x + y)), 5);  // y binds at depths 2 and 1, x at 3 and 1: (1, 2)
+  EXPECT_EQ(shared(x + y), -1);
+  EXPECT_EQ(shared((x + c1) + y), -1);
+  EXPECT_EQ(shared(x * 0), -1);
+  EXPECT_EQ(shared(UPat(Ops::ADD).src(UPat::any_of({x, y}), x)), -1);
+  EXPECT_EQ(shared(UPat(Ops::ADD).src(UPat::any_of({x + c, y}), x)), -1);  // alternatives: no fixed depth
+  // the deep ones fold, and the prefilter lets the nodes that cannot fold pass untried
+  UOp va = var("a"), vb = var("b");
+  EXPECT_EQ(graph_rewrite((vb + va * ci(3)) + va, sym()), graph_rewrite(vb + va * ci(4), sym()));
+  EXPECT_EQ(graph_rewrite(va * ci(3) + va * ci(5), sym()), graph_rewrite(va * ci(8), sym()));
+  EXPECT_EQ(graph_rewrite((vb + va * ci(3)) + va * ci(2), sym()), graph_rewrite(vb + va * ci(5), sym()));
   // a CONST src of a given arg: x+0, x*1 (either order), where(c, 0, x); not for a cvar or one ordering without it
   auto src_const = [&](const UPat& p) { return rule(p)->needs_src_const; };
   EXPECT_TRUE(src_const(UPat(Ops::ADD).perm(UPat::var("x"), UPat::const_(PyConst(0)))).py_eq(Arg(PyConst(0))));
