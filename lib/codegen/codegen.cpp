@@ -706,6 +706,9 @@ static const RendererPMs& renderer_pms(const Renderer& ren) {
   return *slot;
 }
 
+// a trace or match statistics see every pass: a pass that cannot change the graph is skipped only when neither does
+static bool observed() { return track::recording() || TRACK_MATCH_STATS.value() != 0; }
+
 UOp full_rewrite_to_sink(const UOp& ast, const Renderer& ren, bool optimize) {
   static const PatternMatcher empty("empty", {});
   const Renderer* renp = &ren;
@@ -815,19 +818,28 @@ UOp full_rewrite_to_sink(const UOp& ast, const Renderer& ren, bool optimize) {
   // add implicit barriers (stores/loads through LOCAL memory ordered by AFTER or across loop iterations)
   {
     AddrSpaceScope as;
-    sink = graph_rewrite(sink, pm_implicit_barriers(), {.name = "add implicit barriers"});
+    // both rules act on LOCAL memory only, which a node has through a LOCAL PARAM or BUFFER below it: without one the
+    // pass changes nothing (the toposort is the one the control flow below walks)
+    bool local = observed();
+    for (const UOp& x : sink.toposort_borrowed())
+      if (!local && (x.op() == Ops::PARAM || x.op() == Ops::BUFFER)) local = addrspace_of(x) == AddrSpace::LOCAL;
+    if (local) sink = graph_rewrite(sink, pm_implicit_barriers(), {.name = "add implicit barriers"});
   }
 
   // this was the linearizer
   CFGContext cfg(sink);
-  sink = graph_rewrite(sink, pm_add_control_flow(), {.ctx = &cfg, .bottom_up = true, .name = "add control flow"});
+  // the rule orders the RANGEs that have an edge: without one (no sibling or nested loops) the pass changes nothing
+  if (!cfg.edges.empty() || observed())
+    sink = graph_rewrite(sink, pm_add_control_flow(), {.ctx = &cfg, .bottom_up = true, .name = "add control flow"});
 
-  // put unnumbered variable PARAMs in slots
+  // put unnumbered variable PARAMs in slots (when there are none, the pass changes nothing)
   int64_t num_params = 0;
+  bool unnumbered = observed();
   for (const UOp& x : sink.toposort_borrowed())
-    if (x.op() == Ops::PARAM && x.param_arg()->slot != -1) num_params++;
+    if (x.op() == Ops::PARAM) x.param_arg()->slot != -1 ? (void)num_params++ : (void)(unnumbered = true);
   std::vector<int64_t> nctx{num_params};
-  sink = graph_rewrite(sink, pm_number_params(), {.ctx = &nctx, .name = "number params with -1", .walk = true});
+  if (unnumbered)
+    sink = graph_rewrite(sink, pm_number_params(), {.ctx = &nctx, .name = "number params with -1", .walk = true});
 
   if (VIZ.value()) graph_rewrite(sink, empty, {.name = "View Output AST"});
   if (SPEC.value()) type_verify(sink, spec_program());

@@ -320,6 +320,31 @@ TEST(CodegenGoldens, Source) {
   });
 }
 
+// unobserved (no recorder, TRACK_MATCH_STATS=0), codegen skips the passes that cannot change a kernel (no LOCAL
+// memory for the barriers, no unnumbered PARAM, no loop to order) and the rules no node can match: the final SINK and
+// the source are the recorded run's, which the tests above hold to the reference's
+TEST(CodegenGoldens, UnobservedEqualsRecorded) {
+  Tally t{"unobserved lowering == recorded"};
+  each("clang llvm noopt local", [&](const CgKernel& k, const CgVariant& v, const Result& r) {
+    if (!r.error.empty()) return;
+    t.total++;
+    const Renderer& ren = renderer_for(v.kind);
+    Context c({{"TRACK_MATCH_STATS", 0}, {"NOOPT", v.kind == "noopt" ? 1 : 0}});
+    UOp sink;
+    std::string source;
+    if (v.kind == "local") {
+      sink = full_rewrite_to_sink(k.ast, ren, k.ast.tag().is_none());
+    } else {
+      UOp prg = to_program(k.ast, ren);
+      sink = prg.src(0), source = prg.src(2).arg().as_str();
+    }
+    if (sink == r.sink && source == r.source)
+      t.ok++;
+    else
+      ADD_FAILURE() << (sink == r.sink ? first_diff(r.source, source) : graph_diff(r.sink, sink));
+  });
+}
+
 // float32 tolerance of the codegen goldens' buffers (they come from the reference's own compiled kernels)
 constexpr double kFloat32Tol = 1e-5;
 
