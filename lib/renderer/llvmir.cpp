@@ -1,6 +1,7 @@
 #include "lib/renderer/llvmir.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -44,6 +45,11 @@ static std::string make_ldt(DType dt, pyint count, bool ptr) {
 }
 
 const std::string& ldt(DType dt, pyint count, bool ptr) {
+  // a scalar's name, the usual ask, by dtype id (the names live in the map below, whose strings never move)
+  thread_local std::array<const std::string*, 64> scalar{};
+  const int id = dt.id();
+  const bool plain = count == 1 && !ptr && id >= 0 && id < 64;
+  if (plain && scalar[id]) return *scalar[id];
   struct Key {
     const void* dt;
     pyint count;
@@ -58,9 +64,12 @@ const std::string& ldt(DType dt, pyint count, bool ptr) {
   thread_local std::unordered_map<Key, std::string, KeyHash> names;  // strings never move (node-based map)
   Key k{dt.data(), count, ptr};
   auto it = names.find(k);
-  if (it != names.end()) return it->second;
-  std::string v = make_ldt(dt, count, ptr);  // may recurse into ldt (inserting): look up again after
-  return names.emplace(k, std::move(v)).first->second;
+  if (it == names.end()) {
+    std::string v = make_ldt(dt, count, ptr);  // may recurse into ldt (inserting): look up again after
+    it = names.emplace(k, std::move(v)).first;
+  }
+  if (plain) scalar[id] = &it->second;
+  return it->second;
 }
 
 std::string lconst(const PyConst& x, DType dtype) {
@@ -97,9 +106,18 @@ std::string lcast(DType input_type, DType output_type) {
 
 // llvm ops, lop[<dtype>][<op>] (literals: nothing allocated per instruction)
 static std::string_view lop(DType dt, Ops op) {
-  bool is_float = contains(dtypes::floats, dt);
-  bool is_signed = contains(dtypes::sints, dt);
-  bool is_unsigned = dt == dtypes::bool_ || contains(dtypes::uints, dt);
+  // the dtype's class by its id (1 float, 2 signed, 3 unsigned or bool, 4 none of them; 0 not known yet)
+  thread_local std::array<uint8_t, 64> classes{};
+  const int id = dt.id();
+  uint8_t c = id >= 0 && id < 64 ? classes[id] : 0;
+  if (!c) {
+    c = contains(dtypes::floats, dt)                         ? 1
+        : contains(dtypes::sints, dt)                        ? 2
+        : dt == dtypes::bool_ || contains(dtypes::uints, dt) ? 3
+                                                             : 4;
+    if (id >= 0 && id < 64) classes[id] = c;
+  }
+  bool is_float = c == 1, is_signed = c == 2, is_unsigned = c == 3;
   if (is_float) {
     switch (op) {
       case Ops::ADD:
