@@ -380,6 +380,7 @@ struct RewriteContext {
           }
         }
         const UOp& new_n = view(new_np);
+        const size_t depth = stack.size();
         push(e.n, 1, new_np, e.slot);
         if (!enter_calls && is_opaque_call(new_n)) set_replace(new_n.src(0), new_n.src(0)), saw_opaque_call = true;
         for (size_t i = new_n.nsrc(); i > 0; i--) {
@@ -390,7 +391,13 @@ struct RewriteContext {
           xs.set_on_stack();
           push(x.node(), 0, x.node(), (uint32_t)(&xs - slots_.data()));
         }
+        if (stack.size() != depth + 1) continue;
+        // no src to visit first: the stage-1 entry just pushed is the next one popped, so it is taken here
+        stack.pop_back();
+        e.stage = 1, e.new_n = new_np;
+        goto stage1;
       } else if (e.stage == 1) {
+      stage1:
         const UOp& e_new_n = view(e.new_n);
         std::vector<detail::UOpNode*>& tmp = tmp_;  // used before any rule runs (nested rewrites use other contexts)
         tmp.clear();
