@@ -835,8 +835,13 @@ UOp full_rewrite_to_sink(const UOp& ast, const Renderer& ren, bool optimize) {
   // put unnumbered variable PARAMs in slots (when there are none, the pass changes nothing)
   int64_t num_params = 0;
   bool unnumbered = observed();
-  for (const UOp& x : sink.toposort_borrowed())
-    if (x.op() == Ops::PARAM) x.param_arg()->slot != -1 ? (void)num_params++ : (void)(unnumbered = true);
+  for (const UOp& x : sink.toposort_borrowed()) {
+    if (x.op() != Ops::PARAM) continue;
+    if (x.param_arg()->slot != -1)
+      num_params++;
+    else
+      unnumbered = true;
+  }
   std::vector<int64_t> nctx{num_params};
   if (unnumbered)
     sink = graph_rewrite(sink, pm_number_params(), {.ctx = &nctx, .name = "number params with -1", .walk = true});

@@ -605,11 +605,10 @@ TEST(TestGraphRewriteDeep, deep_chain_does_not_recurse) {
 }
 
 // Rule prefilters. A rule whose pattern needs an Invalid CONST (pm_data_invalid's, the gated LOAD/STORE folds) is
-// not tried on a node without one in its slice; a rule whose pattern binds one name twice among the srcs and their
-// srcs, or deeper, (x+x, (y+x)+x, x+x*c, where(c, v, v), (y+x*c)+x, x*c0+x*c1) is not tried on a node without such
-// a shared src. The pattern analyses,
-// the flag nodes get at birth, and a rewrite's results with the prefilters (nothing counted) and without them
-// (TRACK_MATCH_STATS=1) on random gated index graphs
+// not tried on a node without one in its slice; a rule whose pattern binds one name under two srcs, up to 2 levels
+// below each (x+x, (y+x)+x, x+x*c, where(c, v, v), (y+x*c)+x, x*c0+x*c1), is not tried on a node whose srcs reach no
+// common node that deep. The pattern analyses, the flag nodes get at birth, and a rewrite's results with the
+// prefilters (nothing counted) and without them (TRACK_MATCH_STATS=1) on random gated index graphs
 TEST(TestRulePrefilters, patterns_flags_and_results) {
   UPat inv = UPat(Ops::CONST).arg(Arg::invalid());
   auto rule = [](const UPat& p) {
