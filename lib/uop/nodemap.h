@@ -102,8 +102,9 @@ class BasicNodeMap {
   void reset(size_t cap) {
     size_t n = 16;
     while (n < cap * 2) n <<= 1;
-    keys_.assign(n, K());
-    vals_.assign(n, V());
+    // value-initialized in place: assign(n, V()) copies a default UOp into every slot (a call per slot)
+    keys_.clear(), keys_.resize(n);
+    vals_.clear(), vals_.resize(n);
     mask_ = n - 1;
     size_ = 0;
     used_.clear();
