@@ -4,7 +4,8 @@
 # bench_reference_compile_stack.py. The compiles come from its disk cache (the same sources every pass), so this is
 # its codegen as its engine runs it; bench_compile_stack's "distinct kernels" pass is ours. Each pass uses another TC_SELECT (a config with no effect on CPU programs, but part
 # of the to_program cache key) so that no pass finds the previous pass's programs in the parent's or a worker's cache.
-# Pass 1 also starts the pool (spawns and imports); the best later pass is the warm number.
+# Pass 1 also starts the pool (spawns and imports); the best later pass is the warm number. Each pass's
+# schedule_linear is timed too: the engine rows of pair_compile_stack.py add the best one.
 # cd <tinygrad checkout> && PARALLEL=2 PYTHONPATH=. python3 <repo>/tests/bench/bench_reference_lower.py [PASSES]
 # (PARALLEL=0: in the caller alone)
 import os, sys, time
@@ -21,12 +22,13 @@ passes = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 only = os.environ.get("BENCH_MODEL")
 for name, build in (("mlp", lambda: [m["mlp"]()]), ("resnet", lambda: [m["resnet"]()]), ("mnist_train", m["mnist_train"])):
   if only and only != name: continue
-  times = []
+  times, sched = [], []
   for p in range(passes):
     outs = build()
-    linear = outs[0].schedule_linear(*outs[1:])
+    t0 = time.perf_counter(); linear = outs[0].schedule_linear(*outs[1:]); sched.append(time.perf_counter() - t0)
     with Context(TC_SELECT=1000 + p):
       t0 = time.perf_counter(); lower_and_compile(linear); times.append(time.perf_counter() - t0)
   asts = [c.src[0] for c in linear.src if c.src[0].op is Ops.SINK]
   print(f"reference {name}: {len(asts)} kernels, {len(set(asts))} distinct (lowered once each) | lower_and_compile (codegen + compile) on PARALLEL={PARALLEL.value} ms " +
-        ", ".join(f"{t*1e3:.1f}" for t in times) + f" | warm {min(times[1:] or times)*1e3:.1f} ms")
+        ", ".join(f"{t*1e3:.1f}" for t in times) + f" | warm {min(times[1:] or times)*1e3:.1f} ms" +
+        f" | schedule (schedule_linear, before each pass) warm {min(sched[1:] or sched)*1e3:.1f} ms")

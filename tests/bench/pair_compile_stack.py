@@ -2,8 +2,8 @@
 # The side-by-side number of issue 3, in pairs: each round times the reference (bench_reference_compile_stack.py and
 # bench_reference_lower.py with PARALLEL=0 and 2) and then ours (bench_compile_stack with PARALLEL=1 and 2) on one
 # model, so that both sides of a ratio run minutes, not an hour, apart on this shared machine, whose speed drifts.
-# The rows, each the best warm schedule plus the best warm codegen of its side (and for ours also the median warm
-# pass, whose ratio to the reference's best pass is the conservative one):
+# The rows, each the best warm schedule plus the best warm codegen of its side, both timed in the same loop (and for
+# ours also the median warm pass, whose ratio to the reference's best pass is the conservative one):
 #   every kernel, one thread   reference: schedule + to_program of every kernel; ours: the same
 #   the engines, one worker    reference: lower_and_compile with PARALLEL=0;     ours: distinct kernels on 1 thread
 #   the engines, both cores    reference: lower_and_compile with PARALLEL=2;     ours: distinct kernels on 2 threads
@@ -17,9 +17,12 @@ ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--model", default="all")
 ap.add_argument("--ours", default=os.path.join(HERE, "..", "..", "build", "tests", "bench_compile_stack"))
 ap.add_argument("--ref-passes", type=int, default=4)
-# ours as the reference's loop runs it by default: every pass ends with the LLVM compiles, so the next pass starts with
-# the caches LLVM leaves. --warm: back-to-back passes without compiles (BENCH_NO_COMPILE=1), warmer than a pipeline
+# ours as the reference's loop runs it by default: the one-thread passes end with the LLVM compiles (both sides), the
+# engines' passes with their compile caches (the reference's disk cache, our compile_cached). --fresh: our engine
+# passes compile again every pass (BENCH_FRESH_COMPILE=1, a first run's pipeline; the reference's do not, so only
+# ours start with the caches LLVM leaves). --warm: back-to-back passes without compiles (BENCH_NO_COMPILE=1)
 ap.add_argument("--warm", action="store_true")
+ap.add_argument("--fresh", action="store_true")
 args = ap.parse_args()
 if not os.path.exists("tinygrad/tensor.py"): sys.exit("run this from a tinygrad checkout (cd <tinygrad> && python3 ...)")
 if not os.access(args.ours, os.X_OK): sys.exit(f"{args.ours}: not built (make build, or --ours <bench_compile_stack>)")
@@ -53,11 +56,13 @@ for rnd in range(args.rounds):
     ref = [rsched + warm(m.group(2))]
     for p in (0, 2):
       out = run([py, os.path.join(HERE, "bench_reference_lower.py"), str(args.ref_passes)], dict(env, PARALLEL=str(p)))
-      ref.append(rsched + float(grab(r"\| warm ([\d.]+) ms", out, "reference lower_and_compile time").group(1)))
+      lsched = float(grab(r"schedule \(schedule_linear, before each pass\) warm ([\d.]+) ms", out, "reference schedule time").group(1))
+      ref.append(lsched + float(grab(r"\| warm ([\d.]+) ms", out, "reference lower_and_compile time").group(1)))
     ours, ours_med = [], []
     for p in (1, 2):
       env_ours = {"PARALLEL": str(p), "BENCH_MODEL": model}
       if args.warm: env_ours["BENCH_NO_COMPILE"] = "1"
+      if args.fresh: env_ours["BENCH_FRESH_COMPILE"] = "1"
       out = run([args.ours, "3"], env_ours)
       w = re.findall(r"warm: schedule \+ codegen ([\d.]+) ms.*\| median pass ([\d.]+) ms", out)
       if len(w) != 2: sys.exit(f"unexpected output of {args.ours}:\n{out}")
