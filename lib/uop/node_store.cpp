@@ -594,6 +594,7 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
   new (&n->tag) Arg(std::move(tag));
   OpSet so, sl(op);
   uint8_t fl = priv ? kPrivate : 0;
+  uint64_t b1 = below_bit(n);
   for (size_t k = 0; k < src.size(); k++) {
     n->srcs[k] = src[k].node();
     if (counted(n->srcs[k])) {
@@ -603,7 +604,9 @@ static UOpNode* intern(Ops op, DType dtype, std::span<const UOp> src, Arg&& arg,
     so.add(src[k].op());
     sl = sl | n->srcs[k]->slice_ops;
     fl |= n->srcs[k]->flags.load(std::memory_order_relaxed) & kSliceInvalid;
+    b1 |= below_bit(n->srcs[k]);
   }
+  n->below1 = b1;
   new (&n->src_ops) OpSet(so);
   new (&n->slice_ops) OpSet(sl);
   if (op == Ops::CONST && n->arg.is_invalid()) fl |= kSliceInvalid;

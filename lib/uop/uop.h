@@ -45,6 +45,8 @@ struct UOpNode {
   // (rewrite serial << 24) | slot: where the graph_rewrite that claimed this node keeps its state for it (next to
   // the srcs the driver reads anyway, so finding that state costs no hash probe; see rewrite.cpp)
   std::atomic<uint64_t> rw_slot{0};
+  // a Bloom filter of this node and its srcs, a bit each (below_bit): the matcher's shared-src prefilter
+  uint64_t below1;
   UOpNode* srcs[];                    // nsrc entries, each holding a reference
 };
 constexpr uint8_t kScalarShape = 1;
@@ -60,6 +62,8 @@ constexpr uint8_t kPrivate = 8;
 // in no intern table: a private node handed to the other threads (adopt_private); nothing interns to it again
 constexpr uint8_t kOrphan = 16;
 inline bool counted(const UOpNode* n) { return !(n->flags.load(std::memory_order_relaxed) & kImmortal); }
+// a node's bit in the below1 Bloom filters: the top 6 bits of its structural hash (mixed by fmix)
+inline uint64_t below_bit(const UOpNode* n) { return uint64_t(1) << (n->hash >> 58); }
 void release_node(UOpNode* n);
 
 // Reference counts, the intern table and the rewrite driver's claims on nodes skip atomic read-modify-writes (a

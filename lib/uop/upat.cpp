@@ -776,6 +776,31 @@ static bool has_shared_src(const detail::UOpNode* n, int d1, int d2) {
   return false;
 }
 
+// has_shared_src's necessary condition, from Bloom filters of the nodes below each src (a bit per node, from its
+// structural hash; UOpNode::below1 holds a node's and its srcs' bits): false proves that no two srcs of n reach a
+// common node within d1 and d2 levels; true may be a collision (or n has more srcs than it looks at), and
+// has_shared_src decides.
+static uint64_t below_filter(const detail::UOpNode* x, int d) {
+  if (d == 0) return detail::below_bit(x);
+  uint64_t b = x->below1;
+  if (d == 2)
+    for (uint32_t k = 0; k < x->nsrc; k++) b |= x->srcs[k]->below1;
+  return b;
+}
+static bool may_share_src(const detail::UOpNode* n, int d1, int d2) {
+  constexpr uint32_t kMax = 4;
+  if (n->nsrc > kMax) return true;
+  uint64_t a[kMax], b[kMax];
+  for (uint32_t i = 0; i < n->nsrc; i++) {
+    a[i] = below_filter(n->srcs[i], d1);
+    b[i] = d1 == d2 ? a[i] : below_filter(n->srcs[i], d2);
+  }
+  for (uint32_t i = 0; i < n->nsrc; i++)
+    for (uint32_t j = 0; j < n->nsrc; j++)
+      if (i != j && (a[i] & b[j])) return true;
+  return false;
+}
+
 // a src of n is a CONST whose arg is python-equal to arg (RuleData::needs_src_const)
 static bool has_src_const(const detail::UOpNode* n, const Arg& arg) {
   for (uint32_t i = 0; i < n->nsrc; i++)
@@ -809,7 +834,7 @@ inline bool kind_admits(const RuleData* r, const detail::UOpNode* n, OpSet src_o
 inline bool node_try(const RuleData* r, const UOp& u, CtxRef ctx, void* out, bool uop_result, int8_t* shared) {
   detail::UOpNode* n = u.node();
   if (const int8_t k = r->shared_src_depths; k >= 0) {
-    if (shared[k] < 0) shared[k] = has_shared_src(n, k / 3, k % 3);
+    if (shared[k] < 0) shared[k] = may_share_src(n, k / 3, k % 3) && has_shared_src(n, k / 3, k % 3);
     if (!shared[k]) return false;
   }
   if (!r->needs_src_const.is_none() && !has_src_const(n, r->needs_src_const)) return false;
