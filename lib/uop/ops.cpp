@@ -1,5 +1,8 @@
 #include "lib/uop/ops.h"
 
+#include <string_view>
+#include <unordered_map>
+
 #include "lib/helpers.h"
 
 namespace tg {
@@ -9,9 +12,15 @@ static const char* const kOpNames[] = {nullptr, "SPECIAL", "BUFFER", "NOOP", "RE
 const char* op_name(Ops op) { return kOpNames[(int)op]; }
 std::string op_repr(Ops op) { return std::string("Ops.") + kOpNames[(int)op]; }
 Ops op_from_name(const std::string& name) {
-  std::string n = name.rfind("Ops.", 0) == 0 ? name.substr(4) : name;
-  for (int i = 1; i <= NUM_OPS; i++)
-    if (n == kOpNames[i]) return (Ops)i;
+  // by name, from a table made once (decoding a golden graph or a corpus asks this for every node)
+  static const auto* const by_name = [] {
+    auto* m = new std::unordered_map<std::string_view, Ops>();
+    for (int i = 1; i <= NUM_OPS; i++) m->emplace(kOpNames[i], (Ops)i);
+    return m;
+  }();
+  std::string_view n = name;
+  if (n.starts_with("Ops.")) n.remove_prefix(4);
+  if (auto it = by_name->find(n); it != by_name->end()) return it->second;
   throw Error("unknown op '" + name + "'");
 }
 

@@ -16,6 +16,17 @@ using namespace tg;
 
 static UOp ci(pyint v) { return UOp::const_(PyConst(v)); }
 
+TEST(UOpCore, OpsAreFoundByTheirNamesWithOrWithoutThePrefix) {
+  for (int i = 1; i <= NUM_OPS; i++) {
+    const Ops op = (Ops)i;
+    EXPECT_EQ(op_from_name(op_name(op)), op);
+    EXPECT_EQ(op_from_name(op_repr(op)), op);
+  }
+  EXPECT_THROW(op_from_name("NOT_AN_OP"), Error);
+  EXPECT_THROW(op_from_name("Ops."), Error);
+  EXPECT_THROW(op_from_name("add"), Error);  // names are case-sensitive, as the reference's Ops[...]
+}
+
 TEST(UOpCore, HashConsingGivesTheSameNode) {
   UOp a = UOp::variable("a", 0, 10);
   EXPECT_EQ(a + 4, a + 4);
