@@ -65,8 +65,8 @@ size_t dot_work(const LayoutGraph& g) {
 }
 
 std::string dot_tuning(size_t work) {
-  // measured on UOp-shaped graphs (gui/tests/bench_layout, anchors.md §5.1): the position phase's network simplex on
-  // the graph with its virtual nodes dominates; cap its iterations (nslimit/nslimit1 are multiples of the node
+  // measured on UOp-shaped graphs (gui/tests/bench_layout): dot's cost is its position phase, network simplex on the
+  // graph plus one virtual node per rank an edge crosses; cap its iterations (nslimit/nslimit1 are multiples of the node
   // count). Beyond kMaxDotWork even capped runs take seconds, and spline routing after capped phases thrashes
   // (1000 nodes: 3.3 s with splines, 0.6 s without), as the Graphviz forum warns: the layered layout is used there.
   if (work <= 3000) return "nslimit=8 nslimit1=8 splines=spline";

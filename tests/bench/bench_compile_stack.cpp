@@ -1,7 +1,7 @@
 // The compile stack on two models (what bench_reference_compile_stack.py times on the reference, same graphs):
 //   (a) the MLP 784-512-512-10 forward at batch 512, (b) a ResNet-style conv stack forward (batch 8, 3x32x32 ->
 //   conv 64 -> 2 residual blocks -> global pool -> linear 10); and (c) beautiful_mnist's first training step (the
-//   weights' initialization, forward, backward and Adam at batch 512: what issue 4's cold schedule + codegen is about).
+//   weights' initialization, forward, backward and Adam at batch 512: the schedule + codegen a user's first step waits for).
 // Per model and pass: schedule (Tensor::schedule_linear: callify + create_linear_with_vars, schedule cache off),
 // codegen (to_program: full_rewrite_to_sink + linearize + render of every kernel), LLVM compile of every kernel
 // (uncached). Pass 1 is cold (matcher tables, LLVM start-up); the best later pass is the warm number.
@@ -25,9 +25,9 @@
 // with the caches LLVM leaves, and they are 10-15% slower for the MLP than in back-to-back passes (BENCH_NO_COMPILE=1).
 // BENCH_GAP_MS=n waits n ms (a busy loop that touches no memory) in place of the compiles: a 50 ms wait costs the
 // next pass about 0.6 ms of the 0.85 ms that the 50 ms of compiles cost, so most of the slowdown is the time between
-// passes, not what LLVM leaves in the caches (see the README's Performance section, session 24).
+// passes, not what LLVM leaves in the caches (docs/performance.md, "The cold start of a small graph").
 // Passes: at least the count given, and more until the warm passes of each phase span BENCH_MIN_MS (default 1000 ms)
-// of measured time: this machine is shared, and a burst of its neighbours' work that covers all of a few 4 ms passes
+// of measured time: a shared machine's neighbours can burst, and a burst that covers all of a few 4 ms passes
 // would be the "best" pass (the reference's passes take 0.2-9 s each, so its best of 3 spans seconds). The warm lines
 // also give the median pass (the median schedule plus the median codegen).
 #include <algorithm>

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-# The side-by-side number of issue 3, in pairs: each round times the reference (bench_reference_compile_stack.py and
+# The side-by-side compile-stack numbers, in pairs: each round times the reference (bench_reference_compile_stack.py and
 # bench_reference_lower.py with PARALLEL=0 and 2) and then ours (bench_compile_stack with PARALLEL=1 and 2) on one
-# model, so that both sides of a ratio run minutes, not an hour, apart on this shared machine, whose speed drifts.
+# model, so that both sides of a ratio run minutes, not an hour, apart on a shared machine, whose speed drifts.
 # The rows, each the best warm schedule plus the best warm codegen of its side, both timed in the same loop (and for
 # ours also the median warm pass, whose ratio to the reference's best pass is the conservative one):
 #   every kernel, one thread   reference: schedule + to_program of every kernel; ours: the same

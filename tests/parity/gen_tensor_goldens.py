@@ -1,9 +1,9 @@
 # Goldens for the C++ Tensor and realize engine (tests/parity/test_tensor_goldens.cpp), taken from the reference.
 # Run inside a checkout of tinygrad a9069c17:
-#   cd /work/tinygrad && PYTHONPATH=.:/work/main/tests/parity DEV=CPU:LLVM python3 /work/main/tests/parity/gen_tensor_goldens.py \
-#     > /work/main/tests/parity/tensor_goldens.txt
-#   cd /work/tinygrad && PYTHONPATH=.:/work/main/tests/parity DEV=CPU python3 /work/main/tests/parity/gen_tensor_goldens.py \
-#     > /work/main/tests/parity/tensor_goldens_clang.txt
+#   cd <tinygrad> && PYTHONPATH=.:<repo>/tests/parity DEV=CPU:LLVM python3 <repo>/tests/parity/gen_tensor_goldens.py \
+#     > <repo>/tests/parity/tensor_goldens.txt
+#   cd <tinygrad> && PYTHONPATH=.:<repo>/tests/parity DEV=CPU python3 <repo>/tests/parity/gen_tensor_goldens.py \
+#     > <repo>/tests/parity/tensor_goldens_clang.txt
 # The C++ CPU device has both renderers: DEV=CPU (CLANG: the ClangRenderer's ops and clang's arithmetic) is checked
 # against the second file, DEV=CPU:LLVM against the first. The schedules are the same; the kernels' op sequences
 # differ (native NEG/SUB/SQRT), and so do a few values in their last bits.

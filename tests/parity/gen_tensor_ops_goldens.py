@@ -1,8 +1,8 @@
 # Forward cases in the style of the reference's test/backend/test_ops.py, with the reference's values, for
 # tests/parity/test_tensor_ops.cpp (which builds each case with the C++ Tensor API from the same spec string).
 # Run inside a checkout of tinygrad a9069c17:
-#   cd /work/tinygrad && PYTHONPATH=.:/work/main/tests/parity DEV=CPU python3 /work/main/tests/parity/gen_tensor_ops_goldens.py \
-#     > /work/main/tests/parity/tensor_ops_goldens.txt
+#   cd <tinygrad> && PYTHONPATH=.:<repo>/tests/parity DEV=CPU python3 <repo>/tests/parity/gen_tensor_ops_goldens.py \
+#     > <repo>/tests/parity/tensor_ops_goldens.txt
 # A case is "<op>;<args>;<inputs>": inputs are '/'-separated "<kind><shape>" with kind f (floats in [-1.25, 1.25]), n (nonzero int32),
 # p (positive floats), u (floats in (-1, 1)), i (int32), b (bool) and shape like 3x4 ('s' for a 0-d tensor); the
 # k-th input gets the k-th data pattern. args are '&'-separated key=value. Output lines:

@@ -1,4 +1,4 @@
-# per-kernel codegen (lib/codegen, issue 3): full_rewrite_to_sink against the reference pass by pass, opts, render, values
+# per-kernel codegen (lib/codegen): full_rewrite_to_sink against the reference pass by pass, opts, render, values
 tg_test(test_codegen_goldens LABEL parity SOURCES parity/test_codegen_goldens.cpp LIBS tg_backend_interp)
 # the codegen rule tables against the reference's UPats (test_patterns style)
 tg_test(test_codegen_patterns LABEL parity SOURCES parity/test_codegen_patterns.cpp)

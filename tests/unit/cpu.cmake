@@ -1,4 +1,4 @@
-# the CPU backend (backends/cpu, issue 3): LLVM 16 compile + ORC load + launcher, differential against the goldens
+# the CPU backend (backends/cpu): LLVM 16 compile + ORC load + launcher, differential against the goldens
 tg_test(test_cpu_backend LABEL unit SOURCES unit/test_cpu_backend.cpp LIBS tg_backend_cpu tg_backend_interp)
 # DEV=CPU's CLANG renderer: clang's floating-point semantics in LLVM IR
 tg_test(test_llvm_clang LABEL unit SOURCES unit/test_llvm_clang.cpp LIBS tg_backend_cpu tg_backend_interp)

@@ -1,4 +1,4 @@
-// Numerical gradient checks (issue 4): for every op and nn layer training uses, the gradient from autograd (both
+// Numerical gradient checks: for every op and nn layer training uses, the gradient from autograd (both
 // Tensor::backward() and Tensor::gradient()) equals central finite differences of the forward, in float64.
 //
 // Each case is a function f of float64 input tensors. The checked scalar is L = sum(f(x) * W) with a fixed W of mixed

@@ -1,4 +1,4 @@
-// Training mode, dropout, detach and the requires_grad opt-out (issue 4). Dropout values and gradients are the
+// Training mode, dropout, detach and the requires_grad opt-out. Dropout values and gradients are the
 // reference's (tests/parity/gen_train_goldens.py -> train_goldens.txt).
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-# nn: datasets (issue 4). zlib only in the test: it checks our inflate against the reference implementation.
+# nn: datasets, safetensors, gradients, layers, optimizers, beautiful_mnist's losses. zlib only in the test: it checks our inflate against the reference implementation.
 find_package(ZLIB REQUIRED)
 tg_test(test_datasets LABEL unit SOURCES unit/test_datasets.cpp LIBS ZLIB::ZLIB)
 tg_test(test_safetensors LABEL parity SOURCES unit/test_safetensors.cpp)
