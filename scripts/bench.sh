@@ -4,6 +4,12 @@
 set -euo pipefail
 BUILD=${1:-build}
 ROOT=$(pwd)
+if [ ! -x "$BUILD/tests/bench_symbolic" ]; then
+  echo "bench: $BUILD has no benchmarks ($BUILD/tests/bench_*): it is configured with TG_BUILD_BENCH=OFF or without" \
+       "Google Benchmark; configure it with -DTG_BUILD_BENCH=ON (libbenchmark-dev)" >&2
+  exit 1
+fi
+TV="$BUILD/gui/tinyviz"
 "$BUILD/tests/bench_symbolic" --benchmark_counters_tabular=true
 if [ -n "${TINYGRAD_REF:-}" ]; then
   echo
@@ -21,7 +27,7 @@ if [ -n "${TINYGRAD_REF:-}" ]; then
 fi
 
 echo
-echo "== scheduler: create_linear_with_vars on the biggest golden schedules (reference: tests/parity/schedule_reference_times.txt)"
+echo "== scheduler: create_linear_with_vars on the biggest golden schedules (reference: tests/data/schedule_reference_times.txt)"
 "$BUILD/tests/bench_schedule" --benchmark_counters_tabular=true
 
 echo
@@ -50,10 +56,14 @@ else
 fi
 
 echo
+if [ ! -x "$TV" ]; then
+  echo "== tinyviz: not built ($BUILD is configured with TG_BUILD_GUI=OFF): no stepping benchmarks"
+  exit 0
+fi
 echo "== tinyviz: stepping on graphs of about 100, 500 and 2,000 nodes, and 100,000 steps on the timeline"
 BIG="$BUILD/bench-big.trace.db"
 "$BUILD/tests/gen_big_trace" "$BIG" --steps 100000 | while read -r _ id _; do
-  TINYVIZ_TIMING=1 /usr/bin/time -f "peak memory %M KB" "$BUILD/gui/tinyviz" --bench-step "$id" "$BIG" 2>&1 |
+  TINYVIZ_TIMING=1 /usr/bin/time -f "peak memory %M KB" "$TV" --bench-step "$id" "$BIG" 2>&1 |
     grep -E "first graph drawn|frames|timeline:|stall|peak memory" | sed 's/^tinyviz: //'
 done
 ls -l "$BIG" | awk '{printf "trace file %.1f MB\n", $5 / 1e6}'
@@ -69,7 +79,7 @@ fi
 # the step with the most matches (a devectorize pass over the biggest kernel)
 MSTEP=$(sqlite3 "$MTRACE" "SELECT id FROM steps ORDER BY n_matches DESC LIMIT 1" 2>/dev/null || true)
 if [ -n "$MSTEP" ]; then
-  TINYVIZ_TIMING=1 /usr/bin/time -f "peak memory %M KB" "$BUILD/gui/tinyviz" --bench-step "$MSTEP" "$MTRACE" 2>&1 |
+  TINYVIZ_TIMING=1 /usr/bin/time -f "peak memory %M KB" "$TV" --bench-step "$MSTEP" "$MTRACE" 2>&1 |
     grep -E "first graph drawn|frames|timeline:|longest|peak memory|tinyviz: stall" | sed 's/^tinyviz: //'
 else
   echo "(sqlite3 not installed: no step to step through)"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Records the profile that `make` optimizes the engine library with (PGO=1, the default): builds the benchmarks with
-# an instrumented engine in <build>/pgo-train and runs them briefly: the compile stack on its three models (the MLP,
+# Records the profile that `make PGO=1` and `make bench` optimize the engine library with: builds the benchmarks with
+# an instrumented engine in <build>/pgo-train (no GUI, no tests) and runs them briefly: the compile stack on its three models (the MLP,
 # the ResNet-style stack and beautiful_mnist's training step) with both CPU renderers, on one thread and on two; the
 # codegen of the 88 reference kernels; the scheduler's golden graphs (the compile stack weighs most, as in use). The
 # profile is left in <profile dir>. If any step fails, the profile is left empty and the build goes on without one.
@@ -14,12 +14,13 @@ mkdir -p "$BUILD"
 rm -rf "$PROFILE"
 mkdir -p "$PROFILE"
 fail() {
-  echo "pgo-train: $1; building without a profile (PGO=0 skips this step)" >&2
+  echo "pgo-train: $1; building without a profile (PGO=0, the default, skips this step)" >&2
   rm -rf "${PROFILE:?}"/*
   exit 0
 }
 echo "== PGO: building the engine instrumented in $TRAIN"
-cmake -S . -B "$TRAIN" -G Ninja -DTG_PGO=GENERATE "-DTG_PGO_DIR=$PROFILE" > "$TRAIN.log" 2>&1 ||
+cmake -S . -B "$TRAIN" -G Ninja -DTG_PGO=GENERATE "-DTG_PGO_DIR=$PROFILE" -DTG_BUILD_GUI=OFF -DTG_BUILD_TESTS=OFF \
+  -DTG_BUILD_BENCH=ON > "$TRAIN.log" 2>&1 ||
   fail "configuring the instrumented build failed (see $TRAIN.log)"
 cmake --build "$TRAIN" -j "$JOBS" --target bench_compile_stack bench_codegen bench_schedule \
   >> "$TRAIN.log" 2>&1 || fail "building the instrumented benchmarks failed (see $TRAIN.log)"

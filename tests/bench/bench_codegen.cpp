@@ -1,5 +1,5 @@
 // Per-kernel codegen speed: full_rewrite_to_sink + linearize + render (to_program without compiling) over the ASTs of
-// tests/parity/codegen_goldens.txt, with ClangRenderer and CPULLVMRenderer, recording off. One iteration = every AST
+// tests/data/codegen_goldens.txt, with ClangRenderer and CPULLVMRenderer, recording off. One iteration = every AST
 // once. The reference is timed on the same ASTs by bench_reference_codegen.py.
 #include <benchmark/benchmark.h>
 
@@ -9,14 +9,14 @@
 #include "lib/codegen/late/program.h"
 #include "lib/renderer/cstyle.h"
 #include "lib/renderer/llvmir.h"
-#include "tests/parity/codegen_goldens.h"
+#include "tests/support/codegen_goldens.h"
 
 using namespace tg;
 
 static const std::vector<UOp>& asts() {
   static const std::vector<UOp> a = [] {
     std::vector<UOp> r;
-    for (const auto& k : load_codegen_goldens(TG_SOURCE_ROOT "tests/parity/codegen_goldens.txt")) r.push_back(k.ast);
+    for (const auto& k : load_codegen_goldens(TG_TEST_DATA "/codegen_goldens.txt")) r.push_back(k.ast);
     return r;
   }();
   return a;

@@ -1,9 +1,9 @@
 // The CPU backend's costs (`build/tests/bench_cpu`, not part of ctest):
 //   * BM_llvm_compile_goldens: LLVM 16 compile (parse + verify, default<O2>, object emission) of every golden kernel's
-//     LLVM IR (tests/parity/kernel_goldens.txt), uncached; counters are per-kernel medians in ms, and the load (ORC
+//     LLVM IR (tests/data/kernel_goldens.txt), uncached; counters are per-kernel medians in ms, and the load (ORC
 //     link) time of the objects;
 //   * BM_add_16M / BM_matmul_1024: the reference's own kernels for DEV=CPU:LLVM with its default optimizations
-//     (tests/parity/cpu_bench_kernels.txt: THREAD-split over 2 cores), run with 1 and 2 threads: GB/s of the add
+//     (tests/data/cpu_bench_kernels.txt: THREAD-split over 2 cores), run with 1 and 2 threads: GB/s of the add
 //     (bytes loaded + stored) and GFLOPS of the matmul. gen_cpu_bench_kernels.py records the reference's own time for
 //     each in that file (its launcher runs the core_id chunks one after the other).
 #include <benchmark/benchmark.h>
@@ -14,12 +14,14 @@
 #include <cstring>
 
 #include "backends/cpu/cpu.h"
-#include "tests/parity/cpu_bench_kernels.h"
-#include "tests/parity/kernel_goldens.h"
+#include "tests/support/cpu_bench_kernels.h"
+#include "tests/support/kernel_goldens.h"
 
 using namespace tg;
 
 namespace {
+
+using tg::test::join_lines;
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -28,11 +30,6 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-std::string join_lines(const std::vector<std::string>& v) {
-  std::string r;
-  for (size_t i = 0; i < v.size(); i++) r += (i ? "\n" : "") + v[i];
-  return r;
-}
 
 const std::vector<KernelGolden>& goldens() {
   static const std::vector<KernelGolden> g = load_kernel_goldens(TG_TEST_DATA "/kernel_goldens.txt");

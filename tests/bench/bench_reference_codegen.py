@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Times the reference (tinygrad a9069c17) on the kernel ASTs of tests/parity/codegen_goldens.txt, what bench_codegen
+# Times the reference (tinygrad a9069c17) on the kernel ASTs of tests/data/codegen_goldens.txt, what bench_codegen
 # runs: full_rewrite_to_sink + ProgramInfo.from_sink + linearize/line_rewrite + render (do_to_program without compiling),
 # with ClangRenderer and CPULLVMRenderer, and full_rewrite_to_sink alone.
 # cd <tinygrad checkout> && PYTHONPATH=. python3 <repo>/tests/bench/bench_reference_codegen.py [PASSES]
@@ -9,7 +9,7 @@ os.environ.setdefault("DEV", "CPU")
 os.environ.setdefault("NUM_CPU_THREADS", "8")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "parity"))
 sys.path.insert(0, os.getcwd())
-from uop_codec import dec_arg
+from uop_codec import pooled_records
 from tinygrad import dtypes
 from tinygrad.uop.ops import UOp, Ops
 from tinygrad.helpers import Target
@@ -18,24 +18,11 @@ from tinygrad.renderer.cstyle import ClangRenderer
 from tinygrad.renderer.llvmir import CPULLVMRenderer
 
 def load_asts(path):
-  asts, pool = [], []
-  for line in open(path):
-    line = line.rstrip("\n")
-    if line.startswith("kernel "): pool = []
-    elif line.startswith("+ "):
-      op, dt, rest = line[2:].split(" ", 2)
-      arg, i = dec_arg(rest, 0)
-      if i < len(rest) and rest[i] == " ": i += 1
-      tag, i = dec_arg(rest, i)
-      if i < len(rest) and rest[i] == " ": i += 1
-      dtype = getattr(dtypes, dt)
-      # CONST args are the dtype's canonical const (ConstFloat for floats), as UOp.const makes them
-      if op == "CONST" and isinstance(arg, (int, float, bool)): arg = dtype.const(arg)
-      pool.append(UOp(Ops[op], dtype, tuple(pool[int(x)] for x in rest[i:].split(",") if x != ""), arg, tag))
-    elif line.startswith("ast @"): asts.append(pool[int(line[5:])])
-  return asts
+  # CONST args are the dtype's canonical const (ConstFloat for floats), as UOp.const makes them
+  def const_arg(arg, dtype): return dtype.const(arg) if isinstance(arg, (int, float, bool)) else arg
+  return [pool[int(line[5:])] for line, pool in pooled_records(path, "kernel ", const_arg) if line.startswith("ast @")]
 
-asts = load_asts(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "parity", "codegen_goldens.txt"))
+asts = load_asts(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "codegen_goldens.txt"))
 clang = ClangRenderer(Target("CPU", "CLANG", "x86_64,native"))
 llvm = CPULLVMRenderer(Target("CPU", "LLVM", "x86_64,native"))
 

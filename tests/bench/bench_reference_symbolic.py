@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Times the reference (tinygrad a9069c17) on tests/bench/index_corpus.txt, the corpus bench_symbolic runs.
+# Times the reference (tinygrad a9069c17) on tests/data/index_corpus.txt, the corpus bench_symbolic runs.
 # cd <tinygrad checkout> && PYTHONPATH=. python3 <repo>/tests/bench/bench_reference_symbolic.py [PASSES]
 # Prints seconds per pass (pass 1 is cold: functools caches empty), attempts per pass and ns per attempt.
 import sys, os, time
@@ -10,7 +10,7 @@ from tinygrad.uop.ops import graph_rewrite
 from tinygrad.uop.symbolic import symbolic, sym
 import tinygrad.uop.ops as ops_mod
 
-path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "index_corpus.txt")
+path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "index_corpus.txt")
 cases = []
 with open(path) as f:
   lines = f.read().split("\n")

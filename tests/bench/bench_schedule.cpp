@@ -1,19 +1,19 @@
-// Scheduler speed: create_linear_with_vars on the largest big SINKs of tests/parity/schedule_goldens.txt and the MLP
+// Scheduler speed: create_linear_with_vars on the largest big SINKs of tests/data/schedule_goldens.txt and the MLP
 // 784-512-512-10 forward at batch 512 (SCACHE=0 so every call schedules; recording off). Reports ms per schedule.
-// The reference is timed on the same SINKs by tests/parity/time_schedule_reference.py (its last numbers are in
-// tests/parity/schedule_reference_times.txt).
+// The reference is timed on the same SINKs by tests/bench/time_schedule_reference.py (its last numbers are in
+// tests/data/schedule_reference_times.txt).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
 
 #include "lib/helpers.h"
 #include "lib/schedule/schedule.h"
-#include "tests/parity/schedule_goldens.h"
+#include "tests/support/schedule_goldens.h"
 
 using namespace tg;
 
 static const std::vector<SchedCase>& goldens() {
-  static const std::vector<SchedCase> g = load_schedule_goldens(TG_SOURCE_ROOT "tests/parity/schedule_goldens.txt");
+  static const std::vector<SchedCase> g = load_schedule_goldens(TG_TEST_DATA "/schedule_goldens.txt");
   return g;
 }
 
@@ -40,7 +40,7 @@ static void BM_schedule(benchmark::State& state, const char* prog) {
   state.counters["ms_per_schedule"] = s * 1e3 / (double)state.iterations();
 }
 
-// keep in sync with BENCH in tests/parity/time_schedule_reference.py
+// keep in sync with BENCH in tests/bench/time_schedule_reference.py
 #define TG_BENCH(p) BENCHMARK_CAPTURE(BM_schedule, p, #p)->Unit(benchmark::kMillisecond);
 TG_BENCH(mlp_784_512_512_10)
 TG_BENCH(conv2d_backward)

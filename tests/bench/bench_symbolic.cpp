@@ -1,5 +1,5 @@
 // graph_rewrite with the reference's symbolic/sym matchers over the 12000-expression index corpus
-// (tests/bench/index_corpus.txt), with recording off, with counters only (TRACK_MATCH_STATS=1) and with full
+// (tests/data/index_corpus.txt), with recording off, with counters only (TRACK_MATCH_STATS=1) and with full
 // recording into a SQLite trace (TRACK_MATCH_STATS=2). The same corpus is timed in the reference by
 // bench_reference_symbolic.py. One iteration = one pass over the whole corpus.
 #include <benchmark/benchmark.h>
@@ -11,7 +11,7 @@
 
 #include "lib/uop/symbolic.h"
 #include "lib/uop/track.h"
-#include "tests/bench/corpus.h"
+#include "tests/support/index_corpus.h"
 #include "viz/trace_writer.h"
 
 using namespace tg;
@@ -24,7 +24,7 @@ struct Corpus {
 static Corpus& corpus() {
   static Corpus c = [] {
     Corpus c;
-    for (auto& k : load_corpus(TG_SOURCE_ROOT "tests/bench/index_corpus.txt")) {
+    for (auto& k : load_corpus(TG_TEST_DATA "/index_corpus.txt")) {
       c.in.push_back(decode_graph(k.in));
       c.pm.push_back(k.matcher == "sym" ? &sym() : &symbolic());
     }

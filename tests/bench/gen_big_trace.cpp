@@ -10,7 +10,7 @@
 
 #include "lib/uop/symbolic.h"
 #include "lib/uop/track.h"
-#include "tests/bench/corpus.h"
+#include "tests/support/index_corpus.h"
 #include "viz/reader.h"
 #include "viz/trace_writer.h"
 
@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
   }
   if (sizes.empty()) sizes = {100, 500, 2000};
   std::vector<UOp> exprs;
-  for (auto& k : load_corpus(TG_SOURCE_ROOT "tests/bench/index_corpus.txt")) exprs.push_back(decode_graph(k.in));
+  for (auto& k : load_corpus(TG_TEST_DATA "/index_corpus.txt")) exprs.push_back(decode_graph(k.in));
 
   Context ctx({{"TRACK_MATCH_STATS", 2}});
   Recorder* r = viz::open_trace_writer(path).release();

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-# Builds tests/bench/index_corpus.txt: index expressions the reference simplifies while scheduling and compiling a
+# Builds tests/data/index_corpus.txt: index expressions the reference simplifies while scheduling and compiling a
 # training step (every graph_rewrite input of `symbolic` / `sym` whose graph is pure index math), deduplicated, plus a
 # seeded random tail, each with the reference's result. The C++ benchmark (bench_symbolic) and the parity test read it;
 # bench_reference_symbolic.py times the reference on the same file.
-# Run from a checkout of tinygrad a9069c17:  cd <tinygrad> && python3 <repo>/tests/bench/gen_corpus.py > <repo>/tests/bench/index_corpus.txt
+# Run from a checkout of tinygrad a9069c17:  cd <tinygrad> && python3 <repo>/tests/bench/gen_corpus.py > <repo>/tests/data/index_corpus.txt
 import sys, os, random
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "parity"))
 sys.path.insert(0, os.getcwd())

@@ -8,14 +8,14 @@
 #   the engines, one worker    reference: lower_and_compile with PARALLEL=0;     ours: distinct kernels on 1 thread
 #   the engines, both cores    reference: lower_and_compile with PARALLEL=2;     ours: distinct kernels on 2 threads
 # cd <tinygrad checkout at a9069c17> && python3 <repo>/tests/bench/pair_compile_stack.py [--rounds N] [--model M]
-#   [--ours build/tests/bench_compile_stack]   (M: mlp, resnet, mnist_train or all)
+#   [--ours build-pgo/tests/bench_compile_stack]   (M: mlp, resnet, mnist_train or all; build-pgo: make bench's build)
 import argparse, os, re, statistics, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ap = argparse.ArgumentParser()
 ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--model", default="all")
-ap.add_argument("--ours", default=os.path.join(HERE, "..", "..", "build", "tests", "bench_compile_stack"))
+ap.add_argument("--ours", default=os.path.join(HERE, "..", "..", "build-pgo", "tests", "bench_compile_stack"))
 ap.add_argument("--ref-passes", type=int, default=4)
 # ours as the reference's loop runs it by default: the one-thread passes end with the LLVM compiles (both sides), the
 # engines' passes with their compile caches (the reference's disk cache, our compile_cached). --fresh: our engine
@@ -25,7 +25,7 @@ ap.add_argument("--warm", action="store_true")
 ap.add_argument("--fresh", action="store_true")
 args = ap.parse_args()
 if not os.path.exists("tinygrad/tensor.py"): sys.exit("run this from a tinygrad checkout (cd <tinygrad> && python3 ...)")
-if not os.access(args.ours, os.X_OK): sys.exit(f"{args.ours}: not built (make build, or --ours <bench_compile_stack>)")
+if not os.access(args.ours, os.X_OK): sys.exit(f"{args.ours}: not built (make bench builds it, or --ours <bench_compile_stack>)")
 
 def run(cmd, env):
   e = dict(os.environ); e.update(env)

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-# Regenerates tests/parity/beam_goldens.txt: search.py's get_kernel_actions for every kernel AST of
+# Regenerates tests/data/beam_goldens.txt: search.py's get_kernel_actions for every kernel AST of
 # codegen_goldens.txt, with the CPU device's CPULLVMRenderer (NUM_CPU_THREADS=8), two levels deep: the actions valid on
 # the kernel, and for the first three of them the actions valid after it.
 #
-#   cd <tinygrad a9069c17> && python3 <repo>/tests/parity/gen_beam_goldens.py <repo>/tests/parity/codegen_goldens.txt \
-#       <repo>/tests/parity/beam_goldens.txt
+#   cd <tinygrad a9069c17> && python3 <repo>/tests/parity/gen_beam_goldens.py <repo>/tests/data/codegen_goldens.txt \
+#       <repo>/tests/data/beam_goldens.txt
 #
 # Format, per kernel of codegen_goldens.txt (same order and ids):
 #   kernel <k> <program>

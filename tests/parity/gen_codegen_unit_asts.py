@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-# Regenerates tests/parity/codegen_unit_asts.txt: the kernel ASTs of the reference's codegen unit tests that build
+# Regenerates tests/data/codegen_unit_asts.txt: the kernel ASTs of the reference's codegen unit tests that build
 # their kernels with Tensor (test/null/test_linearizer_rewrite.py, test/backend/test_linearizer.py): the AST the
 # scheduler hands to codegen, the opts the test applies, and the reference's lowered SINK and linear program. The
 # assertions of each test are transcribed in tests/unit/test_codegen.cpp.
 # Run from a checkout of tinygrad a9069c17:
-#   cd <tinygrad> && python3 <repo>/tests/parity/gen_codegen_unit_asts.py > <repo>/tests/parity/codegen_unit_asts.txt
+#   cd <tinygrad> && python3 <repo>/tests/parity/gen_codegen_unit_asts.py > <repo>/tests/data/codegen_unit_asts.txt
 # Format: "case <name> <renderer: clang|local>", node pool lines "+ <node>" (uop_codec encoding, indices into the
 # case's pool), "ast @i", "sink @i" (full_rewrite_to_sink), "program @i" (LINEAR after line_rewrite).
 import os, sys

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Regenerates tests/parity/cpu_bench_kernels.txt: big kernels the reference lowers for its CPU device with the LLVM
+# Regenerates tests/data/cpu_bench_kernels.txt: big kernels the reference lowers for its CPU device with the LLVM
 # renderer and its default optimizations (the hand-coded heuristic: THREAD over NUM_CPU_THREADS cores, UPCAST, ...),
 # for tests/bench/bench_cpu.cpp (GB/s of an elementwise add, GFLOPS of a matmul) and the THREAD tests of the CPU
 # backend. The reference's own time per kernel (its CPUProgram runs the core_id chunks one after the other) is written
@@ -7,7 +7,7 @@
 #
 # Run from a checkout of tinygrad a9069c17 (libLLVM-16 must be installed; NUM_CPU_THREADS is the chunk count):
 #   cd <tinygrad> && DEV=CPU:LLVM NUM_CPU_THREADS=2 python3 <repo>/tests/parity/gen_cpu_bench_kernels.py \
-#     > <repo>/tests/parity/cpu_bench_kernels.txt
+#     > <repo>/tests/data/cpu_bench_kernels.txt
 #
 # File format (one record per kernel):
 #   kernel <label> <function_name>

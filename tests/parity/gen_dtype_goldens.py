@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-# Regenerates tests/parity/dtype_goldens.txt: the reference's dtype promotion lattice and value tables.
+# Regenerates tests/data/dtype_goldens.txt: the reference's dtype promotion lattice and value tables.
 # For every dtype of dtypes.all + (weakint, weakfloat): repr, priority, bitsize, itemsize, min, max, sum_acc_dtype,
 # least_upper_float, strong_dtype, weak_dtype; for every ordered pair: least_upper_dtype, can_lossless_cast and DType <;
 # truncate[dtype](v) and dtype.const(v) for a few values per dtype.
-# Run from a checkout of tinygrad:  cd <tinygrad> && python3 <this file> > <repo>/tests/parity/dtype_goldens.txt
+# Run from a checkout of tinygrad:  cd <tinygrad> && python3 <this file> > <repo>/tests/data/dtype_goldens.txt
 # Line formats (dtypes by their dtypes.<attr> name, values encoded like uop_codec.enc_arg: i<int> f<hex bits> T F I):
 #   dtype <name> <repr> <priority> <bitsize> <itemsize> <min> <max> <sum_acc_dtype> <least_upper_float> <strong> <weak>
 #   pair <a> <b> <least_upper_dtype(a, b)> <can_lossless_cast(a, b) T/F> <a < b T/F>

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-# Regenerates tests/parity/function_goldens.txt: values the reference computes through tinygrad.function.function
+# Regenerates tests/data/function_goldens.txt: values the reference computes through tinygrad.function.function
 # (forward outputs and gradients through the FUNCTION, realized on CPU). tests/parity/test_function.cpp builds the
 # same programs with lib/function.h (call_function) and tg::gradient, realizes them and compares.
-# Run from a checkout of tinygrad a9069c17:  cd <tinygrad> && DEV=CPU python3 <this file> > <repo>/tests/parity/function_goldens.txt
+# Run from a checkout of tinygrad a9069c17:  cd <tinygrad> && DEV=CPU python3 <this file> > <repo>/tests/data/function_goldens.txt
 import sys, os
 sys.path.insert(0, os.getcwd())
 from tinygrad import Tensor

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-# Regenerates tests/parity/gradient_goldens.txt: gradient graphs the reference's compute_gradient (mixin/gradient.py)
+# Regenerates tests/data/gradient_goldens.txt: gradient graphs the reference's compute_gradient (mixin/gradient.py)
 # builds through UOp.gradient on PARAM leaves, encoded with uop_codec.py. tests/parity/test_gradient_goldens.cpp builds
 # the same forward graphs with the C++ API (a table by case name) and must get exactly these graphs, or a tg::Error
 # where the reference raised.
-# Run from a checkout of tinygrad a9069c17:  cd <tinygrad> && DEV=CPU python3 <this file> > <repo>/tests/parity/gradient_goldens.txt
+# Run from a checkout of tinygrad a9069c17:  cd <tinygrad> && DEV=CPU python3 <this file> > <repo>/tests/data/gradient_goldens.txt
 import sys, os, math
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.getcwd())

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-# Regenerates tests/parity/kernel_goldens.txt: the late stage of the reference's pipeline (linearize, render, run) for
+# Regenerates tests/data/kernel_goldens.txt: the late stage of the reference's pipeline (linearize, render, run) for
 # a set of small tensor programs on the CPU device.
 #
 # Run from a checkout of tinygrad a9069c17 (clang must be installed, it runs the kernels):
-#   cd <tinygrad> && DEV=CPU PARALLEL=0 python3 <repo>/tests/parity/gen_kernel_goldens.py > <repo>/tests/parity/kernel_goldens.txt
+#   cd <tinygrad> && DEV=CPU PARALLEL=0 python3 <repo>/tests/parity/gen_kernel_goldens.py > <repo>/tests/data/kernel_goldens.txt
 #
 # How the capture works. Every kernel of a realize goes through engine/realize.py::lower_and_compile ->
 # codegen.to_program(ast, renderer) -> do_to_program, which calls full_rewrite_to_sink (all codegen passes) and then
@@ -37,21 +37,19 @@
 #     emu clang|llvm <hex after...>   the reference's PYTHON device (ops_python.PythonProgram) run on that block's
 #                   program with the same inputs, when it can run it (python_alu has no FDIV; python 3.11 has no
 #                   float16 memoryviews)
-import os, sys, random, math
+import os, sys
 os.environ.setdefault("DEV", "CPU")
 os.environ.setdefault("PARALLEL", "0")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.getcwd())
 from dataclasses import replace
-from uop_codec import enc_graph, dtype_attr
-from tinygrad import Tensor, Device, Variable, dtypes
-from tinygrad.uop.ops import UOp, Ops, PatternMatcher, UPat
+from golden_gen import kernel_programs, run_programs, info_line, run_lines, capture_first_runs, emulate
+from uop_codec import enc_graph
+from tinygrad import Device
+from tinygrad.uop.ops import UOp, Ops
 import tinygrad.engine.realize as R
 import tinygrad.codegen as C
 from tinygrad.renderer.llvmir import CPULLVMRenderer
-from tinygrad.codegen.opt import Opt, OptOps
 from tinygrad.renderer import Estimates
-from tinygrad.runtime.ops_python import PythonProgram
 
 dev = Device["CPU"]  # open the device first: its own helper programs are not captured
 clang_ren = dev.renderer
@@ -78,12 +76,6 @@ def full_rewrite_to_sink(ast, ren, optimize=True):
   last_sink.append(ret)
   return ret
 C.full_rewrite_to_sink = full_rewrite_to_sink
-
-def info_line(info) -> str:
-  def dims(d): return "None" if d is None else ",".join(x.render() if isinstance(x, UOp) else str(x) for x in d)
-  def ints(v): return ",".join(str(x) for x in v) or "-"
-  return (f"info global={dims(info.global_size)} local={dims(info.local_size)} vars={','.join(v.expr for v in info.vars) or '-'} "
-          f"globals={ints(info.globals)} outs={ints(info.outs)} ins={ints(info.ins)}")
 
 def est_line(lst) -> str:
   # do_estimates: Estimates.from_uops(lin.src, ignore_indexing=True); symbolic parts as render(simplify=False)
@@ -132,142 +124,13 @@ def to_program(ast, ren):
   return prg
 R.to_program = to_program
 
-orig_exec = R.exec_kernel
-def exec_kernel(ctx, call, ast):
-  k = by_key.get(ast.key)
-  if k is None or "run" in k: return orig_exec(ctx, call, ast)
-  resolved = R.resolve_params(call, ctx.input_uops)
-  bufs = [resolved[i].buffer.ensure_allocated() for i in ast.arg.globals]
-  before = [bytes(b.as_memoryview()) for b in bufs]
-  ret = orig_exec(ctx, call, ast)
-  after = [bytes(b.as_memoryview()) for b in bufs]
-  k["run"] = {"vals": ast.arg.vals(ctx.var_vals),
-              "bufs": [(dtype_attr(b.dtype), b.size, x.hex(), y.hex()) for b, x, y in zip(bufs, before, after)],
-              "emu": {r: emulate(k[r]["uops"], before, ast.arg.vals(ctx.var_vals), k[r]["global"]) for r in ("clang", "llvm")}}
-  return ret
+def on_run(k, before, vals, var_vals):
+  k["run"]["emu"] = {r: emulate(k[r]["uops"], before, vals, k[r]["global"]) for r in ("clang", "llvm")}
+capture_first_runs(by_key, on_run)
 
-def emulate(uops, before, vals, global_size):
-  # the reference's PYTHON device (runtime/ops_python.py PythonProgram) on the same linear program and inputs; a
-  # core_id kernel runs once per thread id like the CPU launcher. None when it cannot (python_alu has no FDIV, and
-  # python < 3.12 has no float16 memoryviews)
-  prg = object.__new__(PythonProgram)
-  prg.uops, prg.uop_to_index = uops, {u: i for i, u in enumerate(uops)}
-  prg.loop_ends = {u.src[1]: i for i, u in enumerate(uops) if u.op == Ops.END}
-  bufs = [memoryview(bytearray(x)) for x in before]
-  try:
-    if None in vals:
-      for tid in range(global_size[0]): prg(*bufs, vals=tuple(tid if v is None else v for v in vals))
-    else: prg(*bufs, global_size=global_size, vals=vals)
-  except Exception as e: return f"{type(e).__name__}: {str(e).strip().splitlines()[0][:60] if str(e).strip() else ''}"
-  return [bytes(b).hex() for b in bufs]
-R.pm_exec = PatternMatcher([(UPat(Ops.CALL, src=(UPat(Ops.PROGRAM, name="ast"),), name="call", allow_any_len=True), exec_kernel)]) + R.pm_exec
-
-# ***** the tensor programs *****
-rng = random.Random(1337)
-def fl(*shape, lo=-2.0, hi=2.0, dtype=dtypes.float32):
-  n = math.prod(shape)
-  return Tensor([rng.uniform(lo, hi) for _ in range(n)], dtype=dtype).reshape(*shape)
-def it(*shape, lo=-20, hi=20, dtype=dtypes.int32):
-  n = math.prod(shape)
-  return Tensor([rng.randint(lo, hi) for _ in range(n)], dtype=dtype).reshape(*shape)
-def nz(*shape, lo=1, hi=9, dtype=dtypes.int32):  # nonzero ints with random sign
-  n = math.prod(shape)
-  return Tensor([rng.randint(lo, hi) * rng.choice((-1, 1)) for _ in range(n)], dtype=dtype).reshape(*shape)
-
-def p_symbolic():
-  a = fl(3, 10)
-  vi = Variable("i", 1, 10).bind(4)
-  return (a[:, :vi] * 2 + 1)
-def p_symbolic_sum():
-  a = fl(10, 4)
-  vi = Variable("j", 1, 10).bind(7)
-  return a[:vi].sum(0)
-
-programs = [
-  ("add_f32", lambda: fl(4) + fl(4)),
-  ("chain_f32", lambda: (fl(16) * fl(16) - fl(16)) * 0.5 + 3.0),
-  ("div_f32", lambda: fl(8) / fl(8, lo=0.5, hi=3.0)),
-  ("add_i32", lambda: it(12) * it(12) + 7),
-  ("add_i8", lambda: it(8, lo=-128, hi=127, dtype=dtypes.int8) + it(8, lo=-128, hi=127, dtype=dtypes.int8)),
-  ("mul_u8", lambda: it(8, lo=0, hi=255, dtype=dtypes.uint8) * it(8, lo=0, hi=255, dtype=dtypes.uint8)),
-  ("sub_i16", lambda: it(6, lo=-30000, hi=30000, dtype=dtypes.int16) - it(6, lo=-30000, hi=30000, dtype=dtypes.int16)),
-  ("add_u16", lambda: it(6, lo=0, hi=65535, dtype=dtypes.uint16) + 1000),
-  ("mul_i64", lambda: it(5, lo=-10**9, hi=10**9, dtype=dtypes.int64) * 12345),
-  ("add_u32", lambda: it(5, lo=0, hi=2**32-1, dtype=dtypes.uint32) + it(5, lo=0, hi=2**32-1, dtype=dtypes.uint32)),
-  ("mul_u64", lambda: it(4, lo=0, hi=2**40, dtype=dtypes.uint64) * 3),
-  ("add_f64", lambda: fl(6, dtype=dtypes.float64) * fl(6, dtype=dtypes.float64) + 1.0),
-  ("add_f16", lambda: fl(8, dtype=dtypes.float16) + fl(8, dtype=dtypes.float16)),
-  ("mul_bf16", lambda: fl(4, dtype=dtypes.bfloat16) * fl(4, dtype=dtypes.bfloat16)),
-  ("bool_logic", lambda: (fl(8) < 0) & (fl(8) > -1) | (fl(8) == 0)),
-  ("bcast_2d", lambda: fl(4, 1) + fl(1, 5)),
-  ("bcast_scalar", lambda: fl(3, 4) * fl(1, 1)),
-  ("sum_axis0", lambda: fl(4, 6).sum(0)),
-  ("sum_axis1", lambda: fl(4, 6).sum(1)),
-  ("sum_all", lambda: fl(5, 7).sum()),
-  ("sum_3d_axis1", lambda: fl(2, 3, 4).sum(1)),
-  ("max_axis0", lambda: fl(5, 3).max(0)),
-  ("max_axis1", lambda: fl(5, 3).max(1)),
-  ("prod_axis1", lambda: fl(3, 4, lo=0.5, hi=1.5).prod(1)),
-  ("sum_i32", lambda: it(6, 5).sum(1)),
-  ("mean", lambda: fl(4, 8).mean(1)),
-  ("matmul_small", lambda: fl(3, 4) @ fl(4, 5)),
-  ("matmul_8", lambda: fl(8, 8) @ fl(8, 8)),
-  ("pad", lambda: fl(3, 3).pad(((1, 2), (0, 1)))),
-  ("shrink", lambda: (fl(6, 6)[1:4, 2:5] + 1)),
-  ("flip", lambda: fl(4, 3).flip(0) + fl(4, 3).flip(1)),
-  ("permute", lambda: fl(2, 3, 4).permute(2, 0, 1).contiguous()),
-  ("where", lambda: (fl(10) > 0).where(fl(10), fl(10) * -1)),
-  ("cast_f2i", lambda: (fl(8, lo=-100, hi=100)).cast(dtypes.int32)),
-  ("cast_i2f", lambda: it(8, lo=-1000, hi=1000).cast(dtypes.float32) * 0.25),
-  ("cast_f2h", lambda: fl(8).cast(dtypes.float16)),
-  ("cast_u8_f", lambda: it(8, lo=0, hi=255, dtype=dtypes.uint8).cast(dtypes.float32)),
-  ("cast_b_i", lambda: (fl(8) > 0).cast(dtypes.int32) + 1),
-  ("bitcast_f2i", lambda: fl(6).bitcast(dtypes.int32)),
-  ("bitcast_i2f", lambda: it(6, lo=0, hi=2**30).bitcast(dtypes.float32)),
-  ("idiv", lambda: it(12, lo=-50, hi=50) // nz(12)),
-  ("imod", lambda: it(12, lo=-50, hi=50) % nz(12)),
-  ("idiv_const", lambda: it(12, lo=-50, hi=50) // 7),
-  ("shifts", lambda: (it(8, lo=0, hi=1000) << 3) + (it(8, lo=0, hi=1000) >> 2)),
-  ("bitwise", lambda: (it(8) & it(8)) ^ (it(8) | 5)),
-  ("exp", lambda: fl(8).exp()),
-  ("log", lambda: fl(8, lo=0.1, hi=10).log()),
-  ("sin", lambda: fl(8, lo=-6, hi=6).sin()),
-  ("sqrt", lambda: fl(8, lo=0, hi=10).sqrt()),
-  ("exp2_log2", lambda: fl(6).exp2() + fl(6, lo=0.5, hi=4).log2()),
-  ("recip", lambda: fl(6, lo=0.5, hi=4).reciprocal()),
-  ("relu_max", lambda: fl(10).relu() + fl(10).maximum(fl(10))),
-  ("abs_neg", lambda: fl(8).abs() - (-fl(8))),
-  ("trunc_floor", lambda: fl(8, lo=-5, hi=5).trunc() + fl(8, lo=-5, hi=5).floor() + fl(8, lo=-5, hi=5).ceil()),
-  ("cmp_i32", lambda: (it(8) < it(8)).cast(dtypes.int32) + (it(8) == it(8)).cast(dtypes.int32)),
-  ("argmax", lambda: fl(4, 6).argmax(1)),
-  ("softmax", lambda: fl(3, 5).softmax(1)),
-  ("arange", lambda: Tensor.arange(10) * 2),
-  ("cumsum", lambda: fl(6).cumsum(0)),
-  ("conv2d", lambda: fl(1, 2, 5, 5).conv2d(fl(3, 2, 3, 3))),
-  ("double_sum", lambda: fl(6, dtype=dtypes.float64).sum()),
-  ("half_sum", lambda: fl(8, dtype=dtypes.float16).sum()),
-  ("symbolic", p_symbolic),
-  ("symbolic_sum", p_symbolic_sum),
-  ("pad", lambda: fl(3, 3).pad(((1, 2), (0, 1))).contiguous()),
-  ("arange", lambda: (Tensor.arange(10) * 2).contiguous()),
-  # opts the CPU heuristic only picks for big kernels: THREAD (core_id) on 2 threads, explicit UPCAST/UNROLL
-  ("thread_add", lambda: fl(8) + fl(8), (Opt(OptOps.THREAD, 0, 2),)),
-  ("thread_sum", lambda: fl(4, 6).sum(1), (Opt(OptOps.THREAD, 0, 2),)),
-  ("upcast_unroll", lambda: fl(4, 8).sum(1), (Opt(OptOps.UPCAST, 0, 2), Opt(OptOps.UNROLL, 0, 4))),
-  ("thread_symbolic", lambda: fl(4, 10)[:, :Variable("k", 1, 10).bind(6)] + 1, (Opt(OptOps.THREAD, 0, 2),)),
-]
-
-skipped = []
-for name, fn, *opts in programs:
-  current_program[0], forced_opts[0] = name, (opts[0] if opts else None)
-  n_before = len(kernels)
-  C.to_program_cache.clear()  # keyed by the AST without the forced opts; every program lowers its own kernels
-  try:
-    t = fn().realize()
-    if len(kernels) == n_before: t.tolist()  # a graph of consts is only computed when read
-  except Exception as e:  # e.g. clang 14 has no __bf16 on x86: the program is left out
-    del kernels[n_before:]
-    skipped.append(f"{name} ({type(e).__name__}: {str(e).strip().splitlines()[0][:80]})")
+programs = kernel_programs()
+def begin(name, opts): current_program[0], forced_opts[0] = name, opts
+skipped = run_programs(programs, kernels, begin)
 
 print(f"# goldens from tinygrad a9069c17 (CPU device: ClangRenderer and CPULLVMRenderer), {len(programs)} programs, "
       f"{len(kernels)} kernels")
@@ -296,8 +159,7 @@ for k in kernels:
   run = k.get("run")
   if run is None: continue
   print("run")
-  print("vals" + "".join(" -" if v is None else f" {v}" for v in run["vals"]))
-  for dt, n, x, y in run["bufs"]: print(f"buf {dt} {n} {x or '-'} {y or '-'}")
+  print("\n".join(run_lines(run)))
   for r, emu in run["emu"].items():
     if isinstance(emu, str): print(f"# emu {r} failed: {emu}")
     else: print(f"emu {r} " + " ".join(x or "-" for x in emu))

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Regenerates tests/parity/mixin_goldens.txt: graphs built by the reference's UOp builder mixins (mixin/elementwise.py,
+# Regenerates tests/data/mixin_goldens.txt: graphs built by the reference's UOp builder mixins (mixin/elementwise.py,
 # movement.py, reduce.py, dtype.py, creation.py and the graph-building part of op.py), encoded with uop_codec.py.
 # tests/parity/test_mixin_goldens.cpp builds the same expressions with the C++ API and compares the encodings.
 #
@@ -12,7 +12,7 @@
 # A case either encodes one graph (several results are wrapped in a SINK) or records the reference's exception; the C++
 # side must then throw tg::Error. BUFFER slots (a global counter) are written as 0, like the reference's _strip_unique.
 #
-# Run from a checkout of tinygrad a9069c17:  cd <tinygrad> && python3 <this file> > <repo>/tests/parity/mixin_goldens.txt
+# Run from a checkout of tinygrad a9069c17:  cd <tinygrad> && python3 <this file> > <repo>/tests/data/mixin_goldens.txt
 import sys, os, math, re
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.getcwd())

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-# Regenerates tests/parity/nn_goldens.txt: the reference's nn layers (tinygrad a9069c17, DEV=CPU) created right after
+# Regenerates tests/data/nn_goldens.txt: the reference's nn layers (tinygrad a9069c17, DEV=CPU) created right after
 # Tensor.manual_seed(1337), with their parameters (float32 bits, or an FNV-1a hash of the bytes for big ones) and the
 # output of a forward pass on a deterministic input; BatchNorm also under TRAINING=1 with the running statistics after.
 # test_nn_goldens.cpp builds the same layers with tg::nn and must get the same parameter bits and outputs (1e-5).
-# cd <tinygrad checkout> && PYTHONPATH=. python3 <repo>/tests/parity/gen_nn_goldens.py > <repo>/tests/parity/nn_goldens.txt
+# cd <tinygrad checkout> && PYTHONPATH=. python3 <repo>/tests/parity/gen_nn_goldens.py > <repo>/tests/data/nn_goldens.txt
 import os, struct, math
 os.environ.setdefault("DEV", "CPU")
 from tinygrad import Tensor, nn, dtypes, Context

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-# Regenerates tests/parity/optim_goldens.txt: three steps of each optimizer of the reference (tinygrad a9069c17,
+# Regenerates tests/data/optim_goldens.txt: three steps of each optimizer of the reference (tinygrad a9069c17,
 # DEV=CPU, TRAINING=1) on a small problem, loss = ((x @ w + b).relu() - y).square().mean() with w, b from
 # Tensor.manual_seed(1337); after every step: the loss before the step and the values of w and b.
 # test_optim_goldens.cpp runs the same with tg::nn optimizers (gradients from tg::gradient) and compares (1e-5).
-# cd <tinygrad checkout> && PYTHONPATH=. python3 <repo>/tests/parity/gen_optim_goldens.py > <repo>/tests/parity/optim_goldens.txt
+# cd <tinygrad checkout> && PYTHONPATH=. python3 <repo>/tests/parity/gen_optim_goldens.py > <repo>/tests/data/optim_goldens.txt
 import os, math
 os.environ.setdefault("DEV", "CPU")
 from tinygrad import Tensor, nn, Context

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-# Regenerates tests/parity/schedule_corpus_goldens.txt: every schedule (create_linear_with_vars call) the reference's own
+# Regenerates tests/data/schedule_corpus_goldens.txt: every schedule (create_linear_with_vars call) the reference's own
 # unit tests make, with the LINEAR it returned (or the error it raised). Distinct (big SINK, scheduler settings) only.
 #
-#   cd <tinygrad a9069c17> && python3 <repo>/tests/parity/gen_schedule_corpus_goldens.py <repo>/tests/parity/schedule_corpus_goldens.txt
+#   cd <tinygrad a9069c17> && python3 <repo>/tests/parity/gen_schedule_corpus_goldens.py <repo>/tests/data/schedule_corpus_goldens.txt
 # (DEV=CPU; numpy is not installed, so a stub stands in: tests that need it stop there, after their schedules ran.)
 #
 # File format (per-case node pool as in schedule_goldens.txt):
@@ -13,20 +13,13 @@
 #   captured @k             under TinyJit capture: the LINEAR capturing[0].add_linear received
 #   var <name> <value>
 #   rangeify_debug <n>      + n lines: run_rangeify's DEBUG_RANGEIFY=1 report (ESC written as \x1b)
-import os, sys, types, unittest, io, contextlib
+import os, sys, io, contextlib, importlib
 os.environ["DEV"] = "CPU"
 os.environ["SCACHE"] = "0"  # every call schedules (a cache hit would skip run_rangeify and its report)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.getcwd())
-from uop_codec import enc_arg, dtype_attr
-class _NumpyStub(types.ModuleType):
-  def __getattr__(self, name):
-    if name.startswith("__"): raise AttributeError(name)
-    raise ImportError(f"numpy is not installed (numpy.{name})")
-sys.modules.setdefault("numpy", _NumpyStub("numpy"))
-import importlib
-from tinygrad.uop.ops import UOp
-from tinygrad.helpers import ContextVar, Context
+from golden_gen import out_path, err_text, write_pooled, write_block, stub_numpy, run_unittests, context_vars, TestCounter
+stub_numpy()
+from tinygrad.helpers import Context
 import tinygrad.tensor as T
 import tinygrad.engine.realize as ER
 from tinygrad.helpers import CAPTURING
@@ -42,17 +35,17 @@ SCHED_VARS = {"SPLIT_REDUCEOP", "PCONTIG", "MAX_KERNEL_BUFFERS", "NO_MEMORY_PLAN
 MAX_REPORT = 120  # DEBUG_RANGEIFY lines kept per schedule
 MAX_NODES = 1000  # keep the file small: skip giant sinks (test_linalg's SVDs)
 
-out_path = sys.argv[1] if len(sys.argv) > 1 else "schedule_corpus_goldens.txt"
+OUT = out_path("schedule_corpus_goldens.txt")
 cases, seen = [], set()
-state = {"test": "?", "n": {}}
+tests = TestCounter()
 orig_clwv = T.create_linear_with_vars
 def create_linear_with_vars(big_sink):
-  ctx = " ".join(f"{k}={v.value}" for k, v in sorted(ContextVar._cache.items()) if k in SCHED_VARS)
-  n = state["n"][state["test"]] = state["n"].get(state["test"], -1) + 1
+  ctx = context_vars(SCHED_VARS)
+  n = tests.next()
   key = (big_sink.key, ctx)
   record = key not in seen and len(big_sink.toposort()) <= MAX_NODES
   seen.add(key)
-  c = {"test": state["test"], "n": n, "ctx": ctx, "big_sink": big_sink}
+  c = {"test": tests.test, "n": n, "ctx": ctx, "big_sink": big_sink}
   # under TinyJit capture the schedule goes to capturing[0].add_linear and an empty LINEAR comes back: record both
   cap = ER.capturing[0] if len(ER.capturing) and CAPTURING else None
   if cap is not None:
@@ -70,46 +63,34 @@ def create_linear_with_vars(big_sink):
     c["linear"], c["var_vals"] = ret
     return ret
   except Exception as e:
-    c["error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:200] if str(e).strip() else ''}"
+    c["error"] = err_text(e, 200)
     raise
   finally:
     if cap is not None: del cap.add_linear
     if record: cases.append(c)
 T.create_linear_with_vars = create_linear_with_vars
 
-class Result(unittest.TextTestResult):
-  def startTest(self, test):
-    state["test"] = test.id().replace("test.unit.", "").replace("test.null.", "")
-    super().startTest(test)
+def start_test(test_id): tests.test = test_id.replace("test.unit.", "").replace("test.null.", "")
 
 for m in MODULES:
   try: mod = importlib.import_module(m)
   except Exception as e:
     print(f"{m}: cannot import ({type(e).__name__}: {e})"); continue
   before = len(cases)
-  suite = unittest.defaultTestLoader.loadTestsFromModule(mod)
-  res = unittest.TextTestRunner(resultclass=Result, verbosity=0, stream=open(os.devnull, "w")).run(suite)
+  res = run_unittests(mod, start_test)
   print(f"{m}: {res.testsRun} tests ({len(res.failures)} failures, {len(res.errors)} errors), {len(cases)-before} schedules")
 
-with open(out_path, "w") as f:
-  f.write("# written by tests/parity/gen_schedule_corpus_goldens.py from tinygrad a9069c17's unit tests\n")
-  for cid, c in enumerate(cases):
-    pool: dict = {}
-    def ref(root: UOp) -> str:
-      for u in root.toposort():
-        if u in pool: continue
-        f.write(f"+ {u.op.name} {dtype_attr(u.dtype)} {enc_arg(u.arg)} {enc_arg(u.tag)} {','.join(str(pool[s]) for s in u.src)}\n")
-        pool[u] = len(pool)
-      return f"@{pool[root]}"
-    f.write(f"case {cid} {c['test']} {c['n']}\nctx {c['ctx']}\n")
-    f.write(f"big_sink {ref(c['big_sink'])}\n")
-    if "error" in c: f.write(f"error {c['error']}\n")
-    else:
-      f.write(f"linear {ref(c['linear'])}\n")
-      if "captured" in c: f.write(f"captured {ref(c['captured'])}\n")
-      for k, v in c["var_vals"].items(): f.write(f"var {k} {v}\n")
-    dbg = c.get("rangeify_debug", "").replace("\x1b", "\\x1b").splitlines()
-    if len(dbg) > MAX_REPORT: dbg = []  # size: long reports are left out (0 lines = not compared)
-    f.write(f"rangeify_debug {len(dbg)}\n")
-    for l in dbg: f.write(l + "\n")
-print(f"{len(cases)} distinct schedules ({sum('error' in c for c in cases)} errors) -> {out_path}")
+def write_case(w, ref, cid, c):
+  w(f"case {cid} {c['test']} {c['n']}")
+  w(f"ctx {c['ctx']}")
+  w(f"big_sink {ref(c['big_sink'])}")
+  if "error" in c: w(f"error {c['error']}")
+  else:
+    w(f"linear {ref(c['linear'])}")
+    if "captured" in c: w(f"captured {ref(c['captured'])}")
+    for k, v in c["var_vals"].items(): w(f"var {k} {v}")
+  dbg = c.get("rangeify_debug", "").replace("\x1b", "\\x1b").splitlines()
+  if len(dbg) > MAX_REPORT: dbg = []  # size: long reports are left out (0 lines = not compared)
+  write_block(w, "rangeify_debug", dbg)
+write_pooled(OUT, ["# written by tests/parity/gen_schedule_corpus_goldens.py from tinygrad a9069c17's unit tests"], cases, write_case)
+print(f"{len(cases)} distinct schedules ({sum('error' in c for c in cases)} errors) -> {OUT}")

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-# Regenerates tests/parity/schedule_goldens.txt: what the reference's scheduler (schedule/__init__.py
+# Regenerates tests/data/schedule_goldens.txt: what the reference's scheduler (schedule/__init__.py
 # create_linear_with_vars) does with the big SINK of ~80 small tensor programs on the CPU device.
 #
 # Run from a checkout of tinygrad a9069c17:
-#   cd <tinygrad> && python3 <repo>/tests/parity/gen_schedule_goldens.py <repo>/tests/parity/schedule_goldens.txt
+#   cd <tinygrad> && python3 <repo>/tests/parity/gen_schedule_goldens.py <repo>/tests/data/schedule_goldens.txt
 # (it sets DEV=CPU, TRACK_MATCH_STATS=2, SCACHE=0 so every schedule is computed, not served from the cache)
 #
 # Capture: tensor.py calls create_linear_with_vars(big_sink) once per realize; we wrap that reference and record the
@@ -32,60 +32,25 @@ os.environ["TRACK_MATCH_STATS"] = "2"
 os.environ["PRINT_MATCH_STATS"] = "0"
 os.environ["SCACHE"] = "0"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.getcwd())
-from uop_codec import enc_arg, dtype_attr
+from golden_gen import out_path, err_text, write_pooled, write_block, StepRecorder, context_vars
 from tinygrad import Tensor, Variable, dtypes
 from tinygrad.helpers import pluralize
-from tinygrad.uop.ops import UOp, TRACK_MATCH_STATS
-import tinygrad.uop.ops as O
+from tinygrad.uop.ops import UOp
 import tinygrad.tensor as T
 import tinygrad.schedule as S
 
-out_path = sys.argv[1] if len(sys.argv) > 1 else "schedule_goldens.txt"
-
-# ***** graph_rewrite recorder *****
-gr = O.graph_rewrite
-cell = gr.__closure__[gr.__code__.co_freevars.index("func")]
-orig_graph_rewrite = cell.cell_contents
-rec: dict = {"on": False, "depth": 0, "steps": [], "outs": []}
-def recording_graph_rewrite(sink, pm, *args, **kwargs):
-  if not rec["on"]: return orig_graph_rewrite(sink, pm, *args, **kwargs)
-  tracked = TRACK_MATCH_STATS.value >= 2
-  name = kwargs.get("name") or "graph_rewrite"
-  d = rec["depth"]
-  if name in ("process UPat", "compile UPat"): tracked = False
-  if tracked:
-    flags = ("b" if kwargs.get("bottom_up") else "") + ("w" if kwargs.get("walk") else "")
-    rec["steps"].append(f"{d} {flags or '-'} {name}")
-    rec["outs"].append(None)
-    idx = len(rec["outs"]) - 1
-    rec["depth"] += 1
-  try:
-    ret = orig_graph_rewrite(sink, pm, *args, **kwargs)
-    if tracked: rec["outs"][idx] = ret
-    return ret
-  finally:
-    if tracked: rec["depth"] -= 1
-cell.cell_contents = recording_graph_rewrite
+OUT = out_path("schedule_goldens.txt")
+rec = StepRecorder()
 
 # ***** capture *****
-from tinygrad.helpers import ContextVar, Context
+from tinygrad.helpers import Context
 # the settings the scheduler reads, written per case (some programs set them)
 SCHED_VARS = {"SPLIT_REDUCEOP", "PCONTIG", "MAX_KERNEL_BUFFERS", "NO_MEMORY_PLANNER", "FLOAT16", "OPENPILOT_HACKS"}
 cases: list[dict] = []
 current = {"prog": "?", "n": 0}
 orig_clwv, orig_gkg, orig_mpr = S.create_linear_with_vars, S.get_kernel_graph, S.memory_plan_rewrite
 # get_kernel_graph and run_rangeify are rewrite_group(new_ctx=False): the tracker shows each as a step of its own
-def as_step(name, fn, *args):
-  if not rec["on"]: return fn(*args)
-  rec["steps"].append(f"{rec['depth']} - {name}")
-  rec["outs"].append(None)
-  idx = len(rec["outs"]) - 1
-  rec["depth"] += 1
-  try:
-    ret = rec["outs"][idx] = fn(*args)
-    return ret
-  finally: rec["depth"] -= 1
+as_step = rec.step
 import tinygrad.schedule.rangeify as RF
 orig_run_rangeify = RF.run_rangeify
 RF.run_rangeify = lambda tsink, debug=False: as_step("run_rangeify", orig_run_rangeify, tsink, debug)
@@ -99,10 +64,10 @@ def memory_plan_rewrite(linear, held_bufs=None):
 S.get_kernel_graph, S.memory_plan_rewrite = get_kernel_graph, memory_plan_rewrite
 def create_linear_with_vars(big_sink):
   c = {"prog": current["prog"], "n": current["n"], "big_sink": big_sink, "kernel_graphs": [], "unplanned": None,
-       "ctx": " ".join(f"{k}={v.value}" for k, v in sorted(ContextVar._cache.items()) if k in SCHED_VARS)}
+       "ctx": context_vars(SCHED_VARS)}
   current["n"] += 1
   cases.append(c)
-  rec.update(on=True, depth=1, steps=[], outs=[])  # the context itself is depth 0 in the tracker; steps start at 1
+  rec.start(1)  # the context itself is depth 0 in the tracker; steps start at 1
   try:
     # DEBUG_RANGEIFY=1: run_rangeify prints every node's ranges (what is realized, the ranges in and out)
     buf = io.StringIO()
@@ -112,11 +77,11 @@ def create_linear_with_vars(big_sink):
     c.update(linear=linear, var_vals=var_vals, context=f"Schedule {pluralize('Kernel', len(linear.src))}")
     return linear, var_vals
   except Exception as e:
-    c["error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:200] if str(e).strip() else ''}"
+    c["error"] = err_text(e, 200)
     raise
   finally:
-    rec["on"] = False
-    c["steps"], c["outs"] = rec["steps"], rec["outs"]
+    rec.on = False
+    c["steps"], c["outs"] = rec.steps, [call[3] for call in rec.calls]
 T.create_linear_with_vars = create_linear_with_vars
 
 # ***** the programs *****
@@ -420,33 +385,23 @@ for fn in PROGS:
   except Exception as e: print(f"{fn.__name__}: {type(e).__name__}: {e}")
 
 # ***** write *****
-with open(out_path, "w") as f:
-  f.write("# written by tests/parity/gen_schedule_goldens.py from tinygrad a9069c17; format described there\n")
-  for cid, c in enumerate(cases):
-    pool: dict = {}
-    def ref(root: UOp) -> str:
-      for u in root.toposort():
-        if u in pool: continue
-        f.write(f"+ {u.op.name} {dtype_attr(u.dtype)} {enc_arg(u.arg)} {enc_arg(u.tag)} {','.join(str(pool[s]) for s in u.src)}\n")
-        pool[u] = len(pool)
-      return f"@{pool[root]}"
-    f.write(f"case {cid} {c['prog']} {c['n']}\n")
-    f.write(f"ctx {c['ctx']}\n")
-    f.write(f"big_sink {ref(c['big_sink'])}\n")
-    if "error" in c:
-      f.write(f"error {c['error']}\n")
-    else:
-      f.write(f"context {c['context']}\n")
-      for kg in c["kernel_graphs"]: f.write(f"kernel_graph {ref(kg)}\n")
-      if c["unplanned"] is not None: f.write(f"linear_unplanned {ref(c['unplanned'])}\n")
-      f.write(f"linear {ref(c['linear'])}\n")
-      for k, v in c["var_vals"].items(): f.write(f"var {k} {v}\n")
-    # the graph each step returned (after the step list, so the node pool is complete when read)
-    outs = [(i, ref(o)) for i, o in enumerate(c["outs"]) if o is not None]
-    dbg = c.get("rangeify_debug", "").replace("\x1b", "\\x1b").splitlines()
-    f.write(f"rangeify_debug {len(dbg)}\n")
-    for l in dbg: f.write(l + "\n")
-    f.write(f"steps {len(c['steps'])}\n")
-    for s in c["steps"]: f.write(s + "\n")
-    for i, r in outs: f.write(f"step_out {i} {r}\n")
-print(f"{len(PROGS)} programs, {len(cases)} schedules, {sum('error' in c for c in cases)} errors -> {out_path}")
+def write_case(w, ref, cid, c):
+  w(f"case {cid} {c['prog']} {c['n']}")
+  w(f"ctx {c['ctx']}")
+  w(f"big_sink {ref(c['big_sink'])}")
+  if "error" in c:
+    w(f"error {c['error']}")
+  else:
+    w(f"context {c['context']}")
+    for kg in c["kernel_graphs"]: w(f"kernel_graph {ref(kg)}")
+    if c["unplanned"] is not None: w(f"linear_unplanned {ref(c['unplanned'])}")
+    w(f"linear {ref(c['linear'])}")
+    for k, v in c["var_vals"].items(): w(f"var {k} {v}")
+  # the graph each step returned (after the step list, so the node pool is complete when read)
+  outs = [(i, ref(o)) for i, o in enumerate(c["outs"]) if o is not None]
+  write_block(w, "rangeify_debug", c.get("rangeify_debug", "").replace("\x1b", "\\x1b").splitlines())
+  write_block(w, "steps", c["steps"])
+  for i, r in outs: w(f"step_out {i} {r}")
+write_pooled(OUT, ["# written by tests/parity/gen_schedule_goldens.py from tinygrad a9069c17; format described there"], cases,
+             write_case)
+print(f"{len(PROGS)} programs, {len(cases)} schedules, {sum('error' in c for c in cases)} errors -> {OUT}")

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-# Regenerates tests/parity/setitem_goldens.txt: Tensor.__setitem__ programs run by the reference (tinygrad a9069c17,
+# Regenerates tests/data/setitem_goldens.txt: Tensor.__setitem__ programs run by the reference (tinygrad a9069c17,
 # DEV=CPU): basic indices into realized tensors (view assign), unrealized tensors (replaced by _getitem(indices, v)),
 # tensor indices (advanced setitem), += through a view, and the errors. For each program: the final values of the
 # tensor (and of a second tensor where the program has one), or the error message. test_setitem.cpp runs the same
 # programs with tg::Tensor::setitem on CPU and INTERP.
-# cd <tinygrad checkout> && PYTHONPATH=. python3 <repo>/tests/parity/gen_setitem_goldens.py > <repo>/tests/parity/setitem_goldens.txt
+# cd <tinygrad checkout> && PYTHONPATH=. python3 <repo>/tests/parity/gen_setitem_goldens.py > <repo>/tests/data/setitem_goldens.txt
 import os
 os.environ.setdefault("DEV", "CPU")
 from tinygrad import Tensor, dtypes

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-# Regenerates tests/parity/symbolic_goldens.txt from the reference's test/null/test_uop_symbolic.py.
+# Regenerates tests/data/symbolic_goldens.txt from the reference's test/null/test_uop_symbolic.py.
 # Every helper_test_variable(v, n, m, s) call of the reference's suite is recorded: the input graph exactly as the
 # reference built it, the graph after graph_rewrite(v, sym+pm_cast_weak), vmin, vmax, and render(simplify=False).
-# Run from a checkout of tinygrad a9069c17:  cd <tinygrad> && python3 <this file> > <repo>/tests/parity/symbolic_goldens.txt
+# Run from a checkout of tinygrad a9069c17:  cd <tinygrad> && python3 <this file> > <repo>/tests/data/symbolic_goldens.txt
 import sys, types, unittest, os
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.getcwd())

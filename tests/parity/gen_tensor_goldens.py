@@ -1,9 +1,9 @@
 # Goldens for the C++ Tensor and realize engine (tests/parity/test_tensor_goldens.cpp), taken from the reference.
 # Run inside a checkout of tinygrad a9069c17:
 #   cd <tinygrad> && PYTHONPATH=.:<repo>/tests/parity DEV=CPU:LLVM python3 <repo>/tests/parity/gen_tensor_goldens.py \
-#     > <repo>/tests/parity/tensor_goldens.txt
+#     > <repo>/tests/data/tensor_goldens.txt
 #   cd <tinygrad> && PYTHONPATH=.:<repo>/tests/parity DEV=CPU python3 <repo>/tests/parity/gen_tensor_goldens.py \
-#     > <repo>/tests/parity/tensor_goldens_clang.txt
+#     > <repo>/tests/data/tensor_goldens_clang.txt
 # The C++ CPU device has both renderers: DEV=CPU (CLANG: the ClangRenderer's ops and clang's arithmetic) is checked
 # against the second file, DEV=CPU:LLVM against the first. The schedules are the same; the kernels' op sequences
 # differ (native NEG/SUB/SQRT), and so do a few values in their last bits.
@@ -21,6 +21,7 @@ from tinygrad.uop.ops import UOp, Ops
 from tinygrad.engine.realize import compile_linear, run_linear
 import tinygrad.tensor as tensor_mod
 import uop_codec
+from golden_gen import fmt_value, flat
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -156,15 +157,6 @@ PROGRAMS = [
   ("one_hot", lambda: [Tensor([0, 2, 1], dtype=dtypes.int32).one_hot(4)]),
 ]
 
-def fmt(v):
-  if isinstance(v, bool): return "1" if v else "0"
-  if isinstance(v, float): return struct.pack(">d", v).hex()
-  return str(v)
-
-def flat(x):
-  if isinstance(x, list):
-    for y in x: yield from flat(y)
-  else: yield x
 
 def run(name, fn):
   print(f"case {name}")
@@ -206,7 +198,7 @@ def run(name, fn):
     idx = topo.index(base) if base in topo else -1
     v = t.tolist()
     vs = list(flat(v)) if isinstance(v, list) else [v]
-    print(f"out {idx} {uop_codec.dtype_attr(t.dtype)} {','.join(str(s) for s in t.shape)} " + " ".join(fmt(x) for x in vs))
+    print(f"out {idx} {uop_codec.dtype_attr(t.dtype)} {','.join(str(s) for s in t.shape)} " + " ".join(fmt_value(x) for x in vs))
 
 if __name__ == "__main__":
   print(f"# goldens for the C++ Tensor/realize engine: tests/parity/gen_tensor_goldens.py (DEV={os.environ.get('DEV', 'CPU')})")

@@ -2,7 +2,7 @@
 # tests/parity/test_tensor_ops.cpp (which builds each case with the C++ Tensor API from the same spec string).
 # Run inside a checkout of tinygrad a9069c17:
 #   cd <tinygrad> && PYTHONPATH=.:<repo>/tests/parity DEV=CPU python3 <repo>/tests/parity/gen_tensor_ops_goldens.py \
-#     > <repo>/tests/parity/tensor_ops_goldens.txt
+#     > <repo>/tests/data/tensor_ops_goldens.txt
 # A case is "<op>;<args>;<inputs>": inputs are '/'-separated "<kind><shape>" with kind f (floats in [-1.25, 1.25]), n (nonzero int32),
 # p (positive floats), u (floats in (-1, 1)), i (int32), b (bool) and shape like 3x4 ('s' for a 0-d tensor); the
 # k-th input gets the k-th data pattern. args are '&'-separated key=value. Output lines:
@@ -10,6 +10,7 @@
 #   out <dtype> <shape> <values: ints, 1/0, or 16 hex digits of the double>   |   error <message>
 import struct, sys, math
 from tinygrad import Tensor, dtypes
+from golden_gen import fmt_value, flat
 
 def prod(s):
   r = 1
@@ -144,15 +145,6 @@ def cases():
   out += ["cast;dt=float32;i3x4", "cast;dt=float32;b3x4", "cast;dt=int32;b3x4", "cast;dt=uint8;i3x4", "cast;dt=bfloat16;f3x4"]
   return out
 
-def fmt(v):
-  if isinstance(v, bool): return "1" if v else "0"
-  if isinstance(v, float): return struct.pack(">d", v).hex()
-  return str(v)
-
-def flat(x):
-  if isinstance(x, list):
-    for y in x: yield from flat(y)
-  else: yield x
 
 def main():
   import uop_codec
@@ -167,7 +159,7 @@ def main():
       if r.dtype in dtypes.weaks: r = r.cast(dtypes.weakint if False else {dtypes.weakint: dtypes.int32, dtypes.weakfloat: dtypes.float32}[r.dtype])
       v = r.tolist()
       vs = list(flat(v)) if isinstance(v, list) else [v]
-      print(f"out {uop_codec.dtype_attr(r.dtype)} {'x'.join(str(s) for s in r.shape) or 's'} " + " ".join(fmt(x) for x in vs))
+      print(f"out {uop_codec.dtype_attr(r.dtype)} {'x'.join(str(s) for s in r.shape) or 's'} " + " ".join(fmt_value(x) for x in vs))
     except Exception as e:
       print("error " + type(e).__name__ + ": " + str(e).split("\n")[0])
 

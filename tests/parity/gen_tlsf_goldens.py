@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-# Regenerates tests/parity/tlsf_goldens.txt: random alloc/free sequences run on the reference's TLSFAllocator
+# Regenerates tests/data/tlsf_goldens.txt: random alloc/free sequences run on the reference's TLSFAllocator
 # (runtime/support/memory.py), the allocator memory_plan_rewrite suballocates arenas with.
-#   cd <tinygrad a9069c17> && python3 <repo>/tests/parity/gen_tlsf_goldens.py <repo>/tests/parity/tlsf_goldens.txt
+#   cd <tinygrad a9069c17> && python3 <repo>/tests/parity/gen_tlsf_goldens.py <repo>/tests/data/tlsf_goldens.txt
 # Format: "seq <size> <base> <block_size> <lv2_cnt>" starts a sequence; then "a <req_size> <align> <offset|E>" (E: the
 # reference raised MemoryError) and "f <offset>".
 import os, sys, random

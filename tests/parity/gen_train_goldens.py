@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-# Regenerates tests/parity/train_goldens.txt: dropout under TRAINING=1 in the reference (tinygrad a9069c17, DEV=CPU),
+# Regenerates tests/data/train_goldens.txt: dropout under TRAINING=1 in the reference (tinygrad a9069c17, DEV=CPU),
 # its gradient through backward(), and that dropout is the identity without TRAINING. gradcheck.cpp's Train tests run
 # the same programs with tg::Tensor::train() and must get the same values (dropout masks come from the same threefry
 # random bits, so they are equal exactly).
-# cd <tinygrad checkout> && PYTHONPATH=. python3 <repo>/tests/parity/gen_train_goldens.py > <repo>/tests/parity/train_goldens.txt
+# cd <tinygrad checkout> && PYTHONPATH=. python3 <repo>/tests/parity/gen_train_goldens.py > <repo>/tests/data/train_goldens.txt
 import os
 os.environ.setdefault("DEV", "CPU")
 from tinygrad import Tensor, dtypes, Context

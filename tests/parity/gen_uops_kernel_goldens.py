@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-# Regenerates tests/parity/uops_kernel_goldens.txt: the hand-built UOp programs of the reference's
+# Regenerates tests/data/uops_kernel_goldens.txt: the hand-built UOp programs of the reference's
 # test/backend/test_uops.py and test/null/test_uops.py (the ones that reach the late stage on the CPU device), lowered by
 # the reference and run there, for tests/unit/test_late_uops.cpp, which transcribes the assertions.
 #
 # Run from a checkout of tinygrad a9069c17 (clang must be installed):
-#   cd <tinygrad> && DEV=CPU PARALLEL=0 python3 <repo>/tests/parity/gen_uops_kernel_goldens.py > <repo>/tests/parity/uops_kernel_goldens.txt
+#   cd <tinygrad> && DEV=CPU PARALLEL=0 python3 <repo>/tests/parity/gen_uops_kernel_goldens.py > <repo>/tests/data/uops_kernel_goldens.txt
 #
 # The reference's test files import numpy, which is not installed, so this script builds the same UOps the tests build
 # (the `uop`/_test_single_value/_test_single_value_const/_test_uops_result helpers of test/backend/test_uops.py, the
@@ -24,7 +24,7 @@
 #     sink <n> / program <n> / source <n> / llvm_source <n>  full SINK, the list, ClangRenderer / CPULLVMRenderer output
 #     run <global x3> <local x3>, vals, buf ...            the PYTHON device's run of the list on the given inputs
 #   pysort <kind> <n> <values>, perm <indices>             python's sorted(range(n), key=values.__getitem__)
-import os, sys, struct, math, random
+import os, sys, struct, math, random, itertools
 os.environ.setdefault("DEV", "CPU")
 os.environ.setdefault("PARALLEL", "0")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -110,41 +110,22 @@ def uops_result(output_dtype, uops, res):
   st = uop(uops, Ops.STORE, dtypes.void, (buf_store.index(uop(uops, Ops.CONST, dtypes.int32, (), 0)), res))
   run_uops([st], [Buffer(dev.device, 1, output_dtype).allocate()])
 
-# the operand loops of TestUOps._test_uop_fxn / _test_bop_fxn / _test_top_fxn and TestBoolUOps
-def uop_fxn(test, op, dts=(dtypes.float32,)):
+# the operand loops of TestUOps._test_uop_fxn / _test_bop_fxn / _test_top_fxn and TestBoolUOps: every combination of
+# the operands' values (the first operand outermost), each made its dtype's const (not the bools), run as loads and
+# then as consts
+def operand_loops(test, op, dts, *values, as_const=True):
   for f in (single_value, single_value_const):
-    for a in [-2.0, 0.0, 1.0]:
-      a = dts[0].const(a)
-      start(test, (a,)); f([a], op, dts)
+    for vals in itertools.product(*values):
+      if as_const: vals = tuple(dt.const(v) for dt, v in zip(dts, vals))
+      start(test, vals); f(list(vals), op, dts)
 
+def uop_fxn(test, op, dts=(dtypes.float32,)): operand_loops(test, op, dts, [-2.0, 0.0, 1.0])
 def bop_fxn(test, op, dts=(dtypes.float32,)*2, no_b_zero=False, no_b_neg=False):
-  for f in (single_value, single_value_const):
-    for a in [-2.0, 0.0, 1.0]:
-      for b in [-3.0, 1.0] + ([] if no_b_zero else [0.0]):
-        a = dts[0].const(a)
-        b = dts[1].const(abs(b) if no_b_neg else b)
-        start(test, (a, b)); f([a, b], op, dts)
-
-def top_fxn(test, op, dts=(dtypes.float32,)*3):
-  for f in (single_value, single_value_const):
-    for a in [-2.0, 0, 1]:
-      for b in [-3.0, 3.0]:
-        for c in [-4.0, 4.0]:
-          a, b, c = dts[0].const(a), dts[1].const(b), dts[2].const(c)
-          start(test, (a, b, c)); f([a, b, c], op, dts)
-
-def bop_bool(test, op):
-  for f in (single_value, single_value_const):
-    for a in [False, True]:
-      for b in [False, True]:
-        start(test, (a, b)); f([a, b], op, (dtypes.bool,)*2)
-
-def top_bool(test, op):
-  for f in (single_value, single_value_const):
-    for a in [False, True]:
-      for b in [False, True]:
-        for c in [False, True]:
-          start(test, (a, b, c)); f([a, b, c], op, (dtypes.bool,)*3)
+  bs = [abs(b) if no_b_neg else b for b in [-3.0, 1.0] + ([] if no_b_zero else [0.0])]
+  operand_loops(test, op, dts, [-2.0, 0.0, 1.0], bs)
+def top_fxn(test, op, dts=(dtypes.float32,)*3): operand_loops(test, op, dts, [-2.0, 0, 1], [-3.0, 3.0], [-4.0, 4.0])
+def bop_bool(test, op): operand_loops(test, op, (dtypes.bool,)*2, [False, True], [False, True], as_const=False)
+def top_bool(test, op): operand_loops(test, op, (dtypes.bool,)*3, [False, True], [False, True], [False, True], as_const=False)
 
 # TestFloatUOps (exp2/log2/sin are skipped on CPU: 'not supported as uop'; mulacc is PYTHON only)
 uop_fxn("TestFloatUOps.test_recip", Ops.RECIPROCAL)

@@ -1,5 +1,5 @@
 // BEAM search (codegen/opt/search.py): the action table and get_kernel_actions against the reference on every kernel
-// AST of codegen_goldens.txt (tests/parity/beam_goldens.txt, gen_beam_goldens.py), two levels deep; then
+// AST of codegen_goldens.txt (tests/data/beam_goldens.txt, gen_beam_goldens.py), two levels deep; then
 // beam_search itself on real kernels: the opts it picks give the same values as the hand-coded kernel, are written to
 // the disk cache and reused from it, and BEAM=1 through Tensor realize / TinyJit works end to end.
 #include <gtest/gtest.h>
@@ -14,8 +14,9 @@
 #include "lib/engine/jit.h"
 #include "lib/renderer/llvmir.h"
 #include "lib/tensor.h"
-#include "tests/devices.h"
-#include "tests/parity/codegen_goldens.h"
+#include "tests/support/codegen_goldens.h"
+#include "tests/support/devices.h"
+#include "tests/support/golden_file.h"
 
 using namespace tg;
 
@@ -35,13 +36,10 @@ struct BeamGoldens {
 const BeamGoldens& beam_goldens() {
   static const BeamGoldens g = [] {
     BeamGoldens g;
-    std::ifstream f(TG_TEST_DATA "/beam_goldens.txt");
-    if (!f) throw std::runtime_error("cannot open beam_goldens.txt");
-    std::string line;
+    test::GoldenFile f(TG_TEST_DATA "/beam_goldens.txt");
     BeamGolden* cur = nullptr;
-    while (std::getline(f, line)) {
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream ss(line);
+    while (f.next()) {
+      std::istringstream ss(f.line());
       std::string key;
       ss >> key;
       if (key == "len") {

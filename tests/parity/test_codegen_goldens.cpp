@@ -1,4 +1,4 @@
-// Per-kernel codegen against the reference, kernel by kernel (tests/parity/codegen_goldens.txt, from
+// Per-kernel codegen against the reference, kernel by kernel (tests/data/codegen_goldens.txt, from
 // gen_codegen_goldens.py: the AST each kernel of small tensor programs hands to full_rewrite_to_sink, lowered by
 // tinygrad with ClangRenderer, CPULLVMRenderer, NOOPT=1 and a has_local Clang variant):
 //   * every tracked graph_rewrite of our full_rewrite_to_sink has the reference's name, depth and flags, in order
@@ -7,7 +7,7 @@
 //   * the final SINK, the applied opts and the kernel name equal the reference's;
 //   * linearize + render of our SINK give the reference's program and C / LLVM source byte for byte;
 //   * the interpreter runs our program to the reference's PYTHON-device values (or the compiled kernel's);
-//   * the final SINKs equal the ones tests/parity/kernel_goldens.txt feeds the linearizer.
+//   * the final SINKs equal the ones tests/data/kernel_goldens.txt feeds the linearizer.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -22,14 +22,17 @@
 #include "lib/renderer/llvmir.h"
 #include "lib/uop/kernel_info.h"
 #include "lib/uop/serialize.h"
-#include "tests/parity/codegen_goldens.h"
-#include "tests/parity/compare_buffer.h"
-#include "tests/parity/kernel_goldens.h"
 #include "tests/parity/step_recorder.h"
+#include "tests/support/codegen_goldens.h"
+#include "tests/support/compare_buffer.h"
+#include "tests/support/kernel_goldens.h"
 
 using namespace tg;
 
 namespace {
+
+using tg::test::join_lines;
+using tg::test::first_diff;
 
 const std::vector<CgKernel>& goldens() {
   static const std::vector<CgKernel> g = load_codegen_goldens(TG_TEST_DATA "/codegen_goldens.txt");
@@ -117,24 +120,8 @@ std::vector<std::string> golden_steps(const CgVariant& v) {
 }
 std::string step_line(const StepRecorder::Step& s) { return std::to_string(s.depth) + " " + s.flags + " " + s.name; }
 
-std::string join(const std::vector<std::string>& v) {
-  std::string r;
-  for (size_t i = 0; i < v.size(); i++) r += (i ? "\n" : "") + v[i];
-  return r;
-}
-std::string first_diff(const std::string& want, const std::string& got) {
-  size_t i = 0, line = 1;
-  while (i < want.size() && i < got.size() && want[i] == got[i]) line += want[i++] == '\n';
-  auto grab = [&](const std::string& s) {
-    size_t b = s.rfind('\n', i ? i - 1 : 0);
-    b = b == std::string::npos ? 0 : b + 1;
-    size_t e = s.find('\n', i);
-    return s.substr(b, e == std::string::npos ? std::string::npos : e - b);
-  };
-  return "line " + std::to_string(line) + "\n  want: " + grab(want) + "\n  got:  " + grab(got);
-}
 std::string graph_diff(const UOp& want, const UOp& got) {
-  return first_diff(join(encode_graph(want)), join(encode_graph(got)));
+  return first_diff(join_lines(encode_graph(want)), join_lines(encode_graph(got)));
 }
 
 struct Tally {
@@ -208,7 +195,7 @@ TEST(CodegenGoldens, Steps) {
     t.total++;
     std::vector<std::string> got;
     for (const auto& s : r.steps) got.push_back(step_line(s));
-    std::string want = join(golden_steps(v)), g = join(got);
+    std::string want = join_lines(golden_steps(v)), g = join_lines(got);
     n_steps += got.size();
     if (want == g)
       t.ok++;
@@ -288,7 +275,7 @@ TEST(CodegenGoldens, OptsAndName) {
     if (ok)
       t.ok++;
     else
-      ADD_FAILURE() << "opts: " << join(opts) << "\nwant: " << join(v.opts) << "\nname " << ki->name << " want "
+      ADD_FAILURE() << "opts: " << join_lines(opts) << "\nwant: " << join_lines(v.opts) << "\nname " << ki->name << " want "
                     << v.name;
   });
 }
@@ -312,7 +299,7 @@ TEST(CodegenGoldens, Source) {
     if (!r.error.empty()) return;
     Tally& t = v.kind == "llvm" ? tl : tc;
     t.total++;
-    std::string want = join(v.source);
+    std::string want = join_lines(v.source);
     if (r.has_source && r.source == want)
       t.ok++;
     else
@@ -379,7 +366,7 @@ TEST(CodegenGoldens, Values) {
     for (size_t i = 0; emu_trusted && i < v.emu.size() && i < k.bufs.size(); i++) {
       const std::string& e = v.emu[i];
       if (e == "=" || e == "<") continue;
-      if (!compare_buffer(dts[i], k.bufs[i].after, cg_unhex(e), kFloat32Tol).empty()) emu_trusted = false;
+      if (!compare_buffer(dts[i], k.bufs[i].after, test::unhex(e), kFloat32Tol).empty()) emu_trusted = false;
     }
     if (!v.emu.empty() && !emu_trusted) tx.total++, tx.ok++;
     if (emu_trusted) {
@@ -387,7 +374,7 @@ TEST(CodegenGoldens, Values) {
       bool ok = v.emu.size() == mem.size();
       for (size_t i = 0; ok && i < mem.size(); i++) {
         const std::string& e = v.emu[i];
-        std::vector<uint8_t> want = e == "=" ? k.bufs[i].after : e == "<" ? k.bufs[i].before : cg_unhex(e);
+        std::vector<uint8_t> want = e == "=" ? k.bufs[i].after : e == "<" ? k.bufs[i].before : test::unhex(e);
         if (want != mem[i]) {
           ok = false;
           ADD_FAILURE() << "buffer " << i << ": " << compare_buffer(dts[i], want, mem[i], kFloat32Tol)

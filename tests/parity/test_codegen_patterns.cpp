@@ -1,10 +1,9 @@
 // The codegen rule tables have the reference's pattern structures: every rule of every ported codegen matcher, in
-// order, compared with tests/parity/codegen_pattern_goldens.txt (gen_codegen_pattern_goldens.py). The decomposition
+// order, compared with tests/data/codegen_pattern_goldens.txt (gen_codegen_pattern_goldens.py). The decomposition
 // tables are built per op set; the CPU renderers' code_for_op keys are the reference's.
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <fstream>
 #include <functional>
 #include <map>
 
@@ -21,19 +20,14 @@
 #include "lib/renderer/llvmir.h"
 #include "lib/uop/symbolic.h"
 #include "lib/uop/weak.h"
+#include "tests/support/pattern_goldens.h"
 
 using namespace tg;
 
 namespace {
 std::vector<Ops> parse_ops(const std::string& s) {
   std::vector<Ops> r;
-  size_t i = 0;
-  while (i < s.size()) {
-    size_t j = s.find(',', i);
-    if (j == std::string::npos) j = s.size();
-    r.push_back(op_from_name(s.substr(i, j - i)));
-    i = j + 1;
-  }
+  for (const std::string& name : test::split(s, ',')) r.push_back(op_from_name(name));
   return r;
 }
 std::vector<std::string> names(std::vector<Ops> v) {
@@ -49,8 +43,6 @@ TEST(CodegenPatternParity, EveryRuleHasTheReferenceStructure) {
   // records depends on construction order. The reference imports uop/symbolic before codegen; build them first here too
   (void)sym();
   (void)pm_lower_index_dtype();
-  std::ifstream f(TG_TEST_DATA "/codegen_pattern_goldens.txt");
-  ASSERT_TRUE(f) << "missing codegen_pattern_goldens.txt";
   std::map<std::string, std::vector<Ops>> ops;
   std::map<std::string, std::function<const PatternMatcher&()>> pms = {
       {"pm_flatten_range", pm_flatten_range},
@@ -80,18 +72,10 @@ TEST(CodegenPatternParity, EveryRuleHasTheReferenceStructure) {
       {"pm_cast_float_alu", pm_cast_float_alu},
       {"pm_implicit_barriers", pm_implicit_barriers},
       {"pm_casted_consts", pm_casted_consts}};
-  std::string line;
+  PatternGoldens g = load_pattern_goldens(TG_TEST_DATA "/codegen_pattern_goldens.txt");
+  for (const auto& [rn, names] : g.ops) ops[rn] = parse_ops(names);
   int checked = 0, matchers = 0;
-  while (std::getline(f, line)) {
-    if (line.rfind("ops ", 0) == 0) {
-      size_t sp = line.find(' ', 4);
-      ops[line.substr(4, sp - 4)] = parse_ops(line.substr(sp + 1));
-      continue;
-    }
-    if (line.rfind("matcher ", 0) != 0) continue;
-    size_t sp = line.rfind(' ');
-    std::string name = line.substr(8, sp - 8);
-    size_t n = std::stoul(line.substr(sp + 1));
+  for (const auto& [name, canon] : g.matchers) {
     const PatternMatcher* pm = nullptr;
     if (auto it = pms.find(name); it != pms.end())
       pm = &it->second();
@@ -110,13 +94,7 @@ TEST(CodegenPatternParity, EveryRuleHasTheReferenceStructure) {
     }
     ASSERT_NE(pm, nullptr) << name;
     matchers++;
-    EXPECT_EQ(pm->rules().size(), n) << "rule count of " << name;
-    for (size_t i = 0; i < n && std::getline(f, line); i++) {
-      if (i >= pm->rules().size()) continue;
-      const RuleData& r = *pm->rules()[i];
-      EXPECT_EQ(r.pat.canon(), line) << name << " rule " << i << " (" << r.file << ":" << r.src.line << ")";
-      checked++;
-    }
+    checked += expect_reference_rules(name, *pm, canon);
   }
   EXPECT_GE(matchers, 47);
   EXPECT_GE(checked, 500);

@@ -1,4 +1,4 @@
-// The CPU backend against the reference, kernel by kernel (tests/parity/kernel_goldens.txt): every kernel's LLVM IR,
+// The CPU backend against the reference, kernel by kernel (tests/data/kernel_goldens.txt): every kernel's LLVM IR,
 // both the reference's text and the one our linearizer and CPULLVMRenderer produce from the golden SINK, compiled by
 // LLVM 16 and run by the CPU device on the inputs the reference's compiled kernel saw, must give its outputs (ints
 // exactly, floats within the interpreter tests' tolerance) and agree with the interpreter on the same program.
@@ -10,22 +10,20 @@
 #include "lib/codegen/late/program.h"
 #include "lib/renderer/llvmir.h"
 #include "lib/uop/serialize.h"
-#include "tests/parity/cpu_helpers.h"
+#include "tests/support/cpu_helpers.h"
 
 using namespace tg;
 using namespace tg::cpu_test;
 
 namespace {
 
+using tg::test::dec_linear;
+
 const std::vector<KernelGolden>& goldens() {
   static const std::vector<KernelGolden> g = load_kernel_goldens(TG_TEST_DATA "/kernel_goldens.txt");
   return g;
 }
 
-std::vector<UOp> dec_linear(const std::vector<std::string>& lines) {
-  UOp l = decode_graph(lines);
-  return std::vector<UOp>(l.src().begin(), l.src().end());
-}
 
 // Kernels the reference's own CPU:LLVM compile refuses: CPULLVMRenderer spells TRUNC as a call of the undeclared
 // `@llvm.trunc.float` (`DEV=CPU:LLVM python3 -c "from tinygrad import Tensor; Tensor([1.5]).trunc().tolist()"` raises

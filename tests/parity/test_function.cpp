@@ -1,18 +1,18 @@
-// FUNCTIONs run end to end against the reference: every case of tests/parity/function_goldens.txt
+// FUNCTIONs run end to end against the reference: every case of tests/data/function_goldens.txt
 // (gen_function_goldens.py, tinygrad.function.function on CPU) is built with lib/function.h's call_function on the
 // same float32 inputs, differentiated through the FUNCTION with tg::gradient, realized on CPU and compared.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <map>
-#include <sstream>
 
-#include "tests/devices.h"
 #include "lib/function.h"
 #include "lib/mixin/gradient.h"
 #include "lib/tensor.h"
+#include "tests/support/devices.h"
+#include "tests/support/golden_file.h"
 
 using namespace tg;
 
@@ -24,28 +24,23 @@ struct Golden {
 };
 
 std::map<std::string, Golden> load() {
-  std::ifstream f(TG_TEST_DATA "/function_goldens.txt");
+  test::GoldenFile f(TG_TEST_DATA "/function_goldens.txt");
   std::map<std::string, Golden> out;
-  std::string line, cur;
-  while (std::getline(f, line)) {
-    std::istringstream ss(line);
-    std::string kind;
-    ss >> kind;
-    if (kind == "case")
-      ss >> cur, out[cur];
-    else if (kind == "in") {
+  std::string cur;
+  while (f.next()) {
+    std::vector<std::string> w = f.words();
+    if (f.is("case")) {  // case <name> ...
+      cur = w.at(1);
+      out[cur];
+    } else if (f.is("in")) {  // in <shape...> : <values...>
+      size_t colon = std::find(w.begin(), w.end(), ":") - w.begin();
       Shape shape;
-      std::string tok;
-      while (ss >> tok && tok != ":") shape.push_back(sint((pyint)std::stoll(tok)));
+      for (size_t i = 1; i < colon; i++) shape.push_back(sint((pyint)std::stoll(w[i])));
       std::vector<float> v;
-      double d;
-      while (ss >> d) v.push_back((float)d);
+      for (double d : f.numbers(colon + 1)) v.push_back((float)d);
       out[cur].inputs.emplace_back(shape, v);
-    } else if (kind == "out") {
-      std::vector<double> v;
-      double d;
-      while (ss >> d) v.push_back(d);
-      out[cur].outputs.push_back(v);
+    } else if (f.is("out")) {
+      out[cur].outputs.push_back(f.numbers(1));
     }
   }
   return out;

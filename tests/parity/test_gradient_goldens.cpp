@@ -1,9 +1,8 @@
-// compute_gradient against the reference: every case of tests/parity/gradient_goldens.txt (gen_gradient_goldens.py) is
+// compute_gradient against the reference: every case of tests/data/gradient_goldens.txt (gen_gradient_goldens.py) is
 // built again with the C++ API, differentiated with tg::gradient and must encode to exactly the reference's gradient
 // graphs (a SINK of one gradient per target), or throw tg::Error where the reference raised.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <functional>
 #include <map>
 
@@ -12,6 +11,7 @@
 #include "lib/mixin/gradient.h"
 #include "lib/tensor.h"
 #include "lib/uop/serialize.h"
+#include "tests/support/golden_file.h"
 
 using namespace tg;
 
@@ -23,20 +23,9 @@ struct Golden {
 };
 
 std::vector<Golden> load() {
-  std::ifstream f(TG_TEST_DATA "/gradient_goldens.txt");
   std::vector<Golden> out;
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    if (line.rfind("case ", 0) == 0)
-      out.push_back({line.substr(5), "", {}});
-    else if (line.rfind("error ", 0) == 0)
-      out.back().error = line.substr(6);
-    else if (line.rfind("graph ", 0) == 0) {
-      int n = std::stoi(line.substr(6));
-      for (int i = 0; i < n && std::getline(f, line); i++) out.back().graph.push_back(line);
-    }
-  }
+  for (const test::GoldenCase& c : test::load_cases(TG_TEST_DATA "/gradient_goldens.txt", {"graph"}))
+    out.push_back({c.name, c.value("error"), c.block("graph")});
   return out;
 }
 

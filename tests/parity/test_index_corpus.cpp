@@ -4,12 +4,12 @@
 #include <gtest/gtest.h>
 
 #include "lib/uop/symbolic.h"
-#include "tests/bench/corpus.h"
+#include "tests/support/index_corpus.h"
 
 using namespace tg;
 
 TEST(IndexCorpus, EveryExpressionMatchesTheReference) {
-  auto cases = load_corpus(TG_SOURCE_ROOT "tests/bench/index_corpus.txt");
+  auto cases = load_corpus(TG_TEST_DATA "/index_corpus.txt");
   ASSERT_GE(cases.size(), 10000u);
   size_t bad = 0;
   for (size_t i = 0; i < cases.size(); i++) {

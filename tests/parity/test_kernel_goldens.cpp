@@ -1,4 +1,4 @@
-// The late stage of the pipeline against the reference, kernel by kernel (tests/parity/kernel_goldens.txt, from
+// The late stage of the pipeline against the reference, kernel by kernel (tests/data/kernel_goldens.txt, from
 // gen_kernel_goldens.py: small tensor programs lowered by tinygrad on the CPU device with ClangRenderer and
 // CPULLVMRenderer):
 //   * linearize(sink) is the reference's linear order exactly, and line_rewrite(..., pm_linearize_cleanups) its
@@ -18,12 +18,16 @@
 #include "lib/renderer/cstyle.h"
 #include "lib/renderer/llvmir.h"
 #include "lib/uop/serialize.h"
-#include "tests/parity/compare_buffer.h"
-#include "tests/parity/kernel_goldens.h"
+#include "tests/support/compare_buffer.h"
+#include "tests/support/kernel_goldens.h"
 
 using namespace tg;
 
 namespace {
+
+using tg::test::dec_linear;
+using tg::test::join_lines;
+using tg::test::first_diff;
 
 const std::vector<KernelGolden>& goldens() {
   static const std::vector<KernelGolden> g = load_kernel_goldens(TG_TEST_DATA "/kernel_goldens.txt");
@@ -32,27 +36,6 @@ const std::vector<KernelGolden>& goldens() {
 
 std::vector<std::string> enc_linear(const std::vector<UOp>& lst) {
   return encode_graph(UOp(Ops::LINEAR, dtypes::void_, lst));
-}
-std::vector<UOp> dec_linear(const std::vector<std::string>& lines) {
-  UOp l = decode_graph(lines);
-  return std::vector<UOp>(l.src().begin(), l.src().end());
-}
-std::string join_lines(const std::vector<std::string>& v) {
-  std::string r;
-  for (size_t i = 0; i < v.size(); i++) r += (i ? "\n" : "") + v[i];
-  return r;
-}
-// the first line where two texts differ, for failure messages
-std::string first_diff(const std::string& want, const std::string& got) {
-  size_t i = 0, line = 1;
-  while (i < want.size() && i < got.size() && want[i] == got[i]) line += want[i++] == '\n';
-  auto grab = [&](const std::string& s) {
-    size_t b = s.rfind('\n', i ? i - 1 : 0);
-    b = b == std::string::npos ? 0 : b + 1;
-    size_t e = s.find('\n', i);
-    return s.substr(b, e == std::string::npos ? std::string::npos : e - b);
-  };
-  return "line " + std::to_string(line) + "\n  want: " + grab(want) + "\n  got:  " + grab(got);
 }
 
 struct Tally {

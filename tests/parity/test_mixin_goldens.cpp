@@ -1,10 +1,9 @@
-// The builder mixins against the reference: every case of tests/parity/mixin_goldens.txt (gen_mixin_goldens.py) is
+// The builder mixins against the reference: every case of tests/data/mixin_goldens.txt (gen_mixin_goldens.py) is
 // built again with the C++ API and must encode to exactly the reference's graph, or throw tg::Error where the
 // reference raised. Table-driven families are read from the case name (bin/, un/, cast/, bitcast/, red/); every other
 // case has a hand-written twin below, in the order of the generator.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
@@ -12,6 +11,7 @@
 #include "lib/helpers.h"
 #include "lib/uop/serialize.h"
 #include "lib/uop/uop.h"
+#include "tests/support/golden_file.h"
 
 using namespace tg;
 
@@ -23,23 +23,9 @@ struct Golden {
 };
 
 std::vector<Golden> load(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw std::runtime_error("cannot open " + path);
   std::vector<Golden> out;
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    if (line.rfind("case ", 0) == 0)
-      out.push_back({line.substr(5), "", {}});
-    else if (line.rfind("error ", 0) == 0)
-      out.back().error = line.substr(6);
-    else if (line.rfind("spec2_error ", 0) == 0)
-      out.back().spec2_error = line.substr(12);
-    else if (line.rfind("graph ", 0) == 0) {
-      int n = std::stoi(line.substr(6));
-      for (int i = 0; i < n && std::getline(f, line); i++) out.back().graph.push_back(line);
-    }
-  }
+  for (const test::GoldenCase& c : test::load_cases(path, {"graph"}))
+    out.push_back({c.name, c.value("error"), c.value("spec2_error"), c.block("graph")});
   return out;
 }
 

@@ -1,4 +1,4 @@
-// tg::nn layers against the reference (tests/parity/nn_goldens.txt, gen_nn_goldens.py): created right after
+// tg::nn layers against the reference (tests/data/nn_goldens.txt, gen_nn_goldens.py): created right after
 // Tensor::manual_seed(1337), every parameter has the reference's exact float32 bits (or the same FNV-1a hash of its
 // bytes for big ones), and a forward pass gives its outputs within 1e-5; BatchNorm under TRAINING=1 updates the running
 // statistics like the reference; the beautiful_mnist model's initial weights are bit-identical.
@@ -9,10 +9,10 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <sstream>
 
-#include "tests/devices.h"
 #include "lib/nn/nn.h"
+#include "tests/support/devices.h"
+#include "tests/support/golden_file.h"
 
 using namespace tg;
 
@@ -27,28 +27,23 @@ struct Golden {
 };
 
 std::vector<Golden> load() {
-  std::ifstream f(TG_TEST_DATA "/nn_goldens.txt");
+  test::GoldenFile f(TG_TEST_DATA "/nn_goldens.txt");
   std::vector<Golden> g;
-  std::string line;
-  while (std::getline(f, line)) {
-    std::istringstream ss(line);
-    std::string kind, name;
-    ss >> kind >> name;
-    if (kind == "case") {
-      g.push_back({name, {}, {}, {}});
-    } else if (kind == "param" || kind == "phash") {
-      std::vector<std::string> fields;
-      std::string x;
-      while (ss >> x) fields.push_back(x);
-      g.back().params.emplace_back(name, fields);
-      g.back().param_kind.push_back(kind);
-    } else if (kind == "file") {
-      ss >> g.back().file_hex;
-    } else if (kind == "out") {
-      std::vector<double> v;
-      std::string x;
-      while (ss >> x) v.push_back(std::stod(x));
-      g.back().outs[name] = v;
+  while (f.next()) {
+    std::vector<std::string> w = f.words();
+    if (w.size() < 2) f.fail("expected: <kind> <name> ...");
+    if (f.is("case")) {
+      g.push_back({w[1], {}, {}, {}});
+      continue;
+    }
+    if (g.empty()) f.fail("a record before the first case");
+    if (f.is("param") || f.is("phash")) {
+      g.back().params.emplace_back(w[1], std::vector<std::string>(w.begin() + 2, w.end()));
+      g.back().param_kind.push_back(f.key());
+    } else if (f.is("file")) {  // file <name> <hex>
+      g.back().file_hex = w.size() > 2 ? w[2] : "";
+    } else if (f.is("out")) {
+      g.back().outs[w[1]] = f.numbers(2);
     }
   }
   return g;

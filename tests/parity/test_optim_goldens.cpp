@@ -1,19 +1,18 @@
-// tg::nn optimizers against the reference (tests/parity/optim_goldens.txt, gen_optim_goldens.py): three steps of SGD
+// tg::nn optimizers against the reference (tests/data/optim_goldens.txt, gen_optim_goldens.py): three steps of SGD
 // (plain, momentum+nesterov+weight decay, classic momentum), Adam, AdamW, LAMB, LARS and Muon on a small problem give
 // the reference's loss, weights and biases after every step (1e-5). Gradients come from tg::gradient, what
 // Tensor.backward computes.
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <map>
-#include <sstream>
 
-#include "tests/devices.h"
 #include "lib/mixin/gradient.h"
 #include "lib/nn/nn.h"
 #include "lib/nn/optim.h"
+#include "tests/support/devices.h"
+#include "tests/support/golden_file.h"
 
 using namespace tg;
 
@@ -24,28 +23,20 @@ struct Step {
   std::vector<double> w, b;
 };
 std::map<std::string, std::vector<Step>> load() {
-  std::ifstream f(TG_TEST_DATA "/optim_goldens.txt");
+  test::GoldenFile f(TG_TEST_DATA "/optim_goldens.txt");
   std::map<std::string, std::vector<Step>> out;
-  std::string line, cur;
-  while (std::getline(f, line)) {
-    std::istringstream ss(line);
-    std::string kind;
-    ss >> kind;
-    auto nums = [&] {
-      std::vector<double> v;
-      double d;
-      while (ss >> d) v.push_back(d);
-      return v;
-    };
-    if (kind == "case") ss >> cur;
-    else if (kind == "step") {
-      int n;
-      ss >> n;
-      Step s;
-      ss >> s.loss;
-      out[cur].push_back(s);
-    } else if (kind == "w") out[cur].back().w = nums();
-    else if (kind == "b") out[cur].back().b = nums();
+  std::string cur;
+  while (f.next()) {
+    std::vector<std::string> w = f.words();
+    if (f.is("case")) {
+      cur = w.at(1);
+    } else if (f.is("step")) {  // step <n> <loss>
+      out[cur].push_back({std::stod(w.at(2)), {}, {}});
+    } else if (f.is("w")) {
+      out[cur].back().w = f.numbers(1);
+    } else if (f.is("b")) {
+      out[cur].back().b = f.numbers(1);
+    }
   }
   return out;
 }

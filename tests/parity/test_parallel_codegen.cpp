@@ -15,8 +15,8 @@
 #include "lib/engine/counters.h"
 #include "lib/renderer/llvmir.h"
 #include "lib/tensor.h"
-#include "tests/devices.h"
-#include "tests/parity/codegen_goldens.h"
+#include "tests/support/codegen_goldens.h"
+#include "tests/support/devices.h"
 
 using namespace tg;
 

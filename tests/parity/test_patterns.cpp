@@ -1,20 +1,18 @@
 // The rule DSL builds exactly the reference's pattern structures: every rule of the ported matchers, in order,
-// compared with tests/parity/pattern_goldens.txt (gen_pattern_goldens.py, run against the reference).
+// compared with tests/data/pattern_goldens.txt (gen_pattern_goldens.py, run against the reference).
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <map>
 
 #include "lib/uop/divandmod.h"
 #include "lib/uop/movement.h"
 #include "lib/uop/symbolic.h"
 #include "lib/uop/weak.h"
+#include "tests/support/pattern_goldens.h"
 
 using namespace tg;
 
 TEST(PatternParity, EveryRuleHasTheReferenceStructure) {
-  std::ifstream f(TG_TEST_DATA "/pattern_goldens.txt");
-  ASSERT_TRUE(f) << "missing pattern_goldens.txt";
   std::map<std::string, const PatternMatcher*> pms = {
       {"pm_data_invalid", &pm_data_invalid()},       {"pm_remove_invalid", &pm_remove_invalid()},
       {"symbolic_simple", &symbolic_simple()},       {"commutative", &commutative()},
@@ -24,22 +22,10 @@ TEST(PatternParity, EveryRuleHasTheReferenceStructure) {
       {"div_and_mod_symbolic", &div_and_mod_symbolic()}, {"mop_cleanup", &mop_cleanup()},
       {"pm_cast_weak", &pm_cast_weak()},             {"pm_commit_weak", &pm_commit_weak()},
       {"pm_lower_weak", &pm_lower_weak()},           {"pm_lower_index_dtype", &pm_lower_index_dtype()}};
-  std::string line;
   int checked = 0;
-  while (std::getline(f, line)) {
-    if (line.rfind("matcher ", 0) != 0) continue;
-    size_t sp = line.rfind(' ');
-    std::string name = line.substr(8, sp - 8);
-    size_t n = std::stoul(line.substr(sp + 1));
+  for (const auto& [name, canon] : load_pattern_goldens(TG_TEST_DATA "/pattern_goldens.txt").matchers) {
     ASSERT_TRUE(pms.count(name)) << name;
-    const PatternMatcher& pm = *pms[name];
-    EXPECT_EQ(pm.rules().size(), n) << "rule count of " << name;
-    for (size_t i = 0; i < n && std::getline(f, line); i++) {
-      if (i >= pm.rules().size()) continue;
-      const RuleData& r = *pm.rules()[i];
-      EXPECT_EQ(r.pat.canon(), line) << name << " rule " << i << " (" << r.file << ":" << r.src.line << ")";
-      checked++;
-    }
+    checked += expect_reference_rules(name, *pms[name], canon);
   }
   EXPECT_GE(checked, 370);
 }

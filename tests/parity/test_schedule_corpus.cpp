@@ -5,13 +5,11 @@
 // or the same error.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "lib/helpers.h"
 #include "lib/schedule/schedule.h"
 #include "lib/uop/serialize.h"
-#include "tests/parity/schedule_goldens.h"
+#include "tests/support/golden_file.h"
+#include "tests/support/schedule_goldens.h"
 
 using namespace tg;
 
@@ -20,67 +18,46 @@ namespace {
 struct CorpusCase {
   int id = 0;
   std::string test, error;
-  std::vector<std::pair<std::string, int64_t>> ctx;
+  std::vector<std::pair<std::string, long long>> ctx;
   UOp big_sink, linear, captured;
   std::vector<std::pair<std::string, long long>> vars;
   std::vector<std::string> rangeify_debug;
 };
 
 std::vector<CorpusCase> load(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw std::runtime_error("cannot open golden file " + path);
+  test::GoldenFile f(path, test::GoldenFile::kNodePool);
   Context no_spec({{"SPEC", 0}});  // SPEC=2 tests the scheduler, not the decoding of the reference's graphs
   std::vector<CorpusCase> cs;
-  std::vector<UOp> pool;
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    if (line.rfind("+ ", 0) == 0) {
-      pool.push_back(decode_node(line.substr(2), pool));
+  while (f.next()) {
+    const std::string& rest = f.rest();
+    if (f.is("case")) {  // case <id> <test> <n>
+      f.clear_pool();
+      std::vector<std::string> w = test::split(rest);
+      if (w.size() != 3) f.fail("expected: case <id> <test> <n>");
+      cs.push_back({.id = std::stoi(w[0]), .test = w[1] + " #" + w[2]});
       continue;
     }
-    size_t sp = line.find(' ');
-    std::string key = line.substr(0, sp), rest = sp == std::string::npos ? "" : line.substr(sp + 1);
-    if (key == "case") {
-      pool.clear();
-      cs.emplace_back();
-      std::istringstream in(rest);
-      int n;
-      in >> cs.back().id >> cs.back().test >> n;
-      cs.back().test += " #" + std::to_string(n);
-      continue;
-    }
+    if (cs.empty()) f.fail("a record before the first case");
     CorpusCase& c = cs.back();
-    if (key == "ctx") {
-      std::istringstream in(rest);
-      std::string kv;
-      while (in >> kv) c.ctx.emplace_back(kv.substr(0, kv.find('=')), std::stoll(kv.substr(kv.find('=') + 1)));
-    } else if (key == "big_sink")
-      c.big_sink = pool.at(std::stoul(rest.substr(1)));
-    else if (key == "linear")
-      c.linear = pool.at(std::stoul(rest.substr(1)));
-    else if (key == "captured")
-      c.captured = pool.at(std::stoul(rest.substr(1)));
-    else if (key == "error")
+    if (f.is("ctx"))
+      c.ctx = test::key_values(rest);
+    else if (f.is("big_sink"))
+      c.big_sink = f.node(rest);
+    else if (f.is("linear"))
+      c.linear = f.node(rest);
+    else if (f.is("captured"))
+      c.captured = f.node(rest);
+    else if (f.is("error"))
       c.error = rest.substr(rest.find(": ") + 2);
-    else if (key == "rangeify_debug") {
-      int n = std::stoi(rest);
-      for (int i = 0; i < n && std::getline(f, line); i++) c.rangeify_debug.push_back(line);
-    } else if (key == "var") {
+    else if (f.is("rangeify_debug"))
+      c.rangeify_debug = f.block();
+    else if (f.is("var")) {
       size_t b = rest.rfind(' ');
       c.vars.emplace_back(rest.substr(0, b), std::stoll(rest.substr(b + 1)));
-    }
+    } else
+      f.unknown();
   }
   return cs;
-}
-
-bool multi_device(const UOp& sink) {
-  for (const UOp& u : sink.toposort()) {
-    Ops o = u.op();
-    if (o == Ops::UNSHARD || o == Ops::MSELECT || o == Ops::MSTACK || o == Ops::ALLREDUCE) return true;
-    if ((o == Ops::PARAM || o == Ops::BUFFER) && u.param_arg() && u.param_arg()->device.is_tuple()) return true;
-  }
-  return false;
 }
 
 bool has_gettuple(const UOp& sink) {

@@ -1,18 +1,17 @@
 // The kernel-count assertions of the reference's test/null/test_schedule.py (check_schedule(t, allowed)), on the big
-// SINK each assertion scheduled in the reference (tests/parity/schedule_count_goldens.txt, from
+// SINK each assertion scheduled in the reference (tests/data/schedule_count_goldens.txt, from
 // gen_schedule_count_goldens.py; DEV=NULL as that file runs). Our create_linear_with_vars must give the reference's
 // count (which is the asserted one except for the cases that assert a KernelCountException), and the reference's whole
 // LINEAR (kernel ASTs, buffer args, memory plan; new_buffer numbers renumbered as in test_schedule_goldens).
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "lib/helpers.h"
 #include "lib/schedule/schedule.h"
 #include "lib/uop/serialize.h"
-#include "tests/parity/schedule_goldens.h"
+#include "tests/support/golden_file.h"
+#include "tests/support/schedule_goldens.h"
 
 using namespace tg;
 
@@ -25,49 +24,38 @@ struct CountCase {
   int allowed = 0;
   std::string ref;  // the reference's count, or "error"
   bool filter = true;
-  std::vector<std::pair<std::string, int64_t>> ctx;  // the scheduler's ContextVars when the check ran
+  std::vector<std::pair<std::string, long long>> ctx;  // the scheduler's ContextVars when the check ran
   UOp big_sink;
   UOp linear;  // the reference's LINEAR (memory planned)
 };
 
 std::vector<CountCase> load(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw std::runtime_error("cannot open golden file " + path);
+  test::GoldenFile f(path, test::GoldenFile::kNodePool);
   Context no_spec({{"SPEC", 0}});  // SPEC=2 tests the scheduler, not the decoding of the reference's graphs
   std::vector<CountCase> cs;
-  std::vector<UOp> pool;
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    if (line.rfind("+ ", 0) == 0) {
-      pool.push_back(decode_node(line.substr(2), pool));
+  while (f.next()) {
+    std::vector<std::string> w = f.words();
+    if (f.is("case")) {  // case <id> <test> <n>
+      f.clear_pool();
+      if (w.size() != 4) f.fail("expected: case <id> <test> <n>");
+      cs.push_back({.id = std::stoi(w[1]), .test = w[2], .nth = std::stoi(w[3])});
       continue;
     }
-    if (line.rfind("case ", 0) == 0) {
-      pool.clear();
-      cs.emplace_back();
-      size_t a = line.find(' ', 5), b = line.rfind(' ');
-      cs.back().id = std::stoi(line.substr(5, a - 5));
-      cs.back().test = line.substr(a + 1, b - a - 1);
-      cs.back().nth = std::stoi(line.substr(b + 1));
-    } else if (line.rfind("allowed ", 0) == 0) {
-      char ref[32] = {0};
-      int filter = 1;
-      std::sscanf(line.c_str(), "allowed %d ref %31s filter %d", &cs.back().allowed, ref, &filter);
-      cs.back().ref = ref;
-      cs.back().filter = filter != 0;
-    } else if (line.rfind("ctx", 0) == 0) {
-      std::istringstream in(line.substr(3));
-      std::string kv;
-      while (in >> kv) {
-        size_t e = kv.find('=');
-        cs.back().ctx.emplace_back(kv.substr(0, e), std::stoll(kv.substr(e + 1)));
-      }
-    } else if (line.rfind("big_sink @", 0) == 0) {
-      cs.back().big_sink = pool.at(std::stoul(line.substr(10)));
-    } else if (line.rfind("linear @", 0) == 0) {
-      cs.back().linear = pool.at(std::stoul(line.substr(8)));
-    }
+    if (cs.empty()) f.fail("a record before the first case");
+    CountCase& c = cs.back();
+    if (f.is("allowed")) {  // allowed <n> ref <n|error> filter <0|1>
+      if (w.size() != 6) f.fail("expected: allowed <n> ref <n> filter <0|1>");
+      c.allowed = std::stoi(w[1]);
+      c.ref = w[3];
+      c.filter = w[5] != "0";
+    } else if (f.is("ctx"))
+      c.ctx = test::key_values(f.rest());
+    else if (f.is("big_sink"))
+      c.big_sink = f.node(f.rest());
+    else if (f.is("linear"))
+      c.linear = f.node(f.rest());
+    else
+      f.unknown();
   }
   return cs;
 }
@@ -77,16 +65,6 @@ const std::vector<CountCase>& cases() {
   return c;
 }
 
-// multi-device graphs (sharded PARAMs, UNSHARD, MSELECT/MSTACK, ALLREDUCE, tuple devices) are out of scope: the
-// scheduler ports one device only (schedule/multi.py as one device needs it, no allreduce.py)
-bool multi_device(const UOp& sink) {
-  for (const UOp& u : sink.toposort()) {
-    Ops o = u.op();
-    if (o == Ops::UNSHARD || o == Ops::MSELECT || o == Ops::MSTACK || o == Ops::ALLREDUCE) return true;
-    if ((o == Ops::PARAM || o == Ops::BUFFER) && u.param_arg() && u.param_arg()->device.is_tuple()) return true;
-  }
-  return false;
-}
 
 int kernel_count(const UOp& linear, bool filter_sink) {
   int n = 0;

@@ -1,4 +1,4 @@
-// The scheduler against the reference, schedule by schedule (tests/parity/schedule_goldens.txt, from
+// The scheduler against the reference, schedule by schedule (tests/data/schedule_goldens.txt, from
 // gen_schedule_goldens.py: the big SINK ~90 small tensor programs hand to create_linear_with_vars):
 //   * every tracked graph_rewrite (and the get_kernel_graph / run_rangeify steps) has the reference's name, depth and
 //     flags, in order (the function-cached "reshape"/"pad" steps of apply_movement_op are left out on both sides);
@@ -15,12 +15,15 @@
 #include "lib/recorder.h"
 #include "lib/schedule/schedule.h"
 #include "lib/uop/serialize.h"
-#include "tests/parity/schedule_goldens.h"
 #include "tests/parity/step_recorder.h"
+#include "tests/support/golden_file.h"
+#include "tests/support/schedule_goldens.h"
 
 using namespace tg;
 
 namespace {
+
+using tg::test::join_lines;
 
 const std::vector<SchedCase>& goldens() {
   static const std::vector<SchedCase> g = load_schedule_goldens(TG_TEST_DATA "/schedule_goldens.txt");
@@ -92,11 +95,6 @@ std::vector<std::string> golden_steps(const SchedCase& c) {
   return r;
 }
 
-std::string join(const std::vector<std::string>& v) {
-  std::string r;
-  for (size_t i = 0; i < v.size(); i++) r += (i ? "\n" : "") + v[i];
-  return r;
-}
 std::string first_diff(const std::vector<std::string>& want, const std::vector<std::string>& got) {
   for (size_t i = 0; i < std::max(want.size(), got.size()); i++) {
     std::string w = i < want.size() ? want[i] : "<end>", g = i < got.size() ? got[i] : "<end>";
@@ -161,7 +159,7 @@ TEST(ScheduleGoldens, Steps) {
     if (d.empty())
       t.ok++;
     else
-      ADD_FAILURE() << d << "\nwant:\n" << join(golden_steps(c)) << "\ngot:\n" << join(r.steps);
+      ADD_FAILURE() << d << "\nwant:\n" << join_lines(golden_steps(c)) << "\ngot:\n" << join_lines(r.steps);
   });
 }
 

@@ -1,26 +1,23 @@
 // The TLSFAllocator the memory planner suballocates arenas with, against the reference's (runtime/support/memory.py)
-// on random alloc/free sequences (tests/parity/tlsf_goldens.txt, from gen_tlsf_goldens.py): every offset and every
+// on random alloc/free sequences (tests/data/tlsf_goldens.txt, from gen_tlsf_goldens.py): every offset and every
 // out-of-memory refusal is the reference's.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <sstream>
 
 #include "lib/helpers.h"
 #include "lib/runtime/support/memory.h"
+#include "tests/support/golden_file.h"
 
 using namespace tg;
 
 TEST(TLSFAllocator, MatchesReference) {
-  std::ifstream f(TG_TEST_DATA "/tlsf_goldens.txt");
-  ASSERT_TRUE(f) << "cannot open tlsf_goldens.txt";
+  test::GoldenFile f(TG_TEST_DATA "/tlsf_goldens.txt");
   std::unique_ptr<TLSFAllocator> a;
-  std::string line;
-  int seqs = 0, allocs = 0, frees = 0, ooms = 0, ln = 0;
-  while (std::getline(f, line)) {
-    ln++;
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream in(line);
+  int seqs = 0, allocs = 0, frees = 0, ooms = 0;
+  while (f.next()) {
+    size_t ln = f.line_no();
+    std::istringstream in(f.line());
     std::string k;
     in >> k;
     if (k == "seq") {

@@ -1,8 +1,7 @@
 // The scheduler's rule tables have the reference's pattern structures: every rule of every ported schedule matcher,
-// in order, compared with tests/parity/schedule_pattern_goldens.txt (gen_schedule_pattern_goldens.py).
+// in order, compared with tests/data/schedule_pattern_goldens.txt (gen_schedule_pattern_goldens.py).
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <functional>
 #include <map>
 
@@ -10,13 +9,12 @@
 #include "lib/schedule/rangeify.h"
 #include "lib/schedule/schedule.h"
 #include "lib/uop/symbolic.h"
+#include "tests/support/pattern_goldens.h"
 
 using namespace tg;
 
 TEST(SchedulePatternParity, EveryRuleHasTheReferenceStructure) {
   (void)sym();  // the reference imports uop/symbolic first (UPat.cvar's cache, see test_codegen_patterns.cpp)
-  std::ifstream f(TG_TEST_DATA "/schedule_pattern_goldens.txt");
-  ASSERT_TRUE(f) << "missing schedule_pattern_goldens.txt";
   std::map<std::string, std::function<const PatternMatcher&()>> pms = {
       {"pm_fold_moved_after", pm_fold_moved_after},
       {"pm_mops", pm_mops},
@@ -41,24 +39,12 @@ TEST(SchedulePatternParity, EveryRuleHasTheReferenceStructure) {
       {"pm_schedule", pm_schedule},
       {"pm_copy_from_store", pm_copy_from_store},
       {"pm_flatten_linear", pm_flatten_linear}};
-  std::string line;
   int checked = 0, matchers = 0;
-  while (std::getline(f, line)) {
-    if (line.rfind("matcher ", 0) != 0) continue;
-    size_t sp = line.rfind(' ');
-    std::string name = line.substr(8, sp - 8);
-    size_t n = std::stoul(line.substr(sp + 1));
+  for (const auto& [name, canon] : load_pattern_goldens(TG_TEST_DATA "/schedule_pattern_goldens.txt").matchers) {
     auto it = pms.find(name);
     ASSERT_NE(it, pms.end()) << name;
-    const PatternMatcher& pm = it->second();
     matchers++;
-    EXPECT_EQ(pm.rules().size(), n) << "rule count of " << name;
-    for (size_t i = 0; i < n && std::getline(f, line); i++) {
-      if (i >= pm.rules().size()) continue;
-      const RuleData& r = *pm.rules()[i];
-      EXPECT_EQ(r.pat.canon(), line) << name << " rule " << i << " (" << r.file << ":" << r.src.line << ")";
-      checked++;
-    }
+    checked += expect_reference_rules(name, it->second(), canon);
   }
   std::printf("[ patterns ] %d rules of %d scheduler matchers compared\n", checked, matchers);
   EXPECT_EQ(matchers, (int)pms.size());

@@ -3,13 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <sstream>
 
 #include "lib/tensor.h"
-#include "tests/devices.h"
+#include "tests/support/devices.h"
+#include "tests/support/golden_file.h"
 
 using namespace tg;
 
@@ -21,17 +21,16 @@ struct Golden {
 };
 
 std::map<std::string, Golden> load() {
-  std::ifstream f(std::string(TG_TEST_DATA) + "/setitem_goldens.txt");
-  if (!f) throw std::runtime_error("cannot open setitem_goldens.txt");
+  test::GoldenFile f(std::string(TG_TEST_DATA) + "/setitem_goldens.txt");
   std::map<std::string, Golden> out;
   std::string cur;
-  for (std::string line; std::getline(f, line);) {
-    if (line.rfind("case ", 0) == 0)
-      cur = line.substr(5), out[cur];
-    else if (line.rfind("vals ", 0) == 0)
-      out[cur].vals.push_back(line.substr(5));
-    else if (line.rfind("error ", 0) == 0)
-      out[cur].error = line.substr(line.find(": ") + 2);
+  while (f.next()) {
+    if (f.is("case"))
+      cur = f.rest(), out[cur];
+    else if (f.is("vals"))
+      out[cur].vals.push_back(f.rest());
+    else if (f.is("error"))  // error <type>: <message>
+      out[cur].error = f.rest().substr(f.rest().find(": ") + 2);
   }
   return out;
 }

@@ -10,30 +10,31 @@
 #include "lib/uop/serialize.h"
 #include "lib/uop/symbolic.h"
 #include "lib/uop/weak.h"
-#include "tests/parity/goldens.h"
+#include "tests/support/golden_file.h"
 
 using namespace tg;
 
 TEST(SymbolicGoldens, AllCasesMatchReference) {
-  auto cases = load_symbolic_goldens(TG_TEST_DATA "/symbolic_goldens.txt");
+  // "case <test> <k>": in/out graphs, render, vmin, vmax (gen_symbolic_goldens.py)
+  auto cases = test::load_cases(TG_TEST_DATA "/symbolic_goldens.txt", {"in", "out"});
   ASSERT_GE(cases.size(), 360u);
   static const PatternMatcher pm = sym() + pm_cast_weak();
   int failures = 0;
   for (const auto& c : cases) {
-    SCOPED_TRACE(c.name + " #" + std::to_string(c.index));
-    UOp in = decode_graph(c.in);
+    SCOPED_TRACE(c.name);
+    UOp in = decode_graph(c.block("in"));
     UOp out = graph_rewrite(in, pm, {.name = "simplify symbolic uop"});
     auto got = encode_graph(out);
-    bool ok = got == c.out;
-    EXPECT_EQ(encode_arg(Arg(out.vmin())), c.vmin);
-    EXPECT_EQ(encode_arg(Arg(out.vmax())), c.vmax);
-    EXPECT_EQ(out.render(false), c.render);
+    bool ok = got == c.block("out");
+    EXPECT_EQ(encode_arg(Arg(out.vmin())), c.value("vmin"));
+    EXPECT_EQ(encode_arg(Arg(out.vmax())), c.value("vmax"));
+    EXPECT_EQ(out.render(false), c.value("render"));
     if (!ok) {
       failures++;
       std::string g, e;
       for (auto& l : got) g += l + "\n";
-      for (auto& l : c.out) e += l + "\n";
-      ADD_FAILURE() << "graph differs\nexpected (" << c.render << "):\n" << e << "got (" << out.render(false) << "):\n" << g;
+      for (auto& l : c.block("out")) e += l + "\n";
+      ADD_FAILURE() << "graph differs\nexpected (" << c.value("render") << "):\n" << e << "got (" << out.render(false) << "):\n" << g;
     }
   }
   EXPECT_EQ(failures, 0);

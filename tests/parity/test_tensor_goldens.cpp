@@ -1,4 +1,4 @@
-// The C++ Tensor and realize engine against the reference (gen_tensor_goldens.py: tests/parity/tensor_goldens_clang.txt
+// The C++ Tensor and realize engine against the reference (gen_tensor_goldens.py: tests/data/tensor_goldens_clang.txt
 // from the reference's DEV=CPU for our DEV=CPU, tensor_goldens.txt from its DEV=CPU:LLVM for our DEV=CPU:LLVM).
 // CallifyGoldens: the same programs written with the C++ Tensor API give the reference's callify CALL (BUFFER slots
 // renumbered by first appearance).
@@ -19,8 +19,8 @@
 #include "lib/tensor.h"
 #include "lib/uop/kernel_info.h"
 #include "lib/uop/serialize.h"
-#include "tests/parity/tensor_goldens.h"
 #include "tests/parity/tensor_programs.h"
+#include "tests/support/tensor_goldens.h"
 
 using namespace tg;
 

@@ -1,4 +1,4 @@
-// Forward cases in the style of the reference's test/backend/test_ops.py (tests/parity/tensor_ops_goldens.txt, from
+// Forward cases in the style of the reference's test/backend/test_ops.py (tests/data/tensor_ops_goldens.txt, from
 // gen_tensor_ops_goldens.py): each case spec "<op>;<args>;<inputs>" is built with the C++ Tensor API, realized on
 // CPU and on INTERP, and compared with the reference's values (|a - e| <= 1e-5 + 1e-4 |e|, exact for ints/bools).
 // A case the reference refuses must be refused here too.
@@ -6,14 +6,13 @@
 
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "backends/cpu/cpu.h"
 #include "backends/interp/interp.h"
 #include "lib/tensor.h"
+#include "tests/support/golden_file.h"
 
 using namespace tg;
 
@@ -25,18 +24,19 @@ struct OpCase {
 };
 
 std::vector<OpCase> load_cases() {
-  std::ifstream f(std::string(TG_TEST_DATA) + "/tensor_ops_goldens.txt");
-  if (!f) throw std::runtime_error("cannot open tensor_ops_goldens.txt");
+  test::GoldenFile f(std::string(TG_TEST_DATA) + "/tensor_ops_goldens.txt");
   std::vector<OpCase> out;
-  for (std::string line; std::getline(f, line);) {
-    if (line.rfind("case ", 0) == 0)
-      out.push_back(OpCase{line.substr(5), "", "", "", {}});
-    else if (line.rfind("error ", 0) == 0)
-      out.back().error = line.substr(6);
-    else if (line.rfind("out ", 0) == 0) {
-      std::istringstream in(line.substr(4));
-      in >> out.back().dtype >> out.back().shape;
-      for (std::string v; in >> v;) out.back().values.push_back(v);
+  while (f.next()) {
+    std::vector<std::string> w = f.words();
+    if (f.is("case")) {
+      out.push_back(OpCase{f.rest(), "", "", "", {}});
+    } else if (f.is("error")) {
+      out.back().error = f.rest();
+    } else if (f.is("out")) {  // out <dtype> <shape> <values...>
+      if (w.size() < 3) f.fail("expected: out <dtype> <shape> <values...>");
+      out.back().dtype = w[1];
+      out.back().shape = w[2];
+      out.back().values.assign(w.begin() + 3, w.end());
     }
   }
   return out;

@@ -37,10 +37,14 @@ def enc_arg(a) -> str:
     return "B(" + ",".join(enc_arg(x) for x in (a.device, a.addrspace, a.removable)) + ")"
   raise TypeError(f"cannot encode arg {a!r} of type {type(a)}")
 
+def enc_node(u: UOp, idx: dict) -> str:
+  """one node: op, dtype, arg, tag and its sources as indices (idx: node -> index of the nodes written before)"""
+  return f"{u.op.name} {dtype_attr(u.dtype)} {enc_arg(u.arg)} {enc_arg(u.tag)} {','.join(str(idx[s]) for s in u.src)}"
+
 def enc_graph(root: UOp) -> list[str]:
   topo = list(root.toposort())
   idx = {u: i for i, u in enumerate(topo)}
-  return [f"{u.op.name} {dtype_attr(u.dtype)} {enc_arg(u.arg)} {enc_arg(u.tag)} {','.join(str(idx[s]) for s in u.src)}" for u in topo]
+  return [enc_node(u, idx) for u in topo]
 
 def dec_arg(s: str, i: int = 0):
   """inverse of enc_arg: returns (value, next index)"""
@@ -93,8 +97,9 @@ def dec_arg(s: str, i: int = 0):
       elif s[i] == ")": return (tuple(items) if c == "(" else ParamArg(*items)), i+1
   raise ValueError(f"bad arg at {i}: {s!r}")
 
-def dec_node(line: str, nodes: list) -> UOp:
-  """one encoded node line whose src indices refer to nodes (a pool the caller grows)"""
+def dec_node(line: str, nodes: list, const_arg=None) -> UOp:
+  """one encoded node line whose src indices refer to nodes (a pool the caller grows); const_arg(arg, dtype), when
+  given, makes a CONST's arg (e.g. the ConstFloat that UOp.const makes)"""
   from tinygrad.dtype import dtypes
   op, dt, rest = line.split(" ", 2)
   arg, i = dec_arg(rest, 0)
@@ -102,7 +107,21 @@ def dec_node(line: str, nodes: list) -> UOp:
   tag, i = dec_arg(rest, i)
   if i < len(rest) and rest[i] == " ": i += 1
   srcs = tuple(nodes[int(x)] for x in rest[i:].split(",") if x != "")
-  return UOp(Ops[op], getattr(dtypes, dt), srcs, arg, tag)
+  dtype = getattr(dtypes, dt)
+  if const_arg is not None and op == "CONST": arg = const_arg(arg, dtype)
+  return UOp(Ops[op], dtype, srcs, arg, tag)
+
+def pooled_records(path: str, start: str, const_arg=None):
+  """the records of a pooled golden file (a line "+ <node>" appends a node to the pool, "@i" names one): yields
+  (line, pool) for every other line; a line beginning with start begins a new pool"""
+  pool: list = []
+  for line in open(path):
+    line = line.rstrip("\n")
+    if line.startswith("+ "):
+      pool.append(dec_node(line[2:], pool, const_arg))
+      continue
+    if line.startswith(start): pool = []
+    yield line, pool
 
 def dec_graph(lines: list[str]) -> UOp:
   nodes = []

@@ -14,7 +14,7 @@
 
 #include "lib/nn/nn.h"
 #include "lib/tensor.h"
-#include "tests/devices.h"
+#include "tests/support/devices.h"
 
 using namespace tg;
 

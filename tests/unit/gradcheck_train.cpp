@@ -3,22 +3,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "lib/nn/nn.h"
 #include "lib/tensor.h"
-#include "tests/devices.h"
+#include "tests/support/devices.h"
+#include "tests/support/golden_file.h"
 
 using namespace tg;
 
 namespace {
 
-std::vector<double> floats_of(std::istringstream& is) {
-  std::vector<double> v;
-  for (double x; is >> x;) v.push_back(x);
-  return v;
-}
 
 struct DropoutGolden {
   std::string name;
@@ -30,28 +24,24 @@ struct DropoutGolden {
 };
 
 std::vector<DropoutGolden> load_goldens() {
-  std::ifstream f(std::string(TG_TEST_DATA) + "/train_goldens.txt");
-  if (!f) throw std::runtime_error("cannot open train_goldens.txt");
+  test::GoldenFile f(std::string(TG_TEST_DATA) + "/train_goldens.txt");
   std::vector<DropoutGolden> out;
-  for (std::string line; std::getline(f, line);) {
-    std::istringstream is(line);
-    std::string kind;
-    is >> kind;
-    if (kind == "dropout" || kind == "dropout_twice") {
+  while (f.next()) {
+    std::vector<std::string> w = f.words();
+    if (f.is("dropout") || f.is("dropout_twice")) {  // dropout <name> | dropout_twice, then <seed> <p> <dtype> <shape...>
+      size_t i = f.is("dropout") ? 2 : 1;
+      if (w.size() < i + 3) f.fail("expected: <seed> <p> <dtype> <shape...>");
       DropoutGolden g;
-      std::string dt;
-      if (kind == "dropout")
-        is >> g.name;
-      else
-        g.name = kind;
-      is >> g.seed >> g.p >> dt;
-      g.dtype = dt == "double" ? dtypes::float64 : dtypes::float32;
-      for (int64_t s; is >> s;) g.shape.push_back(sint((pyint)s));
+      g.name = f.is("dropout") ? w[1] : f.key();
+      g.seed = std::stoll(w[i]);
+      g.p = std::stod(w[i + 1]);
+      g.dtype = w[i + 2] == "double" ? dtypes::float64 : dtypes::float32;
+      for (size_t k = i + 3; k < w.size(); k++) g.shape.push_back(sint((pyint)std::stoll(w[k])));
       out.push_back(g);
-    } else if (kind == "y") {
-      out.back().y = floats_of(is);
-    } else if (kind == "grad") {
-      out.back().grad = floats_of(is);
+    } else if (f.is("y")) {
+      out.back().y = f.numbers(1);
+    } else if (f.is("grad")) {
+      out.back().grad = f.numbers(1);
     }
   }
   return out;

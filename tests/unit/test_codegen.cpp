@@ -3,7 +3,7 @@
 //   test/null/test_transcendental_helpers.py  payne_hanek / cody_waite / frexp / rintk / pow2if, evaluated by running
 //                                        a one-store kernel in the interpreter (the reference's eval_uop)
 //   test/null/test_linearizer_rewrite.py and test/backend/test_linearizer.py: the kernels are built with Tensor in the
-//                                        reference; their ASTs come from tests/parity/codegen_unit_asts.txt
+//                                        reference; their ASTs come from tests/data/codegen_unit_asts.txt
 //                                        (gen_codegen_unit_asts.py) and each test's assertions are transcribed
 //   test/backend/test_linearizer_dumb.py  the METAL GROUP_REDUCE kernel, built with UOps, lowers on a has_local target
 // plus the Scheduler's KernelOptError checks.
@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <random>
@@ -30,6 +29,7 @@
 #include "lib/uop/serialize.h"
 #include "lib/uop/symbolic.h"
 #include "lib/uop/weak.h"
+#include "tests/support/golden_file.h"
 #include "tests/unit/random_movement.h"
 
 using namespace tg;
@@ -309,34 +309,27 @@ struct UnitCase {
 const std::map<std::string, UnitCase>& unit_cases() {
   static const std::map<std::string, UnitCase> m = [] {
     std::map<std::string, UnitCase> r;
-    std::ifstream f(TG_TEST_DATA "/codegen_unit_asts.txt");
-    if (!f) throw std::runtime_error("missing codegen_unit_asts.txt");
-    std::vector<UOp> pool;
-    std::string line;
+    test::GoldenFile f(TG_TEST_DATA "/codegen_unit_asts.txt", test::GoldenFile::kNodePool);
     UnitCase* c = nullptr;
-    while (std::getline(f, line)) {
-      if (line.empty() || line[0] == '#') continue;
-      if (line.rfind("+ ", 0) == 0) {
-        pool.push_back(decode_node(line.substr(2), pool));
+    while (f.next()) {
+      if (f.is("case")) {  // case <name> <renderer>
+        f.clear_pool();
+        std::vector<std::string> w = f.words();
+        if (w.size() != 3) f.fail("expected: case <name> <renderer>");
+        c = &r[w[1]];
+        c->name = w[1];
+        c->ren = w[2];
         continue;
       }
-      size_t sp = line.find(' ');
-      std::string key = line.substr(0, sp), rest = line.substr(sp + 1);
-      if (key == "case") {
-        pool.clear();
-        size_t sp2 = rest.find(' ');
-        c = &r[rest.substr(0, sp2)];
-        c->name = rest.substr(0, sp2);
-        c->ren = rest.substr(sp2 + 1);
-      } else {
-        UOp u = pool.at(std::stoul(rest.substr(1)));
-        if (key == "ast")
-          c->ast = u;
-        else if (key == "sink")
-          c->sink = u;
-        else if (key == "program")
-          c->program = u;
-      }
+      if (!c) f.fail("a record before the first case");
+      if (f.is("ast"))
+        c->ast = f.node(f.rest());
+      else if (f.is("sink"))
+        c->sink = f.node(f.rest());
+      else if (f.is("program"))
+        c->program = f.node(f.rest());
+      else
+        f.unknown();
     }
     return r;
   }();

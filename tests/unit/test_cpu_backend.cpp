@@ -23,13 +23,16 @@
 #include "lib/renderer/llvmir.h"
 #include "lib/tensor.h"
 #include "lib/uop/serialize.h"
-#include "tests/parity/cpu_bench_kernels.h"
-#include "tests/parity/cpu_helpers.h"
+#include "tests/support/cpu_bench_kernels.h"
+#include "tests/support/cpu_helpers.h"
+#include "tests/support/uops_goldens.h"
 
 using namespace tg;
 using namespace tg::cpu_test;
 
 namespace {
+
+using tg::test::dec_linear;
 
 cpu::CPUDevice& dev() { return cpu::CPUDevice::get(); }
 
@@ -787,7 +790,7 @@ TEST(CPUThreads, PoolParallelFor) {
   EXPECT_EQ(sum.load(), 4 * 50 * 45);
 }
 
-// ***** test/backend/test_uops.py programs (tests/parity/uops_kernel_goldens.txt) through CPULLVMRenderer *****
+// ***** test/backend/test_uops.py programs (tests/data/uops_kernel_goldens.txt) through CPULLVMRenderer *****
 
 namespace {
 struct UopsRecord {
@@ -799,58 +802,16 @@ struct UopsRecord {
   std::vector<GoldenBuffer> bufs;
   int runs = 0;
 };
+// a case's kernel run, or the last of a hand-built program's runs on the PYTHON device
 std::vector<UopsRecord> load_uops() {
-  std::ifstream f(TG_TEST_DATA "/uops_kernel_goldens.txt", std::ios::binary);
   std::vector<UopsRecord> rs;
-  std::string line;
-  auto words = [](const std::string& s) {
-    std::vector<std::string> w;
-    size_t i = 0;
-    for (;;) {
-      size_t j = s.find(' ', i);
-      w.push_back(s.substr(i, j == std::string::npos ? std::string::npos : j - i));
-      if (j == std::string::npos) break;
-      i = j + 1;
-    }
-    return w;
-  };
-  while (std::getline(f, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    auto w = words(line);
-    if (w[0] == "pysort" || w[0] == "perm") continue;
-    if (w[0] == "case" || w[0] == "linear") {
-      rs.emplace_back();
-      rs.back().test = w[1];
-      rs.back().is_case = w[0] == "case";
-      continue;
-    }
-    UopsRecord& r = rs.back();
-    if (w[0] == "run") {
-      r.runs++;
-      for (int i = 0; i < 3; i++) r.global[(size_t)i] = std::stoll(w[(size_t)i + 1]);
-      r.bufs.clear();  // the last run's buffers
-    } else if (w[0] == "vals") {
-      r.vals.assign(w.begin() + 1, w.end());
-      if (r.vals.size() == 1 && r.vals[0].empty()) r.vals.clear();
-    } else if (w[0] == "global") {
-      for (int i = 0; i < 3; i++) r.global[(size_t)i] = std::stoll(w[(size_t)i + 1]);
-    } else if (w[0] == "buf") {
-      r.bufs.push_back({w[1], std::stoull(w[2]), golden_unhex(w[3]), golden_unhex(w[4])});
-    } else {
-      std::vector<std::string> sink_or_source;
-      std::vector<std::string>* dst = w[0] == "program"       ? &r.program
-                                      : w[0] == "llvm_source" ? &r.llvm_source
-                                                              : &sink_or_source;
-      if (w[0] == "llvm_source") r.has_llvm_source = true;
-      int n = std::stoi(w[1]);
-      for (int i = 0; i < n && std::getline(f, line); i++) dst->push_back(line);
-    }
+  for (const UopsCase& c : load_uops_goldens(TG_TEST_DATA "/uops_kernel_goldens.txt").cases) {
+    UopsRecord r{.test = c.test, .is_case = !c.is_linear, .has_llvm_source = c.has_llvm_source, .program = c.program,
+                 .llvm_source = c.llvm_source, .global = c.global, .vals = c.vals, .bufs = c.bufs, .runs = (int)c.runs.size()};
+    if (!c.runs.empty()) r.global = c.runs.back().global, r.vals = c.runs.back().vals, r.bufs = c.runs.back().bufs;
+    rs.push_back(std::move(r));
   }
   return rs;
-}
-std::vector<UOp> dec_linear(const std::vector<std::string>& lines) {
-  UOp l = decode_graph(lines);
-  return std::vector<UOp>(l.src().begin(), l.src().end());
 }
 // TestUOps._equal: floats with rtol 2e-7 (nan equals nan), everything else exactly
 std::string uops_equal(DType dt, const std::vector<uint8_t>& want, const std::vector<uint8_t>& got) {

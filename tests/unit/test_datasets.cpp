@@ -12,10 +12,13 @@
 #include "lib/helpers.h"
 #include "lib/nn/datasets.h"
 #include "lib/nn/gunzip.h"
+#include "tests/support/error_of.h"
 
 using namespace tg;
 
 namespace {
+
+using tg::test::error_of;
 
 std::vector<uint8_t> zlib_gzip(const std::vector<uint8_t>& in, int level, int strategy = Z_DEFAULT_STRATEGY) {
   z_stream s{};
@@ -45,15 +48,6 @@ std::vector<uint8_t> sample(size_t n, unsigned seed, int alphabet) {
     }
   }
   return v;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

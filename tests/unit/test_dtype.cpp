@@ -1,19 +1,18 @@
 // Port of the reference's test/null/test_dtype.py, plus the promotion lattice and value tables of dtype.py replayed
-// from goldens (tests/parity/gen_dtype_goldens.py -> tests/parity/dtype_goldens.txt).
+// from goldens (tests/parity/gen_dtype_goldens.py -> tests/data/dtype_goldens.txt).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <ostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "lib/dtype.h"
 #include "lib/uop/arg.h"
 #include "lib/uop/serialize.h"
+#include "tests/support/golden_file.h"
 
 namespace tg {
 static void PrintTo(const PyConst& c, std::ostream* os) { *os << c.repr(); }
@@ -101,17 +100,10 @@ TEST(TestInvalidSingleton, test_pickle) {
 namespace {
 
 std::vector<std::vector<std::string>> golden_lines(const std::string& kind) {
-  std::ifstream f(TG_TEST_DATA "/dtype_goldens.txt");
-  EXPECT_TRUE(f.good()) << "cannot open " TG_TEST_DATA "/dtype_goldens.txt";
+  tg::test::GoldenFile f(TG_TEST_DATA "/dtype_goldens.txt");
   std::vector<std::vector<std::string>> out;
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream ss(line);
-    std::vector<std::string> w;
-    for (std::string t; ss >> t;) w.push_back(t);
-    if (!w.empty() && w[0] == kind) out.push_back(w);
-  }
+  while (f.next())
+    if (f.key() == kind) out.push_back(f.words());
   return out;
 }
 

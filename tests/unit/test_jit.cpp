@@ -2,8 +2,8 @@
 // the new inputs' data without running the function again; wrong inputs are JitErrors naming the input.
 #include <gtest/gtest.h>
 
-#include "tests/devices.h"
 #include "lib/engine/jit.h"
+#include "tests/support/devices.h"
 
 using namespace tg;
 

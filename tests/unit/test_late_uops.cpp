@@ -1,6 +1,6 @@
 // Transcribed from the reference's test/backend/test_uops.py and test/null/test_uops.py: hand-built UOp programs,
 // executed. The codegen passes are not ported yet, so each program is the reference's lowering of the test's UOps
-// (tests/parity/uops_kernel_goldens.txt, gen_uops_kernel_goldens.py); the interpreter runs it and the test's own
+// (tests/data/uops_kernel_goldens.txt, gen_uops_kernel_goldens.py); the interpreter runs it and the test's own
 // assertion (the python lambda of each test, transcribed below) must hold, and the result must equal what the
 // reference's compiled CPU kernel produced.
 // Also hand-built programs written directly in C++ (linearized by our linearizer, rendered, interpreted).
@@ -8,11 +8,9 @@
 
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <random>
-#include <sstream>
 
 #include "backends/interp/interp.h"
 #include "lib/codegen/late/linearizer.h"
@@ -22,89 +20,20 @@
 #include "lib/renderer/llvmir.h"
 #include "lib/uop/kernel_info.h"
 #include "lib/uop/serialize.h"
-#include "tests/parity/kernel_goldens.h"
+#include "tests/support/golden_file.h"
+#include "tests/support/uops_goldens.h"
 
 using namespace tg;
 
 namespace {
 
-struct HandRun {
-  std::array<int64_t, 3> global{1, 1, 1}, local{1, 1, 1};
-  std::vector<std::string> vals;
-  std::vector<GoldenBuffer> bufs;
-};
+using tg::test::dec_linear;
 
-struct UopsCase {
-  std::string test;
-  int k = 0;
-  std::vector<PyConst> operands;
-  std::vector<std::string> program, sink, source, llvm_source;
-  bool has_source = false, has_llvm_source = false;
-  std::vector<HandRun> runs;  // hand-built programs: the PYTHON device's runs
-  std::vector<std::string> vals;
-  std::array<int64_t, 3> global{1, 1, 1};
-  std::vector<GoldenBuffer> bufs;
-  bool is_linear = false;  // a to_uops_list record (no run)
-};
-
-std::vector<UopsCase> load_cases() {
-  std::ifstream f(TG_TEST_DATA "/uops_kernel_goldens.txt", std::ios::binary);
-  if (!f) throw std::runtime_error("cannot open uops_kernel_goldens.txt");
-  std::vector<UopsCase> cs;
-  std::string line;
-  auto split = [](const std::string& s, char sep) {
-    std::vector<std::string> w;
-    size_t i = 0;
-    for (;;) {
-      size_t j = s.find(sep, i);
-      w.push_back(s.substr(i, j == std::string::npos ? std::string::npos : j - i));
-      if (j == std::string::npos) break;
-      i = j + 1;
-    }
-    return w;
-  };
-  while (std::getline(f, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    if (line.rfind("pysort ", 0) == 0 || line.rfind("perm ", 0) == 0) continue;  // TEST(PySort, ...)
-    auto w = split(line, ' ');
-    if (w[0] == "case" || w[0] == "linear") {
-      cs.emplace_back();
-      cs.back().is_linear = w[0] == "linear";
-      cs.back().test = w[1];
-      cs.back().k = std::stoi(w[2]);
-      if (w.size() > 3 && !w[3].empty())
-        for (const auto& o : split(w[3], '|')) cs.back().operands.push_back(decode_arg(o).as_const());
-      continue;
-    }
-    UopsCase& c = cs.back();
-    if (w[0] == "run") {
-      c.runs.emplace_back();
-      for (int i = 0; i < 3; i++) c.runs.back().global[(size_t)i] = std::stoll(w[(size_t)i + 1]);
-      for (int i = 0; i < 3; i++) c.runs.back().local[(size_t)i] = std::stoll(w[(size_t)i + 4]);
-    } else if (w[0] == "vals") {
-      (c.runs.empty() ? c.vals : c.runs.back().vals).assign(w.begin() + 1, w.end());
-    } else if (w[0] == "global") {
-      for (int i = 0; i < 3; i++) c.global[(size_t)i] = std::stoll(w[(size_t)i + 1]);
-    } else if (w[0] == "buf") {
-      (c.runs.empty() ? c.bufs : c.runs.back().bufs)
-          .push_back({w[1], std::stoull(w[2]), golden_unhex(w[3]), golden_unhex(w[4])});
-    } else {
-      std::vector<std::string>* dst = w[0] == "program"       ? &c.program
-                                      : w[0] == "sink"        ? &c.sink
-                                      : w[0] == "llvm_source" ? &c.llvm_source
-                                                              : &c.source;
-      if (w[0] == "source") c.has_source = true;
-      if (w[0] == "llvm_source") c.has_llvm_source = true;
-      int n = std::stoi(w[1]);
-      for (int i = 0; i < n && std::getline(f, line); i++) dst->push_back(line);
-    }
-  }
-  return cs;
+const UopsGoldens& goldens() {
+  static const UopsGoldens g = load_uops_goldens(TG_TEST_DATA "/uops_kernel_goldens.txt");
+  return g;
 }
-const std::vector<UopsCase>& cases() {
-  static const std::vector<UopsCase> c = load_cases();
-  return c;
-}
+const std::vector<UopsCase>& cases() { return goldens().cases; }
 std::vector<const UopsCase*> cases_of(const std::string& test) {
   std::vector<const UopsCase*> r;
   for (const auto& c : cases())
@@ -112,10 +41,6 @@ std::vector<const UopsCase*> cases_of(const std::string& test) {
   return r;
 }
 
-std::vector<UOp> dec_linear(const std::vector<std::string>& lines) {
-  UOp l = decode_graph(lines);
-  return std::vector<UOp>(l.src().begin(), l.src().end());
-}
 
 // run a case's program on its inputs; the buffers after the run
 std::vector<std::vector<uint8_t>> run_case(const UopsCase& c) {
@@ -417,7 +342,7 @@ TEST(LateHandBuilt, LinearizeRenderRun) {
       EXPECT_EQ(llvm.render(uops), join(c.llvm_source));
     else
       EXPECT_THROW(llvm.render(uops), Error);
-    for (const HandRun& r : c.runs) {
+    for (const UopsRun& r : c.runs) {
       runs++;
       std::vector<std::vector<uint8_t>> mem;
       std::vector<interp::BufferView> views;
@@ -437,31 +362,15 @@ TEST(LateHandBuilt, LinearizeRenderRun) {
 
 // ***** python's list.sort (lib/codegen/late/pysort.h): the same permutation as CPython 3.11's sorted() *****
 TEST(PySort, MatchesCPython) {
-  std::ifstream f(TG_TEST_DATA "/uops_kernel_goldens.txt");
-  std::string line, kind;
-  std::vector<double> vals;
   int n_cases = 0;
-  while (std::getline(f, line)) {
-    std::istringstream in(line);
-    std::string key;
-    in >> key;
-    if (key == "pysort") {
-      size_t n;
-      in >> kind >> n;
-      vals.assign(n, 0);
-      for (size_t k = 0; k < n; k++) {
-        std::string v;
-        in >> v;
-        vals[k] = v == "nan" ? NAN : std::stod(v);
-      }
-    } else if (key == "perm") {
-      std::vector<size_t> want, got(vals.size());
-      for (size_t x; in >> x;) want.push_back(x);
-      for (size_t k = 0; k < got.size(); k++) got[k] = k;
-      detail::py_sort_indices(got, [&](size_t a, size_t b) { return vals[a] < vals[b]; });
-      EXPECT_EQ(got, want) << kind << " n=" << vals.size();
-      n_cases++;
-    }
+  for (const PySortCase& c : goldens().pysorts) {
+    std::vector<double> vals;
+    for (const std::string& v : c.values) vals.push_back(v == "nan" ? NAN : std::stod(v));
+    std::vector<size_t> got(vals.size());
+    for (size_t k = 0; k < got.size(); k++) got[k] = k;
+    detail::py_sort_indices(got, [&](size_t a, size_t b) { return vals[a] < vals[b]; });
+    EXPECT_EQ(got, c.perm) << c.kind << " n=" << vals.size();
+    n_cases++;
   }
   EXPECT_EQ(n_cases, 34);
 }

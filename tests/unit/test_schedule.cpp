@@ -10,7 +10,7 @@
 #include "lib/schedule/schedule.h"
 #include "lib/uop/kernel_info.h"
 #include "lib/uop/rewrite.h"
-#include "tests/parity/schedule_goldens.h"
+#include "tests/support/schedule_goldens.h"
 #include "tests/unit/random_movement.h"
 
 using namespace tg;

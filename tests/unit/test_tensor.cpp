@@ -7,11 +7,11 @@
 #include <cstdio>
 #include <regex>
 
-#include "tests/devices.h"
 #include "lib/engine/realize.h"
 #include "lib/renderer/renderer.h"
 #include "lib/tensor.h"
 #include "lib/uop/kernel_info.h"
+#include "tests/support/devices.h"
 
 using namespace tg;
 

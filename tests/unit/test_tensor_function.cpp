@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "lib/tensor_function.h"
-#include "tests/devices.h"
+#include "tests/support/devices.h"
 
 using namespace tg;
 

@@ -14,7 +14,7 @@
 #include "lib/recorder.h"
 #include "lib/renderer/cstyle.h"
 #include "lib/uop/kernel_info.h"
-#include "tests/parity/codegen_goldens.h"
+#include "tests/support/codegen_goldens.h"
 #include "viz/reader.h"
 #include "viz/trace_writer.h"
 
@@ -22,6 +22,8 @@ using namespace tg;
 using namespace tg::viz;
 
 namespace {
+
+using tg::test::join_lines;
 
 std::string tmp_path(const std::string& name) {
   return std::string(::testing::TempDir()) + "tg_" + name + "_" + std::to_string(getpid()) + ".trace.db";
@@ -41,7 +43,7 @@ std::string record(const std::string& name, int tms, int profile, F fn) {
 }
 
 const CgKernel& first_kernel_with_clang() {
-  static const std::vector<CgKernel> ks = load_codegen_goldens(TG_SOURCE_ROOT "tests/parity/codegen_goldens.txt");
+  static const std::vector<CgKernel> ks = load_codegen_goldens(TG_TEST_DATA "/codegen_goldens.txt");
   for (const CgKernel& k : ks)
     if (const CgVariant* v = k.variant("clang"); v && v->error.empty()) return k;
   throw std::runtime_error("no clang golden");
@@ -53,11 +55,6 @@ ClangRenderer clang() {
   return r;
 }
 
-std::string join(const std::vector<std::string>& v) {
-  std::string r;
-  for (size_t i = 0; i < v.size(); i++) r += (i ? "\n" : "") + v[i];
-  return r;
-}
 
 }  // namespace
 
@@ -85,7 +82,7 @@ TEST(KernelTrace, ProgramLinkedToItsCodegenContext) {
   ASSERT_EQ(t->programs().size(), 1u);
   const ProgramRow& p = t->programs()[0];
   EXPECT_EQ(p.device, "CPU");
-  EXPECT_EQ(p.source, join(k.variant("clang")->source));
+  EXPECT_EQ(p.source, join_lines(k.variant("clang")->source));
   EXPECT_NE(p.uops.find("Ops.SINK"), std::string::npos);
   EXPECT_GE(p.ops, 0);
   EXPECT_GT(p.mem, 0);

@@ -9,10 +9,12 @@
 
 #include "backends/cpu/cpu.h"
 #include "backends/interp/interp.h"
-#include "tests/parity/compare_buffer.h"
-#include "tests/parity/kernel_goldens.h"
+#include "tests/support/compare_buffer.h"
+#include "tests/support/kernel_goldens.h"
 
 namespace tg::cpu_test {
+
+using tg::test::join_lines;
 
 inline std::vector<std::optional<pyint>> parse_vals(const std::vector<std::string>& vals) {
   std::vector<std::optional<pyint>> r;
@@ -69,12 +71,6 @@ inline std::vector<std::vector<uint8_t>> run_interp(const std::vector<UOp>& prog
   auto v = parse_vals(vals);
   interp::Program(program).run(views, v, dims);
   return mem;
-}
-
-inline std::string join_lines(const std::vector<std::string>& v) {
-  std::string r;
-  for (size_t i = 0; i < v.size(); i++) r += (i ? "\n" : "") + v[i];
-  return r;
 }
 
 }  // namespace tg::cpu_test

@@ -1,5 +1,5 @@
 // The safetensors layout against files written by the reference's nn.state.safe_save
-// (tests/parity/safetensors_goldens.txt, gen_safetensors_goldens.py): our header bytes plus the tensors' bytes equal
+// (tests/data/safetensors_goldens.txt, gen_safetensors_goldens.py): our header bytes plus the tensors' bytes equal
 // the reference's file byte for byte, and parsing its files gives back names, dtypes, shapes, offsets and metadata.
 // Malformed headers are errors naming the file and the tensor.
 #include <gtest/gtest.h>
@@ -7,16 +7,18 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <functional>
-#include <sstream>
 
 #include "lib/helpers.h"
 #include "lib/nn/state.h"
+#include "tests/support/error_of.h"
+#include "tests/support/golden_file.h"
 
 using namespace tg;
 
 namespace {
+
+using tg::test::error_of;
 
 void put_utf8(std::string& out, uint32_t cp) {
   if (cp < 0x80) out += char(cp);
@@ -59,35 +61,27 @@ struct Case {
 };
 
 std::vector<Case> load() {
-  std::ifstream f(TG_TEST_DATA "/safetensors_goldens.txt");
+  test::GoldenFile f(TG_TEST_DATA "/safetensors_goldens.txt");
   std::vector<Case> cases;
-  std::string line;
-  while (std::getline(f, line)) {
-    std::istringstream ss(line);
-    std::string kind;
-    ss >> kind;
-    if (kind == "case") {
-      cases.emplace_back();
-      ss >> cases.back().name;
-    } else if (kind == "tensor") {
+  while (f.next()) {
+    std::vector<std::string> w = f.words();
+    if (f.is("case")) {
+      cases.push_back({w.at(1), {}, {}, {}});
+      continue;
+    }
+    if (cases.empty()) f.fail("a record before the first case");
+    if (f.is("tensor")) {  // tensor <escaped name> <dtype> <shape...>
       SafeTensorInfo t;
-      std::string name, dt;
-      ss >> name >> dt;
-      t.name = unescape(name);
-      t.dtype = dtypes::by_name(dt);
-      int64_t d;
-      while (ss >> d) t.shape.push_back(d);
+      t.name = unescape(w.at(1));
+      t.dtype = dtypes::by_name(w.at(2));
+      for (size_t i = 3; i < w.size(); i++) t.shape.push_back(std::stoll(w[i]));
       cases.back().tensors.push_back(t);
-    } else if (kind == "meta") {
-      std::string k;
-      ss >> k;
-      std::string v;
-      std::getline(ss, v);
-      cases.back().meta.emplace_back(unescape(k), unescape(v.substr(1)));
-    } else if (kind == "file") {
-      std::string hex;
-      ss >> hex;
-      for (size_t i = 0; i < hex.size(); i += 2) cases.back().file.push_back(uint8_t(std::stoul(hex.substr(i, 2), nullptr, 16)));
+    } else if (f.is("meta")) {  // meta <escaped key> <escaped value: the rest of the line>
+      size_t sp = f.rest().find(' ');
+      std::string v = sp == std::string::npos ? "" : f.rest().substr(sp + 1);
+      cases.back().meta.emplace_back(unescape(w.at(1)), unescape(v));
+    } else if (f.is("file")) {
+      cases.back().file = test::unhex(w.at(1));
     }
   }
   return cases;
@@ -122,15 +116,6 @@ void append_values(std::vector<uint8_t>& out, const SafeTensorInfo& t) {
     }
     out.insert(out.end(), b, b + sz);
   }
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace
