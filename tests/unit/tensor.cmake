@@ -10,3 +10,5 @@ set_tests_properties(tensor_goldens_spec2 tensor_unit_spec2 PROPERTIES ENVIRONME
 # the CPU's other renderer: the reference's DEV=CPU:LLVM programs (tensor_goldens.txt)
 add_test(NAME tensor_goldens_llvm COMMAND test_tensor_goldens)
 set_tests_properties(tensor_goldens_llvm PROPERTIES ENVIRONMENT DEV=CPU:LLVM LABELS parity)
+# bad input to the Tensor API: division by zero, tensors larger than the device, empty reductions
+tg_test(test_bad_input LABEL unit SOURCES unit/test_bad_input.cpp LIBS tg_backend_cpu tg_backend_interp)
