@@ -7,7 +7,7 @@ CMAKE_FLAGS ?=
 PGO ?= 1
 PGO_DIR := $(abspath $(BUILD))/pgo-profile
 
-.PHONY: all deps configure build demo test bench clean
+.PHONY: all deps configure build demo test bench sanitize clean
 
 all: build
 
@@ -35,6 +35,20 @@ test: build
 
 bench: build
 	@./scripts/bench.sh $(BUILD)
+
+# ASan + UBSan over the unit, parity and viz tests (build-asan), then the recorder's multi-threaded tests under TSan
+# (build-tsan). Any report fails the run. Leak checking is off: LLVM's JIT and the process-lifetime caches are freed
+# by the OS at exit on purpose.
+SAN_LABELS ?= unit|parity|viz
+sanitize: deps
+	cmake -S . -B build-asan -G Ninja -DTG_PGO=OFF -DTG_SANITIZE=address,undefined $(CMAKE_FLAGS)
+	cmake --build build-asan -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir build-asan --output-on-failure -j $(JOBS) -L '$(SAN_LABELS)'
+	cmake -S . -B build-tsan -G Ninja -DTG_PGO=OFF -DTG_SANITIZE=thread $(CMAKE_FLAGS)
+	cmake --build build-tsan -j $(JOBS) --target test_recorder test_kernel_trace test_parallel_codegen
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan --output-on-failure -j $(JOBS) \
+	  -R '^(Recorder|MatchStats|KernelTrace|ParallelCodegen)'
 
 clean:
 	rm -rf $(BUILD)
