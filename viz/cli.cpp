@@ -1,4 +1,7 @@
-// tinyviz-cli: inspect a trace from a terminal (scripts, servers without a display, CI).
+// tinyviz-cli: inspect a trace from a terminal (scripts, servers without a display, CI). The commands live here,
+// main() in tinyviz_cli.cpp, so tests can run them in-process.
+#include "viz/cli.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -243,7 +246,7 @@ static int cmd_verify(Trace& t) {
   return bad ? 1 : 0;
 }
 
-int main(int argc, char** argv) {
+int tg::viz::cli_main(int argc, char** argv) {
   if (argc < 3 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
     std::fputs(kUsage, argc < 3 && !(argc == 2 && (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help"))) ? stderr : stdout);
     return argc < 3 ? 2 : 0;
