@@ -796,9 +796,11 @@ const Node& Trace::node(int64_t id) const {
       }
       if (!end) q.bad(4, "ends inside a varint");
       int64_t delta = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-      std::string which = "src " + S((int64_t)n.src.size());
-      if (delta < 1) q.bad(4, "has " + which + " = " + (delta ? "a later uop" : "itself") + ": a src must be an earlier uop (a cycle)");
-      if (delta >= cur) q.bad(4, "has " + which + " = uop " + S(cur - delta) + ", not a uop id");
+      std::string which = " as src " + S((int64_t)n.src.size());
+      if (delta < 1)
+        q.bad(4, std::string("names ") + (delta ? "a later uop" : "the uop itself") + which +
+                     ": a src must be an earlier uop (a cycle)");
+      if (delta >= cur) q.bad(4, "names uop " + S(cur - delta) + which + ", not a uop id");
       n.src.push_back(cur - delta);
     }
     for (int64_t s : n.src)

@@ -147,7 +147,7 @@ TEST(TraceErrors, SelfAndCyclicSrcsAreErrors) {
       r.nodes(0);
       ADD_FAILURE() << "replayed a uop that is its own src";
     } catch (const TraceError& e) {
-      expect_names(e.what(), self, {"table uops", "row " + std::to_string(root), "itself"});
+      expect_names(e.what(), self, {"table uops", "row " + std::to_string(root), "names the uop itself as src 0"});
     }
   }
   // two uops that are each other's src: the earlier one points forward
