@@ -8,13 +8,11 @@
 #include <string_view>
 #include <vector>
 
+#include "lib/error.h"
+
 namespace tg {
 
-// Errors a user can cause (bad shapes, bad env values, unreadable trace) derive from tg::Error.
-class Error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// Errors a user can cause (bad shapes, bad env values, unreadable trace) derive from tg::Error (lib/error.h).
 class EnvError : public Error {
  public:
   using Error::Error;
