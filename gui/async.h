@@ -8,6 +8,8 @@
 #include <functional>
 #include <memory>
 
+#include "gui/app.h"
+
 namespace tv {
 
 // never destroyed: quitting must not wait for a slow query
@@ -29,8 +31,8 @@ void run_async(QObject* receiver, std::function<T()> job, std::function<void(T, 
     QString error;
     try {
       *result = job();
-    } catch (const std::exception& e) {
-      error = QString::fromStdString(e.what());
+    } catch (...) {  // a job never ends the process: its error goes to done()
+      error = App::describe(std::current_exception());
     }
     QMetaObject::invokeMethod(
         qApp,

@@ -193,6 +193,7 @@ void CodeView::load() {
       set_text(QString::fromStdString(m == Source ? source : uops));
     } catch (const std::exception& e) {
       set_text(QString::fromStdString(e.what()));
+      emit load_failed(QString::fromStdString(e.what()));
     }
     return;
   }
@@ -214,6 +215,7 @@ void CodeView::load() {
         if (gen != gen_) return;
         loading_ = false;
         set_text(err.isEmpty() ? QString::fromStdString(text) : err);
+        if (!err.isEmpty()) emit load_failed(err);
       });
 }
 

@@ -27,6 +27,9 @@ class CodeView : public QWidget {
   QString title() const;
   QString text() const;
 
+ signals:
+  void load_failed(QString message);  // a kernel's source or a step's graphs could not be read
+
  protected:
   void showEvent(QShowEvent* e) override;
 

@@ -91,6 +91,7 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     fg->added = d.added, fg->removed = d.removed, fg->changed = d.changed;
   }
   fg->error = r.error();
+  fg->error_is_damage = r.error_is_damage();
 
   // which nodes are drawn, and how
   std::unordered_map<int64_t, char> fold, split;

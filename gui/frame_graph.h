@@ -72,6 +72,7 @@ struct FrameGraph {
   std::vector<int64_t> added, removed;  // StepReplay::delta ids (all, not only visible)
   std::vector<std::pair<int64_t, int64_t>> changed;
   std::string error;                    // replay problem (rule error, cycle), shown in the window
+  bool error_is_damage = false;         // the trace's problem (a TraceError naming the file), not a recorded error
   std::vector<int64_t> collapsed;       // the nodes drawn collapsed (by the user, or automatically)
   std::vector<int64_t> auto_collapsed;  // of those, the ones collapsed automatically (a big graph)
 

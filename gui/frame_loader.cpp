@@ -158,7 +158,7 @@ void FrameLoader::set_session(SessionPtr s) {
     frame_pool_->start([s = session_] {
       try {
         s->with_frames([](TraceSession::Frames&) {});
-      } catch (const std::exception&) {  // reported by the first frame request
+      } catch (...) {  // reported by the first frame request
       }
     });
   busy_ = false;
@@ -308,12 +308,18 @@ void FrameLoader::start_job(bool force_fallback, bool force_full, bool exact) {
           post([n](FrameLoader* l) { emit l->progress(tr("Laying out %1 nodes with Graphviz dot…").arg(n)); });
           dot_pool->start([=] {
             if (sh->gen != gen) return;  // the user moved on before it started
-            LayoutGraph lg = g->layout_graph();
             try {
-              r->layout = std::make_shared<Layout>(layout_dot(lg));
-            } catch (const std::exception& e) {
-              r->layout = std::make_shared<Layout>(layout_layered(lg));
-              r->note = QString::fromStdString(e.what());
+              LayoutGraph lg = g->layout_graph();
+              try {
+                r->layout = std::make_shared<Layout>(layout_dot(lg));
+              } catch (const std::exception& e) {
+                r->layout = std::make_shared<Layout>(layout_layered(lg));
+                r->note = QString::fromStdString(e.what());
+              }
+            } catch (...) {  // a pool job that throws would end the process
+              QString msg = App::describe(std::current_exception());
+              post([gen, msg](FrameLoader* l) { l->fail(gen, msg); });
+              return;
             }
             post([gen, r, k](FrameLoader* l) {
               if (l->gen_ != gen || l->fallback_started_) return;  // too late: the simple layout is up
@@ -353,8 +359,8 @@ void FrameLoader::start_job(bool force_fallback, bool force_full, bool exact) {
         }
         deliver(d);
       });
-    } catch (const std::exception& e) {
-      QString msg = QString::fromStdString(e.what());
+    } catch (...) {  // a pool job that throws would end the process
+      QString msg = App::describe(std::current_exception());
       post([gen, msg](FrameLoader* l) { l->fail(gen, msg); });
     }
   });

@@ -3,12 +3,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <QApplication>
 #include <QDir>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
+#include "gui/app.h"
 #include "gui/frame_loader.h"
 #include "gui/main_window.h"
 #include "gui/screenshot.h"
@@ -47,12 +47,13 @@ int main(int argc, char** argv) {
   int rc;
   {
     qInstallMessageHandler(message_handler);
-    QApplication app(argc, argv);
+    tv::App app(argc, argv);
     QApplication::setApplicationName("tinyviz");
     QApplication::setOrganizationName("tinygrad-cpp");
     tv::apply_theme(app);
     tv::MainWindow w(nullptr, o.screenshot.isEmpty() && !o.bench_step);  // headless runs: the default layout
     w.set_first_frame_clock(launch);
+    app.on_error = [&w](const QString& text) { w.report_error(text); };
     if (o.bench_step) {
       rc = tv::bench_stepping(w, o);
     } else if (!o.screenshot.isEmpty()) {
@@ -62,6 +63,7 @@ int main(int argc, char** argv) {
       if (!o.trace.isEmpty() && w.open_trace(o.trace)) tv::apply_options(w, o);
       rc = app.exec();
     }
+    app.on_error = nullptr;
     if (!tv::FrameLoader::workers_idle()) {
       // a Graphviz run cannot be interrupted: do not wait for it
       std::fflush(stdout);

@@ -30,6 +30,7 @@
 #include <atomic>
 #include <thread>
 
+#include "gui/app.h"
 #include "gui/async.h"
 #include "gui/code_view.h"
 #include "gui/graph_view.h"
@@ -164,9 +165,13 @@ MainWindow::MainWindow(QWidget* parent, bool restore) : QMainWindow(parent) {
   connect(loader_, &FrameLoader::progress, graph_, &GraphView::set_progress);
   connect(loader_, &FrameLoader::frame_failed, this, [this](qint64 step, qulonglong frame, QString msg) {
     graph_->show_message(tr("Frame %1 of step %2 cannot be built:\n%3").arg(frame).arg(step).arg(msg));
-    msg_->show_error(tr("Frame %1 of step %2 cannot be built: %3").arg(frame).arg(step).arg(msg));
+    report_error(tr("Frame %1 of step %2 cannot be built: %3").arg(frame).arg(step).arg(msg));
     emit frame_shown();
   });
+  // what the views could not read (queued: a model reports from inside a paint)
+  connect(model_, &TraceModel::load_failed, this, &MainWindow::report_error, Qt::QueuedConnection);
+  connect(stats_, &StatsView::load_failed, this, &MainWindow::report_error);
+  connect(code_, &CodeView::load_failed, this, &MainWindow::report_error);
   connect(stats_, &StatsView::jump, this, [this](Selection s) {
     select(s);
     show_tab(GraphTab);
@@ -381,6 +386,11 @@ void MainWindow::build_menus() {
 
 void MainWindow::show_tab(Tab t) { tabs_->setCurrentIndex((int)t); }
 
+void MainWindow::report_error(const QString& text) {
+  msg_->show_error(text);
+  emit error_shown(text);
+}
+
 // Reading a trace's contexts, steps and kernels takes 60-110 ms on a training run: done on a thread of its own while
 // this waits in a local event loop, so the window keeps painting (user input waits the few hundred ms).
 SessionPtr MainWindow::open_session(const QString& path, QString& error) {
@@ -397,8 +407,8 @@ SessionPtr MainWindow::open_session(const QString& path, QString& error) {
   std::thread([r, file, done, guard] {
     try {
       r->s = TraceSession::open(file);
-    } catch (const std::exception& e) {
-      r->error = QString::fromStdString(e.what());
+    } catch (...) {
+      r->error = App::describe(std::current_exception());
     }
     done->store(true);
     QMetaObject::invokeMethod(
@@ -422,22 +432,24 @@ bool MainWindow::open_trace(const QString& path) {
   opening_ = false;
   if (!s) {
     status_trace_->setText(session_ ? QString::fromStdString(session_->path()) : QString());
-    msg_->show_error(error);
+    report_error(error);
     if (!session_) graph_->show_message(tr("No trace open.\n%1").arg(error));
     emit frame_shown();
     return false;
   }
   msg_->hide();
-  set_session(s);
+  if (!guard([&] { set_session(s); })) return false;
   add_recent(QFileInfo(path).absoluteFilePath());
   // start on the first step, so there is a graph at once
-  const auto& order = model_->step_order();
-  if (!order.empty())
-    select({session_->ui().step(order.front()).context, order.front(), 0});
-  else if (!session_->ui().contexts().empty())
-    select({session_->ui().contexts().front().id, 0, 0});
-  else
-    graph_->show_message(tr("The trace has no rewrite steps yet."));
+  guard([&] {
+    const auto& order = model_->step_order();
+    if (!order.empty())
+      select({session_->ui().step(order.front()).context, order.front(), 0});
+    else if (!session_->ui().contexts().empty())
+      select({session_->ui().contexts().front().id, 0, 0});
+    else
+      graph_->show_message(tr("The trace has no rewrite steps yet."));
+  });
   return true;
 }
 
@@ -451,10 +463,10 @@ void MainWindow::reload() {
   SessionPtr s = open_session(path, error);
   opening_ = false;
   if (!s) {
-    msg_->show_error(tr("Reload failed: %1").arg(error));
+    report_error(tr("Reload failed: %1").arg(error));
     return;
   }
-  set_session(s);
+  guard([&] { set_session(s); });
   msg_->show_info(tr("Reloaded %1: %2 contexts, %3 steps%4")
                       .arg(path)
                       .arg(s->ui().contexts().size())
@@ -504,7 +516,24 @@ void MainWindow::set_session(SessionPtr s) {
   if (model_->rowCount() <= 8) tree_->expandToDepth(0);
 }
 
+// the public entry points run their work under guard(): whatever a trace makes them throw is shown, never thrown at
+// the caller (main() opens the first trace before the event loop and its App::notify run)
+template <class F>
+bool MainWindow::guard(F&& f) {
+  try {
+    f();
+    return true;
+  } catch (...) {
+    report_error(App::describe(std::current_exception()));
+    return false;
+  }
+}
+
 void MainWindow::select(const Selection& in, bool record_history) {
+  guard([&] { select_unguarded(in, record_history); });
+}
+
+void MainWindow::select_unguarded(const Selection& in, bool record_history) {
   if (!session_) return;
   Trace& t = session_->ui();
   Selection s = in;
@@ -519,8 +548,8 @@ void MainWindow::select(const Selection& in, bool record_history) {
     } else {
       return;
     }
-  } catch (const std::exception& e) {
-    msg_->show_error(QString::fromStdString(e.what()));
+  } catch (...) {
+    report_error(App::describe(std::current_exception()));
     return;
   }
   if (s == sel_) return;
@@ -609,7 +638,11 @@ void MainWindow::on_frame(FrameResultPtr r) {
                              .arg(QString::fromStdString(r->layout->engine))
                              .arg(r->layout->ms, 0, 'f', 1)
                              .arg(last_frame_ms_, 0, 'f', 1));
-  if (!g.error.empty()) msg_->show_error(tr("Step %1: %2").arg(g.step).arg(QString::fromStdString(g.error)));
+  if (!g.error.empty()) {
+    QString text = tr("Step %1: %2").arg(g.step).arg(QString::fromStdString(g.error));
+    if (g.error_is_damage) report_error(text);  // the trace's problem
+    else msg_->show_error(text);                // the error the program raised, as recorded
+  }
   // hand freed pages back (frames come and go by the megabyte; glibc keeps them resident otherwise): at most every
   // 2 s, on a thread of its own (a trim walks the whole heap: tens of ms)
   static std::atomic<bool> trimming{false};
@@ -640,6 +673,10 @@ bool MainWindow::step_visible(int64_t step) const {
 }
 
 void MainWindow::navigate(int key) {
+  guard([&] { navigate_unguarded(key); });
+}
+
+void MainWindow::navigate_unguarded(int key) {
   if (!session_) return;
   const auto& order = model_->step_order();
   if (order.empty()) return;

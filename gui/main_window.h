@@ -41,6 +41,9 @@ class MainWindow : public QMainWindow {
   ~MainWindow() override;
 
   bool open_trace(const QString& path);  // false: the error is shown in the window, the previous trace stays
+  // an error a user should see (a trace that cannot be read, a frame that cannot be built, an exception the event
+  // loop caught): the banner shows it, error_shown() tells tests
+  void report_error(const QString& text);
   void reload();
   void select(const Selection& s, bool record_history = true);
   const Selection& selection() const { return sel_; }
@@ -77,6 +80,7 @@ class MainWindow : public QMainWindow {
 
  signals:
   void frame_shown();  // a frame (or a frame error) is on screen
+  void error_shown(QString text);
 
  protected:
   void dragEnterEvent(QDragEnterEvent* e) override;
@@ -84,6 +88,10 @@ class MainWindow : public QMainWindow {
   void closeEvent(QCloseEvent* e) override;
 
  private:
+  template <class F>
+  bool guard(F&& f);  // runs f; false when it threw (the error is shown)
+  void select_unguarded(const Selection& s, bool record_history);
+  void navigate_unguarded(int key);
   void build_menus();
   void restore_settings();
   QWidget* build_graph_tab();

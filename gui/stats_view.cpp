@@ -264,8 +264,12 @@ StatsView::StatsView(QWidget* parent) : QWidget(parent) {
   connect(match_table_, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
     if (!i.isValid() || !session_) return;
     const MatchRow& m = matches_->rows()[i.row()];
-    const StepRow& st = session_->ui().step(m.step);
-    emit jump({st.context, m.step, (size_t)m.ordinal + 1});
+    try {
+      const StepRow& st = session_->ui().step(m.step);
+      emit jump({st.context, m.step, (size_t)m.ordinal + 1});
+    } catch (const std::exception& e) {
+      emit load_failed(QString::fromStdString(e.what()));
+    }
   });
 }
 
@@ -315,6 +319,7 @@ void StatsView::reload() {
         if (gen != gen_ || s != session_) return;
         if (!err.isEmpty()) {
           summary_->setText(err);
+          emit load_failed(err);
           return;
         }
         model_->set_rows(s, std::move(rows));
@@ -356,6 +361,7 @@ void StatsView::show_rule(int64_t rule) {
                                        .arg(rows.size())
                                        .arg(site)
                                  : err);
+        if (!err.isEmpty()) emit load_failed(err);
         matches_->set_rows(s, std::move(rows));
         for (int c : {0, 3, 4}) match_table_->setColumnWidth(c, 70);
         match_table_->setColumnWidth(1, 160);

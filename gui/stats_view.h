@@ -73,6 +73,7 @@ class StatsView : public QWidget {
 
  signals:
   void jump(tv::Selection s);
+  void load_failed(QString message);  // statistics or a rule's matches could not be read
 
  private:
   void reload();

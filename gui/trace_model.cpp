@@ -63,14 +63,20 @@ void TraceModel::set_session(SessionPtr s) {
 const std::vector<MatchRow>& TraceModel::matches_of(int64_t step) {
   auto it = matches_.find(step);
   if (it != matches_.end()) return it->second;
-  return matches_[step] = session_->ui().matches(step);
+  try {
+    return matches_[step] = session_->ui().matches(step);
+  } catch (const std::exception& e) {  // a damaged row: no matches for this step, and the error is shown once
+    emit load_failed(QString::fromStdString(e.what()));
+    return matches_[step];
+  }
 }
 
 size_t TraceModel::frames_of(int64_t step) {
   if (!session_) return 1;
   if (auto it = matches_.find(step); it != matches_.end()) return it->second.size() + 1;
   const StepRow& s = session_->ui().step(step);
-  return s.error.empty() ? (size_t)s.n_matches + 1 : matches_of(step).size() + 1;  // rule errors are frames too
+  // rule errors are frames too (n_matches is bounded by the reader: the file cannot hold more)
+  return s.error.empty() ? (size_t)s.n_matches + 1 : matches_of(step).size() + 1;
 }
 
 const MatchRow* TraceModel::match(int64_t step, size_t frame) {

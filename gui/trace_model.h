@@ -46,6 +46,11 @@ class TraceModel : public QAbstractItemModel {
   QVariant data(const QModelIndex& index, int role) const override;
   QVariant headerData(int section, Qt::Orientation o, int role) const override;
 
+ signals:
+  // a step's matches could not be read (the step then shows none); may come from inside a view's paint
+  void load_failed(QString message);
+
+ public:
   // what the search filter reads, without going through QVariant (12,000 steps are filtered per keystroke)
   struct ItemInfo {
     Kind kind;

@@ -1,6 +1,10 @@
 #include "lib/device.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cctype>
+#include <cstdio>
 
 #include "lib/diskcache.h"
 
@@ -22,6 +26,39 @@ void Allocator::free(void* opaque, size_t size, const BufferSpec& options) {
 }
 
 void* Allocator::offset(void*, size_t, size_t) { throw DeviceError("need offset (device " + device + ")"); }
+
+uint64_t Allocator::max_buffer_bytes() const { return host_memory_bytes(); }
+
+uint64_t host_memory_bytes() {
+  static const uint64_t bytes = [] {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : UINT64_MAX;
+  }();
+  return bytes;
+}
+
+static std::string human_bytes(unsigned __int128 b) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = (double)b;
+  int u = 0;
+  while (v >= 1024 && u < 6) v /= 1024, u++;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
+void check_buffer_fits(const std::string& device, pyint numel, DType dtype) {
+  if (numel <= 0) return;
+  // saturates: 2^100 elements are as impossible as 2^64
+  unsigned __int128 n = numel > ((pyint)1 << 100) ? (unsigned __int128)1 << 100 : (unsigned __int128)numel;
+  unsigned __int128 bytes = n * (unsigned __int128)std::max<int64_t>(dtype.itemsize(), 1);
+  if (bytes <= ((unsigned __int128)1 << 30) || !device_registered(device)) return;
+  uint64_t limit = get_device(device).allocator().max_buffer_bytes();
+  if (bytes > limit)
+    throw DeviceError("a buffer of " + pyint_str(numel) + " " + dtype.repr() + " (" + human_bytes(bytes) +
+                      ") does not fit on " + canonicalize_device(device) + ", which holds at most " +
+                      human_bytes(limit));
+}
 
 std::shared_ptr<const std::vector<uint8_t>> Compiler::compile_cached(const std::string& src) {
   {

@@ -59,6 +59,8 @@ class Allocator {
   virtual void copyout(std::span<uint8_t> dest, void* src) = 0;
   // a view of size bytes at offset into buf (Buffer.view); devices without views refuse
   virtual void* offset(void* buf, size_t size, size_t offset);
+  // the largest buffer the device can hold: the machine's physical memory for host devices
+  virtual uint64_t max_buffer_bytes() const;
 
  protected:
   virtual void* alloc_impl(size_t size, const BufferSpec& options) = 0;
@@ -215,5 +217,12 @@ std::vector<std::string> registered_devices();
 std::string canonicalize_device(const std::string& device);
 // Device[name]: opened on first use and kept until exit; throws DeviceError for a device no backend registered
 Compiled& get_device(const std::string& device);
+// the machine's physical memory in bytes
+uint64_t host_memory_bytes();
+// Throws DeviceError when `numel` elements of `dtype` exceed what `device` can hold (its allocator's
+// max_buffer_bytes), naming the size, the device and its limit. Checked when a buffer is created (UOp::new_buffer) and
+// by the creation functions, so an impossible tensor fails at once instead of in a compile or an allocation. Buffers
+// up to 1 GiB and devices no backend registered are not looked up.
+void check_buffer_fits(const std::string& device, pyint numel, DType dtype);
 
 }  // namespace tg

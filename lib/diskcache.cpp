@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -38,8 +39,11 @@ std::filesystem::path entry_path(const std::string& table, const std::string& ke
          (hex16(fnv1a(key)) + hex16(fnv1a(key, 0x9e3779b97f4a7c15ull)));
 }
 
-std::string header(const std::string& table, const std::string& key) {
-  return std::to_string(table.size()) + " " + std::to_string(key.size()) + "\n" + table + key;
+// "<table size> <key size> <value size> <value checksum>\n" table key: an entry whose value was truncated, zeroed or
+// altered in any byte no longer matches its header and reads as a miss (the caller recomputes and rewrites it)
+std::string header(const std::string& table, const std::string& key, const std::string& val) {
+  return std::to_string(table.size()) + " " + std::to_string(key.size()) + " " + std::to_string(val.size()) + " " +
+         hex16(fnv1a(val)) + "\n" + table + key;
 }
 
 }  // namespace
@@ -52,28 +56,37 @@ std::string cache_dir() {
 }
 
 std::optional<std::string> diskcache_get(const std::string& table, const std::string& key) {
-  if (getenv_int("CACHELEVEL", 2) < 1) return std::nullopt;
+  if (getenv_int("CACHELEVEL", 2, 0, 2) < 1) return std::nullopt;
   std::ifstream f(entry_path(table, key), std::ios::binary);
   if (!f) return std::nullopt;
   std::stringstream ss;
   ss << f.rdbuf();
-  std::string all = ss.str(), h = header(table, key);
-  if (all.size() < h.size() || all.compare(0, h.size(), h) != 0) return std::nullopt;
-  return all.substr(h.size());
+  std::string all = ss.str();
+  size_t nl = all.find('\n');
+  if (nl == std::string::npos) return std::nullopt;
+  // the value's size is in the header: everything after "table key"
+  std::string prefix = std::to_string(table.size()) + " " + std::to_string(key.size()) + " ";
+  if (all.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+  size_t body = nl + 1 + table.size() + key.size();
+  if (all.size() < body) return std::nullopt;
+  std::string val = all.substr(body);
+  if (all.compare(0, body, header(table, key, val)) != 0) return std::nullopt;
+  return val;
 }
 
 void diskcache_put(const std::string& table, const std::string& key, const std::string& val) {
-  if (getenv_int("CACHELEVEL", 2) < 1) return;
+  if (getenv_int("CACHELEVEL", 2, 0, 2) < 1) return;
   std::error_code ec;
   std::filesystem::path p = entry_path(table, key);
   std::filesystem::create_directories(p.parent_path(), ec);
   if (ec) return;
   std::filesystem::path tmp = p;
-  tmp += ".tmp" + std::to_string((long long)::getpid());
+  static std::atomic<uint64_t> n_tmp{0};  // one temporary per writer, also between threads of one process
+  tmp += ".tmp" + std::to_string((long long)::getpid()) + "-" + std::to_string(n_tmp++);
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) return;
-    f << header(table, key) << val;
+    f << header(table, key, val) << val;
     if (!f) {
       f.close();
       std::filesystem::remove(tmp, ec);

@@ -1,6 +1,7 @@
 // Port of helpers.py's diskcache_get / diskcache_put: a persistent key -> value store for results that are costly to
 // recompute (compiled kernels, BEAM search results). One file per entry under cache_dir()/<table>/; each file holds
-// its table and key, so a hash collision or a torn write reads as a miss, never as a wrong value. Writes go through a
+// its table, its key and its value's size and checksum, so a hash collision, a torn write or a damaged file (truncated,
+// zeroed, a flipped bit) reads as a miss, never as a wrong value, and the caller's put rewrites it. Writes go through a
 // temporary file and a rename. CACHELEVEL=0 turns it off (reads miss, writes are dropped); an unwritable cache
 // directory only loses the caching.
 #pragma once

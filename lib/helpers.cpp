@@ -30,6 +30,18 @@ int64_t getenv_int(const char* key, int64_t default_value) {
   return r;
 }
 
+int64_t getenv_int(const char* key, int64_t default_value, int64_t lo, int64_t hi) {
+  int64_t r = getenv_int(key, default_value);
+  if (std::getenv(key) != nullptr && *std::getenv(key) != '\0' && (r < lo || r > hi)) {
+    std::string range = lo == INT64_MIN ? "at most " + std::to_string(hi)
+                        : hi == INT64_MAX ? std::to_string(lo) + " or more"
+                                          : "from " + std::to_string(lo) + " to " + std::to_string(hi);
+    throw EnvError(std::string("environment variable ") + key + "=" + std::to_string(r) + " is out of range: " + key +
+                   " takes " + range);
+  }
+  return r;
+}
+
 std::string getenv_str(const char* key, const std::string& default_value) {
   const char* v = std::getenv(key);
   return v == nullptr ? default_value : std::string(v);
@@ -40,17 +52,18 @@ static std::unordered_map<std::string_view, ContextVar*>& registry() {
   return r;
 }
 
-static int64_t env_or_exit(const char* key, int64_t default_value) {
+static int64_t env_or_exit(const char* key, int64_t default_value, int64_t lo = INT64_MIN, int64_t hi = INT64_MAX) {
   // ContextVars are read during static initialization: a bad value is reported and the program stops cleanly
   try {
-    return getenv_int(key, default_value);
+    return getenv_int(key, default_value, lo, hi);
   } catch (const EnvError& e) {
     std::fprintf(stderr, "tinygrad: %s\n", e.what());
     std::exit(2);
   }
 }
 
-ContextVar::ContextVar(const char* key, int64_t default_value) : key_(key), value_(env_or_exit(key, default_value)) {
+ContextVar::ContextVar(const char* key, int64_t default_value, int64_t lo, int64_t hi)
+    : key_(key), value_(env_or_exit(key, default_value, lo, hi)) {
   registry()[key] = this;
 }
 
@@ -72,12 +85,14 @@ Context::~Context() {
 }
 
 // VIZ first: TRACK_MATCH_STATS defaults to 2 when VIZ is set, PROFILE to abs(VIZ)
-ContextVar VIZ("VIZ", 0);
-ContextVar DEBUG("DEBUG", 0);
-ContextVar SPEC("SPEC", 0);
-ContextVar TRACK_MATCH_STATS("TRACK_MATCH_STATS", env_or_exit("VIZ", 0) != 0 ? 2 : 0);
-ContextVar REWRITE_STACK_LIMIT("REWRITE_STACK_LIMIT", 250000);
-ContextVar PROFILE("PROFILE", std::llabs(env_or_exit("VIZ", 0)));
+// VIZ: -1 records, 1 records and opens tinyviz at exit; TRACK_MATCH_STATS: 1 counts, 2 records, 3 also prints each
+// match; DEBUG up to 7 like the reference
+ContextVar VIZ("VIZ", 0, -1, 1);
+ContextVar DEBUG("DEBUG", 0, 0, 7);
+ContextVar SPEC("SPEC", 0, 0, 2);
+ContextVar TRACK_MATCH_STATS("TRACK_MATCH_STATS", env_or_exit("VIZ", 0, -1, 1) != 0 ? 2 : 0, 0, 3);
+ContextVar REWRITE_STACK_LIMIT("REWRITE_STACK_LIMIT", 250000, 1, INT64_MAX);
+ContextVar PROFILE("PROFILE", std::llabs(env_or_exit("VIZ", 0, -1, 1)), 0, 1);
 
 static bool is_balanced(std::string_view s) {
   int depth = 0;

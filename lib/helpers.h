@@ -8,13 +8,11 @@
 #include <string_view>
 #include <vector>
 
+#include "lib/error.h"
+
 namespace tg {
 
-// Errors a user can cause (bad shapes, bad env values, unreadable trace) derive from tg::Error.
-class Error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// Errors a user can cause (bad shapes, bad env values, unreadable trace) derive from tg::Error (lib/error.h).
 class EnvError : public Error {
  public:
   using Error::Error;
@@ -27,13 +25,17 @@ class RewriteError : public Error {
 
 // getenv with tinygrad semantics: an integer, default when unset; a malformed value throws EnvError naming the variable.
 int64_t getenv_int(const char* key, int64_t default_value);
+// the same, and a value outside [lo, hi] throws EnvError naming the variable and its range
+int64_t getenv_int(const char* key, int64_t default_value, int64_t lo, int64_t hi);
 std::string getenv_str(const char* key, const std::string& default_value);
 
 // A process-wide setting read from the environment once, changeable at runtime (Context below). Like the reference,
-// values are global, not per thread.
+// values are global, not per thread. A value set in the environment must lie in [lo, hi]: a malformed or out-of-range
+// value is reported on stderr with the variable's range and the program exits with status 2 (ContextVars are read
+// during static initialization, before main can catch anything).
 class ContextVar {
  public:
-  ContextVar(const char* key, int64_t default_value);
+  ContextVar(const char* key, int64_t default_value, int64_t lo = INT64_MIN, int64_t hi = INT64_MAX);
   int64_t value() const { return value_.load(std::memory_order_relaxed); }
   void set(int64_t v) { value_.store(v, std::memory_order_relaxed); }
   operator int64_t() const { return value(); }

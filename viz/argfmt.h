@@ -1,7 +1,20 @@
 // Display text of an encoded arg (lib/uop/serialize.h format) without linking the engine: python repr.
 #pragma once
+#include <stdexcept>
 #include <string>
 
 namespace tg::viz {
-std::string arg_display(const std::string& encoded);  // "(0, AxisType.LOOP)", "1.0", "'gidx0'", "dtypes.float"
-}
+
+// a malformed encoding (the trace reader turns it into a TraceError naming the file, the uop and the string)
+class ArgFormatError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+constexpr int kMaxArgNesting = 64;  // tuples in tuples: the engine's deepest args nest a few levels
+
+// "(0, AxisType.LOOP)", "1.0", "'gidx0'", "dtypes.float"; throws ArgFormatError for a malformed encoding (unknown
+// tag, a string length past the end, nesting deeper than kMaxArgNesting, trailing bytes)
+std::string arg_display(const std::string& encoded);
+
+}  // namespace tg::viz

@@ -1,4 +1,7 @@
-// tinyviz-cli: inspect a trace from a terminal (scripts, servers without a display, CI).
+// tinyviz-cli: inspect a trace from a terminal (scripts, servers without a display, CI). The commands live here,
+// main() in tinyviz_cli.cpp, so tests can run them in-process.
+#include "viz/cli.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +35,8 @@ static std::string one_line(std::string s) {
   std::replace(s.begin(), s.end(), '\n', ' ');
   return s;
 }
+// a + b, stopping at INT64_MAX (sums of many run times read from a file)
+static int64_t add_sat(int64_t a, int64_t b) { return b > 0 && a > INT64_MAX - b ? INT64_MAX : a + b; }
 static int64_t to_i(const char* s, const char* what) {
   char* e = nullptr;
   long long v = std::strtoll(s, &e, 10);
@@ -82,8 +87,9 @@ static int cmd_kernels(Trace& t, int argc, char** argv) {
       rows.push_back(nr);
       r = &rows.back();
     }
-    r->runs++, r->ns += k.t_end - k.t_start;
-    total += k.t_end - k.t_start;
+    int64_t ns = std::max<int64_t>(0, k.t_end - k.t_start);  // the reader bounds both times by 2^61
+    r->runs++, r->ns = add_sat(r->ns, ns);
+    total = add_sat(total, ns);
   }
   if (rows.empty()) {
     std::printf("no kernel runs in this trace (record with PROFILE=1 or VIZ=-1 on a program that runs kernels)\n");
@@ -124,7 +130,9 @@ static int cmd_steps(Trace& t, int64_t ctx) {
     std::printf("context %lld: %s\n", (long long)c.id, c.name.c_str());
     for (int64_t sid : c.steps) {
       const StepRow& s = t.step(sid);
-      std::printf("  %6lld %*s%-40s %6lld matches  %s:%d%s%s%s\n", (long long)s.id, s.depth * 2, "", s.name.c_str(),
+      // the reader bounds depths by the number of steps; a listing still indents at most 32 levels
+      std::printf("  %6lld %*s%-40s %6lld matches  %s:%d%s%s%s\n", (long long)s.id, std::min(s.depth, 32) * 2, "",
+                  s.name.c_str(),
                   (long long)s.n_matches, s.file.c_str(), s.line, s.bottom_up ? " bottom_up" : "", s.walk ? " walk" : "",
                   s.error.empty() ? "" : (" ERROR: " + s.error).c_str());
     }
@@ -193,7 +201,8 @@ static int cmd_stats(Trace& t, int argc, char** argv) {
 static int cmd_frame(Trace& t, int64_t step, int64_t k) {
   StepReplay r(t, step);
   if (k < 0 || (size_t)k >= r.num_frames())
-    throw TraceError("step " + std::to_string(step) + " has frames 0.." + std::to_string(r.num_frames() - 1));
+    throw TraceError("trace '" + t.path() + "': step " + std::to_string(step) + " has frames 0.." +
+                     std::to_string(r.num_frames() - 1));
   auto nodes = r.nodes((size_t)k);
   std::printf("step %lld frame %lld/%zu: %zu nodes, root %lld\n", (long long)step, (long long)k, r.num_frames() - 1,
               nodes.size(), (long long)r.root((size_t)k));
@@ -243,7 +252,7 @@ static int cmd_verify(Trace& t) {
   return bad ? 1 : 0;
 }
 
-int main(int argc, char** argv) {
+int tg::viz::cli_main(int argc, char** argv) {
   if (argc < 3 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
     std::fputs(kUsage, argc < 3 && !(argc == 2 && (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help"))) ? stderr : stdout);
     return argc < 3 ? 2 : 0;
@@ -267,8 +276,17 @@ int main(int argc, char** argv) {
     if (cmd == "kernels") return cmd_kernels(*t, argc - 3, argv + 3);
     std::fprintf(stderr, "tinyviz-cli: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return 2;
-  } catch (const std::exception& e) {
+  } catch (const tg::Error& e) {  // TraceError and the argument errors: what and where
     std::fprintf(stderr, "tinyviz-cli: %s\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "tinyviz-cli: trace '%s': reading it needs more memory than there is\n", argv[2]);
+    return 2;
+  } catch (const std::exception& e) {  // a bug: the reader should have said what is wrong
+    std::fprintf(stderr, "tinyviz-cli: trace '%s': internal error: %s\n", argv[2], e.what());
+    return 2;
+  } catch (...) {
+    std::fprintf(stderr, "tinyviz-cli: trace '%s': internal error\n", argv[2]);
     return 2;
   }
 }

@@ -4,6 +4,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <charconv>
+#include <climits>
+#include <set>
 
 #include "viz/argfmt.h"
 #include "viz/schema.h"
@@ -25,36 +28,117 @@ constexpr int kNumOps = 80;
 constexpr const char* kStepColumns =
     "SELECT id, context, parent, depth, name, file, line, flags, input_root, output_root, t_start, t_end, n_matches, "
     "error FROM steps";
+// steady-clock ns: a timestamp beyond this either way is damage (and any difference of two fits in an int64)
+constexpr int64_t kMaxTime = (int64_t)1 << 61;
+constexpr int64_t kMaxDtypes = 1024;             // dtype ids index a table; the engine has a few dozen
+constexpr int64_t kMinMatchBytes = 8;            // a matches row takes at least this much of the file
 
+thread_local bool g_load_catalog = true;  // open_for_queries: load() stops after the dtype names
+
+std::string S(int64_t v) { return std::to_string(v); }
+
+// the columns the reader uses, per table (the schema may have more); programs and kernel_events from schema 3
+struct TableSpec {
+  const char* name;
+  std::vector<const char*> columns;
+  int since;
+};
+const std::vector<TableSpec>& table_specs() {
+  static const std::vector<TableSpec> specs = {
+      {"meta", {"key", "value"}, 2},
+      {"strings", {"id", "value"}, 2},
+      {"dtypes", {"id", "name"}, 2},
+      {"uops", {"id", "op", "dtype", "arg", "tag", "src"}, 2},
+      {"rules", {"id", "matcher", "file", "line", "source"}, 2},
+      {"contexts", {"id", "name", "thread", "t_start", "t_end"}, 2},
+      {"steps", {"id", "context", "parent", "depth", "name", "file", "line", "flags", "input_root", "output_root",
+                 "t_start", "t_end", "n_matches", "error", "stats"}, 2},
+      {"matches", {"step", "ordinal", "before", "after", "rule", "dur"}, 2},
+      {"context_rule_stats", {"context", "rule", "candidates", "early_rejects", "attempts", "matches", "excl_ns",
+                              "incl_ns"}, 2},
+      {"rule_errors", {"step", "ordinal", "before", "error_uop", "rule", "message"}, 2},
+      {"step_uops", {"step", "uop"}, 2},
+      {"programs", {"id", "name", "device", "context", "source", "uops", "global_size", "local_size", "ops", "mem",
+                    "lds"}, 3},
+      {"kernel_events", {"id", "program", "name", "device", "t_start", "t_end", "bufs", "var_vals"}, 3},
+  };
+  return specs;
+}
+
+const char* type_name(int type) {
+  switch (type) {
+    case SQLITE_INTEGER: return "an integer";
+    case SQLITE_FLOAT: return "a float";
+    case SQLITE_TEXT: return "text";
+    case SQLITE_BLOB: return "a blob";
+    default: return "NULL";
+  }
+}
+
+// a prepared statement over one table. Every row error names the file, the table and the row (set with at()); an
+// SQLite error while stepping (a corrupt page) becomes a TraceError too, never the silent end of the rows
 struct Stmt {
   sqlite3_stmt* s = nullptr;
-  Stmt(sqlite3* db, const char* sql, const std::string& path) {
-    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK)
-      throw TraceError("trace '" + path + "' cannot be read: " + sqlite3_errmsg(db));
+  const Trace& t;
+  const char* table;
+  std::string key;  // the row being read ("" before its id is known)
+  Stmt(sqlite3* db, const std::string& sql, const Trace& tr, const char* tbl) : t(tr), table(tbl) {
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK)
+      t.fail_key(table, "", std::string("cannot be read: ") + sqlite3_errmsg(db));
   }
   ~Stmt() { sqlite3_finalize(s); }
-  bool step() { return sqlite3_step(s) == SQLITE_ROW; }
-  int64_t i(int c) { return sqlite3_column_int64(s, c); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  bool step() {
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    t.fail_key(table, key, std::string("cannot be read: ") + sqlite3_errmsg(sqlite3_db_handle(s)));
+  }
+  void reset() {
+    sqlite3_reset(s);
+    key.clear();
+  }
+  void at(int64_t row) { key = S(row); }
+  [[noreturn]] void bad(int c, const std::string& what) {
+    t.fail_key(table, key, std::string(sqlite3_column_name(s, c)) + " " + what);
+  }
   bool null(int c) { return sqlite3_column_type(s, c) == SQLITE_NULL; }
-  std::string t(int c) {
+  int64_t i(int c) {  // an integer column (NULL, text, a float or a blob there is damage)
+    int type = sqlite3_column_type(s, c);
+    if (type != SQLITE_INTEGER) bad(c, std::string("holds ") + type_name(type) + ", not an integer");
+    return sqlite3_column_int64(s, c);
+  }
+  int64_t i_or_0(int c) { return null(c) ? 0 : i(c); }  // a nullable integer column
+  int64_t in_range(int c, int64_t lo, int64_t hi) {
+    int64_t v = i(c);
+    if (v < lo || v > hi) bad(c, S(v) + " is out of range (" + S(lo) + ".." + S(hi) + ")");
+    return v;
+  }
+  std::string t_(int c) {
     const unsigned char* p = sqlite3_column_text(s, c);
     return p ? std::string((const char*)p, sqlite3_column_bytes(s, c)) : std::string();
   }
 };
 
-StepRow read_step(const Trace& t, Stmt& q) {
-  StepRow s;
-  s.id = q.i(0), s.context = q.i(1), s.parent = q.i(2), s.depth = (int)q.i(3);
-  s.name = t.str(q.i(4)), s.file = t.str(q.i(5)), s.line = (int)q.i(6);
-  int64_t f = q.i(7);
-  s.bottom_up = f & 1, s.walk = f & 2, s.enter_calls = f & 4;
-  s.input_root = q.i(8), s.output_root = q.null(9) ? 0 : q.i(9);
-  s.t_start = q.i(10), s.t_end = q.null(11) ? 0 : q.i(11);
-  s.n_matches = q.null(12) ? 0 : q.i(12);
-  if (!q.null(13)) s.error = t.str(q.i(13));
-  return s;
+// one file's size (0 when it does not exist)
+uint64_t size_of(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? (uint64_t)st.st_size : 0;
 }
 }  // namespace
+
+void Trace::fail(const char* table, int64_t row, const std::string& what) const { fail_key(table, S(row), what); }
+void Trace::fail_key(const char* table, const std::string& key, const std::string& what) const {
+  std::string m = "trace '" + path_ + "'";
+  if (table && *table) m += std::string(": table ") + table;
+  if (!key.empty()) m += ", row " + key;
+  // "table meta has no column value", "table steps is a view, not a table"; else "...: what"
+  bool verb = table && *table && key.empty() && (what.rfind("has ", 0) == 0 || what.rfind("is ", 0) == 0);
+  m += (verb ? " " : ": ") + what;
+  std::replace(m.begin(), m.end(), '\n', ' ');  // one line (SQLite's messages can hold several)
+  throw TraceError(m);
+}
 
 std::unique_ptr<Trace> Trace::open(const std::string& path, bool program_text) {
   struct stat st;
@@ -73,8 +157,14 @@ std::unique_ptr<Trace> Trace::open(const std::string& path, bool program_text) {
   std::unique_ptr<Trace> t(new Trace());
   t->path_ = path;
   t->program_text_ = program_text;
+  t->file_bytes_ = (uint64_t)st.st_size + size_of(path + "-wal");
   if (sqlite3_open_v2(path.c_str(), &t->db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK)
     throw TraceError("cannot open trace '" + path + "': " + (t->db_ ? sqlite3_errmsg(t->db_) : "out of memory"));
+  // SQLite's advice for files from elsewhere (sqlite.org/security.html): no functions with side effects from the
+  // schema, checked cell sizes, no memory-mapped reads
+  sqlite3_db_config(t->db_, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  sqlite3_db_config(t->db_, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+  sqlite3_exec(t->db_, "PRAGMA cell_size_check=ON; PRAGMA mmap_size=0", nullptr, nullptr, nullptr);
   auto pragma = [&](const char* q) -> int64_t {
     sqlite3_stmt* s = nullptr;
     if (sqlite3_prepare_v2(t->db_, q, -1, &s, nullptr) != SQLITE_OK)
@@ -102,9 +192,14 @@ std::unique_ptr<Trace> Trace::open(const std::string& path, bool program_text) {
   // cache: no stepping or query time measurable)
   sqlite3_exec(t->db_, "PRAGMA cache_size=-512", nullptr, nullptr, nullptr);
   try {
+    t->check_schema();
+    t->read_meta();
+    if (g_load_catalog && (!t->complete_ || t->file_bytes_ <= kQuickCheckBytes)) t->quick_check();
     t->load();
   } catch (const TraceError&) {
     throw;
+  } catch (const std::bad_alloc&) {
+    throw TraceError("trace '" + path + "' cannot be read: it asks for more memory than there is");
   } catch (const std::exception& e) {
     throw TraceError("trace '" + path + "' cannot be read: " + e.what());
   }
@@ -112,7 +207,72 @@ std::unique_ptr<Trace> Trace::open(const std::string& path, bool program_text) {
 }
 
 Trace::~Trace() {
+  sqlite3_finalize(str_stmt_);
   if (db_) sqlite3_close(db_);
+}
+
+// every table the reader uses is a table (not a view: a view can be made to run without end) with the columns it reads
+void Trace::check_schema() {
+  struct Object {
+    std::string type, sql;
+    std::set<std::string> columns;
+  };
+  std::map<std::string, Object> objects;
+  {
+    // one query for every table's columns (the names are the reader's own, quoted as SQL strings)
+    std::string names;
+    for (const TableSpec& spec : table_specs()) names += std::string(names.empty() ? "'" : ",'") + spec.name + "'";
+    Stmt q(db_,
+           "SELECT m.name, m.type, m.sql, p.name FROM sqlite_master m LEFT JOIN pragma_table_info(m.name) p "
+           "WHERE m.name IN (" + names + ")",
+           *this, "sqlite_master");
+    while (q.step()) {
+      Object& o = objects[q.t_(0)];
+      o.type = q.t_(1), o.sql = q.t_(2);
+      if (!q.null(3)) o.columns.insert(q.t_(3));
+    }
+  }
+  for (const TableSpec& spec : table_specs()) {
+    auto it = objects.find(spec.name);
+    if (it == objects.end()) {
+      if (spec.since > schema_version_) continue;  // programs and kernel_events: schema 3
+      fail_key(spec.name, "", "is missing (a truncated or damaged trace)");
+    }
+    if (it->second.type != "table" || it->second.sql.rfind("CREATE VIRTUAL", 0) == 0)
+      fail_key(spec.name, "", "is a " + it->second.type + ", not a table");
+    for (const char* c : spec.columns)
+      if (!it->second.columns.count(c)) fail_key(spec.name, "", std::string("has no column ") + c);
+  }
+}
+
+void Trace::read_meta() {
+  Stmt q(db_, "SELECT key, value FROM meta", *this, "meta");
+  while (q.step()) {
+    if (sqlite3_column_type(q.s, 0) != SQLITE_TEXT) q.bad(0, "is not text");
+    q.key = "'" + q.t_(0).substr(0, 40) + "'";
+    if (sqlite3_column_type(q.s, 1) != SQLITE_TEXT) q.bad(1, "is not text");
+    if (q.t_(0) == "status") complete_ = q.t_(1) == "complete";
+  }
+}
+
+// SQLite's structural check of every page: a run that was killed, or a file that was damaged, shows it here instead
+// of as wrong rows later
+void Trace::quick_check() {
+  sqlite3_stmt* q = nullptr;
+  std::string problems;
+  int rc = sqlite3_prepare_v2(db_, "PRAGMA quick_check(3)", -1, &q, nullptr);
+  if (rc == SQLITE_OK)
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+      const unsigned char* t = sqlite3_column_text(q, 0);
+      std::string line = t ? (const char*)t : "";
+      if (line == "ok") continue;
+      std::replace(line.begin(), line.end(), '\n', ' ');
+      problems += (problems.empty() ? "" : "; ") + line;
+    }
+  if (rc != SQLITE_DONE) problems += (problems.empty() ? "" : "; ") + std::string(sqlite3_errmsg(db_));
+  sqlite3_finalize(q);
+  if (!problems.empty())
+    throw TraceError("trace '" + path_ + "' is corrupt (SQLite's quick_check: " + problems.substr(0, 400) + ")");
 }
 
 // ESC [ ... letter: the SGR colour sequences tinygrad puts in kernel names
@@ -136,19 +296,15 @@ const ProgramRow* Trace::program(int64_t id) const {
 }
 
 std::pair<std::string, std::string> Trace::program_text(int64_t id) const {
-  Stmt q(db_, "SELECT source, uops FROM programs WHERE id=?", path_);
+  Stmt q(db_, "SELECT source, uops FROM programs WHERE id=?", *this, "programs");
   sqlite3_bind_int64(q.s, 1, id);
   if (!q.step()) throw TraceError("trace '" + path_ + "' has no program " + std::to_string(id));
-  return {q.t(0), q.t(1)};
+  return {q.t_(0), q.t_(1)};
 }
 
 const ProgramRow* Trace::program_of_context(int64_t context) const {
   auto it = program_by_ctx_.find(context);
   return it == program_by_ctx_.end() ? nullptr : &programs_[it->second];
-}
-
-namespace {
-thread_local bool g_load_catalog = true;  // open_for_queries: load() stops after the dtype names
 }
 
 std::unique_ptr<Trace> Trace::open_for_queries(const std::string& path) {
@@ -163,116 +319,176 @@ std::unique_ptr<Trace> Trace::open_for_queries(const std::string& path) {
   }
 }
 
+// a step row; its references to other rows are checked by load() (a trace opened for queries reads steps one by one)
+StepRow Trace::read_step(void* stmt) const {
+  Stmt& q = *static_cast<Stmt*>(stmt);
+  StepRow s;
+  s.id = q.i(0);
+  q.at(s.id);
+  if (s.id < 1) q.bad(0, S(s.id) + " is not a step id (ids start at 1)");
+  s.context = q.i(1);
+  s.parent = q.i(2);
+  if (s.parent < 0 || s.parent >= s.id) q.bad(2, S(s.parent) + " is not an earlier step");
+  // a step at depth d is nested in d steps, each with a smaller id
+  s.depth = (int)q.in_range(3, 0, std::min<int64_t>(s.id - 1, INT_MAX));
+  if (s.parent == 0 && s.depth != 0) q.bad(3, S(s.depth) + " for a step without a parent");
+  std::string key = S(s.id);
+  s.name = str_ref(q.i(4), "steps", key, "name"), s.file = str_ref(q.i(5), "steps", key, "file");
+  s.line = (int)q.in_range(6, INT_MIN, INT_MAX);
+  int64_t f = q.i(7);
+  s.bottom_up = f & 1, s.walk = f & 2, s.enter_calls = f & 4;
+  s.input_root = q.i(8), s.output_root = q.i_or_0(9);
+  if (s.input_root < 1) q.bad(8, S(s.input_root) + " is not a uop id");
+  if (!q.null(9) && s.output_root < 1) q.bad(9, S(s.output_root) + " is not a uop id");
+  s.t_start = q.in_range(10, -kMaxTime, kMaxTime);
+  if (!q.null(11)) s.t_end = q.in_range(11, s.t_start, kMaxTime);
+  // a count the file cannot hold is damage (and would size allocations)
+  if (!q.null(12)) s.n_matches = q.in_range(12, 0, (int64_t)(file_bytes_ / kMinMatchBytes));
+  if (!q.null(13)) s.error = str_ref(q.i(13), "steps", key, "error");
+  return s;
+}
+
 void Trace::load() {
   catalog_ = g_load_catalog;
-  bool has_kernels = false;
   {
-    Stmt q(db_, "SELECT name FROM sqlite_master WHERE type='table' AND name='kernel_events'", path_);
-    has_kernels = q.step();
-  }
-  if (has_kernels && catalog_) {
-    {
-      Stmt q(db_,
-             program_text_ ? "SELECT id, name, device, context, source, uops, global_size, local_size, ops, mem, lds "
-                             "FROM programs ORDER BY id"
-                           : "SELECT id, name, device, context, '', '', global_size, local_size, ops, mem, lds "
-                             "FROM programs ORDER BY id",
-             path_);
-      while (q.step()) {
-        ProgramRow p;
-        p.id = q.i(0), p.name = str(q.i(1)), p.device = str(q.i(2)), p.context = q.i(3);
-        p.source = q.t(4), p.uops = q.t(5), p.global_size = q.t(6), p.local_size = q.t(7);
-        p.ops = q.i(8), p.mem = q.i(9), p.lds = q.i(10);
-        program_index_[p.id] = programs_.size();
-        if (p.context) program_by_ctx_[p.context] = programs_.size();
-        programs_.push_back(std::move(p));
-      }
-    }
-    {
-      Stmt n(db_, "SELECT COUNT(*) FROM kernel_events", path_);
-      if (n.step()) kernel_events_.reserve((size_t)n.i(0));  // a training run records ~10,000: no doubling
-    }
-    Stmt q(db_,
-           "SELECT id, program, name, device, t_start, t_end, bufs, var_vals FROM kernel_events ORDER BY t_start, id",
-           path_);
+    Stmt q(db_, "SELECT id, name FROM dtypes ORDER BY id", *this, "dtypes");
     while (q.step()) {
-      KernelEventRow k;
-      k.id = q.i(0), k.program = q.i(1), k.name = strip_ansi(str(q.i(2))), k.device = str(q.i(3));
-      while (!k.name.empty() && k.name.back() == ' ') k.name.pop_back();  // copy names are padded for DEBUG=2
-      k.t_start = q.i(4), k.t_end = q.i(5), k.bufs = q.t(6);
-      if (!q.null(7)) k.var_vals = q.t(7);
-      kernel_events_.push_back(std::move(k));
+      int64_t id = q.i(0);
+      q.at(id);
+      if (id < 0 || id >= kMaxDtypes) q.bad(0, S(id) + " is out of range (0.." + S(kMaxDtypes - 1) + ")");
+      if (dtype_names_.size() <= (size_t)id) dtype_names_.resize((size_t)id + 1, "?");
+      dtype_names_[(size_t)id] = q.t_(1);
     }
   }
   {
-    Stmt q(db_, "SELECT name FROM sqlite_master WHERE type='index' AND name='steps_context'", path_);
+    Stmt q(db_, "SELECT name FROM sqlite_master WHERE type='index' AND name='steps_context'", *this, "sqlite_master");
     has_index_ = q.step();
-  }
-  {
-    Stmt q(db_, "SELECT id, name FROM dtypes ORDER BY id", path_);
-    while (q.step()) {
-      size_t id = (size_t)q.i(0);
-      if (dtype_names_.size() <= id) dtype_names_.resize(id + 1, "?");
-      dtype_names_[id] = q.t(1);
-    }
   }
   if (!catalog_) return;
   {
-    Stmt q(db_, "SELECT id, name, thread, t_start, t_end FROM contexts ORDER BY id", path_);
+    Stmt q(db_, "SELECT id, name, thread, t_start, t_end FROM contexts ORDER BY id", *this, "contexts");
     while (q.step()) {
       ContextRow c;
       c.id = q.i(0);
-      c.name_ansi = str(q.i(1));
+      q.at(c.id);
+      if (c.id < 1) q.bad(0, S(c.id) + " is not a context id (ids start at 1)");
+      c.name_ansi = str_ref(q.i(1), "contexts", S(c.id), "name");
       c.name = strip_ansi(c.name_ansi);
       c.thread = q.i(2);
-      c.t_start = q.i(3);
-      c.t_end = q.null(4) ? 0 : q.i(4);
+      c.t_start = q.in_range(3, -kMaxTime, kMaxTime);
+      if (!q.null(4)) c.t_end = q.in_range(4, c.t_start, kMaxTime);
       ctx_index_[c.id] = contexts_.size();
       contexts_.push_back(std::move(c));
     }
   }
   {
-    Stmt n(db_, "SELECT COUNT(*) FROM steps", path_);
+    Stmt n(db_, "SELECT COUNT(*) FROM steps", *this, "steps");
     if (n.step()) steps_.reserve((size_t)n.i(0));  // no doubling on the way: 12,000 steps of a training run
   }
   {
-    Stmt q(db_, (std::string(kStepColumns) + " ORDER BY id").c_str(), path_);
+    Stmt q(db_, std::string(kStepColumns) + " ORDER BY id", *this, "steps");
     while (q.step()) {
-      StepRow s = read_step(*this, q);
+      StepRow s = read_step(&q);
+      if (!ctx_index_.count(s.context)) {
+        // a killed run can have written a step whose context another thread began and had not handed over yet
+        if (complete_) q.bad(1, S(s.context) + " does not exist in table contexts");
+        ContextRow c;
+        c.id = s.context;
+        c.name = c.name_ansi = "(context " + S(s.context) + ": not in the file, the run stopped first)";
+        c.t_start = s.t_start;
+        ctx_index_[c.id] = contexts_.size();
+        contexts_.push_back(std::move(c));
+      }
+      if (s.parent) {
+        auto p = step_index_.find(s.parent);
+        if (p == step_index_.end()) q.bad(2, S(s.parent) + " does not exist in table steps");
+        if (s.depth != steps_[p->second].depth + 1)
+          q.bad(3, S(s.depth) + " is not one more than its parent's (" + S(steps_[p->second].depth) + ")");
+      }
       step_index_[s.id] = steps_.size();
-      auto it = ctx_index_.find(s.context);
-      if (it != ctx_index_.end()) contexts_[it->second].steps.push_back(s.id);
+      contexts_[ctx_index_[s.context]].steps.push_back(s.id);
       steps_.push_back(std::move(s));
     }
   }
   if (!has_index_) {
     // a trace from a killed run: steps still open have no match count, count them in one scan
-    Stmt q(db_, "SELECT step, COUNT(*) FROM matches GROUP BY step", path_);
+    Stmt q(db_, "SELECT step, COUNT(*) FROM matches GROUP BY step", *this, "matches");
     while (q.step()) {
       auto it = step_index_.find(q.i(0));
       if (it != step_index_.end() && steps_[it->second].n_matches == 0) steps_[it->second].n_matches = q.i(1);
     }
   }
+  bool has_kernels = false;
+  {
+    Stmt q(db_, "SELECT name FROM sqlite_master WHERE type='table' AND name='kernel_events'", *this, "sqlite_master");
+    has_kernels = q.step();
+  }
+  if (!has_kernels) return;
+  {
+    Stmt q(db_,
+           program_text_ ? "SELECT id, name, device, context, source, uops, global_size, local_size, ops, mem, lds "
+                           "FROM programs ORDER BY id"
+                         : "SELECT id, name, device, context, '', '', global_size, local_size, ops, mem, lds "
+                           "FROM programs ORDER BY id",
+           *this, "programs");
+    while (q.step()) {
+      ProgramRow p;
+      p.id = q.i(0);
+      q.at(p.id);
+      if (p.id < 1) q.bad(0, S(p.id) + " is not a program id (ids start at 1)");
+      p.name = str_ref(q.i(1), "programs", S(p.id), "name"), p.device = str_ref(q.i(2), "programs", S(p.id), "device");
+      p.context = q.i(3);
+      if (p.context && !ctx_index_.count(p.context)) {
+        if (complete_) q.bad(3, S(p.context) + " does not exist in table contexts");
+        p.context = 0;  // a killed run: not recorded
+      }
+      p.source = q.t_(4), p.uops = q.t_(5), p.global_size = q.t_(6), p.local_size = q.t_(7);
+      p.ops = q.in_range(8, -1, INT64_MAX), p.mem = q.in_range(9, -1, INT64_MAX), p.lds = q.in_range(10, -1, INT64_MAX);
+      program_index_[p.id] = programs_.size();
+      if (p.context) program_by_ctx_[p.context] = programs_.size();
+      programs_.push_back(std::move(p));
+    }
+  }
+  {
+    Stmt n(db_, "SELECT COUNT(*) FROM kernel_events", *this, "kernel_events");
+    if (n.step()) kernel_events_.reserve((size_t)n.i(0));  // a training run records ~10,000: no doubling
+  }
+  Stmt q(db_, "SELECT id, program, name, device, t_start, t_end, bufs, var_vals FROM kernel_events ORDER BY t_start, id",
+         *this, "kernel_events");
+  while (q.step()) {
+    KernelEventRow k;
+    k.id = q.i(0);
+    q.at(k.id);
+    k.program = q.i(1);
+    if (k.program && !program_index_.count(k.program)) {
+      if (complete_) q.bad(1, S(k.program) + " does not exist in table programs");
+      k.program = 0;  // a killed run: not recorded
+    }
+    k.name = strip_ansi(str_ref(q.i(2), "kernel_events", S(k.id), "name"));
+    k.device = str_ref(q.i(3), "kernel_events", S(k.id), "device");
+    while (!k.name.empty() && k.name.back() == ' ') k.name.pop_back();  // copy names are padded for DEBUG=2
+    // (a device's clock mapped onto the host's can end a run a little before it starts: the timeline copes)
+    k.t_start = q.in_range(4, -kMaxTime, kMaxTime), k.t_end = q.in_range(5, -kMaxTime, kMaxTime), k.bufs = q.t_(6);
+    if (!q.null(7)) k.var_vals = q.t_(7);
+    kernel_events_.push_back(std::move(k));
+  }
 }
 
 std::map<std::string, std::string> Trace::meta() const {
   std::map<std::string, std::string> m;
-  Stmt q(db_, "SELECT key, value FROM meta", path_);
-  while (q.step()) m[q.t(0)] = q.t(1);
+  Stmt q(db_, "SELECT key, value FROM meta", *this, "meta");
+  while (q.step()) m[q.t_(0)] = q.t_(1);
   return m;
-}
-bool Trace::complete() const {
-  auto m = meta();
-  return m["status"] == "complete";
 }
 
 const StepRow& Trace::step(int64_t id) const {
   if (!catalog_) {  // opened for queries: read the row when asked for
     if (auto it = lazy_steps_.find(id); it != lazy_steps_.end()) return it->second;
-    Stmt q(db_, (std::string(kStepColumns) + " WHERE id=?").c_str(), path_);
+    Stmt q(db_, std::string(kStepColumns) + " WHERE id=?", *this, "steps");
     sqlite3_bind_int64(q.s, 1, id);
     if (!q.step()) throw TraceError("trace '" + path_ + "' has no step " + std::to_string(id));
-    return lazy_steps_.emplace(id, read_step(*this, q)).first->second;
+    StepRow s = read_step(&q);
+    return lazy_steps_.emplace(id, std::move(s)).first->second;
   }
   auto it = step_index_.find(id);
   if (it == step_index_.end()) throw TraceError("trace '" + path_ + "' has no step " + std::to_string(id));
@@ -293,30 +509,42 @@ std::vector<int64_t> Trace::child_steps(int64_t step_id) const {
 
 std::vector<MatchRow> Trace::matches(int64_t step_id) const {
   std::vector<MatchRow> out;
+  // no doubling: a step can hold 18,000 matches (the count is bounded by the file's size; a larger one grows)
+  auto reserve = [&](int64_t n) { out.reserve((size_t)std::clamp<int64_t>(n, 0, 1 << 20)); };
   if (auto it = step_index_.find(step_id); it != step_index_.end())
-    out.reserve((size_t)steps_[it->second].n_matches);  // no doubling: a step can hold 18,000 matches
+    reserve(steps_[it->second].n_matches);
   else if (!catalog_)
     try {
-      out.reserve((size_t)step(step_id).n_matches);
+      reserve(step(step_id).n_matches);
     } catch (const TraceError&) {  // no such step: no matches
     }
+  auto key = [&](int64_t ordinal) { return "step " + S(step_id) + ", ordinal " + S(ordinal); };
   {
-    Stmt q(db_, "SELECT ordinal, before, after, rule, dur FROM matches WHERE step=? ORDER BY ordinal", path_);
+    Stmt q(db_, "SELECT ordinal, before, after, rule, dur FROM matches WHERE step=? ORDER BY ordinal", *this, "matches");
     sqlite3_bind_int64(q.s, 1, step_id);
     while (q.step()) {
       MatchRow m;
-      m.step = step_id, m.ordinal = q.i(0), m.before = q.i(1), m.after = q.i(2), m.rule = q.i(3), m.dur_ns = q.i(4);
+      m.step = step_id, m.ordinal = q.i(0);
+      q.key = key(m.ordinal);
+      m.before = q.i(1), m.after = q.i(2), m.rule = q.i(3), m.dur_ns = q.i(4);
+      if (m.before < 1) q.bad(1, S(m.before) + " is not a uop id");
+      if (m.after < 1) q.bad(2, S(m.after) + " is not a uop id");
       out.push_back(m);
     }
   }
   {
-    Stmt q(db_, "SELECT ordinal, before, error_uop, rule, message FROM rule_errors WHERE step=?", path_);
+    Stmt q(db_, "SELECT ordinal, before, error_uop, rule, message FROM rule_errors WHERE step=?", *this, "rule_errors");
     sqlite3_bind_int64(q.s, 1, step_id);
     while (q.step()) {
       MatchRow m;
-      m.step = step_id, m.ordinal = q.i(0), m.before = q.i(1), m.after = q.i(2), m.rule = q.i(3);
+      m.step = step_id, m.ordinal = q.i(0);
+      q.key = key(m.ordinal);
+      m.before = q.i(1), m.after = q.i(2), m.rule = q.i(3);
+      if (m.before < 1) q.bad(1, S(m.before) + " is not a uop id");
+      if (m.after < 1) q.bad(2, S(m.after) + " is not a uop id");
       m.is_error = true;
       m.error = q.i(4);
+      str_ref(m.error, "rule_errors", q.key, "message");
       out.push_back(m);
     }
   }
@@ -327,11 +555,12 @@ std::vector<MatchRow> Trace::matches(int64_t step_id) const {
 std::vector<MatchRow> Trace::matches_of_rule(int64_t rule_id) const {
   std::vector<MatchRow> out;
   {
-    Stmt n(db_, "SELECT COUNT(*) FROM matches WHERE rule=?", path_);
+    Stmt n(db_, "SELECT COUNT(*) FROM matches WHERE rule=?", *this, "matches");
     sqlite3_bind_int64(n.s, 1, rule_id);
     if (n.step()) out.reserve((size_t)n.i(0));
   }
-  Stmt q(db_, "SELECT step, ordinal, before, after, dur FROM matches WHERE rule=? ORDER BY step, ordinal", path_);
+  Stmt q(db_, "SELECT step, ordinal, before, after, dur FROM matches WHERE rule=? ORDER BY step, ordinal", *this,
+         "matches");
   sqlite3_bind_int64(q.s, 1, rule_id);
   while (q.step()) {
     MatchRow m;
@@ -342,66 +571,101 @@ std::vector<MatchRow> Trace::matches_of_rule(int64_t rule_id) const {
 }
 
 std::optional<RuleRow> Trace::rule(int64_t id) const {
-  Stmt q(db_, "SELECT matcher, file, line, source FROM rules WHERE id=?", path_);
+  Stmt q(db_, "SELECT matcher, file, line, source FROM rules WHERE id=?", *this, "rules");
   sqlite3_bind_int64(q.s, 1, id);
+  q.at(id);
   if (!q.step()) return std::nullopt;
   RuleRow r;
-  r.id = id, r.matcher = str(q.i(0)), r.file = str(q.i(1)), r.line = (int)q.i(2), r.source = str(q.i(3));
+  std::string key = S(id);
+  r.id = id, r.matcher = str_ref(q.i(0), "rules", key, "matcher"), r.file = str_ref(q.i(1), "rules", key, "file");
+  r.line = (int)q.in_range(2, INT_MIN, INT_MAX), r.source = str_ref(q.i(3), "rules", key, "source");
   return r;
 }
 std::vector<RuleRow> Trace::rules() const {
   std::vector<RuleRow> out;
-  Stmt q(db_, "SELECT id, matcher, file, line, source FROM rules ORDER BY id", path_);
+  Stmt q(db_, "SELECT id, matcher, file, line, source FROM rules ORDER BY id", *this, "rules");
   while (q.step()) {
     RuleRow r;
-    r.id = q.i(0), r.matcher = str(q.i(1)), r.file = str(q.i(2)), r.line = (int)q.i(3), r.source = str(q.i(4));
+    r.id = q.i(0);
+    q.at(r.id);
+    std::string key = S(r.id);
+    r.matcher = str_ref(q.i(1), "rules", key, "matcher"), r.file = str_ref(q.i(2), "rules", key, "file");
+    r.line = (int)q.in_range(3, INT_MIN, INT_MAX), r.source = str_ref(q.i(4), "rules", key, "source");
     out.push_back(r);
   }
   return out;
 }
 
+namespace {
+// steps.stats: [[rule, attempts, matches, excl_ns(, early_rejects(, incl_ns))], ...] (schema.h), read strictly
+struct StatsJson {
+  const std::string& j;
+  size_t i = 0;
+  std::string err;
+  void ws() {
+    while (i < j.size() && (j[i] == ' ' || j[i] == '\n' || j[i] == '\t' || j[i] == '\r')) i++;
+  }
+  bool eat(char c) {
+    ws();
+    if (i < j.size() && j[i] == c) return i++, true;
+    return false;
+  }
+  bool num(int64_t& v) {
+    ws();
+    auto r = std::from_chars(j.data() + i, j.data() + j.size(), v);
+    if (r.ec != std::errc()) return false;
+    i = (size_t)(r.ptr - j.data());
+    return true;
+  }
+  // false with err set when the text is not the format
+  bool parse(std::vector<RuleStatRow>& out) {
+    if (!eat('[')) return err = "does not start with '['", false;
+    if (eat(']')) return true;
+    do {
+      if (!eat('[')) return err = "an entry does not start with '[' at offset " + std::to_string(i), false;
+      int64_t v[6];
+      size_t n = 0;
+      do {
+        if (n == 6) return err = "an entry with more than 6 numbers", false;
+        if (!num(v[n++])) return err = "a number out of range or missing at offset " + std::to_string(i), false;
+      } while (eat(','));
+      if (!eat(']')) return err = "an entry does not end with ']' at offset " + std::to_string(i), false;
+      if (n < 4) return err = "an entry with " + std::to_string(n) + " numbers, not 4 to 6", false;
+      for (size_t k = 1; k < n; k++)
+        if (v[k] < 0) return err = "a negative count or time", false;
+      RuleStatRow r;
+      r.rule = v[0], r.attempts = (uint64_t)v[1], r.matches = (uint64_t)v[2], r.excl_ns = v[3];
+      r.early_rejects = n > 4 ? (uint64_t)v[4] : 0;
+      r.incl_ns = n > 5 ? v[5] : r.excl_ns;
+      r.candidates = r.early_rejects + r.attempts;
+      out.push_back(r);
+    } while (eat(','));
+    if (!eat(']')) return err = "does not end with ']' at offset " + std::to_string(i), false;
+    ws();
+    if (i != j.size()) return err = "trailing text at offset " + std::to_string(i), false;
+    return true;
+  }
+};
+
+// what the view rule_stats (schema.h) computes, spelled out: the reader never runs SQL stored in the file
+constexpr const char* kRuleStatsSql =
+    "(SELECT s.id AS step, json_extract(j.value, '$[0]') AS rule, coalesce(json_extract(j.value, '$[4]'), 0) AS "
+    "early_rejects, json_extract(j.value, '$[1]') AS attempts, json_extract(j.value, '$[2]') AS matches, "
+    "json_extract(j.value, '$[3]') AS excl_ns, coalesce(json_extract(j.value, '$[5]'), json_extract(j.value, '$[3]')) "
+    "AS incl_ns FROM steps s, json_each(s.stats) j)";
+}  // namespace
+
 std::vector<RuleStatRow> Trace::rule_stats(int64_t step_id, int64_t context_id) const {
   std::vector<RuleStatRow> out;
-  auto read = [&](Stmt& q, bool with_candidates) {
-    while (q.step()) {
-      RuleStatRow r;
-      r.rule = q.i(0);
-      int c = 1;
-      if (with_candidates) r.candidates = (uint64_t)q.i(c++);
-      r.early_rejects = (uint64_t)q.i(c++), r.attempts = (uint64_t)q.i(c++), r.matches = (uint64_t)q.i(c++);
-      r.excl_ns = q.i(c++), r.incl_ns = q.i(c++);
-      if (!with_candidates) r.candidates = r.early_rejects + r.attempts;
-      out.push_back(r);
-    }
-  };
   if (step_id > 0) {
-    // the rules the step attempted: steps.stats is [[rule, attempts, matches, excl_ns(, early_rejects(, incl_ns))], ...]
-    Stmt q(db_, "SELECT stats FROM steps WHERE id=?", path_);
+    // the rules the step attempted
+    Stmt q(db_, "SELECT stats FROM steps WHERE id=?", *this, "steps");
     sqlite3_bind_int64(q.s, 1, step_id);
+    q.at(step_id);
     if (!q.step() || q.null(0)) return out;
-    std::string j = q.t(0);
-    std::vector<int64_t> nums;
-    for (size_t i = 0; i < j.size();) {
-      char ch = j[i];
-      if (ch == ']' && !nums.empty()) {  // the end of an entry
-        if (nums.size() < 4 || nums.size() > 6) throw TraceError("trace '" + path_ + "': malformed per-step rule statistics in step " + std::to_string(step_id));
-        RuleStatRow r;
-        r.rule = nums[0], r.attempts = (uint64_t)nums[1], r.matches = (uint64_t)nums[2], r.excl_ns = nums[3];
-        r.early_rejects = nums.size() > 4 ? (uint64_t)nums[4] : 0;
-        r.incl_ns = nums.size() > 5 ? nums[5] : r.excl_ns;
-        r.candidates = r.early_rejects + r.attempts;
-        out.push_back(r);
-        nums.clear();
-        i++;
-      } else if (isdigit((unsigned char)ch) || ch == '-') {
-        size_t e = i + 1;
-        while (e < j.size() && isdigit((unsigned char)j[e])) e++;
-        nums.push_back(std::stoll(j.substr(i, e - i)));
-        i = e;
-      } else {
-        i++;
-      }
-    }
+    std::string j = q.t_(0);
+    StatsJson p{j};
+    if (!p.parse(out)) q.bad(0, "is not [[rule, attempts, matches, excl_ns(, early_rejects(, incl_ns))], ...]: " + p.err);
     std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.rule < b.rule; });
     return out;
   }
@@ -411,20 +675,36 @@ std::vector<RuleStatRow> Trace::rule_stats(int64_t step_id, int64_t context_id) 
       "SELECT rule, SUM(candidates), SUM(early_rejects), SUM(attempts), SUM(matches), SUM(excl_ns), SUM(incl_ns) FROM ("
       " SELECT rule, candidates, early_rejects, attempts, matches, excl_ns, incl_ns, context FROM context_rule_stats"
       " UNION ALL SELECT s.rule, s.early_rejects + s.attempts, s.early_rejects, s.attempts, s.matches, s.excl_ns,"
-      " s.incl_ns, st.context FROM rule_stats s JOIN steps st ON st.id = s.step"
+      " s.incl_ns, st.context FROM " + std::string(kRuleStatsSql) + " s JOIN steps st ON st.id = s.step"
       " WHERE st.context NOT IN (SELECT DISTINCT context FROM context_rule_stats))";
   if (context_id > 0) sql += " WHERE context=?";
   sql += " GROUP BY rule ORDER BY rule";
-  Stmt q(db_, sql.c_str(), path_);
+  Stmt q(db_, sql, *this, "context_rule_stats");
   if (context_id > 0) sqlite3_bind_int64(q.s, 1, context_id);
-  read(q, true);
+  try {
+    while (q.step()) {
+      RuleStatRow r;
+      r.rule = q.i(0);
+      q.key = "rule " + S(r.rule);
+      r.candidates = (uint64_t)q.in_range(1, 0, INT64_MAX), r.early_rejects = (uint64_t)q.in_range(2, 0, INT64_MAX);
+      r.attempts = (uint64_t)q.in_range(3, 0, INT64_MAX), r.matches = (uint64_t)q.in_range(4, 0, INT64_MAX);
+      r.excl_ns = q.in_range(5, 0, INT64_MAX), r.incl_ns = q.in_range(6, 0, INT64_MAX);
+      out.push_back(r);
+    }
+  } catch (const TraceError&) {
+    // a step's statistics that are not JSON stop the query: name the step
+    Stmt bad(db_, "SELECT id FROM steps WHERE stats IS NOT NULL AND NOT json_valid(stats) LIMIT 1", *this, "steps");
+    if (bad.step()) fail("steps", bad.i(0), "stats is not JSON");
+    throw;
+  }
   return out;
 }
 
 std::vector<int64_t> Trace::step_notes(int64_t step_id) const {
   std::vector<int64_t> out;
-  Stmt q(db_, "SELECT uop FROM step_uops WHERE step=?", path_);
+  Stmt q(db_, "SELECT uop FROM step_uops WHERE step=?", *this, "step_uops");
   sqlite3_bind_int64(q.s, 1, step_id);
+  q.key = "step " + S(step_id);
   while (q.step()) out.push_back(q.i(0));
   return out;
 }
@@ -435,55 +715,96 @@ std::vector<int64_t> Trace::steps_with_rules(const std::vector<int64_t>& rules) 
   std::string sql = "SELECT DISTINCT step FROM matches WHERE rule IN (";
   for (size_t i = 0; i < rules.size(); i++) sql += i ? ",?" : "?";
   sql += ") ORDER BY step";
-  Stmt q(db_, sql.c_str(), path_);
+  Stmt q(db_, sql, *this, "matches");
   for (size_t i = 0; i < rules.size(); i++) sqlite3_bind_int64(q.s, (int)i + 1, rules[i]);
   while (q.step()) out.push_back(q.i(0));
   return out;
 }
 
-const std::string& Trace::str(int64_t id) const {
+const std::string& Trace::str(int64_t id) const { return str_ref(id, "", "", nullptr); }
+
+const std::string& Trace::str_ref(int64_t id, const char* table, const std::string& key, const char* column) const {
   auto it = strings_.find(id);
   if (it != strings_.end()) return it->second;
-  Stmt q(db_, "SELECT value FROM strings WHERE id=?", path_);
-  sqlite3_bind_int64(q.s, 1, id);
-  std::string v = q.step() ? q.t(0) : std::string();
+  // one statement for every lookup (opening a trace looks up two strings per step)
+  if (!str_stmt_ && sqlite3_prepare_v2(db_, "SELECT value FROM strings WHERE id=?", -1, &str_stmt_, nullptr) != SQLITE_OK)
+    fail_key("strings", "", std::string("cannot be read: ") + sqlite3_errmsg(db_));
+  sqlite3_reset(str_stmt_);
+  sqlite3_bind_int64(str_stmt_, 1, id);
+  int rc = sqlite3_step(str_stmt_);
+  if (rc == SQLITE_DONE) {
+    if (column) fail_key(table, key, std::string(column) + " refers to string " + S(id) + ", which table strings does not have");
+    fail_key("strings", "", "has no row " + S(id));
+  }
+  if (rc != SQLITE_ROW) fail_key("strings", S(id), std::string("cannot be read: ") + sqlite3_errmsg(db_));
+  const unsigned char* p = sqlite3_column_text(str_stmt_, 0);
+  std::string v = p ? std::string((const char*)p, sqlite3_column_bytes(str_stmt_, 0)) : std::string();
+  sqlite3_reset(str_stmt_);
   return strings_.emplace(id, std::move(v)).first->second;
+}
+
+const Node& Trace::node_ref(int64_t id, const char* table, const std::string& key, const char* column) const {
+  if (nodes_.count(id)) return nodes_.at(id);
+  if (id < 1) fail_key(table, key, std::string(column) + " " + S(id) + " is not a uop id");
+  {
+    Stmt q(db_, "SELECT 1 FROM uops WHERE id=?", *this, "uops");
+    sqlite3_bind_int64(q.s, 1, id);
+    if (!q.step()) fail_key(table, key, std::string(column) + " refers to uop " + S(id) + ", which table uops does not have");
+  }
+  return node(id);
 }
 
 const Node& Trace::node(int64_t id) const {
   auto it = nodes_.find(id);
   if (it != nodes_.end()) return it->second;
-  // load the node and, iteratively, its srcs
-  Stmt q(db_, "SELECT op, dtype, arg, tag, src FROM uops WHERE id=?", path_);
-  std::vector<int64_t> todo{id};
+  if (id < 1) fail_key("uops", "", "has no row " + S(id) + " (uop ids start at 1)");
+  // load the node and, iteratively, its srcs. Every src is an earlier uop (the writer numbers srcs first), so a
+  // graph read from the file has no cycles; one that breaks the rule is damage
+  Stmt q(db_, "SELECT op, dtype, arg, tag, src FROM uops WHERE id=?", *this, "uops");
+  std::vector<std::pair<int64_t, int64_t>> todo{{id, 0}};  // (uop, the uop that has it as a src)
   while (!todo.empty()) {
-    int64_t cur = todo.back();
+    auto [cur, user] = todo.back();
     todo.pop_back();
     if (nodes_.count(cur)) continue;
-    sqlite3_reset(q.s);
+    q.reset();
     sqlite3_bind_int64(q.s, 1, cur);
-    if (!q.step()) throw TraceError("trace '" + path_ + "' has no uop " + std::to_string(cur) + " (truncated trace?)");
+    if (!q.step()) {
+      if (user) fail("uops", user, "src " + S(cur) + " does not exist in table uops (truncated trace?)");
+      fail_key("uops", "", "has no row " + S(cur) + " (truncated trace?)");
+    }
+    q.at(cur);
     Node n;
     n.id = cur;
-    n.op = (int)q.i(0);
+    n.op = (int)q.in_range(0, INT_MIN, INT_MAX);
     n.op_name = n.op > 0 && n.op <= kNumOps ? kOpNames[n.op] : "?";
-    n.dtype = (int)q.i(1), n.arg = q.i(2), n.tag = q.null(3) ? 0 : q.i(3);
+    n.dtype = (int)q.in_range(1, INT_MIN, INT_MAX), n.arg = q.i(2), n.tag = q.i_or_0(3);
+    int type = sqlite3_column_type(q.s, 4);
+    if (type != SQLITE_BLOB && type != SQLITE_NULL) q.bad(4, std::string("holds ") + type_name(type) + ", not a blob");
     const unsigned char* b = (const unsigned char*)sqlite3_column_blob(q.s, 4);
     int len = sqlite3_column_bytes(q.s, 4);
     for (int p = 0; p < len;) {
       uint64_t v = 0;
-      int shift = 0;
-      while (p < len) {
+      int shift = 0, start = p;
+      bool end = false;
+      while (p < len && !end) {
         uint8_t c = b[p++];
+        if (shift == 63 && (c & 0x7e)) q.bad(4, "has a varint past 64 bits at byte " + S(start));
         v |= (uint64_t)(c & 0x7f) << shift;
         shift += 7;
-        if (!(c & 0x80)) break;
+        end = !(c & 0x80);
+        if (!end && shift > 63) q.bad(4, "has a varint past 64 bits at byte " + S(start));
       }
+      if (!end) q.bad(4, "ends inside a varint");
       int64_t delta = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+      std::string which = " as src " + S((int64_t)n.src.size());
+      if (delta < 1)
+        q.bad(4, std::string("names ") + (delta ? "a later uop" : "the uop itself") + which +
+                     ": a src must be an earlier uop (a cycle)");
+      if (delta >= cur) q.bad(4, "names uop " + S(cur - delta) + which + ", not a uop id");
       n.src.push_back(cur - delta);
     }
     for (int64_t s : n.src)
-      if (!nodes_.count(s)) todo.push_back(s);
+      if (!nodes_.count(s)) todo.push_back({s, cur});
     const_cast<Trace*>(this)->index_content(n, true);
     nodes_.emplace(cur, std::move(n));
   }
@@ -559,7 +880,15 @@ const std::string& Trace::dtype_name(int dtype) const {
   return dtype >= 0 && (size_t)dtype < dtype_names_.size() ? dtype_names_[dtype] : unknown;
 }
 
-std::string Trace::arg_text(int64_t id) const { return arg_display(str(node(id).arg)); }
+std::string Trace::arg_text(int64_t id) const {
+  const Node& n = node(id);
+  const std::string& enc = str_ref(n.arg, "uops", S(id), "arg");
+  try {
+    return arg_display(enc);
+  } catch (const ArgFormatError& e) {
+    fail("uops", id, "arg (string " + S(n.arg) + ") is not an encoded arg: " + e.what());
+  }
+}
 
 std::string Trace::label(int64_t id) const {
   const Node& n = node(id);
@@ -568,31 +897,43 @@ std::string Trace::label(int64_t id) const {
   if (dt != "void") l += "\ndtypes." + dt;
   std::string a = arg_text(id);
   if (a != "None") l += "\n" + a;
-  if (n.tag) l += "\ntag=" + arg_display(str(n.tag));
+  if (n.tag) {
+    try {
+      l += "\ntag=" + arg_display(str_ref(n.tag, "uops", S(id), "tag"));
+    } catch (const ArgFormatError& e) {
+      fail("uops", id, "tag (string " + S(n.tag) + ") is not an encoded arg: " + e.what());
+    }
+  }
   return l;
 }
 
 std::string Trace::shallow_label(int64_t id) const {
   if (nodes_.count(id) || id < 0) return label(id);
-  Stmt q(db_, "SELECT op, dtype, arg, tag FROM uops WHERE id=?", path_);
+  Stmt q(db_, "SELECT op, dtype, arg, tag FROM uops WHERE id=?", *this, "uops");
   sqlite3_bind_int64(q.s, 1, id);
-  if (!q.step()) throw TraceError("trace '" + path_ + "' has no uop " + std::to_string(id) + " (truncated trace?)");
-  int op = (int)q.i(0);
+  if (!q.step()) fail_key("uops", "", "has no row " + S(id) + " (truncated trace?)");
+  q.at(id);
+  int op = (int)q.in_range(0, INT_MIN, INT_MAX);
   std::string l = op > 0 && op <= kNumOps ? kOpNames[op] : "?";
-  const std::string& dt = dtype_name((int)q.i(1));
+  const std::string& dt = dtype_name((int)q.in_range(1, INT_MIN, INT_MAX));
   if (dt != "void") l += "\ndtypes." + dt;
-  std::string a = arg_display(str(q.i(2)));
-  if (a != "None") l += "\n" + a;
-  if (!q.null(3)) l += "\ntag=" + arg_display(str(q.i(3)));
+  int64_t arg = q.i(2), tag = q.i_or_0(3);
+  try {
+    std::string a = arg_display(str_ref(arg, "uops", S(id), "arg"));
+    if (a != "None") l += "\n" + a;
+    if (!q.null(3)) l += "\ntag=" + arg_display(str_ref(tag, "uops", S(id), "tag"));
+  } catch (const ArgFormatError& e) {
+    fail("uops", id, std::string("arg or tag is not an encoded arg: ") + e.what());
+  }
   return l;
 }
 
 uint64_t Trace::uop_count() const {
-  Stmt q(db_, "SELECT COUNT(*) FROM uops", path_);
+  Stmt q(db_, "SELECT COUNT(*) FROM uops", *this, "uops");
   return q.step() ? (uint64_t)q.i(0) : 0;
 }
 uint64_t Trace::match_count() const {
-  Stmt q(db_, "SELECT COUNT(*) FROM matches", path_);
+  Stmt q(db_, "SELECT COUNT(*) FROM matches", *this, "matches");
   return q.step() ? (uint64_t)q.i(0) : 0;
 }
 

@@ -1,5 +1,9 @@
 // Reads a trace file written by the trace writer. The GUI and tinyviz-cli use only this (no engine code).
-// A truncated, corrupt, foreign or newer-schema file raises TraceError naming the file and the problem.
+// A trace is untrusted input: a truncated, corrupt, foreign or newer-schema file, and any row that breaks the schema's
+// rules (ids out of range, references to rows that do not exist, srcs that are not earlier uops, which makes every
+// graph acyclic, depths and counts the file cannot hold, malformed args and statistics) raises one TraceError naming
+// the file, the table, the row and what is wrong. Nothing read from a file is trusted for an allocation size, a loop
+// bound or a recursion depth.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -12,13 +16,16 @@
 #include <utility>
 #include <vector>
 
+#include "lib/error.h"
+
 struct sqlite3;
+struct sqlite3_stmt;
 
 namespace tg::viz {
 
-class TraceError : public std::runtime_error {
+class TraceError : public tg::Error {
  public:
-  using std::runtime_error::runtime_error;
+  using tg::Error::Error;
 };
 
 struct ContextRow {
@@ -91,19 +98,29 @@ struct Node {
 class Trace {
  public:
   // throws TraceError. program_text=false leaves ProgramRow::source and ::uops empty (a training run's 145 kernels
-  // hold 6 MB of them): read them with program_text(id) when shown
+  // hold 6 MB of them): read them with program_text(id) when shown. A file the recording program did not finish
+  // (status not complete), and any file up to kQuickCheckBytes, first passes SQLite's quick_check.
   static std::unique_ptr<Trace> open(const std::string& path, bool program_text = true);
   // a connection for SQL lookups only (rule_stats, matches_of_rule, steps_with_rules, matches, step, node, label): it
   // does not load the contexts, steps, programs and kernel runs (contexts(), steps(), ... are empty; step(id) reads
-  // the one row it is asked for), saving their memory
+  // the one row it is asked for), saving their memory. It skips quick_check: open the file with open() first (the
+  // GUI's session does)
   static std::unique_ptr<Trace> open_for_queries(const std::string& path);
+  // quick_check reads every page: 10 MB took 90 ms on 2 busy cores (a finished file past this is checked as it is
+  // read: SQLite's own checks and the reader's)
+  static constexpr uint64_t kQuickCheckBytes = 8ull << 20;
   ~Trace();
   Trace(const Trace&) = delete;
   Trace& operator=(const Trace&) = delete;
 
   const std::string& path() const { return path_; }
   std::map<std::string, std::string> meta() const;
-  bool complete() const;  // the recording program finished (status=complete)
+  bool complete() const { return complete_; }  // the recording program finished (status=complete)
+
+  // the error of a row: "trace 'PATH': table TABLE, row ROW: WHAT" (key: how a row without an id is named, e.g.
+  // "step 5, ordinal 3"; empty: the table as a whole)
+  [[noreturn]] void fail(const char* table, int64_t row, const std::string& what) const;
+  [[noreturn]] void fail_key(const char* table, const std::string& key, const std::string& what) const;
 
   const std::vector<ContextRow>& contexts() const { return contexts_; }
   const std::vector<StepRow>& steps() const { return steps_; }
@@ -130,7 +147,10 @@ class Trace {
   int schema_version() const { return schema_version_; }
 
   const Node& node(int64_t id) const;  // throws TraceError for an unknown id
-  const std::string& str(int64_t id) const;
+  // node(id) for an id read from a row: the error names that row when the id is not a uop of the trace
+  const Node& node_ref(int64_t id, const char* table, const std::string& key, const char* column) const;
+  size_t node_count() const { return nodes_.size(); }  // loaded and synthesized
+  const std::string& str(int64_t id) const;            // throws TraceError for an unknown id
   const std::string& dtype_name(int dtype) const;  // "float", "weakint"
   std::string arg_text(int64_t node) const;        // python repr of the node's arg
   std::string label(int64_t node) const;           // "ADD\ndtypes.weakint\narg"
@@ -138,6 +158,7 @@ class Trace {
   std::string shallow_label(int64_t node) const;
   uint64_t uop_count() const;
   uint64_t match_count() const;
+  uint64_t file_bytes() const { return file_bytes_; }  // the database and its WAL when opened
 
   // nodes synthesized by replay live here too
   int64_t intern_node(int op, int dtype, int64_t arg, int64_t tag, const std::vector<int64_t>& src);
@@ -147,8 +168,16 @@ class Trace {
  private:
   Trace() = default;
   void load();
+  void check_schema();
+  void read_meta();
+  void quick_check();
+  StepRow read_step(void* stmt) const;
+  // str(id) for an id read from a row: the error names that row when the string does not exist
+  const std::string& str_ref(int64_t id, const char* table, const std::string& key, const char* column) const;
   sqlite3* db_ = nullptr;
   std::string path_;
+  bool complete_ = false;
+  uint64_t file_bytes_ = 0;
   std::vector<ContextRow> contexts_;
   std::vector<StepRow> steps_;
   std::vector<ProgramRow> programs_;
@@ -157,6 +186,7 @@ class Trace {
   int schema_version_ = 0;
   std::unordered_map<int64_t, size_t> step_index_, ctx_index_;
   mutable std::unordered_map<int64_t, std::string> strings_;
+  mutable sqlite3_stmt* str_stmt_ = nullptr;  // str()'s lookup
   mutable std::unordered_map<int64_t, Node> nodes_;
   mutable std::unordered_map<int64_t, StepRow> lazy_steps_;  // step(id) of a trace opened for queries
   // content hash -> node ids with that hash, compared field by field on lookup (a key vector per node cost ~240
@@ -168,7 +198,6 @@ class Trace {
                        bool with_dtype) const;
   void index_content(const Node& n, bool also_any);
   std::vector<std::string> dtype_names_;
-  bool has_context_stats_ = true;
   int64_t next_synth_ = -1;
   bool has_index_ = false;
   bool program_text_ = true, catalog_ = true;

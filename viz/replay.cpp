@@ -12,13 +12,21 @@ constexpr int OP_FUNCTION = 6, OP_CALL = 7, OP_PROGRAM = 8, OP_LINEAR = 9, OP_SI
 
 StepReplay::StepReplay(Trace& trace, int64_t step) : t_(trace), step_(trace.step(step)) {
   matches_ = t_.matches(step);
-  // load every node the replay can meet, so content lookups find recorded nodes
-  t_.node(step_.input_root);
-  if (step_.output_root) t_.node(step_.output_root);
-  for (const MatchRow& m : matches_) t_.node(m.before), t_.node(m.after);
-  for (int64_t n : t_.step_notes(step)) t_.node(n);
+  // load every node the replay can meet, so content lookups find recorded nodes (an id that is not a uop of the
+  // trace is an error naming the row it came from)
+  std::string key = std::to_string(step);
+  t_.node_ref(step_.input_root, "steps", key, "input_root");
+  if (step_.output_root) t_.node_ref(step_.output_root, "steps", key, "output_root");
+  for (const MatchRow& m : matches_) {
+    std::string mk = "step " + key + ", ordinal " + std::to_string(m.ordinal);
+    const char* table = m.is_error ? "rule_errors" : "matches";
+    t_.node_ref(m.before, table, mk, "before"), t_.node_ref(m.after, table, mk, m.is_error ? "error_uop" : "after");
+  }
+  for (int64_t n : t_.step_notes(step)) t_.node_ref(n, "step_uops", "step " + key, "uop");
   roots_.push_back(step_.input_root);
 }
+
+std::string StepReplay::where() const { return "trace '" + t_.path() + "': replay of step " + std::to_string(step_.id); }
 
 int64_t StepReplay::rebuild(int64_t nid, const std::vector<int64_t>& new_src) {
   const Node n = t_.node(nid);  // copy: interning may grow the node table
@@ -89,9 +97,12 @@ int64_t StepReplay::substitute(int64_t root, bool walk) {
     for (E& e : it->second) stack.push_back(e);
     waitlist.erase(it);
   };
-  size_t guard = 0;
+  // a replacement map read from a file could make the rewrite grow without end: a bottom-up rewrite visits each node
+  // of the graph a few times per src, so a budget of many times the nodes known (loaded and built) is never reached
+  // by a real step
+  size_t guard = 0, budget = 64 * (t_.node_count() + matches_.size()) + 1'000'000;
   while (!stack.empty()) {
-    if (++guard > 50'000'000) throw TraceError("replay of step " + std::to_string(step_.id) + " does not terminate");
+    if (++guard > budget) throw TraceError(where() + " does not terminate (its replacements keep growing the graph)");
     E e = stack.back();
     stack.pop_back();
     if (replace.count(e.n)) continue;
@@ -99,7 +110,7 @@ int64_t StepReplay::substitute(int64_t root, bool walk) {
       int64_t test = e.n, nn = e.n;
       std::unordered_set<int64_t> seen;
       while (test) {
-        if (!seen.insert(test).second) throw TraceError("replay: the replacements of step " + std::to_string(step_.id) + " form a cycle");
+        if (!seen.insert(test).second) throw TraceError(where() + ": its replacements form a cycle");
         nn = test;
         test = lookup(test);
       }
@@ -142,12 +153,13 @@ int64_t StepReplay::substitute(int64_t root, bool walk) {
     }
   }
   auto it = replace.find(root);
-  if (it == replace.end()) throw TraceError("replay of step " + std::to_string(step_.id) + " did not reach the root");
+  if (it == replace.end()) throw TraceError(where() + " did not reach the root");
   return it->second;
 }
 
 int64_t StepReplay::root(size_t k) {
-  if (k >= num_frames()) throw TraceError("step " + std::to_string(step_.id) + " has no frame " + std::to_string(k));
+  if (k >= num_frames())
+    throw TraceError(where() + ": the step has frames 0.." + std::to_string(num_frames() - 1) + ", not " + std::to_string(k));
   while (roots_.size() <= k) {
     const MatchRow& m = matches_[roots_.size() - 1];
     repl_.push_back({m.before, m.after});
@@ -162,6 +174,7 @@ int64_t StepReplay::root(size_t k) {
         next = substitute(step_.bottom_up || step_.walk ? step_.input_root : prev, step_.walk);
       } catch (const TraceError& e) {
         error_ = e.what();
+        damage_ = true;
         next = prev;
       }
     }
@@ -192,7 +205,7 @@ std::vector<int64_t> StepReplay::nodes(size_t k) {
 }
 
 FrameDelta StepReplay::delta(size_t k) {
-  if (k == 0 || k >= num_frames()) throw TraceError("no delta for frame " + std::to_string(k));
+  if (k == 0 || k >= num_frames()) throw TraceError(where() + ": no delta for frame " + std::to_string(k));
   FrameDelta d;
   d.before = matches_[k - 1].before;
   d.after = matches_[k - 1].after;

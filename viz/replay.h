@@ -29,8 +29,10 @@ class StepReplay {
   FrameDelta delta(size_t k);                  // k >= 1: what changed from frame k-1
   bool reproduces_output();                    // the last frame's root is the recorded output root
   std::string error() const { return error_; } // why replay stopped early (a rule error, a cycle)
+  bool error_is_damage() const { return damage_; }  // the error is the trace's (names the file), not a recorded one
 
  private:
+  std::string where() const;  // "trace 'PATH': replay of step N"
   int64_t substitute(int64_t root, bool walk);
   int64_t rebuild(int64_t n, const std::vector<int64_t>& new_src);
   Trace& t_;
@@ -40,6 +42,7 @@ class StepReplay {
   std::vector<std::pair<int64_t, int64_t>> repl_;  // replacements so far, in order
   std::unordered_map<int64_t, int64_t> map_;
   std::string error_;
+  bool damage_ = false;
 };
 
 }  // namespace tg::viz

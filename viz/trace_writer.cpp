@@ -1,10 +1,15 @@
 #include "viz/trace_writer.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <charconv>
+#include <csignal>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -18,6 +23,7 @@
 
 #include "lib/helpers.h"
 #include "lib/uop/serialize.h"
+#include "lib/uop/track.h"
 #include "lib/uop/upat.h"
 #include "viz/schema.h"
 
@@ -67,6 +73,66 @@ struct Agg {
   uint64_t cand = 0, er = 0, att = 0, mat = 0;
   int64_t excl = 0, incl = 0;
 };
+
+// ***** claiming the trace path *****
+
+// `<stem>-k.trace.db` (or `<path>-k` without that extension)
+std::string numbered_path(const std::string& path, int k) {
+  static const std::string ext = ".trace.db";
+  bool has_ext = path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0;
+  std::string stem = has_ext ? path.substr(0, path.size() - ext.size()) : path;
+  return stem + "-" + std::to_string(k) + (has_ext ? ext : "");
+}
+
+// a SQLite file whose header carries the trace's application_id
+bool is_trace_file(int fd) {
+  unsigned char h[72] = {};
+  if (pread(fd, h, sizeof h, 0) != (ssize_t)sizeof h) return false;
+  if (std::memcmp(h, "SQLite format 3", 16) != 0) return false;
+  uint32_t app = (uint32_t)h[68] << 24 | (uint32_t)h[69] << 16 | (uint32_t)h[70] << 8 | (uint32_t)h[71];
+  return app == (uint32_t)TRACE_APPLICATION_ID;
+}
+
+// Claims `want` for one recorder: an exclusive flock on the file, held until the trace is finished. The file may be
+// new, empty, or an earlier trace that no process is recording (it is replaced). A path another recorder holds gives
+// way to `<stem>-2.trace.db`, `-3`, ... (said on stderr); a directory, a non-regular file or a file that is not a
+// trace is an error, never deleted.
+std::string claim_trace_path(const std::string& want, int& lock_fd) {
+  for (int k = 1; k <= 100; k++) {
+    std::string p = k == 1 ? want : numbered_path(want, k);
+    struct stat st;
+    if (::stat(p.c_str(), &st) == 0) {
+      if (S_ISDIR(st.st_mode))
+        throw Error("trace path '" + p + "' is a directory: name a file in it, e.g. VIZ_PATH=" + p + "/run.trace.db");
+      if (!S_ISREG(st.st_mode)) throw Error("trace path '" + p + "' exists and is not a regular file");
+    }
+    int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) throw Error("cannot create trace file '" + p + "': " + std::strerror(errno));
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      int err = errno;
+      ::close(fd);
+      if (err == EWOULDBLOCK) continue;  // another recorder is writing this trace
+      throw Error("cannot lock trace file '" + p + "': " + std::strerror(err));
+    }
+    if (::fstat(fd, &st) == 0 && st.st_size > 0 && !is_trace_file(fd)) {
+      ::close(fd);
+      throw Error("'" + p + "' exists and is not a trace: not overwriting it (remove it or choose another VIZ_PATH)");
+    }
+    if (::ftruncate(fd, 0) != 0) {
+      int err = errno;
+      ::close(fd);
+      throw Error("cannot truncate trace file '" + p + "': " + std::strerror(err));
+    }
+    std::remove((p + "-wal").c_str());  // the earlier trace's; no recorder holds them (we hold the lock)
+    std::remove((p + "-shm").c_str());
+    if (k > 1)
+      std::fprintf(stderr, "tinygrad: another process is recording '%s'; this trace goes to '%s'\n", want.c_str(),
+                   p.c_str());
+    lock_fd = fd;
+    return p;
+  }
+  throw Error("trace path '" + want + "' and its 99 numbered alternatives are all being recorded by other processes");
+}
 
 }  // namespace
 
@@ -136,6 +202,8 @@ class TraceWriter final : public Recorder {
   [[noreturn]] void sql_fail(const char* what);
   void run(sqlite3_stmt* s);
 
+  int lock_fd_ = -1;  // holds the flock that claims path_ (set while path_ is initialized, so declared before it);
+                     // closed only after SQLite closes the file
   std::string path_;
   sqlite3* db_ = nullptr;
   uint32_t gen_;
@@ -174,16 +242,14 @@ class TraceWriter final : public Recorder {
                *st_cstat_ = nullptr, *st_err_ = nullptr, *st_note_ = nullptr, *st_prog_ = nullptr, *st_kev_ = nullptr;
 };
 
-TraceWriter::TraceWriter(const std::string& path) : path_(path), gen_(++g_generation) {
-  std::remove(path.c_str());
-  std::remove((path + "-wal").c_str());
-  std::remove((path + "-shm").c_str());
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr) !=
-      SQLITE_OK) {
+TraceWriter::TraceWriter(const std::string& path) : path_(claim_trace_path(path, lock_fd_)), gen_(++g_generation) {
+  if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                      nullptr) != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     if (db_) sqlite3_close(db_);
     db_ = nullptr;
-    throw Error("cannot create trace file '" + path + "': " + msg);
+    ::close(lock_fd_);
+    throw Error("cannot create trace file '" + path_ + "': " + msg);
   }
   exec("PRAGMA journal_mode=WAL");
   exec("PRAGMA synchronous=NORMAL");
@@ -297,6 +363,9 @@ void TraceWriter::handover(ThreadBuf& tb) {
   std::swap(b, tb.batch);
   {
     std::lock_guard<std::mutex> lk(q_mu_);
+    // once finish() has taken the last buffers, what threads still record is dropped: the writer must reach an empty
+    // queue and stop even while the program goes on (a trace finished on SIGINT while the main thread still rewrites)
+    if (stop_) return;  // b is released outside the lock
     queue_.push_back(std::move(b));
   }
   q_cv_.notify_one();
@@ -748,6 +817,8 @@ void TraceWriter::finish() {
   sqlite3_exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
   sqlite3_close(db_);
   db_ = nullptr;
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // after SQLite's close: closing a descriptor drops the process's fcntl locks
+  lock_fd_ = -1;
   std::vector<UOp>().swap(keep_);
 }
 
@@ -775,11 +846,59 @@ std::string default_trace_path() {
   return tmp + "/tinygrad-" + prog + "-" + date + "-" + std::to_string(getpid()) + ".trace.db";
 }
 
+namespace {
+
+// SIGINT / SIGTERM while recording: the handler only writes the signal number to a pipe; a watcher thread finishes
+// the trace (flush, indexes, status 'complete', the "saved to" line) and then dies of the same signal, so the
+// program's exit status is the signal's. Handlers the program installed itself are left alone.
+int g_signal_pipe[2] = {-1, -1};
+
+void on_stop_signal(int sig) {
+  unsigned char b = (unsigned char)sig;
+  ssize_t n = ::write(g_signal_pipe[1], &b, 1);
+  (void)n;
+}
+
+void finish_trace_on_signals() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (::pipe2(g_signal_pipe, O_CLOEXEC) != 0) return;
+    bool any = false;
+    for (int sig : {SIGINT, SIGTERM}) {
+      struct sigaction old {};
+      if (sigaction(sig, nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
+      struct sigaction sa {};
+      sa.sa_handler = on_stop_signal;
+      sigemptyset(&sa.sa_mask);
+      sa.sa_flags = SA_RESTART;
+      any |= sigaction(sig, &sa, nullptr) == 0;
+    }
+    if (!any) return;
+    std::thread([] {
+      unsigned char b = 0;
+      ssize_t n;
+      while ((n = ::read(g_signal_pipe[0], &b, 1)) < 0 && errno == EINTR) {
+      }
+      if (n != 1) return;
+      int sig = b;
+      std::fprintf(stderr, "\ntinygrad: %s: finishing the trace\n", strsignal(sig));
+      track::finalize(true);
+      std::fflush(nullptr);
+      std::signal(sig, SIG_DFL);
+      ::kill(::getpid(), sig);  // to the process: any thread that does not block it takes it
+    }).detach();
+  });
+}
+
+}  // namespace
+
 void install_trace_writer_factory() {
   set_recorder_factory([]() -> Recorder* {
     std::string path = default_trace_path();
     try {
-      return open_trace_writer(path).release();
+      Recorder* r = open_trace_writer(path).release();
+      finish_trace_on_signals();
+      return r;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "tinygrad: not recording a trace: %s\n", e.what());
       return nullptr;

@@ -213,6 +213,43 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Integer division as the reference defines it (helpers.cdiv / cmod, what its PYTHON device computes): x / 0 = 0,
+// x % 0 = x, and INT_MIN / -1 wraps to INT_MIN (remainder 0). LLVM IR's sdiv/udiv/srem/urem by zero, and sdiv/srem of
+// INT_MIN by -1, are undefined, and x86 traps on them (SIGFPE). Each such instruction whose divisor is not a constant
+// known to be safe divides by a divisor made safe (1 where it is 0, or -1 when signed) and selects the defined result.
+// The rendered source stays the reference's; the optimizer folds the guards of constant divisors away.
+void define_integer_division(llvm::Function& f) {
+  std::vector<llvm::BinaryOperator*> divs;
+  for (llvm::BasicBlock& bb : f)
+    for (llvm::Instruction& i : bb)
+      if (auto* bo = llvm::dyn_cast<llvm::BinaryOperator>(&i)) switch (bo->getOpcode()) {
+          case llvm::Instruction::SDiv:
+          case llvm::Instruction::UDiv:
+          case llvm::Instruction::SRem:
+          case llvm::Instruction::URem: divs.push_back(bo); break;
+          default: break;
+        }
+  for (llvm::BinaryOperator* d : divs) {
+    auto op = d->getOpcode();
+    bool is_signed = op == llvm::Instruction::SDiv || op == llvm::Instruction::SRem;
+    bool is_div = op == llvm::Instruction::SDiv || op == llvm::Instruction::UDiv;
+    llvm::Value *x = d->getOperand(0), *y = d->getOperand(1);
+    if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(y); c && !c->isZero() && !(is_signed && c->isMinusOne())) continue;
+    llvm::Type* ty = y->getType();
+    llvm::IRBuilder<> b(d);
+    llvm::Constant *zero = llvm::Constant::getNullValue(ty), *one = llvm::ConstantInt::get(ty, 1);
+    llvm::Value* is_zero = b.CreateICmpEQ(y, zero);
+    llvm::Value* is_m1 = is_signed ? b.CreateICmpEQ(y, llvm::Constant::getAllOnesValue(ty)) : nullptr;
+    llvm::Value* bad = is_m1 ? b.CreateOr(is_zero, is_m1) : is_zero;
+    llvm::Value* q = b.CreateBinOp(op, x, b.CreateSelect(bad, one, y));  // x / 1 = x, x % 1 = 0
+    if (is_div && is_m1) q = b.CreateSelect(is_m1, b.CreateSub(zero, x), q);  // -x, wrapping
+    llvm::Value* r = b.CreateSelect(is_zero, is_div ? zero : x, q);
+    r->takeName(d);
+    d->replaceAllUsesWith(r);
+    d->eraseFromParent();
+  }
+}
+
 // adds __tg_entry_<f>(ptr args) and __tg_sig_<f> for every function the module defines
 void add_entries(llvm::Module& mod, const std::string& kname) {
   llvm::LLVMContext& ctx = mod.getContext();
@@ -431,7 +468,10 @@ struct LLVMCompiler::Impl {
     // not forward such stores). The training step's largest kernel ran its half on the pool's worker thread in
     // 900 ms instead of 460 ms. Only the frame changes: the arithmetic and its results are the same.
     for (llvm::Function& f : mod)
-      if (!f.isDeclaration()) f.addFnAttr("stackrealign");
+      if (!f.isDeclaration()) {
+        f.addFnAttr("stackrealign");
+        define_integer_division(f);
+      }
     add_entries(mod, kname);
     if (timing) timing->parse = ms_since(t0);
 

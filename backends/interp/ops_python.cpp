@@ -83,6 +83,15 @@ class PythonRenderer : public Renderer {
     for (const std::string& l : encode_graph(UOp(Ops::LINEAR, DType(), uops))) out += l + "\n";
     return out;
   }
+  // The reference's PythonRenderer drops half below Python 3.12 (memoryview has no 'e' format there), and its pinned
+  // Python is 3.11: codegen then emulates half as float (decomp "half -> float": half in memory, float arithmetic,
+  // rounded to half only where it is stored), so the oracle computes what the reference's PYTHON device computes.
+  std::vector<DType> supported_dtypes() const override {
+    std::vector<DType> out;
+    for (DType d : Renderer::supported_dtypes())
+      if (d != dtypes::half) out.push_back(d);
+    return out;
+  }
 };
 
 class PythonCompiler : public Compiler {

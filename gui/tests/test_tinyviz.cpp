@@ -14,6 +14,7 @@
 #include <QtTest>
 #include <unordered_set>
 
+#include "gui/app.h"
 #include "gui/code_view.h"
 #include "gui/graph_items.h"
 #include "gui/graph_view.h"
@@ -32,6 +33,7 @@ using namespace tg::viz;
 
 int run_layout_tests(int argc, char** argv);
 int run_feature_tests(int argc, char** argv);
+int run_bad_trace_tests(int argc, char** argv);
 
 namespace {
 // one integer from SQL on the trace file
@@ -715,12 +717,13 @@ class TestTinyviz : public QObject {
 };
 
 int main(int argc, char** argv) {
-  QApplication app(argc, argv);
+  App app(argc, argv);  // tinyviz's: App::notify catches what reaches the event loop
   apply_theme(app);
   int rc = run_layout_tests(argc, argv);
   TestTinyviz t;
   rc |= QTest::qExec(&t, argc, argv);
   rc |= run_feature_tests(argc, argv);
+  rc |= run_bad_trace_tests(argc, argv);
   return rc;
 }
 

@@ -14,7 +14,7 @@
 
 namespace tg {
 
-ContextVar JIT("JIT", 1);
+ContextVar JIT("JIT", 1, 0, 2);
 
 using mixin::shape_str;
 

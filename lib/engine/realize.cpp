@@ -173,7 +173,8 @@ std::vector<UOp> resolve_params(const UOp& call, const std::vector<UOp>& inputs)
   return out;
 }
 
-ContextVar PARALLEL("PARALLEL", -1);
+// -1 (the default): NUM_CPU_THREADS, or 0 while recording; set, it is a worker count
+ContextVar PARALLEL("PARALLEL", -1, 0, 256);
 
 static int64_t parallel_workers() {
   // helpers.PARALLEL: NUM_CPU_THREADS when nothing is recorded (the reference disables it under VIZ)

@@ -852,6 +852,10 @@ UOp UOp::argmax(std::optional<int64_t> axis0, bool keepdim) const {
   int64_t axis = resolve_dim(*axis0);
   const sint& n = shape()[axis];
   if (!n.is_int()) throw Error("argmax: symbolic axis sizes are not supported");
+  // the reference returns 2^31 wrapped to int32 here (its index of "none found"); an empty axis has no index to give
+  if (n.i() == 0)
+    throw Error("argmax/argmin of an empty axis: axis " + std::to_string(axis) + " of shape " + mixin::shape_str(shape()) +
+                " has size 0");
   UOp m = eq(max(axis, true));
   Shape rs{n};
   for (int64_t i = 0; i < ndim() - axis - 1; i++) rs.push_back(1);

@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 
+#include "lib/device.h"
 #include "lib/tensor.h"
 
 namespace tg {
@@ -75,7 +76,7 @@ pyint prod_int(const Shape& shape, const char* fn) {
   pyint n = 1;
   for (const sint& s : shape) {
     if (!s.is_int() || s.i() < 0) throw Error(std::string(fn) + ": invalid input shape (symbolic or negative)");
-    n *= s.i();
+    if (__builtin_mul_overflow(n, s.i(), &n)) throw Error(std::string(fn) + ": the shape has too many elements");
   }
   return n;
 }
@@ -173,6 +174,7 @@ Tensor Tensor::rand(const Shape& shape, DType dtype, const Arg& device, bool con
     throw Error("rand only supports concrete float dtypes, got " + dt.repr());
   pyint n = prod_int(shape, "rand");
   std::string dev = canon_device(device);
+  check_buffer_fits(dev, n, dt);  // the bits alone would be as large: fail before building anything
   pyint num = cdiv_up(n * dt.itemsize(), 4);
   auto [key, counter] = next_counter(dev, num);
   Tensor out = bits_to_rand(random_bits(key, counter, num), shape, dt);

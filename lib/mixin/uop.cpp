@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "lib/device.h"
 #include "lib/helpers.h"
 #include "lib/mixin/helpers.h"
 
@@ -197,6 +198,7 @@ UOp UOp::param(int64_t slot, DType dtype, const std::optional<Shape>& shape, Arg
 }
 UOp UOp::new_buffer(const Arg& device, pyint size, DType dtype, std::optional<int64_t> num) {
   if (contains(dtypes::weaks, dtype)) throw Error("cannot create storage for weak dtype " + dtype.repr());
+  if (device.is_str()) check_buffer_fits(device.as_str(), size, dtype);
   auto* p = new ParamArg();
   p->slot = num ? *num : g_unique_num.fetch_add(1);
   p->dtype = dtype;

@@ -6,7 +6,7 @@
 
 namespace tg {
 
-ContextVar TRAINING("TRAINING", 0);
+ContextVar TRAINING("TRAINING", 0, 0, 1);
 
 namespace nn {
 

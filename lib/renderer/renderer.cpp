@@ -24,7 +24,7 @@ int64_t cpu_count() {
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
   return 1;
 }
-ContextVar NUM_CPU_THREADS("NUM_CPU_THREADS", cpu_count());
+ContextVar NUM_CPU_THREADS("NUM_CPU_THREADS", cpu_count(), 1, 1024);
 
 static std::string strip_trailing_colons(std::string s) {
   while (!s.empty() && s.back() == ':') s.pop_back();

@@ -12,7 +12,7 @@
 
 namespace tg {
 
-ContextVar PCONTIG("PCONTIG", 0);
+ContextVar PCONTIG("PCONTIG", 0, 0, INT64_MAX);
 
 // ***** the definition of the movement ops (moved here from lib/codegen/mops.cpp) *****
 

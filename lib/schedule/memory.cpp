@@ -10,7 +10,7 @@
 
 namespace tg {
 
-ContextVar NO_MEMORY_PLANNER("NO_MEMORY_PLANNER", 0);
+ContextVar NO_MEMORY_PLANNER("NO_MEMORY_PLANNER", 0, 0, 1);
 
 static void collect_bufs(const UOp& u, std::vector<UOp>& out) {
   if (u.op() == Ops::BUFFER)

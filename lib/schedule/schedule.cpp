@@ -19,7 +19,7 @@
 
 namespace tg {
 
-ContextVar SCACHE("SCACHE", 1), CAPTURING("CAPTURING", 1);
+ContextVar SCACHE("SCACHE", 1, 0, 1), CAPTURING("CAPTURING", 1, 0, 1);
 
 std::vector<LinearCapturer*>& capturing() {
   static auto* c = new std::vector<LinearCapturer*>();

@@ -417,7 +417,7 @@ std::string format_match_stats() {
 
 RecordTotals record_totals() { return {g_n_contexts.load(), g_n_steps.load(), g_n_matches.load()}; }
 
-void finalize() {
+void finalize(bool interrupted) {
   static std::atomic<bool> done{false};
   if (done.exchange(true)) return;
   Recorder* r = recorder();
@@ -433,7 +433,7 @@ void finalize() {
   if (TRACK_MATCH_STATS.value() >= 1 && getenv_int("PRINT_MATCH_STATS", 1))
     std::fputs(format_match_stats().c_str(), stdout);
   std::fflush(stdout);
-  if (r && VIZ.value() > 0) {
+  if (r && VIZ.value() > 0 && !interrupted) {
     if (VizLauncher launch = g_launcher.load())
       launch(r->path());
     else

@@ -80,7 +80,8 @@ struct RecordTotals {
   uint64_t contexts = 0, steps = 0, matches = 0;
 };
 RecordTotals record_totals();
-// flush and close the recorder, print the trace path and the statistics table (runs at exit; idempotent)
-void finalize();
+// flush and close the recorder, print the trace path and the statistics table (runs at exit; idempotent). After an
+// interrupt (SIGINT/SIGTERM) the trace is finished the same way, but VIZ=1 does not open the viewer.
+void finalize(bool interrupted = false);
 
 }  // namespace tg::track

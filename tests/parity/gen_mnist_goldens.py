@@ -3,7 +3,9 @@
 # with Tensor.manual_seed(SEED) first (default 1337): prints the loss of every training step, then the test accuracy
 # when EVAL=1. Goldens for tinygrad-cpp's two CPU renderers, which compute what the reference's do, to every printed digit:
 #   mnist_goldens_clang.txt     DEV=CPU, the reference's default: C compiled by clang (our DEV=CPU, the CLANG renderer)
-#   mnist_goldens.txt           DEV=CPU:LLVM, the reference's LLVM IR backend (our DEV=CPU:LLVM)
+#   mnist_goldens.txt           DEV=CPU:LLVM, the reference's LLVM IR backend (our DEV=CPU:LLVM), on an AVX-512 host
+#   mnist_goldens_avx2.txt      the same on a host without AVX-512 (AMD EPYC Zen 3): its LLVM IR lets LLVM use the
+#                               host's reciprocal estimates, so the last digits depend on the instruction set
 # The two differ by 2e-5 at step 0 and ~7e-3 by step 5 (clang fuses a*b+c where the C source has it in one expression,
 # and the C renderer's flattened sums add left to right). The same with STEPS=70 EVAL=1:
 #   mnist_goldens_clang_70.txt  test accuracy 81.18%

@@ -150,10 +150,12 @@ def fl(*shape, lo=-2.0, hi=2.0, dtype=None):
   from tinygrad import Tensor, dtypes
   n = math.prod(shape)
   return Tensor([rng.uniform(lo, hi) for _ in range(n)], dtype=dtypes.float32 if dtype is None else dtype).reshape(*shape)
-def it(*shape, lo=-20, hi=20, dtype=None):
+def it(*shape, lo=-20, hi=20, dtype=None, div=1):
+  # div: the values drawn in [lo, hi] are divided (floor) by it, so a program's operands stay small enough that signed
+  # arithmetic cannot overflow (undefined behaviour: LLVM's add nsw is poison there) while the draws stay the same
   from tinygrad import Tensor, dtypes
   n = math.prod(shape)
-  return Tensor([rng.randint(lo, hi) for _ in range(n)], dtype=dtypes.int32 if dtype is None else dtype).reshape(*shape)
+  return Tensor([rng.randint(lo, hi) // div for _ in range(n)], dtype=dtypes.int32 if dtype is None else dtype).reshape(*shape)
 def nz(*shape, lo=1, hi=9, dtype=None):  # nonzero ints with random sign
   from tinygrad import Tensor, dtypes
   n = math.prod(shape)
@@ -177,9 +179,9 @@ def kernel_programs() -> list:
     ("chain_f32", lambda: (fl(16) * fl(16) - fl(16)) * 0.5 + 3.0),
     ("div_f32", lambda: fl(8) / fl(8, lo=0.5, hi=3.0)),
     ("add_i32", lambda: it(12) * it(12) + 7),
-    ("add_i8", lambda: it(8, lo=-128, hi=127, dtype=dtypes.int8) + it(8, lo=-128, hi=127, dtype=dtypes.int8)),
+    ("add_i8", lambda: it(8, lo=-128, hi=127, dtype=dtypes.int8, div=2) + it(8, lo=-128, hi=127, dtype=dtypes.int8, div=2)),
     ("mul_u8", lambda: it(8, lo=0, hi=255, dtype=dtypes.uint8) * it(8, lo=0, hi=255, dtype=dtypes.uint8)),
-    ("sub_i16", lambda: it(6, lo=-30000, hi=30000, dtype=dtypes.int16) - it(6, lo=-30000, hi=30000, dtype=dtypes.int16)),
+    ("sub_i16", lambda: it(6, lo=-30000, hi=30000, dtype=dtypes.int16, div=2) - it(6, lo=-30000, hi=30000, dtype=dtypes.int16, div=2)),
     ("add_u16", lambda: it(6, lo=0, hi=65535, dtype=dtypes.uint16) + 1000),
     ("mul_i64", lambda: it(5, lo=-10**9, hi=10**9, dtype=dtypes.int64) * 12345),
     ("add_u32", lambda: it(5, lo=0, hi=2**32-1, dtype=dtypes.uint32) + it(5, lo=0, hi=2**32-1, dtype=dtypes.uint32)),

@@ -275,6 +275,9 @@ void check_case(const OpCase& c) {
   ASSERT_EQ(got.size(), c.values.size()) << c.spec;
   for (size_t i = 0; i < got.size(); i++) {
     const std::string& e = c.values[i];
+    // undefined behaviour on the CPU device (a float cast to an integer type that cannot hold it): machines differ,
+    // so the golden does not say (gen_tensor_ops_goldens.py)
+    if (e == "ub") continue;
     if (e.size() == 16 && e.find_first_not_of("0123456789abcdef") == std::string::npos && dtypes::is_float(r.dtype())) {
       uint64_t bits = std::stoull(e, nullptr, 16);
       double ev;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -248,6 +249,73 @@ TEST(CPUDevice, CompiledLibrariesAreCachedOnDisk) {
     EXPECT_EQ(c4.disk_hits(), 0u);
     EXPECT_EQ(*lib4, *lib1);
   }
+  if (old_dir.empty())
+    unsetenv("TG_CACHE_DIR");
+  else
+    setenv("TG_CACHE_DIR", old_dir.c_str(), 1);
+  std::filesystem::remove_all(dir);
+}
+
+// every way an entry can be damaged on disk (a crash mid-write on a filesystem without ordering, a bad sector, an
+// edit): each reads as a miss, is compiled again and rewritten, and the next compiler finds the good entry
+TEST(CPUDevice, DamagedDiskCacheEntriesAreMissesAndAreRewritten) {
+  auto dir = std::filesystem::temp_directory_path() / ("tg-damaged-cache-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::string old_dir = std::getenv("TG_CACHE_DIR") ? std::getenv("TG_CACHE_DIR") : "";
+  setenv("TG_CACHE_DIR", dir.c_str(), 1);
+  std::string src = std::string(kAddIR) + "; damaged cache test\n";
+  src.replace(src.find("fadd"), 4, "fsub");
+  auto entry = [&] {
+    for (auto& e : std::filesystem::recursive_directory_iterator(dir))
+      if (e.is_regular_file()) return e.path();
+    return std::filesystem::path();
+  };
+  auto read_all = [](const std::filesystem::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  std::vector<uint8_t> good;
+  {
+    cpu::LLVMCompiler c0;
+    good = *c0.compile_cached(src);
+  }
+  std::filesystem::path path = entry();
+  ASSERT_FALSE(path.empty());
+  const std::string intact = read_all(path);
+  ASSERT_GT(intact.size(), good.size());
+  size_t body = intact.size() - good.size();  // where the library starts
+  std::vector<std::pair<std::string, std::function<std::string(std::string)>>> damages = {
+      {"empty", [](std::string) { return std::string(); }},
+      {"truncated in the header", [](std::string s) { return s.substr(0, 5); }},
+      {"truncated in the library", [&](std::string s) { return s.substr(0, body + good.size() / 2); }},
+      {"one byte short", [](std::string s) { return s.substr(0, s.size() - 1); }},
+      {"zeroed", [](std::string s) { return std::string(s.size(), '\0'); }},
+      {"library zeroed", [&](std::string s) { return s.substr(0, body) + std::string(s.size() - body, '\0'); }},
+      {"bit flipped in the library start", [&](std::string s) { s[body] ^= 0x01; return s; }},
+      {"bit flipped mid-library", [&](std::string s) { s[body + good.size() / 2] ^= 0x10; return s; }},
+      {"bit flipped at the end", [](std::string s) { s.back() ^= 0x80; return s; }},
+      {"bit flipped in the checksum", [&](std::string s) { s[s.find('\n') - 1] ^= 0x01; return s; }},
+      {"bytes appended", [](std::string s) { return s + "xyz"; }},
+  };
+  for (auto& [what, damage] : damages) {
+    SCOPED_TRACE(what);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << damage(intact);
+    cpu::LLVMCompiler c1;
+    auto lib = c1.compile_cached(src);
+    EXPECT_EQ(c1.disk_hits(), 0u);
+    EXPECT_EQ(*lib, good);
+    EXPECT_EQ(read_all(path), intact) << "the entry was not rewritten";
+    cpu::LLVMCompiler c2;
+    EXPECT_EQ(*c2.compile_cached(src), good);
+    EXPECT_EQ(c2.disk_hits(), 1u);
+  }
+  // the rewritten library, loaded from disk by the device, runs
+  size_t disk0 = dev().compiler().disk_hits();
+  auto prog = dev().compile(src, "vadd");
+  EXPECT_EQ(dev().compiler().disk_hits(), disk0 + 1);
+  DevBuf<float> A(std::vector<float>{5, 6}), B(std::vector<float>{1, 2}), C(2);
+  (*prog)({C.p, A.p, B.p}, {std::optional<pyint>(2)});
+  EXPECT_EQ(C.get(), (std::vector<float>{4, 4}));
   if (old_dir.empty())
     unsetenv("TG_CACHE_DIR");
   else

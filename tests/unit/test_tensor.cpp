@@ -308,3 +308,22 @@ TEST(Tensor, MoreMixinsMatchReference) {
   EXPECT_EQ(a.to(Arg("INTERP")).fmod(2).to_vector<float>(), (std::vector<float>{1, 1, 0, 1, 0, 0}));
   EXPECT_NEAR(a.logaddexp(a).to_vector<float>()[0], 3.6931471824645996, 1e-6);
 }
+
+// float16 arithmetic on INTERP as on the reference's PYTHON device: its Python (3.11) has no half memoryviews, so its
+// PythonRenderer drops half and codegen emulates it as float: half in memory, float arithmetic. Values printed by
+//   x = Tensor([i*0.37-3 for i in range(16)], dtype=dtypes.half); print((x*x+1000).tolist())
+// with DEV=PYTHON (and DEV=CPU, the same) in tinygrad a9069c17
+TEST(Tensor, HalfArithmeticOnInterpIsTheReferences) {
+  const std::vector<float> want = {1009.0f,          1006.9214477539062f, 1005.1065673828125f, 1003.57080078125f,
+                                   1002.3089599609375f, 1001.3234252929688f, 1000.6080932617188f, 1000.1680297851562f,
+                                   1000.0015869140625f, 1000.1089477539062f, 1000.4902954101562f, 1001.1455688476562f,
+                                   1002.0748291015625f, 1003.2745361328125f, 1004.7510375976562f, 1006.5064697265625f};
+  for (const char* dev : {"INTERP", "CPU"}) {
+    SCOPED_TRACE(dev);
+    std::vector<double> x;
+    for (int i = 0; i < 16; i++) x.push_back(i * 0.37 - 3);
+    Tensor t = Tensor::from_vector<double>(x, dtypes::half).to(Arg(dev));
+    std::vector<float> got = (t * t + 1000).cast(dtypes::float32).to_vector<float>();
+    EXPECT_EQ(got, want);
+  }
+}

@@ -399,7 +399,7 @@ const PatternMatcher& pm_add_control_flow() {
   return pm;
 }
 
-ContextVar LOOP_ORDER("LOOP_ORDER", 1);
+ContextVar LOOP_ORDER("LOOP_ORDER", 1, 0, 1);
 
 namespace {
 // how far each of `loops` moves the index expression u per step, as a linear coefficient (divisions and moduli by
