@@ -34,22 +34,27 @@ demo: build
 	@./scripts/demo.sh $(BUILD)
 
 test: build
+	@if grep -q '^TG_BUILD_TESTS:BOOL=OFF' $(BUILD)/CMakeCache.txt; then \
+	  echo "make test: $(BUILD) is configured with TG_BUILD_TESTS=OFF, so no tests are built; configure it with" \
+	       "-DTG_BUILD_TESTS=ON (needs GoogleTest, libgtest-dev) or use another BUILD directory" >&2; exit 1; fi
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 bench: deps
-	@$(MAKE) --no-print-directory build BUILD=$(BENCH_BUILD) PGO=1
+	@$(MAKE) --no-print-directory build BUILD=$(BENCH_BUILD) PGO=1 CMAKE_FLAGS="-DTG_BUILD_TESTS=OFF $(CMAKE_FLAGS)"
 	@./scripts/bench.sh $(BENCH_BUILD)
 
 # ASan + UBSan over the unit, parity and viz tests (build-asan), then the recorder's multi-threaded tests under TSan
 # (build-tsan). Any report fails the run. Leak checking is off: LLVM's JIT and the process-lifetime caches are freed
-# by the OS at exit on purpose.
+# by the OS at exit on purpose. Neither builds the GUI or the benchmarks.
 SAN_LABELS ?= unit|parity|viz
 sanitize: deps
-	cmake -S . -B build-asan -G Ninja -DTG_PGO=OFF -DTG_SANITIZE=address,undefined $(CMAKE_FLAGS)
+	cmake -S . -B build-asan -G Ninja -DTG_PGO=OFF -DTG_SANITIZE=address,undefined -DTG_BUILD_GUI=OFF -DTG_BUILD_BENCH=OFF \
+	  $(CMAKE_FLAGS)
 	cmake --build build-asan -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir build-asan --output-on-failure -j $(JOBS) -L '$(SAN_LABELS)'
-	cmake -S . -B build-tsan -G Ninja -DTG_PGO=OFF -DTG_SANITIZE=thread $(CMAKE_FLAGS)
+	cmake -S . -B build-tsan -G Ninja -DTG_PGO=OFF -DTG_SANITIZE=thread -DTG_BUILD_GUI=OFF -DTG_BUILD_BENCH=OFF \
+	  $(CMAKE_FLAGS)
 	cmake --build build-tsan -j $(JOBS) --target test_recorder test_kernel_trace test_parallel_codegen
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan --output-on-failure -j $(JOBS) \
 	  -R '^(Recorder|MatchStats|KernelTrace|ParallelCodegen)'
