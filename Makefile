@@ -9,6 +9,8 @@ PGO ?= 0
 # the benchmarks' build directory: always with the profile, so numbers compare with docs/performance.md
 BENCH_BUILD ?= build-pgo
 PGO_DIR := $(abspath $(BUILD))/pgo-profile
+# build/ (make, make demo, make test) leaves out the benchmarks: make bench builds them in $(BENCH_BUILD)
+BUILD_FLAGS ?= -DTG_BUILD_BENCH=OFF
 
 .PHONY: all deps configure build demo test bench sanitize clean
 
@@ -20,9 +22,9 @@ deps:
 $(BUILD)/build.ninja: | deps
 ifeq ($(PGO),1)
 	@./scripts/pgo-train.sh $(BUILD) $(PGO_DIR) $(JOBS)
-	cmake -S . -B $(BUILD) -G Ninja -DTG_PGO=USE -DTG_PGO_DIR=$(PGO_DIR) $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -G Ninja -DTG_PGO=USE -DTG_PGO_DIR=$(PGO_DIR) $(BUILD_FLAGS) $(CMAKE_FLAGS)
 else
-	cmake -S . -B $(BUILD) -G Ninja -DTG_PGO=OFF $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -G Ninja -DTG_PGO=OFF $(BUILD_FLAGS) $(CMAKE_FLAGS)
 endif
 
 configure: deps $(BUILD)/build.ninja
@@ -40,7 +42,7 @@ test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 bench: deps
-	@$(MAKE) --no-print-directory build BUILD=$(BENCH_BUILD) PGO=1 CMAKE_FLAGS="-DTG_BUILD_TESTS=OFF $(CMAKE_FLAGS)"
+	@$(MAKE) --no-print-directory build BUILD=$(BENCH_BUILD) PGO=1 BUILD_FLAGS="-DTG_BUILD_TESTS=OFF"
 	@./scripts/bench.sh $(BENCH_BUILD)
 
 # ASan + UBSan over the unit, parity and viz tests (build-asan), then the recorder's multi-threaded tests under TSan
@@ -55,9 +57,9 @@ sanitize: deps
 	  ctest --test-dir build-asan --output-on-failure -j $(JOBS) -L '$(SAN_LABELS)'
 	cmake -S . -B build-tsan -G Ninja -DTG_PGO=OFF -DTG_SANITIZE=thread -DTG_BUILD_GUI=OFF -DTG_BUILD_BENCH=OFF \
 	  $(CMAKE_FLAGS)
-	cmake --build build-tsan -j $(JOBS) --target test_recorder test_kernel_trace test_parallel_codegen
+	cmake --build build-tsan -j $(JOBS) --target test_recorder test_kernel_trace test_parallel_codegen test_uop
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan --output-on-failure -j $(JOBS) \
-	  -R '^(Recorder|MatchStats|KernelTrace|ParallelCodegen)'
+	  -R '^(Recorder|MatchStats|KernelTrace|ParallelCodegen|ParallelFor|UOpCore)'
 
 clean:
 	rm -rf $(BUILD)
