@@ -119,6 +119,71 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
         if (added.count(s)) st.push_back(s);
     }
   }
+  // Display filters, as the reference's VIZ has them: a CALL's or FUNCTION's kernel body (src 0) and a PROGRAM's
+  // sources 0 and 1 when bodies are hidden, a SINK nothing uses, index-typed nodes; then whatever only the hidden
+  // edges reached. The match's replacement and what it brought in always stay, and so does the body of every CALL
+  // it lies in (the view opens on the match).
+  auto body_ports = [&](const Node& node) -> size_t {
+    if (node.op_name == "CALL" || node.op_name == "FUNCTION") return std::min<size_t>(1, node.src.size());
+    if (node.op_name == "PROGRAM") return std::min<size_t>(2, node.src.size());
+    return 0;
+  };
+  std::unordered_set<int64_t> holds_match;  // CALLs whose body holds the match
+  if (!box.empty()) {
+    std::vector<int64_t> st(box.begin(), box.end());
+    std::unordered_set<int64_t> seen(box.begin(), box.end());
+    while (!st.empty()) {
+      int64_t n = st.back();
+      st.pop_back();
+      auto it = users.find(n);
+      if (it == users.end()) continue;
+      for (int64_t u : it->second) {
+        const Node& un = t.node(u);
+        for (size_t i = 0; i < body_ports(un); i++)
+          if (un.src[i] == n) holds_match.insert(u);
+        if (seen.insert(u).second) st.push_back(u);
+      }
+    }
+  }
+  std::unordered_set<int64_t> gone, bodies_hidden;
+  std::unordered_set<int64_t> disconnected;
+  for (int64_t n : order) {
+    const Node& node = t.node(n);
+    if (size_t bp = body_ports(node); bp && !holds_match.count(n)) {
+      bool hide = opt.expanded.count(n) ? false : opt.collapsed.count(n) ? true : !opt.show_call_src;
+      if (hide) {
+        bodies_hidden.insert(n);
+        for (size_t i = 0; i < bp; i++) disconnected.insert(node.src[i]);
+      }
+    }
+    if (box.count(n)) continue;
+    auto u = users.find(n);
+    if (!opt.show_sink && node.op_name == "SINK" && (u == users.end() || u->second.empty())) gone.insert(n);
+    if (!opt.show_indexing && t.dtype_name(node.dtype) == "weakint") gone.insert(n);
+  }
+  if (!disconnected.empty()) {
+    auto feeds_a_drawn_user = [&](int64_t n) {
+      auto it = users.find(n);
+      if (it == users.end()) return false;
+      for (int64_t u : it->second) {
+        if (gone.count(u)) continue;
+        const Node& un = t.node(u);
+        for (size_t i = bodies_hidden.count(u) ? body_ports(un) : 0; i < un.src.size(); i++)
+          if (un.src[i] == n) return true;
+      }
+      return false;
+    };
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {  // users before their sources
+      int64_t n = *it;
+      if (!disconnected.count(n) || gone.count(n) || box.count(n) || n == fg->root || feeds_a_drawn_user(n)) continue;
+      gone.insert(n);
+      for (int64_t x : t.node(n).src) disconnected.insert(x);
+    }
+  }
+  for (int64_t n : order)
+    if (bodies_hidden.count(n)) fg->bodies_hidden.push_back(n);
+  for (int64_t n : gone) fg->n_filtered += !fold[n];
+
   // focus: what lies within focus_hops edges of the match (up and down)
   std::unordered_map<int64_t, int> keep;  // node -> distance; empty: everything
   if (opt.focus_hops > 0) {
@@ -170,7 +235,7 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     for (auto it = open.begin(); it != open.end();)
       it = fold[*it] || (t.node(*it).src.empty() && users[*it].size() > 4) ? open.erase(it) : std::next(it);
   }
-  std::unordered_set<int64_t> hidden;
+  std::unordered_set<int64_t> hidden(gone.begin(), gone.end());
   std::unordered_map<int64_t, std::vector<int64_t>> hides;  // collapsed node -> what it hides
   auto subtree = [&](int64_t c) {
     std::vector<int64_t> desc;
@@ -214,7 +279,8 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     if (automatic) fg->auto_collapsed.push_back(c);
   };
   for (auto it = order.rbegin(); it != order.rend(); ++it)  // top-down, so an outer collapse wins
-    if (opt.collapsed.count(*it) && !hidden.count(*it) && in_focus(*it)) collapse(*it, subtree(*it), false);
+    if (opt.collapsed.count(*it) && !hidden.count(*it) && in_focus(*it) && !body_ports(t.node(*it)))
+      collapse(*it, subtree(*it), false);  // (a CALL's toggle is its body's, above)
   // a big graph: collapse top-down the first subtrees of at most half of what is drawn (then of any size), until
   // about auto_collapse_target nodes are left
   size_t drawn = 0;
@@ -240,6 +306,15 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     g.key = key;
     g.op = node.op_name;
     g.lines = split_label(t.label(n));
+    // the kernel a CALL runs, as the reference's `codegen@` line; a kernel's SINK names its own codegen context
+    int64_t ast = (node.op_name == "CALL" || node.op_name == "FUNCTION") && !node.src.empty() ? node.src[0]
+                  : node.op_name == "SINK"                                                 ? n
+                                                                                           : 0;
+    if (const TraceSession::KernelRef* k = ast ? fr.session.kernel_of(ast) : nullptr) {
+      g.ref_context = k->context;
+      g.lines.insert(g.lines.begin() + 1, "codegen@" + k->name + (k->device.empty() ? "" : "  " + k->device));
+    }
+    g.body_hidden = bodies_hidden.count(n) > 0;
     size_t folded = 0;
     for (size_t i = 0; i < node.src.size(); i++) {
       if (!fold.count(node.src[i]) || !fold[node.src[i]]) continue;
@@ -277,7 +352,7 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     g.key = {c, kPlaceholderVia};
     g.op = "COLLAPSED";
     g.hides = h.size();
-    g.lines = {"⋯ " + std::to_string(h.size()) + " nodes", "collapsed (C expands)"};
+    g.lines = {"⋯ " + std::to_string(h.size()) + " nodes", "collapsed (X expands)"};
     for (int64_t x : h) {
       if (changed_new.count(x))
         g.mark = Mark::changed;
@@ -292,7 +367,7 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     if (gn.key.via) continue;
     int dst = index[gn.key];
     const Node& node = t.node(gn.key.id);
-    for (size_t i = 0; i < node.src.size(); i++) {
+    for (size_t i = bodies_hidden.count(gn.key.id) ? body_ports(node) : 0; i < node.src.size(); i++) {
       int64_t s = node.src[i];
       if (fold[s]) continue;
       NodeKey sk{s, split.count(s) && split[s] ? gn.key.id : 0};

@@ -29,6 +29,8 @@ struct GNode {
   Mark mark = Mark::none;
   bool in_match = false;  // part of the subgraph the match put in (boxed)
   bool is_root = false;
+  int64_t ref_context = 0;  // a CALL (or a kernel's SINK): the codegen context of its kernel (Enter opens it)
+  bool body_hidden = false;  // a CALL/FUNCTION/PROGRAM drawn without its kernel body
   size_t hides = 0;     // > 0: the placeholder of a collapsed node's sources (key {node, kPlaceholderVia}), hiding this
                         // many nodes
   double w = 0, h = 0;  // size in scene pixels (label metrics)
@@ -75,6 +77,8 @@ struct FrameGraph {
   bool error_is_damage = false;         // the trace's problem (a TraceError naming the file), not a recorded error
   std::vector<int64_t> collapsed;       // the nodes drawn collapsed (by the user, or automatically)
   std::vector<int64_t> auto_collapsed;  // of those, the ones collapsed automatically (a big graph)
+  std::vector<int64_t> bodies_hidden;   // CALL/FUNCTION/PROGRAM nodes drawn without their kernel body
+  size_t n_filtered = 0;                // nodes left out by the display filters (bodies, SINK, indexing)
 
   LayoutGraph layout_graph() const;
   size_t bytes() const;  // about what it holds (shared node texts not counted), for the frame cache's bound
@@ -93,6 +97,11 @@ struct FrameOptions {
   bool auto_collapse = true;    // a graph of more than auto_collapse_above drawn nodes starts with subtrees collapsed,
   size_t auto_collapse_above = 400, auto_collapse_target = 250;  // until about auto_collapse_target are left
   size_t auto_collapse_min = 8;  // a subtree worth collapsing automatically hides at least this many drawn nodes
+  // The reference VIZ's display toggles, with its defaults. show_call_src (c): a CALL's or FUNCTION's kernel body (its
+  // src 0) and a PROGRAM's sources 0 and 1 are drawn; off, the CALL is one node with its buffers, and `collapsed` /
+  // `expanded` name the CALLs that differ (the per-node toggle). show_sink (s): a SINK nothing uses is drawn.
+  // show_indexing (r): nodes of dtype weakint (index arithmetic) are drawn. What the match touched is always drawn.
+  bool show_call_src = false, show_sink = false, show_indexing = true;
   bool operator==(const FrameOptions&) const = default;
 };
 constexpr size_t kAutoCollapseAbove = 400;  // the default of FrameOptions::auto_collapse_above

@@ -336,7 +336,7 @@ void FrameLoader::start_job(bool force_fallback, bool force_full, bool exact) {
         r->layout = std::make_shared<Layout>(layout_layered(g->layout_graph()));
         if (force_fallback || sh->slow(step))  // cancelled, or over budget here or earlier in this step
           r->note = tr("Stopped waiting for Graphviz (budget %1 ms, or cancelled): simple layered layout. "
-                       "R: wait for Graphviz")
+                       "L: wait for Graphviz")
                         .arg(budget);
         else if (n > kMaxDotNodes || work > kMaxDotWork)
           r->note = tr("%1 nodes (%2 with the virtual nodes of long edges) is too much for Graphviz in the time a "

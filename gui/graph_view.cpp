@@ -341,7 +341,25 @@ NodeItem* GraphView::node_at(QPoint pos) const {
 bool GraphView::is_collapsed(int64_t id) const {
   if (!frame_) return false;
   const auto& c = frame_->graph->collapsed;
-  return std::find(c.begin(), c.end(), id) != c.end();
+  const auto& b = frame_->graph->bodies_hidden;
+  return std::find(c.begin(), c.end(), id) != c.end() || std::find(b.begin(), b.end(), id) != b.end();
+}
+
+int64_t GraphView::ref_context_of(int64_t id) const {
+  if (!frame_ || !id) return 0;
+  auto [a, b] = by_id_.equal_range(id);
+  for (auto it = a; it != b; ++it)
+    if (int64_t c = frame_->graph->nodes[(size_t)it->second].ref_context) return c;
+  return 0;
+}
+
+void GraphView::mouseDoubleClickEvent(QMouseEvent* e) {
+  NodeItem* hit = node_at(e->pos());
+  if (hit && !hit->ghost() && hit->node().ref_context) {
+    emit open_context(hit->node().ref_context);
+    return;
+  }
+  QGraphicsView::mouseDoubleClickEvent(e);
 }
 
 void GraphView::contextMenuEvent(QContextMenuEvent* e) {
@@ -352,7 +370,16 @@ void GraphView::contextMenuEvent(QContextMenuEvent* e) {
     select_node(id);
     emit node_clicked(id);
     bool collapsed = is_collapsed(id);
-    QAction* a = menu.addAction(collapsed ? tr("Expand the sources (C)") : tr("Collapse the sources (C)"));
+    const GNode& gn = hit->node();
+    bool body = gn.op == "CALL" || gn.op == "FUNCTION" || gn.op == "PROGRAM";
+    if (gn.ref_context) {
+      int64_t ctx = gn.ref_context;
+      connect(menu.addAction(tr("Open the kernel's codegen (Enter)")), &QAction::triggered, this,
+              [this, ctx] { emit open_context(ctx); });
+    }
+    QAction* a = menu.addAction(body        ? (collapsed ? tr("Show the kernel body (X)") : tr("Hide the kernel body (X)"))
+                                : collapsed ? tr("Expand the sources (X)")
+                                            : tr("Collapse the sources (X)"));
     a->setEnabled(collapsed || !frame_->graph->info.count(id) || !frame_->graph->info.at(id).src.empty());
     connect(a, &QAction::triggered, this, [this, id] { emit collapse_requested(id); });
   }
@@ -393,9 +420,16 @@ void GraphView::keyPressEvent(QKeyEvent* e) {
     case Qt::Key_0:
       setTransform(QTransform());
       return;
-    case Qt::Key_C:
-      if (selected_ && !(e->modifiers() & (Qt::ControlModifier | Qt::AltModifier))) {
+    case Qt::Key_X:
+      if (selected_ && !(e->modifiers() & (Qt::ControlModifier | Qt::AltModifier | Qt::ShiftModifier))) {
         emit collapse_requested(selected_);
+        return;
+      }
+      break;
+    case Qt::Key_Return:
+    case Qt::Key_Enter:
+      if (int64_t c = ref_context_of(selected_)) {
+        emit open_context(c);
         return;
       }
       break;
@@ -440,8 +474,10 @@ void GraphView::drawForeground(QPainter* p, const QRectF&) {
         QString("%1 nodes · %2 drawn%3 · %4 %5 ms")
             .arg(g.n_uops)
             .arg(g.nodes.size())
-            .arg(g.collapsed.empty() ? QString()
-                                     : QString(" · %1 collapsed (C, Shift+C: expand)").arg(g.collapsed.size()))
+            .arg((g.collapsed.empty() ? QString()
+                                      : QString(" · %1 collapsed (X, Shift+X: expand)").arg(g.collapsed.size())) +
+                 (g.bodies_hidden.empty() ? QString()
+                                          : QString(" · %1 kernel bodies hidden (c shows)").arg(g.bodies_hidden.size())))
             .arg(QString::fromStdString(frame_->layout->engine))
             .arg(frame_->layout->ms, 0, 'f', 1);
     p->setPen(QColor(0x80, 0x84, 0x98));

@@ -37,7 +37,8 @@ class GraphView : public QGraphicsView {
   const std::vector<NodeItem*>& ghost_items() const { return ghosts_; }
   QPoint node_viewport_pos(int index) const;
   NodeItem* node_at(QPoint viewport_pos) const;  // the drawn node there (a node over a ghost), or null
-  bool is_collapsed(int64_t id) const;           // drawn with its sources collapsed in the current frame
+  bool is_collapsed(int64_t id) const;           // drawn with its sources collapsed (a CALL: its body hidden)
+  int64_t ref_context_of(int64_t id) const;      // the codegen context a drawn CALL links to (0: none)
 
  signals:
   void node_clicked(qint64 id);  // 0: the background
@@ -45,12 +46,14 @@ class GraphView : public QGraphicsView {
   void cancel_requested();
   void collapse_requested(qint64 id);  // collapse the node's sources, or expand them when it is collapsed
   void expand_all_requested();
+  void open_context(qint64 context);  // Enter or a double click on a CALL: its kernel's codegen context
 
  protected:
   void wheelEvent(QWheelEvent* e) override;
   void mousePressEvent(QMouseEvent* e) override;
   void mouseMoveEvent(QMouseEvent* e) override;
   void mouseReleaseEvent(QMouseEvent* e) override;
+  void mouseDoubleClickEvent(QMouseEvent* e) override;
   void keyPressEvent(QKeyEvent* e) override;
   void drawForeground(QPainter* p, const QRectF& rect) override;
   void resizeEvent(QResizeEvent* e) override;

@@ -27,6 +27,7 @@
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <QWidgetAction>
 #include <atomic>
 #include <thread>
 
@@ -161,6 +162,7 @@ MainWindow::MainWindow(QWidget* parent, bool restore) : QMainWindow(parent) {
   connect(graph_, &GraphView::node_clicked, this, [this](qint64 id) { panel_->show_node(graph_->frame(), id); });
   connect(graph_, &GraphView::collapse_requested, this, [this](qint64 id) { toggle_collapse(id); });
   connect(graph_, &GraphView::expand_all_requested, this, &MainWindow::expand_all);
+  connect(graph_, &GraphView::open_context, this, [this](qint64 c) { open_codegen(c); });
   connect(loader_, &FrameLoader::frame_ready, this, &MainWindow::on_frame);
   connect(loader_, &FrameLoader::progress, graph_, &GraphView::set_progress);
   connect(loader_, &FrameLoader::frame_failed, this, [this](qint64 step, qulonglong frame, QString msg) {
@@ -177,6 +179,7 @@ MainWindow::MainWindow(QWidget* parent, bool restore) : QMainWindow(parent) {
     show_tab(GraphTab);
   });
   connect(timeline_, &TimelineView::selected, this, [this](Selection s) { select(s); });
+  connect(timeline_, &TimelineView::open_kernel, this, [this](qint64 c) { open_codegen(c); });
   graph_->show_message(tr("Open a trace: File › Open (Ctrl+O), drop a file here, or run  tinyviz TRACE"));
   if (restore) restore_settings();
 }
@@ -191,12 +194,18 @@ void MainWindow::restore_settings() {
   if (QByteArray g = st.value("window/stats_splitter").toByteArray(); !g.isEmpty()) stats_->splitter()->restoreState(g);
   int tab = st.value("window/tab", 0).toInt();
   if (tab >= 0 && tab < tabs_->count()) tabs_->setCurrentIndex(tab);
-  QSignalBlocker b1(fold_box_), b2(split_box_), b3(auto_collapse_box_);
+  QSignalBlocker b1(fold_box_), b2(split_box_), b3(auto_collapse_box_), b4(indexing_box_), b5(call_src_box_),
+      b6(sink_box_);
   fold_box_->setChecked(st.value("view/fold_consts", true).toBool());
   split_box_->setChecked(st.value("view/split_leaves", true).toBool());
   auto_collapse_box_->setChecked(st.value("view/collapse_big_graphs", true).toBool());
+  indexing_box_->setChecked(st.value("view/show_indexing", true).toBool());
+  call_src_box_->setChecked(st.value("view/show_call_src", false).toBool());
+  sink_box_->setChecked(st.value("view/show_sink", false).toBool());
   FrameOptions o = loader_->options();
   o.fold_consts = fold_box_->isChecked(), o.split_leaves = split_box_->isChecked();
+  o.show_indexing = indexing_box_->isChecked(), o.show_call_src = call_src_box_->isChecked();
+  o.show_sink = sink_box_->isChecked();
   o.auto_collapse = auto_collapse_box_->isChecked();
   loader_->set_options(o);
 }
@@ -211,6 +220,9 @@ void MainWindow::save_settings() const {
   st.setValue("view/fold_consts", fold_box_->isChecked());
   st.setValue("view/split_leaves", split_box_->isChecked());
   st.setValue("view/collapse_big_graphs", auto_collapse_box_->isChecked());
+  st.setValue("view/show_indexing", indexing_box_->isChecked());
+  st.setValue("view/show_call_src", call_src_box_->isChecked());
+  st.setValue("view/show_sink", sink_box_->isChecked());
 }
 
 MainWindow::~MainWindow() = default;
@@ -240,7 +252,7 @@ QWidget* MainWindow::build_graph_tab() {
   button("▶", tr("Next match (Right)"), [this] { navigate(Qt::Key_Right); });
   bl->addSpacing(12);
   button(tr("Fit"), tr("Fit the graph in the view (F)"), [this] { graph_->fit(); });
-  button(tr("Relayout"), tr("Lay this frame out from scratch with Graphviz, waiting as long as it takes (R)"),
+  button(tr("Relayout"), tr("Lay this frame out from scratch with Graphviz, waiting as long as it takes (L)"),
          [this] { loader_->relayout(); });
   bl->addSpacing(12);
   fold_box_ = new QCheckBox(tr("Fold consts"), bar);
@@ -258,26 +270,62 @@ QWidget* MainWindow::build_graph_tab() {
   auto_collapse_box_ = new QCheckBox(tr("Collapse big graphs"), bar);
   auto_collapse_box_->setChecked(true);
   auto_collapse_box_->setToolTip(tr("A graph of more than %1 drawn nodes starts with its biggest private subtrees "
-                                    "collapsed (what the match changed stays open). C or the context menu collapses "
+                                    "collapsed (what the match changed stays open). X or the context menu collapses "
                                     "or expands a node's sources")
                                      .arg(kAutoCollapseAbove));
+  // the reference VIZ's toggles, with its keys and defaults
+  indexing_box_ = new QCheckBox(tr("Indexing"), bar);
+  indexing_box_->setChecked(true);
+  indexing_box_->setToolTip(tr("Show indexing: the nodes of dtype weakint (r)"));
+  call_src_box_ = new QCheckBox(tr("CALL src"), bar);
+  call_src_box_->setChecked(false);
+  call_src_box_->setToolTip(tr("Show every CALL's kernel body; off, a CALL is one node with its buffers and X on a "
+                               "CALL shows or hides its body alone. Enter or a double click opens its kernel (c)"));
+  sink_box_ = new QCheckBox(tr("SINK"), bar);
+  sink_box_->setChecked(false);
+  sink_box_->setToolTip(tr("Show a SINK nothing uses (s)"));
   auto apply = [this] {
     FrameOptions o = loader_->options();
     o.fold_consts = fold_box_->isChecked(), o.split_leaves = split_box_->isChecked();
     o.focus_hops = focus_box_->currentData().toInt();
     o.auto_collapse = auto_collapse_box_->isChecked();
+    o.show_indexing = indexing_box_->isChecked(), o.show_sink = sink_box_->isChecked();
+    if (o.show_call_src != call_src_box_->isChecked() && graph_->frame()) {
+      // as the reference: switching every body on or off forgets the CALLs toggled one by one
+      for (const GNode& g : graph_->frame()->graph->nodes)
+        if (g.op == "CALL" || g.op == "FUNCTION" || g.op == "PROGRAM") o.collapsed.erase(g.key.id), o.expanded.erase(g.key.id);
+    }
+    o.show_call_src = call_src_box_->isChecked();
     set_frame_options(o);
   };
+  // the reference's toggles stay in the bar; the graph's own drawing options go in a menu, so the bar fits beside
+  // the tree at the default width
+  for (QCheckBox* c : {indexing_box_, call_src_box_, sink_box_}) bl->addWidget(c);
+  auto* more = new QToolButton(bar);
+  more->setText(tr("Drawing"));
+  more->setToolTip(tr("How the graph is drawn: consts folded into their users, shared leaves split, big graphs "
+                      "collapsed"));
+  more->setPopupMode(QToolButton::InstantPopup);
+  more->setAutoRaise(true);
+  auto* menu = new QMenu(more);
   for (QCheckBox* c : {fold_box_, split_box_, auto_collapse_box_}) {
-    bl->addWidget(c);
-    connect(c, &QCheckBox::toggled, this, apply);
+    auto* wa = new QWidgetAction(menu);
+    c->setParent(menu);
+    c->setContentsMargins(8, 2, 8, 2);
+    wa->setDefaultWidget(c);
+    menu->addAction(wa);
   }
+  more->setMenu(menu);
+  bl->addWidget(more);
+  for (QCheckBox* c : {fold_box_, split_box_, auto_collapse_box_, indexing_box_, call_src_box_, sink_box_})
+    connect(c, &QCheckBox::toggled, this, apply);
   bl->addWidget(focus_box_);
   connect(focus_box_, &QComboBox::currentIndexChanged, this, apply);
   bl->addStretch(1);
   graph_find_ = new QLineEdit(bar);
   graph_find_->setPlaceholderText(tr("Find node: op, dtype, arg, id"));
   graph_find_->setClearButtonEnabled(true);
+  graph_find_->setMinimumWidth(100);
   graph_find_->setMaximumWidth(240);
   connect(graph_find_, &QLineEdit::textChanged, this, [this](const QString& t) {
     int n = graph_->find_nodes(t);
@@ -311,7 +359,7 @@ void MainWindow::toggle_collapse(int64_t id) {
   } else {
     o.expanded.erase(id);
     o.collapsed.insert(id);
-    status_frame_->setText(tr("Collapsed the sources of node %1 (C expands them)").arg(id));
+    status_frame_->setText(tr("Collapsed the sources of node %1 (X expands them)").arg(id));
   }
   set_frame_options(o);
 }
@@ -341,11 +389,15 @@ void MainWindow::build_menus() {
   view->addAction(tr("&Fit graph"), QKeySequence(Qt::Key_F), this, [this] { graph_->fit(); });
   view->addAction(tr("Zoom &in"), QKeySequence::ZoomIn, this, [this] { graph_->zoom_by(1.25); });
   view->addAction(tr("Zoom &out"), QKeySequence::ZoomOut, this, [this] { graph_->zoom_by(0.8); });
-  view->addAction(tr("&Relayout with Graphviz"), QKeySequence(Qt::Key_R), this, [this] { loader_->relayout(); });
+  view->addAction(tr("&Relayout with Graphviz"), QKeySequence(Qt::Key_L), this, [this] { loader_->relayout(); });
   view->addAction(tr("&Cancel layout"), QKeySequence(Qt::Key_Escape), this, [this] { loader_->cancel_layout(); });
-  view->addAction(tr("C&ollapse / expand the selected node's sources"), QKeySequence(Qt::Key_C), this,
+  view->addAction(tr("C&ollapse / expand the selected node's sources"), QKeySequence(Qt::Key_X), this,
                   [this] { toggle_collapse(graph_->selected_node()); });
-  view->addAction(tr("E&xpand everything"), QKeySequence(Qt::SHIFT | Qt::Key_C), this, &MainWindow::expand_all);
+  view->addAction(tr("E&xpand everything"), QKeySequence(Qt::SHIFT | Qt::Key_X), this, &MainWindow::expand_all);
+  view->addSeparator();
+  view->addAction(tr("Show &indexing"), QKeySequence(Qt::Key_R), this, [this] { indexing_box_->toggle(); });
+  view->addAction(tr("Show all CALL s&rc"), QKeySequence(Qt::Key_C), this, [this] { call_src_box_->toggle(); });
+  view->addAction(tr("Show SIN&K"), QKeySequence(Qt::Key_S), this, [this] { sink_box_->toggle(); });
   view->addSeparator();
   view->addAction(tr("&Search the tree"), QKeySequence::Find, this, [this] {
     search_->setFocus();
@@ -376,9 +428,10 @@ void MainWindow::build_menus() {
         this, tr("tinyviz keys"),
         tr("Up / Down\tprevious / next step\nLeft / Right\tprevious / next match (frame)\nEnter\texpand / collapse\n"
            "F\tfit the graph\nWheel, + / -\tzoom\nDrag\tpan\nClick a node\tits sources (blue) and users (orange)\n"
-           "R\trelayout with Graphviz\nEsc\tstop waiting for Graphviz\n"
-           "C\tcollapse / expand the selected node's sources\nShift+C\texpand everything\nAlt+Left / Right\tback / "
-           "forward\n"
+           "L\trelayout with Graphviz\nEsc\tstop waiting for Graphviz\n"
+           "X\tcollapse / expand the selected node's sources (a CALL: its kernel body)\nShift+X\texpand everything\n"
+           "r / c / s\tshow indexing / every CALL's kernel body / a SINK nothing uses\n"
+           "Enter, double click\ton a CALL: open its kernel's codegen\nAlt+Left / Right\tback / forward\n"
            "Ctrl+F\tsearch the tree\nCtrl+Shift+F\tfind a node in the graph\nF5\treload the trace\n"
            "Ctrl+1..4\tGraph, Stats, Timeline, Code"));
   });
@@ -503,8 +556,7 @@ void MainWindow::set_session(SessionPtr s) {
   }
   code_->set_session(session_);
   Trace& t = session_->ui();
-  int64_t matches = 0;
-  for (const auto& st : t.steps()) matches += st.n_matches;
+  uint64_t matches = t.match_count();  // (a step's n_matches counts its nested steps' matches too)
   setWindowTitle(tr("tinyviz — %1").arg(QString::fromStdString(session_->path())));
   status_trace_->setText(tr("%1   ·   %2 contexts, %3 steps, %4 matches%5")
                              .arg(QString::fromStdString(session_->path()))
@@ -708,6 +760,15 @@ void MainWindow::navigate_unguarded(int key) {
       select({t.step(order[p]).context, order[p], 0});
       return;
     }
+}
+
+void MainWindow::open_codegen(int64_t context) {
+  guard([&] {
+    if (!session_ || !context) return;
+    const ContextRow& c = session_->ui().context(context);
+    show_tab(GraphTab);
+    select(c.steps.empty() ? Selection{context, 0, 0} : Selection{context, c.steps.front(), 0});
+  });
 }
 
 void MainWindow::back() {

@@ -76,6 +76,10 @@ class MainWindow : public QMainWindow {
   QLineEdit* search_box() const { return search_; }
   QComboBox* focus_box() const { return focus_box_; }
   QCheckBox* auto_collapse_box() const { return auto_collapse_box_; }
+  QCheckBox* indexing_box() const { return indexing_box_; }
+  QCheckBox* call_src_box() const { return call_src_box_; }
+  QCheckBox* sink_box() const { return sink_box_; }
+  void open_codegen(int64_t context);  // a kernel's codegen context, from a CALL or a kernel run (Alt+Left: back)
   const SessionPtr& session() const { return session_; }
 
  signals:
@@ -133,6 +137,9 @@ class MainWindow : public QMainWindow {
   QCheckBox* fold_box_;
   QCheckBox* split_box_;
   QCheckBox* auto_collapse_box_;
+  QCheckBox* indexing_box_;  // the reference's display toggles: r, c, s
+  QCheckBox* call_src_box_;
+  QCheckBox* sink_box_;
   QComboBox* focus_box_;
   QLabel* status_trace_;
   QLabel* status_frame_;

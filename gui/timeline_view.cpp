@@ -1,5 +1,6 @@
 #include "gui/timeline_view.h"
 
+#include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QTimer>
@@ -422,6 +423,19 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
     update();
     emit selected(sel_);
   }
+}
+
+void TimelineView::mouseDoubleClickEvent(QMouseEvent* e) {
+  if (auto h = hit(e->pos()); h && h->kernel && h->context) emit open_kernel(h->context);
+}
+
+void TimelineView::keyPressEvent(QKeyEvent* e) {
+  if ((e->key() == Qt::Key_Return || e->key() == Qt::Key_Enter) && sel_.context &&
+      !session_->ui().context(sel_.context).steps.empty()) {
+    emit open_kernel(sel_.context);
+    return;
+  }
+  QWidget::keyPressEvent(e);
 }
 
 }  // namespace tv

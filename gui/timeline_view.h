@@ -40,6 +40,7 @@ class TimelineView : public QWidget {
 
  signals:
   void selected(tv::Selection s);
+  void open_kernel(qint64 context);  // a double click or Enter on a kernel run: its codegen context, in the graph
 
  protected:
   void paintEvent(QPaintEvent* e) override;
@@ -47,6 +48,8 @@ class TimelineView : public QWidget {
   void mousePressEvent(QMouseEvent* e) override;
   void mouseMoveEvent(QMouseEvent* e) override;
   void mouseReleaseEvent(QMouseEvent* e) override;
+  void mouseDoubleClickEvent(QMouseEvent* e) override;
+  void keyPressEvent(QKeyEvent* e) override;
   void resizeEvent(QResizeEvent* e) override;
 
  private:

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <climits>
 
+#include "viz/argfmt.h"
+
 namespace tv {
 
 using namespace tg::viz;
@@ -28,6 +30,21 @@ std::shared_ptr<TraceSession> TraceSession::open(const std::string& path) {
   for (const auto& r : s->rules_)
     s->rule_hay_[r.id] = lower(QString::fromStdString(r.file) + ":" + QString::number(r.line) + "\n" +
                                QString::fromStdString(r.matcher) + "\n" + QString::fromStdString(r.source));
+  std::unordered_map<int64_t, std::string> device_of;  // context -> the device its program was compiled for
+  std::unordered_map<std::string, std::string> device_by_name;  // a context whose program was compiled elsewhere
+  for (const auto& pr : s->ui_->programs()) {
+    if (pr.context > 0) device_of.emplace(pr.context, pr.device);
+    device_by_name.emplace(strip_ansi(pr.name), pr.device);
+  }
+  for (const auto& c : s->ui_->contexts()) {
+    if (c.steps.empty()) continue;
+    auto dev = device_of.find(c.id);
+    auto by_name = device_by_name.find(c.name);
+    KernelRef ref{c.id, c.name,
+                  dev != device_of.end() ? dev->second : by_name != device_by_name.end() ? by_name->second : ""};
+    auto [it, fresh] = s->kernels_.emplace(s->ui_->step(c.steps.front()).input_root, ref);
+    if (!fresh && it->second.device.empty() && !ref.device.empty()) it->second = ref;
+  }
   return s;
 }
 

@@ -30,6 +30,18 @@ class TraceSession {
   const std::string& step_hay(int64_t id) const { return step_hay_.at(id); }
   const std::unordered_map<int64_t, std::string>& rule_hay() const { return rule_hay_; }
 
+  // The codegen context of a kernel, by the UOp that is its AST: the root a context's first step starts from (a CALL's
+  // src[0], the reference's `codegen@` link). Contexts that compiled a program win over other contexts that happen to
+  // start from the same node. Read-only after open(): any thread.
+  struct KernelRef {
+    int64_t context = 0;
+    std::string name, device;  // the context's name (ANSI stripped); the device of its program ("" without one)
+  };
+  const KernelRef* kernel_of(int64_t ast) const {
+    auto it = kernels_.find(ast);
+    return it == kernels_.end() ? nullptr : &it->second;
+  }
+
   // frame building: exclusive use of the frame-side trace and its step replays
   struct Frames {
     tg::viz::Trace& trace;
@@ -69,6 +81,7 @@ class TraceSession {
   std::unordered_map<int64_t, size_t> rule_index_;
   int64_t t0_ = 0;
   std::unordered_map<int64_t, std::string> ctx_hay_, step_hay_, rule_hay_;
+  std::unordered_map<int64_t, KernelRef> kernels_;  // AST root -> codegen context
   std::mutex frames_mutex_, queries_mutex_;
   std::list<std::pair<int64_t, std::unique_ptr<tg::viz::StepReplay>>> replays_;  // most recent first
   std::unordered_map<int64_t, std::shared_ptr<const NodeText>> node_text_;       // frames side

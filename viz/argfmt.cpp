@@ -109,7 +109,7 @@ struct P {
         if (n > s.size() - i) fail("a string length of " + std::to_string(n) + " past the end of the arg");
         std::string v = s.substr(i, n);
         i += n;
-        return c == 's' ? py_str_repr(v) : v;
+        return c == 's' ? py_str_repr(strip_ansi(v)) : v;
       }
       case 'd': return "dtypes." + word();
       case 'o': return "Ops." + word();
@@ -151,6 +151,20 @@ struct P {
   }
 };
 }  // namespace
+
+std::string strip_ansi(const std::string& s) {
+  if (s.find('\x1b') == std::string::npos) return s;
+  std::string out;
+  for (size_t i = 0; i < s.size(); i++) {
+    if (s[i] == '\x1b' && i + 1 < s.size() && s[i + 1] == '[') {
+      i += 2;
+      while (i < s.size() && !((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z'))) i++;
+      continue;
+    }
+    out += s[i];
+  }
+  return out;
+}
 
 std::string arg_display(const std::string& encoded) {
   P p{encoded};

@@ -15,6 +15,11 @@ constexpr int kMaxArgNesting = 64;  // tuples in tuples: the engine's deepest ar
 
 // "(0, AxisType.LOOP)", "1.0", "'gidx0'", "dtypes.float"; throws ArgFormatError for a malformed encoding (unknown
 // tag, a string length past the end, nesting deeper than kMaxArgNesting, trailing bytes)
+// Strings are shown without the terminal colours (ESC [ ... letter) tinygrad puts in kernel names: a kernel's
+// ProgramInfo(name='E_2') and context name read as the reference's VIZ shows them, never as escapes.
 std::string arg_display(const std::string& encoded);
+
+// s without its ANSI escape sequences (ESC [ parameters letter)
+std::string strip_ansi(const std::string& s);
 
 }  // namespace tg::viz

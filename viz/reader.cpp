@@ -275,20 +275,6 @@ void Trace::quick_check() {
     throw TraceError("trace '" + path_ + "' is corrupt (SQLite's quick_check: " + problems.substr(0, 400) + ")");
 }
 
-// ESC [ ... letter: the SGR colour sequences tinygrad puts in kernel names
-static std::string strip_ansi(const std::string& s) {
-  if (s.find('\x1b') == std::string::npos) return s;
-  std::string out;
-  for (size_t i = 0; i < s.size(); i++) {
-    if (s[i] == '\x1b' && i + 1 < s.size() && s[i + 1] == '[') {
-      i += 2;
-      while (i < s.size() && !((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z'))) i++;
-      continue;
-    }
-    out += s[i];
-  }
-  return out;
-}
 
 const ProgramRow* Trace::program(int64_t id) const {
   auto it = program_index_.find(id);

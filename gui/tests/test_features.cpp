@@ -120,7 +120,7 @@ class TestFeatures : public QObject {
     w.graph()->centerOn(w.graph()->node_items()[index]);
     QTest::mouseClick(w.graph()->viewport(), Qt::LeftButton, {}, w.graph()->node_viewport_pos(index));
     QCOMPARE(w.graph()->selected_node(), pick);
-    QTest::keyClick(w.graph(), Qt::Key_C);
+    QTest::keyClick(w.graph(), Qt::Key_X);
     QVERIFY(wait_idle(w));
     FrameResultPtr after = w.graph()->frame();
     QCOMPARE(after->graph->collapsed, std::vector<int64_t>{pick});
@@ -184,7 +184,7 @@ class TestFeatures : public QObject {
     QCOMPARE(g.frame, size_t(2));
     QVERIFY(std::find(g.collapsed.begin(), g.collapsed.end(), pick) != g.collapsed.end() || !had);
     if (had) QVERIFY(placeholder_of(g, pick));
-    // Shift+C's action: everything open again
+    // Shift+X's action: everything open again
     w.expand_all();
     QVERIFY(wait_idle(w));
     QVERIFY(w.graph()->frame()->graph->collapsed.empty());

@@ -1,0 +1,221 @@
+// The schedule's kernel graph on a trace of a real tensor program (examples/hello_tensor under VIZ=-1), drawn as the
+// reference's VIZ draws it: every CALL names its kernel and links to its codegen context, kernel bodies hidden until
+// asked (c, or X on one CALL), a SINK nothing uses hidden (s), indexing shown or not (r), no terminal escapes in any
+// label; Enter on a CALL opens its kernel's codegen and Alt+Left comes back; the status bar counts what the reader
+// counts.
+#include <QCheckBox>
+#include <QLabel>
+#include <QProcess>
+#include <QStatusBar>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "gui/graph_items.h"
+#include "gui/graph_view.h"
+#include "gui/main_window.h"
+#include "viz/reader.h"
+
+using namespace tv;
+using namespace tg::viz;
+
+namespace {
+bool wait_idle(MainWindow& w, int ms = 20000) {
+  QElapsedTimer t;
+  t.start();
+  int quiet = 0;
+  while (t.elapsed() < ms) {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+    quiet = w.idle() ? quiet + 1 : 0;
+    if (quiet >= 3) return true;
+    QThread::msleep(2);
+  }
+  return false;
+}
+
+bool is_call(const GNode& g) { return g.op == "CALL" || g.op == "FUNCTION"; }
+}  // namespace
+
+class TestKernelGraph : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+  QString trace_;
+  std::unique_ptr<Trace> t_;
+  int64_t kernel_graph_ = 0;  // the "View Kernel Graph" step with the biggest graph
+  size_t calls_ = 0;          // its CALL nodes
+
+  const FrameGraph& frame(MainWindow& w) { return *w.graph()->frame()->graph; }
+  void show_kernel_graph(MainWindow& w) {
+    w.select({t_->step(kernel_graph_).context, kernel_graph_, 0});
+    QVERIFY(wait_idle(w));
+    QVERIFY(w.graph()->frame());
+    QCOMPARE(frame(w).step, kernel_graph_);
+  }
+
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QSettings("tinygrad-cpp", "tinyviz").clear();
+    QVERIFY(dir_.isValid());
+    trace_ = dir_.filePath("tensor.trace.db");
+    QProcess prog;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("VIZ", "-1");
+    env.insert("VIZ_PATH", trace_);
+    env.insert("PRINT_MATCH_STATS", "0");
+    prog.setProcessEnvironment(env);
+    prog.setStandardOutputFile(QProcess::nullDevice());
+    prog.start(TV_TENSOR_BIN, {});
+    QVERIFY(prog.waitForFinished(120000));
+    QCOMPARE(prog.exitCode(), 0);
+    t_ = Trace::open(trace_.toStdString());
+    size_t best = 0;
+    for (const StepRow& s : t_->steps()) {
+      if (s.name != "View Kernel Graph") continue;
+      StepReplay r(*t_, s.id);
+      size_t calls = 0;
+      for (int64_t n : r.nodes(0)) calls += t_->node(n).op_name == "CALL";
+      if (calls > best) best = calls, kernel_graph_ = s.id, calls_ = calls;
+    }
+    QVERIFY2(kernel_graph_ && calls_ >= 2, "hello_tensor's trace has no kernel graph with two CALLs");
+  }
+  void cleanupTestCase() { QSettings("tinygrad-cpp", "tinyviz").clear(); }
+
+  void every_call_names_its_kernel_and_bodies_start_hidden() {
+    MainWindow w(nullptr, false);
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.open_trace(trace_));
+    show_kernel_graph(w);
+    const FrameGraph& g = frame(w);
+    size_t calls = 0;
+    for (const GNode& n : g.nodes) {
+      for (const std::string& l : n.lines) {
+        QVERIFY2(l.find('\x1b') == std::string::npos && l.find("\\x1b") == std::string::npos, l.c_str());
+        QVERIFY2(!l.empty() && l != "?", n.op.c_str());
+      }
+      if (!is_call(n)) continue;
+      calls++;
+      // the kernel's name and device, and the link to its codegen context (a context that compiled a program)
+      QVERIFY(n.ref_context);
+      const ContextRow& c = t_->context(n.ref_context);
+      QCOMPARE(QString::fromStdString(n.lines.at(1)).section("  ", 0, 0), QString::fromStdString("codegen@" + c.name));
+      QVERIFY2(n.lines.at(1).find("CPU") != std::string::npos, n.lines.at(1).c_str());
+      QVERIFY(n.body_hidden);
+      QVERIFY(w.graph()->is_collapsed(n.key.id));
+    }
+    QCOMPARE(calls, calls_);
+    QCOMPARE(g.bodies_hidden.size(), calls_);
+    // no kernel body drawn: nothing of a kernel's AST (its SINK, STOREs, RANGEs)
+    for (const GNode& n : g.nodes) QVERIFY2(n.op != "STORE" && n.op != "RANGE" && n.op != "SINK", n.op.c_str());
+  }
+
+  void the_reference_toggles_with_its_keys() {
+    MainWindow w(nullptr, false);
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowActive(&w));
+    QVERIFY(w.open_trace(trace_));
+    show_kernel_graph(w);
+    size_t hidden_bodies = frame(w).nodes.size();
+    w.graph()->setFocus();
+    // c: every CALL's kernel body
+    QTest::keyClick(w.graph(), Qt::Key_C);
+    QVERIFY(w.call_src_box()->isChecked());
+    QVERIFY(wait_idle(w));
+    size_t with_bodies = frame(w).nodes.size();
+    QVERIFY(frame(w).bodies_hidden.empty());
+    QVERIFY2(with_bodies > hidden_bodies + calls_, qPrintable(QString("%1 -> %2").arg(hidden_bodies).arg(with_bodies)));
+    bool store = false, weakint = false;
+    for (const GNode& n : frame(w).nodes) {
+      store = store || n.op == "STORE";
+      for (const std::string& l : n.lines) weakint = weakint || l == "dtypes.weakint";
+    }
+    QVERIFY(store);
+    QVERIFY(weakint);
+    // r: indexing hidden, then shown again
+    QTest::keyClick(w.graph(), Qt::Key_R);
+    QVERIFY(!w.indexing_box()->isChecked());
+    QVERIFY(wait_idle(w));
+    for (const GNode& n : frame(w).nodes)
+      for (const std::string& l : n.lines) QVERIFY2(l != "dtypes.weakint", n.op.c_str());
+    QVERIFY(frame(w).n_filtered > 0);
+    QTest::keyClick(w.graph(), Qt::Key_R);
+    QVERIFY(wait_idle(w));
+    QCOMPARE(frame(w).nodes.size(), with_bodies);
+    // s: the SINK nothing uses (the kernel graph's root)
+    auto root_drawn = [&] {
+      for (const GNode& n : frame(w).nodes)
+        if (n.key.id == frame(w).root) return true;
+      return false;
+    };
+    QVERIFY(!root_drawn());
+    QTest::keyClick(w.graph(), Qt::Key_S);
+    QVERIFY(wait_idle(w));
+    QVERIFY(root_drawn());
+    // c again: bodies hidden; X on one CALL shows that body alone
+    QTest::keyClick(w.graph(), Qt::Key_C);
+    QVERIFY(wait_idle(w));
+    QCOMPARE(frame(w).bodies_hidden.size(), calls_);
+    int64_t call = frame(w).bodies_hidden.front();
+    w.graph()->select_node(call);
+    QTest::keyClick(w.graph(), Qt::Key_X);
+    QVERIFY(wait_idle(w));
+    QCOMPARE(frame(w).bodies_hidden.size(), calls_ - 1);
+    QVERIFY(!w.graph()->is_collapsed(call));
+    QTest::keyClick(w.graph(), Qt::Key_X);
+    QVERIFY(wait_idle(w));
+    QCOMPARE(frame(w).bodies_hidden.size(), calls_);
+  }
+
+  void enter_on_a_call_opens_its_codegen_and_alt_left_comes_back() {
+    MainWindow w(nullptr, false);
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.open_trace(trace_));
+    show_kernel_graph(w);
+    const GNode* call = nullptr;
+    for (const GNode& n : frame(w).nodes)
+      if (is_call(n) && n.ref_context) call = &n;
+    QVERIFY(call);
+    int64_t ctx = call->ref_context, ast = t_->node(call->key.id).src.at(0);
+    w.graph()->select_node(call->key.id);
+    QTest::keyClick(w.graph(), Qt::Key_Return);
+    QVERIFY(wait_idle(w));
+    QCOMPARE(w.selection().context, ctx);
+    QCOMPARE(w.selection().step, t_->context(ctx).steps.front());
+    // the codegen context starts from the kernel's AST: the CALL's first source
+    QCOMPARE(t_->step(w.selection().step).input_root, ast);
+    w.back();
+    QVERIFY(wait_idle(w));
+    QCOMPARE(w.selection().step, kernel_graph_);
+    // a double click does the same
+    const GNode* again = nullptr;
+    for (const GNode& n : frame(w).nodes)
+      if (n.ref_context == ctx) again = &n;
+    QVERIFY(again);
+    int index = (int)(again - frame(w).nodes.data());
+    w.graph()->centerOn(w.graph()->node_items().at((size_t)index));
+    QTest::mouseDClick(w.graph()->viewport(), Qt::LeftButton, {}, w.graph()->node_viewport_pos(index));
+    QVERIFY(wait_idle(w));
+    QCOMPARE(w.selection().context, ctx);
+  }
+
+  void status_bar_counts_what_the_reader_counts() {
+    MainWindow w(nullptr, false);
+    w.show();
+    QVERIFY(w.open_trace(trace_));
+    QVERIFY(wait_idle(w));
+    QString want = QString("%1 matches").arg(t_->match_count());
+    bool found = false;
+    for (QLabel* l : w.statusBar()->findChildren<QLabel*>()) found = found || l->text().contains(want);
+    QVERIFY2(found, qPrintable(want));
+    QVERIFY(t_->match_count() > 0);
+  }
+};
+
+int run_kernel_graph_tests(int argc, char** argv) {
+  TestKernelGraph t;
+  return QTest::qExec(&t, argc, argv);
+}
+
+#include "test_kernel_graph.moc"
