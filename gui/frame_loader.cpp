@@ -110,7 +110,8 @@ struct FrameLoader::Shared {
     bytes = 0;
   }
 
-  // ghosts of frame k stand where frame k-1 (same coordinates) had them
+  // ghosts of frame k stand where frame k-1 (same coordinates) had them; when a node of this frame covers that spot
+  // (often the replacement, which took it), beside it: the nearest free place right, left, below or above
   void attach_ghosts(FrameResult& r) {
     const FrameGraph& g = *r.graph;
     r.ghost_pos.assign(g.ghosts.size(), {});
@@ -119,22 +120,53 @@ struct FrameLoader::Shared {
     FrameResultPtr prev = get(g.step, g.frame - 1);
     if (!prev || prev->family != r.family) return;
     std::unordered_map<NodeKey, size_t, NodeKeyHash> where;
-    for (size_t i = 0; i < prev->graph->nodes.size(); i++) where[prev->graph->nodes[i].key] = i;
-    for (size_t i = 0; i < g.ghosts.size(); i++)
-      if (auto it = where.find(g.ghosts[i].key); it != where.end()) {
-        Pt p = prev->layout->pos[it->second];
-        // a ghost a node of this frame partly covers (often its replacement, which took the spot) is not drawn:
-        // half-hidden labels are clutter; the panel counts what was removed
-        const GNode& gh = g.ghosts[i];
-        bool covered = false;
-        for (size_t n = 0; n < g.nodes.size() && !covered; n++) {
-          double ox = (gh.w + g.nodes[n].w) / 2 - std::abs(r.layout->pos[n].x - p.x);
-          double oy = (gh.h + g.nodes[n].h) / 2 - std::abs(r.layout->pos[n].y - p.y);
-          covered = ox > 0 && oy > 0 && ox * oy > 0.15 * gh.w * gh.h;
-        }
-        r.ghost_pos[i] = p;
-        r.ghost_shown[i] = !covered;
+    std::unordered_map<int64_t, size_t> where_id;  // a leaf drawn once per user: its first copy
+    for (size_t i = 0; i < prev->graph->nodes.size(); i++) {
+      where[prev->graph->nodes[i].key] = i;
+      if (!prev->graph->nodes[i].hides) where_id.emplace(prev->graph->nodes[i].key.id, i);
+    }
+    struct Box {
+      double x, y, w, h;
+    };
+    std::vector<Box> taken;  // this frame's nodes, then the ghosts placed so far
+    taken.reserve(g.nodes.size() + g.ghosts.size());
+    for (size_t n = 0; n < g.nodes.size(); n++) taken.push_back({r.layout->pos[n].x, r.layout->pos[n].y, g.nodes[n].w, g.nodes[n].h});
+    auto free_at = [&](const GNode& gh, Pt p) {
+      for (const Box& b : taken) {
+        // (10: the room both items keep outside their boxes for marks, 4 each, and a gap)
+        double ox = (gh.w + b.w) / 2 + 10 - std::abs(b.x - p.x);
+        double oy = (gh.h + b.h) / 2 + 10 - std::abs(b.y - p.y);
+        if (ox > 0 && oy > 0) return false;
       }
+      return true;
+    };
+    for (size_t i = 0; i < g.ghosts.size(); i++) {
+      auto it = where.find(g.ghosts[i].key);
+      size_t at_prev;
+      if (it != where.end()) at_prev = it->second;
+      else if (auto id = where_id.find(g.ghosts[i].key.id); id != where_id.end()) at_prev = id->second;
+      else continue;  // not drawn in the previous frame (folded, collapsed): the panel lists it
+      const GNode& gh = g.ghosts[i];
+      Pt p = prev->layout->pos[at_prev], at = p;
+      bool placed = free_at(gh, p);
+      for (int k = 1; k <= 8 && !placed; k++)
+        for (Pt d : {Pt{1, 0}, Pt{-1, 0}, Pt{0, 1}, Pt{0, -1}}) {
+          // a step of the ghost's own size, so that k steps clear nodes up to k times as big
+          Pt c{p.x + d.x * k * (gh.w * 0.5 + 30), p.y + d.y * k * (gh.h + 16)};
+          if (free_at(gh, c)) {
+            at = c, placed = true;
+            break;
+          }
+        }
+      if (!placed) {  // a crowded neighbourhood: under everything, straight below its place
+        double bottom = p.y;
+        for (const Box& b : taken) bottom = std::max(bottom, b.y + b.h / 2);
+        at = {p.x, bottom + gh.h / 2 + 24};
+      }
+      r.ghost_pos[i] = at;
+      r.ghost_shown[i] = 1;
+      taken.push_back({at.x, at.y, gh.w, gh.h});
+    }
   }
 };
 

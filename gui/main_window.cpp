@@ -102,12 +102,17 @@ MainWindow::MainWindow(QWidget* parent, bool restore) : QMainWindow(parent) {
   filter_->setSourceModel(model_);
   tree_ = new TraceTree(left);
   tree_->setModel(filter_);
+  tree_->setTextElideMode(Qt::ElideMiddle);  // a match row keeps its site and the ops it changed; tooltips: all
   tree_->header()->setSectionResizeMode(0, QHeaderView::Stretch);
   tree_->header()->setSectionResizeMode(1, QHeaderView::Interactive);
   tree_->header()->setSectionResizeMode(2, QHeaderView::Interactive);
   tree_->header()->resizeSection(1, 58);
   tree_->header()->resizeSection(2, 52);
+  search_hits_ = new QLabel(left);
+  search_hits_->setForegroundRole(QPalette::PlaceholderText);
+  search_hits_->setVisible(false);
   ll->addWidget(search_);
+  ll->addWidget(search_hits_);
   ll->addWidget(tree_, 1);
   search_timer_ = new QTimer(this);
   search_timer_->setSingleShot(true);
@@ -252,8 +257,6 @@ QWidget* MainWindow::build_graph_tab() {
   button("▶", tr("Next match (Right)"), [this] { navigate(Qt::Key_Right); });
   bl->addSpacing(12);
   button(tr("Fit"), tr("Fit the graph in the view (F)"), [this] { graph_->fit(); });
-  button(tr("Relayout"), tr("Lay this frame out from scratch with Graphviz, waiting as long as it takes (L)"),
-         [this] { loader_->relayout(); });
   bl->addSpacing(12);
   fold_box_ = new QCheckBox(tr("Fold consts"), bar);
   fold_box_->setChecked(true);
@@ -785,12 +788,14 @@ void MainWindow::forward() {
 
 void MainWindow::on_search(const QString& text) {
   expand_queue_.clear();
+  select_first_rule_hit_ = false;
   {
     Phase p{"filter the tree"};
     filter_->set_text(text);
   }
   QString needle = text.trimmed().toLower();
   if (needle.isEmpty() || !session_) {
+    search_hits_->setVisible(false);
     tree_->expandToDepth(0);
     if (sel_.step || sel_.context) {
       QModelIndex pi = filter_->mapFromSource(model_->index_of(sel_));
@@ -803,9 +808,22 @@ void MainWindow::on_search(const QString& text) {
     }
     return;
   }
+  // what the text names: contexts and steps by name or call site; the first one in the tree's order is selected
+  std::string n = needle.toStdString();
+  size_t ctx_hits = 0, step_hits = 0;
+  int64_t first = 0;
+  for (const ContextRow& c : session_->ui().contexts()) ctx_hits += session_->context_hay(c.id).find(n) != std::string::npos;
+  for (int64_t st : model_->step_order())
+    if (session_->step_hay(st).find(n) != std::string::npos) {
+      step_hits++;
+      if (!first) first = st;
+    }
+  QString hits = tr("“%1”: %2 contexts, %3 steps").arg(text.trimmed()).arg(ctx_hits).arg(step_hits);
+  search_hits_->setText(hits);
+  search_hits_->setVisible(true);
+  if (first) select({session_->ui().step(first).context, first, 0});
   // rules the text names (file:line, file name:line, matcher or source): find the steps holding their matches
   std::vector<int64_t> rules;
-  std::string n = needle.toStdString();
   for (const RuleRow& r : session_->rules())
     if (auto it = model_->rule_hay().find(r.id);
         it != model_->rule_hay().end() && it->second.find(n) != std::string::npos)
@@ -814,8 +832,11 @@ void MainWindow::on_search(const QString& text) {
     SessionPtr s = session_;
     run_async<std::vector<int64_t>>(
         this, [s, rules] { return s->with_queries([&](Trace& t) { return t.steps_with_rules(rules); }); },
-        [this, s, text, rules](std::vector<int64_t> steps, QString err) {
+        [this, s, text, rules, hits, first](std::vector<int64_t> steps, QString err) {
           if (s != session_ || !err.isEmpty()) return;
+          search_hits_->setText(tr("%1; %2 rules matched in %3 steps").arg(hits).arg(rules.size()).arg(steps.size()));
+          // no step named by the text: the first match of the rules is the first hit
+          select_first_rule_hit_ = !first && !steps.empty();
           {
             Phase p{"rule hits"};
             filter_->set_rule_hits(text, std::unordered_set<int64_t>(steps.begin(), steps.end()),
@@ -835,6 +856,18 @@ void MainWindow::expand_queued() {
   QModelIndex pi = filter_->mapFromSource(model_->index_of({0, expand_queue_.front(), 0}));
   expand_queue_.erase(expand_queue_.begin());
   if (pi.isValid()) tree_->expand(pi);
+  if (select_first_rule_hit_ && pi.isValid()) {
+    select_first_rule_hit_ = false;
+    // the step's matches the filter keeps are the rules' matches: its first one (loaded now if the view has not yet)
+    if (filter_->canFetchMore(pi)) filter_->fetchMore(pi);
+    for (int r = 0; r < filter_->rowCount(pi); r++) {
+      Selection hit = model_->selection_of(filter_->mapToSource(filter_->index(r, 0, pi)));
+      if (hit.frame) {
+        select(hit);
+        break;
+      }
+    }
+  }
   QTimer::singleShot(0, this, &MainWindow::expand_queued);
 }
 

@@ -74,6 +74,7 @@ class MainWindow : public QMainWindow {
   MessageBar* message_bar() const { return msg_; }
   FrameLoader* loader() const { return loader_; }
   QLineEdit* search_box() const { return search_; }
+  QLabel* search_hits() const { return search_hits_; }
   QComboBox* focus_box() const { return focus_box_; }
   QCheckBox* auto_collapse_box() const { return auto_collapse_box_; }
   QCheckBox* indexing_box() const { return indexing_box_; }
@@ -117,11 +118,13 @@ class MainWindow : public QMainWindow {
   bool syncing_tree_ = false, opening_ = false;
   std::unordered_map<int64_t, size_t> step_pos_;  // position in the tree's step order
   std::vector<int64_t> expand_queue_;             // steps a rule search opens, one per event-loop turn
+  bool select_first_rule_hit_ = false;            // select the first match under the first step it opens
 
   TraceModel* model_;
   TraceFilter* filter_;
   TraceTree* tree_;
   QLineEdit* search_;
+  QLabel* search_hits_;  // what the search found
   QTimer* search_timer_;
   QTabWidget* tabs_;
   QSplitter* split_;

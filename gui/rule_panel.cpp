@@ -2,12 +2,20 @@
 
 #include <QApplication>
 #include <QClipboard>
+#include <QCursor>
+#include <QDesktopServices>
+#include <QDir>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QProcess>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTextBrowser>
+#include <QToolButton>
+#include <QToolTip>
+#include <QUrl>
 #include <QVBoxLayout>
 
 #include "gui/text_diff.h"
@@ -34,14 +42,24 @@ RulePanel::RulePanel(QWidget* parent) : QWidget(parent) {
   auto* row = new QHBoxLayout();
   site_ = new QLineEdit(this);
   site_->setReadOnly(true);
+  site_->setMinimumWidth(60);
   site_->setPlaceholderText(tr("rule file:line"));
   site_->setToolTip(tr("Where the rule is written: select and copy, or press Copy"));
-  auto* copy = new QPushButton(tr("Copy"), this);
-  connect(copy, &QPushButton::clicked, this, [this] {
+  auto* copy = new QToolButton(this);
+  copy->setText(tr("Copy"));
+  connect(copy, &QToolButton::clicked, this, [this] {
     if (!site_->text().isEmpty()) QApplication::clipboard()->setText(site_->text());
+  });
+  auto* open = new QToolButton(this);
+  open->setText(tr("Open"));
+  open->setToolTip(tr("Open the rule's file at its line in $VISUAL or $EDITOR (else the desktop's editor)"));
+  connect(open, &QToolButton::clicked, this, [this] {
+    QString msg;
+    if (!open_site(&msg)) QToolTip::showText(QCursor::pos(), msg, this);
   });
   row->addWidget(site_, 1);
   row->addWidget(copy);
+  row->addWidget(open);
   lay->addLayout(row);
   auto* split = new QSplitter(Qt::Vertical, this);
   main_ = new QTextBrowser(split);
@@ -64,6 +82,34 @@ void RulePanel::set_session(SessionPtr s) {
 }
 
 QString RulePanel::site() const { return site_->text(); }
+
+bool RulePanel::open_site(QString* message) {
+  auto fail = [&](const QString& m) {
+    if (message) *message = m;
+    return false;
+  };
+  QString site = site_->text();
+  int colon = site.lastIndexOf(':');
+  if (site.isEmpty() || colon <= 0) return fail(tr("No rule selected"));
+  QString file = site.left(colon), line = site.mid(colon + 1);
+  QString path = file;
+  if (QFileInfo(file).isRelative()) {
+    QString root = session_ ? QString::fromStdString(session_->source_root()) : QString();
+    path = !root.isEmpty() && QFileInfo::exists(QDir(root).filePath(file)) ? QDir(root).filePath(file)
+                                                                          : QDir::current().filePath(file);
+  }
+  if (!QFileInfo::exists(path)) return fail(tr("%1 is not on this machine").arg(path));
+  for (const char* var : {"VISUAL", "EDITOR"}) {
+    QString cmd = qEnvironmentVariable(var).trimmed();
+    if (cmd.isEmpty()) continue;
+    QStringList args = QProcess::splitCommand(cmd);
+    QString program = args.takeFirst();
+    if (QProcess::startDetached(program, args << "+" + line << path)) return true;
+    return fail(tr("$%1 (%2) could not be started").arg(var, cmd));
+  }
+  if (QDesktopServices::openUrl(QUrl::fromLocalFile(path))) return true;
+  return fail(tr("No editor: set $VISUAL or $EDITOR"));
+}
 QString RulePanel::text() const { return site_->text() + "\n" + main_->toPlainText() + "\n" + node_->toPlainText(); }
 
 QString RulePanel::step_html(int64_t step) const {

@@ -22,6 +22,10 @@ class RulePanel : public QWidget {
   void show_node(const FrameResultPtr& r, int64_t id);
   QString site() const;  // the file:line shown (empty: none)
   QString text() const;  // plain text of the panel (tests)
+  // opens the rule's file at its line: $VISUAL, else $EDITOR, with +LINE FILE; else the desktop's handler for the file.
+  // A relative path is taken from the recording's source root (the trace's meta), else from the current directory.
+  // false: no file to open (the message says why)
+  bool open_site(QString* message = nullptr);
 
  private:
   QString step_html(int64_t step) const;

@@ -176,6 +176,7 @@ void TimelineView::clamp_view() {
 
 void TimelineView::show_range(double t0, double t1) {
   ensure_lanes();
+  whole_run_ = false;
   int w = std::max(1, width() - plot_left() - 8);
   npp_ = std::max(0.5, (t1 - t0) / w);
   left_ = t0;
@@ -183,7 +184,15 @@ void TimelineView::show_range(double t0, double t1) {
   update();
 }
 
-void TimelineView::show_all() { show_range(0, total_ * 1.02); }
+std::pair<double, double> TimelineView::visible_range() const {
+  ensure_lanes();
+  return {left_, left_ + std::max(1, width() - plot_left() - 8) * npp_};
+}
+
+void TimelineView::show_all() {
+  show_range(0, total_ * 1.02);
+  whole_run_ = true;
+}
 
 void TimelineView::reveal(int64_t step) {
   ensure_lanes();
@@ -205,7 +214,12 @@ void TimelineView::reveal_kernel(size_t event) {
       }
 }
 
-void TimelineView::resizeEvent(QResizeEvent*) { clamp_view(); }
+// the whole run stays in view through resizes until the user zooms or pans (the lanes are often built while the tab
+// is hidden, at a width the widget does not have yet)
+void TimelineView::resizeEvent(QResizeEvent*) {
+  if (whole_run_) show_all();
+  else clamp_view();
+}
 
 std::optional<TimelineView::Span> TimelineView::hit(QPoint p) const {
   ensure_lanes();
@@ -355,6 +369,7 @@ void TimelineView::wheelEvent(QWheelEvent* e) {
   double steps = e->angleDelta().y() / 120.0;
   double x = e->position().x();
   double t = left_ + (x - plot_left()) * npp_;
+  whole_run_ = false;
   npp_ /= std::pow(1.25, steps);
   clamp_view();
   left_ = t - (x - plot_left()) * npp_;
@@ -375,6 +390,7 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
     if (dragged_ || d.manhattanLength() > 3) {
       dragged_ = true;
       left_ -= d.x() * npp_;
+      whole_run_ = false;
       press_ = e->pos();
       clamp_view();
       update();

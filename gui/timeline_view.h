@@ -36,6 +36,11 @@ class TimelineView : public QWidget {
   void reveal(int64_t step);         // zoom in on a step's span
   void reveal_kernel(size_t event);  // zoom in on a kernel event (index into Trace::kernel_events())
   double last_paint_ms() const { return paint_ms_; }
+  std::pair<double, double> visible_range() const;  // ns since the first event at the plot's left and right edges
+  double total_ns() const {
+    ensure_lanes();
+    return total_;
+  }
   size_t span_count() const;
 
  signals:
@@ -69,6 +74,7 @@ class TimelineView : public QWidget {
   size_t kernel_lanes_ = 0;    // the first lanes hold kernel events
   double total_ = 1;           // ns covered by the trace
   double left_ = 0, npp_ = 1;  // view: ns at the plot's left edge, ns per pixel
+  bool whole_run_ = true;      // showing the whole run (kept through resizes)
   Selection sel_;
   std::optional<Span> hover_;
   QPoint press_;

@@ -279,7 +279,8 @@ QVariant TraceModel::data(const QModelIndex& index, int role) const {
             QString::fromStdString(r->matcher) + "\n" + QString::fromStdString(r->source))
         .toLower();
   if (role == Qt::ToolTipRole && r)
-    return QString("%1:%2\n%3")
+    return QString("%1\n%2:%3\n%4")
+        .arg(data(index.siblingAtColumn(NameCol), Qt::DisplayRole).toString())
         .arg(QString::fromStdString(r->file))
         .arg(r->line)
         .arg(QString::fromStdString(r->source).left(400));

@@ -15,6 +15,7 @@ std::shared_ptr<TraceSession> TraceSession::open(const std::string& path) {
   s->path_ = path;
   s->ui_ = Trace::open(path, false);  // kernel sources are read when shown
   s->rules_ = s->ui_->rules();
+  if (auto meta = s->ui_->meta(); meta.count("source_root")) s->source_root_ = meta["source_root"];
   for (size_t i = 0; i < s->rules_.size(); i++) s->rule_index_[s->rules_[i].id] = i;
   int64_t t0 = INT64_MAX;
   for (const auto& c : s->ui_->contexts()) t0 = std::min(t0, c.t_start);

@@ -24,6 +24,7 @@ class TraceSession {
   const tg::viz::RuleRow* rule(int64_t id) const;
   const std::vector<tg::viz::RuleRow>& rules() const { return rules_; }
   int64_t time_origin() const { return t0_; }  // earliest t_start of the trace
+  const std::string& source_root() const { return source_root_; }  // where the recorded program's sources were
   // lower-case search texts, built with the session (off the UI thread): a context's name; a step's name and
   // file:line; a rule's file:line, matcher and source
   const std::string& context_hay(int64_t id) const { return ctx_hay_.at(id); }
@@ -80,6 +81,7 @@ class TraceSession {
   std::vector<tg::viz::RuleRow> rules_;
   std::unordered_map<int64_t, size_t> rule_index_;
   int64_t t0_ = 0;
+  std::string source_root_;
   std::unordered_map<int64_t, std::string> ctx_hay_, step_hay_, rule_hay_;
   std::unordered_map<int64_t, KernelRef> kernels_;  // AST root -> codegen context
   std::mutex frames_mutex_, queries_mutex_;

@@ -296,6 +296,7 @@ TraceWriter::TraceWriter(const std::string& path) : path_(claim_trace_path(path,
     meta("pid", std::to_string(getpid()));
     meta("created_unix", std::to_string((long long)std::time(nullptr)));
     meta("clock", "steady_clock ns");
+    meta("source_root", TG_SOURCE_ROOT);  // rule and step files are relative to it (tinyviz opens them in an editor)
     meta("status", "recording");
     sqlite3_finalize(s);
     sqlite3_stmt* o = prep("INSERT INTO ops(id, name) VALUES(?, ?)");

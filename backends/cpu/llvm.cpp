@@ -383,8 +383,11 @@ void widen_index_extensions(llvm::Function& f) {
   }
   // the narrow operations nothing uses any more (erased only now: the map's keys must stay valid until here)
   ext_of.clear();
+  // (a handle whose instruction an earlier entry erased is null: read it as a pointer, never through operator*,
+  // which binds a reference to null; UBSan found it)
   for (llvm::WeakTrackingVH& v : maybe_dead)
-    if (auto* i = llvm::dyn_cast_or_null<llvm::Instruction>(&*v); i && i->use_empty()) i->eraseFromParent();
+    if (auto* i = llvm::dyn_cast_or_null<llvm::Instruction>(static_cast<llvm::Value*>(v)); i && i->use_empty())
+      i->eraseFromParent();
 }
 }  // namespace
 

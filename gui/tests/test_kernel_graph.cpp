@@ -4,15 +4,22 @@
 // label; Enter on a CALL opens its kernel's codegen and Alt+Left comes back; the status bar counts what the reader
 // counts.
 #include <QCheckBox>
+#include <QFile>
 #include <QLabel>
+#include <QLineEdit>
 #include <QProcess>
 #include <QStatusBar>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <unordered_map>
+
 #include "gui/graph_items.h"
+#include "viz/replay.h"
 #include "gui/graph_view.h"
 #include "gui/main_window.h"
+#include "gui/rule_panel.h"
+#include "gui/timeline_view.h"
 #include "viz/reader.h"
 
 using namespace tv;
@@ -198,6 +205,146 @@ class TestKernelGraph : public QObject {
     QTest::mouseDClick(w.graph()->viewport(), Qt::LeftButton, {}, w.graph()->node_viewport_pos(index));
     QVERIFY(wait_idle(w));
     QCOMPARE(w.selection().context, ctx);
+  }
+
+  void the_timeline_opens_on_the_whole_run() {
+    MainWindow w(nullptr, false);
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.open_trace(trace_));
+    QVERIFY(wait_idle(w));
+    QCoreApplication::processEvents();  // the lanes are built on a later turn, while the tab is hidden
+    w.show_tab(MainWindow::TimelineTab);
+    QCoreApplication::processEvents();
+    auto [l, r] = w.timeline()->visible_range();
+    QVERIFY2(l <= 0 && r >= w.timeline()->total_ns(),
+             qPrintable(QString("%1..%2 of %3 ns").arg(l).arg(r).arg(w.timeline()->total_ns())));
+  }
+
+  void every_removed_node_drawn_before_stays_in_sight_as_a_ghost() {
+    // stepping through the first matches of steps with several matches: whatever the previous frame drew and the
+    // match removed is drawn as a ghost, where it stood or, when a node took that place, beside it; never under one
+    MainWindow w(nullptr, false);
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.open_trace(trace_));
+    QVERIFY(wait_idle(w));
+    size_t frames_checked = 0, ghosts = 0, moved = 0;
+    for (const StepRow& s : t_->steps()) {
+      if (s.n_matches < 3 || frames_checked >= 60) continue;
+      StepReplay rep(*t_, s.id);
+      if (rep.num_frames() < 3) continue;
+      w.select({s.context, s.id, 0});
+      QVERIFY(wait_idle(w));
+      for (size_t k = 1; k < std::min<size_t>(rep.num_frames(), 6); k++) {
+        std::unordered_map<int64_t, QRectF> before;
+        for (NodeItem* n : w.graph()->node_items())
+          if (!n->node().hides) before[n->node().key.id] = n->sceneBoundingRect();
+        w.navigate(Qt::Key_Right);
+        QVERIFY(wait_idle(w));
+        QCOMPARE(w.graph()->frame()->graph->frame, k);
+        std::unordered_map<int64_t, QRectF> ghost;
+        for (NodeItem* g : w.graph()->ghost_items()) ghost[g->node().key.id] = g->sceneBoundingRect();
+        for (int64_t id : rep.delta(k).removed) {
+          if (!before.count(id)) continue;
+          QVERIFY2(ghost.count(id), qPrintable(QString("step %1 frame %2: node %3 has no ghost").arg(s.id).arg(k).arg(id)));
+          ghosts++;
+          moved += ghost[id].center() != before[id].center();
+        }
+        for (auto& [id, gr] : ghost)
+          for (NodeItem* n : w.graph()->node_items()) {
+            QRectF o = gr.intersected(n->sceneBoundingRect());
+            QVERIFY2(o.width() * o.height() < 1, qPrintable(QString("step %1 frame %2: ghost %3 under node %4")
+                                                               .arg(s.id).arg(k).arg(id).arg(n->node().key.id)));
+          }
+        frames_checked++;
+      }
+    }
+    QVERIFY(frames_checked >= 20);
+    QVERIFY(ghosts > 0);
+    QVERIFY2(moved > 0, "no ghost had its place taken: the case is not covered");
+  }
+
+  void a_search_counts_its_hits_and_selects_the_first() {
+    MainWindow w(nullptr, false);
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.open_trace(trace_));
+    QVERIFY(wait_idle(w));
+    auto search = [&](const QString& text) {
+      w.search_box()->setText(text);
+      QElapsedTimer t;
+      t.start();
+      while (t.elapsed() < 600) QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+      QVERIFY(wait_idle(w));
+    };
+    // by step name: the count of contexts and steps that name it, and the first such step selected
+    search("view kernel graph");
+    size_t steps = 0;
+    int64_t first = 0;
+    for (const StepRow& s : t_->steps())
+      if (s.name == "View Kernel Graph") steps++, first = first ? first : s.id;
+    QVERIFY(w.search_hits()->isVisible());
+    QVERIFY2(w.search_hits()->text().contains(QString("0 contexts, %1 steps").arg(steps)),
+             qPrintable(w.search_hits()->text()));
+    QCOMPARE(w.selection().step, first);
+    // by a rule's file:line: the first match of the rule, in the first step that holds one, selected
+    std::unordered_map<int64_t, uint64_t> n_matches;
+    for (const RuleStatRow& st : t_->rule_stats()) n_matches[st.rule] = st.matches;
+    std::vector<RuleRow> rules = t_->rules();
+    const RuleRow* rule = nullptr;
+    for (const RuleRow& r : rules)
+      if (n_matches[r.id] > 0 && r.file.find("symbolic") != std::string::npos) rule = &r;
+    QVERIFY(rule);
+    QString where = QString("%1:%2").arg(QString::fromStdString(rule->file).section('/', -1)).arg(rule->line);
+    search(where);
+    QTRY_VERIFY(w.search_hits()->text().contains("rules matched"));
+    QTRY_VERIFY2(w.selection().frame > 0, qPrintable(QString("%1 -> step %2: %3").arg(where).arg(w.selection().step).arg(w.search_hits()->text())));
+    const MatchRow* m = w.model()->match(w.selection().step, w.selection().frame);
+    QVERIFY(m);
+    std::optional<RuleRow> got = t_->rule(m->rule);
+    QVERIFY(got);
+    QVERIFY2((QString::fromStdString(got->file) + ":" + QString::number(got->line)).contains(where), qPrintable(where));
+    w.search_box()->clear();
+    QTRY_VERIFY(!w.search_hits()->isVisible());
+  }
+
+  void a_rules_site_opens_in_the_users_editor() {
+    MainWindow w(nullptr, false);
+    w.show();
+    QVERIFY(w.open_trace(trace_));
+    QVERIFY(wait_idle(w));
+    int64_t step = 0;
+    for (const StepRow& s : t_->steps())
+      if (s.n_matches > 0 && !t_->matches(s.id).empty()) {
+        step = s.id;
+        break;
+      }
+    QVERIFY(step);
+    w.select({t_->step(step).context, step, 1});
+    QVERIFY(wait_idle(w));
+    QString site = w.panel()->site();
+    QVERIFY(!site.isEmpty());
+    // $VISUAL gets +LINE and the file, found under the recording's source root
+    QString out = dir_.filePath("editor.args"), script = dir_.filePath("editor.sh");
+    QFile f(script);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QString("#!/bin/sh\necho \"$@\" > '%1'\n").arg(out).toUtf8());
+    f.close();
+    f.setPermissions(f.permissions() | QFile::ExeUser);
+    qputenv("VISUAL", script.toUtf8());
+    QString msg;
+    bool ok = w.panel()->open_site(&msg);
+    qunsetenv("VISUAL");
+    QVERIFY2(ok, qPrintable(msg));
+    QTRY_VERIFY(QFileInfo(out).size() > 0);
+    QFile r(out);
+    QVERIFY(r.open(QIODevice::ReadOnly));
+    QStringList args = QString::fromUtf8(r.readAll()).trimmed().split(' ');
+    QCOMPARE(args.size(), 2);
+    QCOMPARE(args[0], "+" + site.section(':', -1));
+    QVERIFY2(QFileInfo(args[1]).isAbsolute() && QFileInfo::exists(args[1]), qPrintable(args[1]));
+    QVERIFY(args[1].endsWith(site.section(':', 0, -2)));
   }
 
   void status_bar_counts_what_the_reader_counts() {

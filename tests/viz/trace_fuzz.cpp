@@ -167,8 +167,8 @@ std::string varint(uint64_t v) {
   return out;
 }
 std::string zigzag_src(int64_t node, int64_t src) {  // uops.src encoding of one src
-  int64_t d = node - src;
-  return varint(((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+  uint64_t d = (uint64_t)node - (uint64_t)src;  // wraps like the writer's int64 delta, without signed overflow
+  return varint((d << 1) ^ (0 - (d >> 63)));
 }
 
 // ***** the base traces *****
