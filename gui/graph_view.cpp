@@ -481,7 +481,9 @@ void GraphView::drawForeground(QPainter* p, const QRectF&) {
             .arg(QString::fromStdString(frame_->layout->engine))
             .arg(frame_->layout->ms, 0, 'f', 1);
     p->setPen(QColor(0x80, 0x84, 0x98));
-    p->drawText(vr.right() - fm.horizontalAdvance(info) - 10, vr.bottom() - 10, info);
+    // on the legend's line when it fits beside it, else on the line above
+    int ix = vr.right() - fm.horizontalAdvance(info) - 10;
+    p->drawText(ix, ix > x + 10 ? vr.bottom() - 10 : vr.bottom() - 14 - fm.height() - 6, info);
     if (!frame_->note.isEmpty()) {
       QRect nr(10, 10, vr.width() - 20, fm.height() + 8);
       p->setPen(QColor(0xf0, 0xc0, 0x60));

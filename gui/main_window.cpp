@@ -22,6 +22,7 @@
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QStyledItemDelegate>
 #include <QStyleFactory>
 #include <QTabWidget>
 #include <QTimer>
@@ -102,7 +103,16 @@ MainWindow::MainWindow(QWidget* parent, bool restore) : QMainWindow(parent) {
   filter_->setSourceModel(model_);
   tree_ = new TraceTree(left);
   tree_->setModel(filter_);
-  tree_->setTextElideMode(Qt::ElideMiddle);  // a match row keeps its site and the ops it changed; tooltips: all
+  // names elide in the middle (a match row keeps its site and the ops it changed; the tooltip has it all), numbers
+  // at the right
+  struct MiddleElide : QStyledItemDelegate {
+    using QStyledItemDelegate::QStyledItemDelegate;
+    void initStyleOption(QStyleOptionViewItem* o, const QModelIndex& i) const override {
+      QStyledItemDelegate::initStyleOption(o, i);
+      if (i.column() == 0) o->textElideMode = Qt::ElideMiddle;
+    }
+  };
+  tree_->setItemDelegateForColumn(0, new MiddleElide(tree_));
   tree_->header()->setSectionResizeMode(0, QHeaderView::Stretch);
   tree_->header()->setSectionResizeMode(1, QHeaderView::Interactive);
   tree_->header()->setSectionResizeMode(2, QHeaderView::Interactive);

@@ -12,6 +12,7 @@
 #include "gui/async.h"
 #include "gui/graph_view.h"
 #include "gui/main_window.h"
+#include "gui/tests/demo_trace.h"
 #include "gui/message_bar.h"
 #include "viz/reader.h"
 
@@ -28,17 +29,6 @@ class Thrower : public QObject {
   }
 };
 
-bool wait_idle(MainWindow& w, int ms = 20000) {
-  QElapsedTimer t;
-  t.start();
-  int quiet = 0;
-  while (t.elapsed() < ms) {
-    QApplication::processEvents(QEventLoop::AllEvents, 10);
-    quiet = w.idle() ? quiet + 1 : 0;
-    if (quiet >= 3) return true;
-  }
-  return false;
-}
 
 }  // namespace
 

@@ -24,18 +24,6 @@ using namespace tv;
 using namespace tg::viz;
 
 namespace {
-bool wait_idle(MainWindow& w, int ms = 15000) {
-  QElapsedTimer t;
-  t.start();
-  int quiet = 0;
-  while (t.elapsed() < ms) {
-    QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
-    quiet = w.idle() ? quiet + 1 : 0;
-    if (quiet >= 3) return true;
-    QThread::msleep(2);
-  }
-  return false;
-}
 
 std::unordered_set<int64_t> drawn_ids(const FrameGraph& g) {
   std::unordered_set<int64_t> s;

@@ -18,6 +18,7 @@
 #include "viz/replay.h"
 #include "gui/graph_view.h"
 #include "gui/main_window.h"
+#include "gui/tests/demo_trace.h"
 #include "gui/rule_panel.h"
 #include "gui/timeline_view.h"
 #include "viz/reader.h"
@@ -26,18 +27,6 @@ using namespace tv;
 using namespace tg::viz;
 
 namespace {
-bool wait_idle(MainWindow& w, int ms = 20000) {
-  QElapsedTimer t;
-  t.start();
-  int quiet = 0;
-  while (t.elapsed() < ms) {
-    QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
-    quiet = w.idle() ? quiet + 1 : 0;
-    if (quiet >= 3) return true;
-    QThread::msleep(2);
-  }
-  return false;
-}
 
 bool is_call(const GNode& g) { return g.op == "CALL" || g.op == "FUNCTION"; }
 }  // namespace
@@ -64,16 +53,8 @@ class TestKernelGraph : public QObject {
     QSettings("tinygrad-cpp", "tinyviz").clear();
     QVERIFY(dir_.isValid());
     trace_ = dir_.filePath("tensor.trace.db");
-    QProcess prog;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("VIZ", "-1");
-    env.insert("VIZ_PATH", trace_);
-    env.insert("PRINT_MATCH_STATS", "0");
-    prog.setProcessEnvironment(env);
-    prog.setStandardOutputFile(QProcess::nullDevice());
-    prog.start(TV_TENSOR_BIN, {});
-    QVERIFY(prog.waitForFinished(120000));
-    QCOMPARE(prog.exitCode(), 0);
+    QString err = record_trace(TV_TENSOR_BIN, trace_);
+    QVERIFY2(err.isEmpty(), qPrintable(err));
     t_ = Trace::open(trace_.toStdString());
     size_t best = 0;
     for (const StepRow& s : t_->steps()) {

@@ -66,18 +66,6 @@ QPointF where_the_match_is(GraphView* g) {
   return {};
 }
 
-bool wait_idle(MainWindow& w, int ms = 15000) {
-  QElapsedTimer t;
-  t.start();
-  int quiet = 0;
-  while (t.elapsed() < ms) {
-    QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
-    quiet = w.idle() ? quiet + 1 : 0;
-    if (quiet >= 3) return true;
-    QThread::msleep(2);
-  }
-  return false;
-}
 }  // namespace
 
 class TestTinyviz : public QObject {
@@ -466,16 +454,8 @@ class TestTinyviz : public QObject {
   void kernel_trace_shows_source_and_kernel_lanes() {
     // a trace of a real tensor program (examples/hello_tensor under VIZ=-1): kernels, their sources and runs
     QString path = dir_.filePath("tensor.trace.db");
-    QProcess prog;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("VIZ", "-1");
-    env.insert("VIZ_PATH", path);
-    env.insert("PRINT_MATCH_STATS", "0");
-    prog.setProcessEnvironment(env);
-    prog.setStandardOutputFile(QProcess::nullDevice());
-    prog.start(TV_TENSOR_BIN, {});
-    QVERIFY(prog.waitForFinished(120000));
-    QCOMPARE(prog.exitCode(), 0);
+    QString err = record_trace(TV_TENSOR_BIN, path);
+    QVERIFY2(err.isEmpty(), qPrintable(err));
     auto t = Trace::open(path.toStdString());
     const ProgramRow* p = nullptr;
     for (const auto& x : t->programs())
