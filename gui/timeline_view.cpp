@@ -190,6 +190,7 @@ std::pair<double, double> TimelineView::visible_range() const {
 }
 
 void TimelineView::show_all() {
+  ensure_lanes();  // (total_ is known once the lanes are built)
   show_range(0, total_ * 1.02);
   whole_run_ = true;
 }
