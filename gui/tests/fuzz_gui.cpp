@@ -17,19 +17,9 @@
 #include "gui/stats_view.h"
 #include "gui/timeline_view.h"
 #include "gui/trace_model.h"
+#include "tests/viz/fuzz_protocol.h"
 
 namespace {
-
-std::string escape(const std::string& s) {
-  std::string r;
-  for (char c : s) {
-    if (c == '\n') r += "\\n";
-    else if (c == '\t') r += "\\t";
-    else if (c == '\\') r += "\\\\";
-    else r += c;
-  }
-  return r;
-}
 
 struct Probe {
   tv::MainWindow& w;
@@ -142,7 +132,7 @@ int main(int argc, char** argv) {
     if (w.open_trace(QString::fromStdString(path))) p.exercise();
     p.note();
     std::fprintf(progress, "E %s\t%d\t%s\n", idx.c_str(), errors.isEmpty() ? 0 : 1,
-                 escape(errors.join('\n').toStdString()).c_str());
+                 fuzz::escape(errors.join('\n').toStdString()).c_str());
     std::fflush(progress);
   }
   return 0;

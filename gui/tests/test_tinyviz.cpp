@@ -25,6 +25,7 @@
 #include "gui/tests/demo_trace.h"
 #include "gui/timeline_view.h"
 #include "gui/trace_tree.h"
+#include "tests/support/sql.h"
 #include "viz/reader.h"
 #include "viz/replay.h"
 
@@ -38,17 +39,7 @@ int run_kernel_graph_tests(int argc, char** argv);
 
 namespace {
 // one integer from SQL on the trace file
-int64_t sql_int(const QString& path, const std::string& q) {
-  sqlite3* db = nullptr;
-  sqlite3_open_v2(path.toStdString().c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
-  sqlite3_stmt* s = nullptr;
-  int64_t v = -1;
-  if (sqlite3_prepare_v2(db, q.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
-    v = sqlite3_column_int64(s, 0);
-  sqlite3_finalize(s);
-  sqlite3_close(db);
-  return v;
-}
+int64_t sql_int(const QString& path, const std::string& q) { return tg::test::sql_int(path.toStdString(), q); }
 
 // TV_TEST_SHOTS=DIR: keep a picture of what a test checked, to look at
 void shot(QWidget& w, const char* name) {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "tests/support/sql.h"
 #include "viz/argfmt.h"
 #include "viz/cli.h"
 #include "viz/reader.h"
@@ -36,17 +37,7 @@ std::string damaged(const std::string& name, const std::string& sql) {
 }
 
 // one value by SQL from the sample trace
-int64_t sample_int(const std::string& q) {
-  sqlite3* db = nullptr;
-  sqlite3_open_v2(TG_SAMPLE_TRACE, &db, SQLITE_OPEN_READONLY, nullptr);
-  sqlite3_stmt* s = nullptr;
-  int64_t v = -1;
-  if (sqlite3_prepare_v2(db, q.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
-    v = sqlite3_column_int64(s, 0);
-  sqlite3_finalize(s);
-  sqlite3_close(db);
-  return v;
-}
+int64_t sample_int(const std::string& q) { return tg::test::sql_int(TG_SAMPLE_TRACE, q); }
 
 // the message names the file and says each of these
 void expect_names(const std::string& message, const std::string& path, std::initializer_list<std::string> parts) {

@@ -45,6 +45,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/viz/fuzz_protocol.h"
 #include "viz/cli.h"
 #include "viz/schema.h"
 
@@ -61,28 +62,6 @@ std::string read_file(const std::string& p) {
 void write_file(const std::string& p, const std::string& data) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out.write(data.data(), (std::streamsize)data.size());
-}
-std::string escape(const std::string& s) {  // one protocol line
-  std::string r;
-  for (char c : s) {
-    if (c == '\n') r += "\\n";
-    else if (c == '\t') r += "\\t";
-    else if (c == '\\') r += "\\\\";
-    else r += c;
-  }
-  return r;
-}
-std::string unescape(const std::string& s) {
-  std::string r;
-  for (size_t i = 0; i < s.size(); i++) {
-    if (s[i] == '\\' && i + 1 < s.size()) {
-      char c = s[++i];
-      r += c == 'n' ? '\n' : c == 't' ? '\t' : c;
-    } else {
-      r += s[i];
-    }
-  }
-  return r;
 }
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -718,7 +697,7 @@ struct Fuzz {
       auto f = split(line, '\t');
       size_t i = std::stoull(f[0].substr(2));
       Result& res = results[i];
-      res.done = true, res.rc = std::stoi(f.at(1)), res.msg = f.size() > 2 ? unescape(f[2]) : "";
+      res.done = true, res.rc = std::stoi(f.at(1)), res.msg = f.size() > 2 ? fuzz::unescape(f[2]) : "";
       res.secs = now_s() - p.started;
       while (p.next < p.jobs.size() && p.jobs[p.next] != i) p.next++;
       p.next++;
@@ -835,7 +814,7 @@ int cli_worker(const std::string& jobfile) {
     std::fflush(stderr);
     std::string msg(std::min<off_t>(lseek(cap, 0, SEEK_END), 1 << 16), '\0');
     pread(cap, msg.data(), msg.size(), 0);
-    std::fprintf(progress, "E %s\t%d\t%s\n", f[0].c_str(), rc, escape(msg).c_str());
+    std::fprintf(progress, "E %s\t%d\t%s\n", f[0].c_str(), rc, fuzz::escape(msg).c_str());
     std::fflush(progress);
   }
   return 0;
