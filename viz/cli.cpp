@@ -23,7 +23,9 @@ static const char* kUsage =
     "  stats TRACE [--step N|--context N] [--sort matches|attempts|time|excl|rejects] [--top N] [--unmatched]\n"
     "                                  pattern statistics (TRACK_MATCH_STATS) per rule\n"
     "  frame TRACE STEP K              the graph at match K of a step (K=0: input) and what changed\n"
-    "  verify TRACE                    replay every step and check it reproduces the recorded output\n"
+    "  verify TRACE [--full]           replay every step and check it reproduces the recorded output; --full also\n"
+    "                                  rebuilds every frame as the reference's VIZ does (a substitute of the whole\n"
+    "                                  graph per match) and checks the fast replay gives the same frames and deltas\n"
     "  kernels TRACE [--top N]         kernels by total run time: runs, total and mean time, GFLOPS, GB/s, context\n";
 
 static std::string first_line(const std::string& s, size_t max = 100) {
@@ -221,8 +223,8 @@ static int cmd_frame(Trace& t, int64_t step, int64_t k) {
   return 0;
 }
 
-static int cmd_verify(Trace& t) {
-  size_t ok = 0, bad = 0, skipped = 0, frames = 0, groups = 0;
+static int cmd_verify(Trace& t, bool full) {
+  size_t ok = 0, bad = 0, skipped = 0, frames = 0, groups = 0, differ = 0;
   for (const auto& s : t.steps()) {
     if (!s.output_root) {
       skipped++;
@@ -236,6 +238,10 @@ static int cmd_verify(Trace& t) {
       continue;
     }
     frames += r.num_frames();
+    if (full)
+      if (std::string why = frames_differ(t, s.id); !why.empty()) {
+        if (++differ <= 10) std::printf("FRAMES DIFFER step %lld %s: %s\n", (long long)s.id, s.name.c_str(), why.c_str());
+      }
     if (r.reproduces_output()) ok++;
     else {
       bad++;
@@ -249,7 +255,8 @@ static int cmd_verify(Trace& t) {
       "verified %zu steps (%zu frames): %zu reproduce their output, %zu do not, %zu unfinished, %zu groups "
       "(their output comes from their nested steps)\n",
       ok + bad, frames, ok, bad, skipped, groups);
-  return bad ? 1 : 0;
+  if (full) std::printf("every frame against the whole-graph substitute: %zu steps differ\n", differ);
+  return bad || differ ? 1 : 0;
 }
 
 int tg::viz::cli_main(int argc, char** argv) {
@@ -272,7 +279,11 @@ int tg::viz::cli_main(int argc, char** argv) {
       if (argc < 5) throw TraceError("frame needs STEP and K");
       return cmd_frame(*t, to_i(argv[3], "step"), to_i(argv[4], "frame"));
     }
-    if (cmd == "verify") return cmd_verify(*t);
+    if (cmd == "verify") {
+      bool full = argc == 4 && !std::strcmp(argv[3], "--full");
+      if (argc > 4 || (argc == 4 && !full)) throw TraceError("verify takes TRACE [--full]");
+      return cmd_verify(*t, full);
+    }
     if (cmd == "kernels") return cmd_kernels(*t, argc - 3, argv + 3);
     std::fprintf(stderr, "tinyviz-cli: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return 2;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
+#include <functional>
 #include <set>
 
 #include "viz/argfmt.h"
@@ -82,11 +83,17 @@ struct Stmt {
   const Trace& t;
   const char* table;
   std::string key;  // the row being read ("" before its id is known)
+  bool owned = true;
   Stmt(sqlite3* db, const std::string& sql, const Trace& tr, const char* tbl) : t(tr), table(tbl) {
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK)
       t.fail_key(table, "", std::string("cannot be read: ") + sqlite3_errmsg(db));
   }
-  ~Stmt() { sqlite3_finalize(s); }
+  // a statement the Trace keeps prepared: left reset, not finalized
+  Stmt(sqlite3_stmt* cached, const Trace& tr, const char* tbl) : s(cached), t(tr), table(tbl), owned(false) {}
+  ~Stmt() {
+    if (owned) sqlite3_finalize(s);
+    else sqlite3_reset(s);
+  }
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
   bool step() {
@@ -208,6 +215,7 @@ std::unique_ptr<Trace> Trace::open(const std::string& path, bool program_text) {
 
 Trace::~Trace() {
   sqlite3_finalize(str_stmt_);
+  sqlite3_finalize(node_stmt_);
   if (db_) sqlite3_close(db_);
 }
 
@@ -730,23 +738,34 @@ const std::string& Trace::str_ref(int64_t id, const char* table, const std::stri
 }
 
 const Node& Trace::node_ref(int64_t id, const char* table, const std::string& key, const char* column) const {
-  if (nodes_.count(id)) return nodes_.at(id);
+  if (auto it = nodes_.find(id); it != nodes_.end()) return it->second;
   if (id < 1) fail_key(table, key, std::string(column) + " " + S(id) + " is not a uop id");
-  {
-    Stmt q(db_, "SELECT 1 FROM uops WHERE id=?", *this, "uops");
-    sqlite3_bind_int64(q.s, 1, id);
-    if (!q.step()) fail_key(table, key, std::string(column) + " refers to uop " + S(id) + ", which table uops does not have");
-  }
-  return node(id);
+  return load_node(id, [&] { fail_key(table, key, std::string(column) + " refers to uop " + S(id) + ", which table uops does not have"); });
+}
+
+Trace::Batch::Batch(const Trace& t) : db_(t.db_) {
+  // one read transaction: SQLite otherwise takes and drops its file lock (two fcntl calls) per statement
+  if (sqlite3_get_autocommit(db_) && sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr) == SQLITE_OK) open_ = true;
+}
+
+Trace::Batch::~Batch() {
+  if (open_) sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
 }
 
 const Node& Trace::node(int64_t id) const {
   auto it = nodes_.find(id);
   if (it != nodes_.end()) return it->second;
   if (id < 1) fail_key("uops", "", "has no row " + S(id) + " (uop ids start at 1)");
+  return load_node(id, [&] { fail_key("uops", "", "has no row " + S(id) + " (truncated trace?)"); });
+}
+
+const Node& Trace::load_node(int64_t id, const std::function<void()>& missing) const {
   // load the node and, iteratively, its srcs. Every src is an earlier uop (the writer numbers srcs first), so a
   // graph read from the file has no cycles; one that breaks the rule is damage
-  Stmt q(db_, "SELECT op, dtype, arg, tag, src FROM uops WHERE id=?", *this, "uops");
+  if (!node_stmt_ &&
+      sqlite3_prepare_v2(db_, "SELECT op, dtype, arg, tag, src FROM uops WHERE id=?", -1, &node_stmt_, nullptr) != SQLITE_OK)
+    fail_key("uops", "", std::string("cannot be read: ") + sqlite3_errmsg(db_));
+  Stmt q(node_stmt_, *this, "uops");
   std::vector<std::pair<int64_t, int64_t>> todo{{id, 0}};  // (uop, the uop that has it as a src)
   while (!todo.empty()) {
     auto [cur, user] = todo.back();
@@ -756,7 +775,7 @@ const Node& Trace::node(int64_t id) const {
     sqlite3_bind_int64(q.s, 1, cur);
     if (!q.step()) {
       if (user) fail("uops", user, "src " + S(cur) + " does not exist in table uops (truncated trace?)");
-      fail_key("uops", "", "has no row " + S(cur) + " (truncated trace?)");
+      missing();
     }
     q.at(cur);
     Node n;
@@ -782,11 +801,11 @@ const Node& Trace::node(int64_t id) const {
       }
       if (!end) q.bad(4, "ends inside a varint");
       int64_t delta = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-      std::string which = " as src " + S((int64_t)n.src.size());
+      auto which = [&] { return " as src " + S((int64_t)n.src.size()); };
       if (delta < 1)
-        q.bad(4, std::string("names ") + (delta ? "a later uop" : "the uop itself") + which +
+        q.bad(4, std::string("names ") + (delta ? "a later uop" : "the uop itself") + which() +
                      ": a src must be an earlier uop (a cycle)");
-      if (delta >= cur) q.bad(4, "names uop " + S(cur - delta) + which + ", not a uop id");
+      if (delta >= cur) q.bad(4, "names uop " + S(cur - delta) + which() + ", not a uop id");
       n.src.push_back(cur - delta);
     }
     for (int64_t s : n.src)
@@ -846,8 +865,11 @@ void Trace::index_content(const Node& n, bool also_any) {
 
 int64_t Trace::intern_node(int op, int dtype, int64_t arg, int64_t tag, const std::vector<int64_t>& src) {
   if (int64_t id = find_content(op, dtype, arg, tag, src, true)) return id;
+  // the id comes from the content, so two readers of one trace (or two orders of asking for frames) name a built
+  // node alike; a 62-bit collision takes the next free id
   Node n;
-  n.id = next_synth_--;
+  n.id = -1 - (int64_t)(content_hash(op, dtype, arg, tag, src, true) >> 2);
+  while (nodes_.count(n.id)) n.id = n.id == INT64_MIN + 1 ? -1 : n.id - 1;
   n.op = op;
   n.op_name = op > 0 && op <= kNumOps ? kOpNames[op] : "?";
   n.dtype = dtype, n.arg = arg, n.tag = tag, n.src = src;

@@ -6,6 +6,7 @@
 // bound or a recursion depth.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -150,6 +151,18 @@ class Trace {
   // node(id) for an id read from a row: the error names that row when the id is not a uop of the trace
   const Node& node_ref(int64_t id, const char* table, const std::string& key, const char* column) const;
   size_t node_count() const { return nodes_.size(); }  // loaded and synthesized
+  // reads inside one read transaction while it lives (loading a step's thousands of nodes)
+  class Batch {
+   public:
+    explicit Batch(const Trace& t);
+    ~Batch();
+    Batch(const Batch&) = delete;
+    Batch& operator=(const Batch&) = delete;
+
+   private:
+    sqlite3* db_;
+    bool open_ = false;
+  };
   const std::string& str(int64_t id) const;            // throws TraceError for an unknown id
   const std::string& dtype_name(int dtype) const;  // "float", "weakint"
   std::string arg_text(int64_t node) const;        // python repr of the node's arg
@@ -187,6 +200,9 @@ class Trace {
   std::unordered_map<int64_t, size_t> step_index_, ctx_index_;
   mutable std::unordered_map<int64_t, std::string> strings_;
   mutable sqlite3_stmt* str_stmt_ = nullptr;  // str()'s lookup
+  mutable sqlite3_stmt* node_stmt_ = nullptr;  // node()'s
+  // loads a node missing from nodes_ and what is under it; `missing` throws when the node has no row
+  const Node& load_node(int64_t id, const std::function<void()>& missing) const;
   mutable std::unordered_map<int64_t, Node> nodes_;
   mutable std::unordered_map<int64_t, StepRow> lazy_steps_;  // step(id) of a trace opened for queries
   // content hash -> node ids with that hash, compared field by field on lookup (a key vector per node cost ~240
@@ -198,7 +214,6 @@ class Trace {
                        bool with_dtype) const;
   void index_content(const Node& n, bool also_any);
   std::vector<std::string> dtype_names_;
-  int64_t next_synth_ = -1;
   bool has_index_ = false;
   bool program_text_ = true, catalog_ = true;
 };

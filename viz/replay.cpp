@@ -1,6 +1,7 @@
 #include "viz/replay.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace tg::viz {
@@ -10,7 +11,9 @@ constexpr int OP_FUNCTION = 6, OP_CALL = 7, OP_PROGRAM = 8, OP_LINEAR = 9, OP_SI
               OP_CUSTOM_FUNCTION = 71;
 }
 
-StepReplay::StepReplay(Trace& trace, int64_t step) : t_(trace), step_(trace.step(step)) {
+StepReplay::StepReplay(Trace& trace, int64_t step, Mode mode)
+    : t_(trace), step_(trace.step(step)), mode_(mode), g_(trace) {
+  Trace::Batch batch(t_);
   matches_ = t_.matches(step);
   // load every node the replay can meet, so content lookups find recorded nodes (an id that is not a uop of the
   // trace is an error naming the row it came from)
@@ -22,172 +25,303 @@ StepReplay::StepReplay(Trace& trace, int64_t step) : t_(trace), step_(trace.step
     const char* table = m.is_error ? "rule_errors" : "matches";
     t_.node_ref(m.before, table, mk, "before"), t_.node_ref(m.after, table, mk, m.is_error ? "error_uop" : "after");
   }
-  for (int64_t n : t_.step_notes(step)) t_.node_ref(n, "step_uops", "step " + key, "uop");
-  roots_.push_back(step_.input_root);
+  std::vector<int64_t> notes = t_.step_notes(step);
+  for (int64_t n : notes) t_.node_ref(n, "step_uops", "step " + key, "uop");
+  L input = g_.load(step_.input_root);
+  if (step_.output_root) g_.load(step_.output_root);
+  for (const MatchRow& m : matches_) lmatch_.push_back({g_.load(m.before), g_.load(m.after)});
+  for (int64_t n : notes) g_.load(n);
+  map_.assign(g_.size(), kNone);  // every key is a match's before, loaded above
+  roots_.push_back(input);
+  if (chained() && mode_ == Mode::incremental) ref(input, nullptr);
 }
 
 std::string StepReplay::where() const { return "trace '" + t_.path() + "': replay of step " + std::to_string(step_.id); }
 
-int64_t StepReplay::rebuild(int64_t nid, const std::vector<int64_t>& new_src) {
-  const Node n = t_.node(nid);  // copy: interning may grow the node table
-  bool dtype_changed = false;
-  for (size_t i = 0; i < n.src.size() && i < new_src.size(); i++)
-    dtype_changed |= t_.node(n.src[i]).dtype != t_.node(new_src[i]).dtype;
-  if (dtype_changed)
-    if (int64_t found = t_.find_any_dtype(n.op, n.arg, n.tag, new_src)) return found;
-  return t_.intern_node(n.op, n.dtype, n.arg, n.tag, new_src);
-}
-
-static bool is_opaque_call(Trace& t, const Node& n) {
-  if (n.op == OP_FUNCTION) return true;
-  if (n.op != OP_CALL || n.src.empty()) return false;
-  int b = t.node(n.src[0]).op;
+static bool is_opaque_call(const StepGraph& g, uint32_t n) {
+  if (g.op(n) == OP_FUNCTION) return true;
+  if (g.op(n) != OP_CALL || !g.nsrc(n)) return false;
+  int b = g.op(g.src(n)[0]);
   return b == OP_SINK || b == OP_PROGRAM || b == OP_LINEAR || b == OP_COPY || b == OP_CUSTOM_FUNCTION;
 }
 
-// graph_rewrite(root, _substitute, map, bottom_up=True, walk=walk) over trace nodes
-int64_t StepReplay::substitute(int64_t root, bool walk) {
-  std::unordered_map<int64_t, int64_t> replace;
-  auto lookup = [&](int64_t n) -> int64_t {
-    auto it = map_.find(n);
-    return it == map_.end() ? 0 : it->second;
+StepReplay::L StepReplay::substitute(L root, bool walk, bool incremental) {
+  if (++stamp_ == 0) {  // the stamps wrapped: start over
+    for (Slot& x : slot_) x.replaced = x.on_stack = 0;
+    stamp_ = 1;
+  }
+  auto replaced = [&](L n) { return n < slot_.size() && slot_[n].replaced == stamp_; };
+  auto set_replace = [&](L n, L r) {
+    Slot& x = slot(n);
+    x.replace = r, x.replaced = stamp_;
   };
+  auto push_once = [&](L n) {  // on_stack: the first push of a node wins
+    Slot& x = slot(n);
+    if (x.on_stack == stamp_) return false;
+    x.on_stack = stamp_;
+    return true;
+  };
+  std::vector<L> ns;
   if (walk) {
-    std::vector<std::pair<int64_t, bool>> stack{{root, false}};
+    std::vector<std::pair<L, bool>> stack{{root, false}};
     while (!stack.empty()) {
       auto [n, processed] = stack.back();
       stack.pop_back();
-      if (replace.count(n)) continue;
+      if (replaced(n)) continue;
       if (!processed) {
-        if (int64_t r = lookup(n)) {
-          replace[n] = r;
+        if (L r = lookup(n); r != kNone) {
+          set_replace(n, r);
           continue;
         }
         stack.push_back({n, true});
-        const Node node = t_.node(n);
-        if (!step_.enter_calls && is_opaque_call(t_, node)) replace[node.src[0]] = node.src[0];
-        for (size_t i = node.src.size(); i > 0; i--)
-          if (!replace.count(node.src[i - 1])) stack.push_back({node.src[i - 1], false});
+        if (!step_.enter_calls && is_opaque_call(g_, n)) set_replace(g_.src(n)[0], g_.src(n)[0]);
+        for (uint32_t i = g_.nsrc(n); i > 0; i--)
+          if (!replaced(g_.src(n)[i - 1])) stack.push_back({g_.src(n)[i - 1], false});
       } else {
-        const Node node = t_.node(n);
-        std::vector<int64_t> ns;
+        ns.clear();
         bool changed = false;
-        for (int64_t s : node.src) {
-          auto it = replace.find(s);
-          ns.push_back(it == replace.end() ? s : it->second);
+        for (uint32_t i = 0; i < g_.nsrc(n); i++) {
+          L s = g_.src(n)[i];
+          ns.push_back(replaced(s) ? slot_[s].replace : s);
           changed |= ns.back() != s;
         }
-        replace[n] = changed ? rebuild(n, ns) : n;
+        set_replace(n, changed ? g_.rebuild(n, ns.data()) : n);
       }
     }
-    auto it = replace.find(root);
-    return it == replace.end() ? root : it->second;
+    return replaced(root) ? slot_[root].replace : root;
   }
   struct E {
-    int64_t n;
+    L n;
     int stage;
-    int64_t nn;
+    L nn;
   };
   std::vector<E> stack{{root, 0, root}};
-  std::unordered_set<int64_t> on_stack{root};
-  std::unordered_map<int64_t, std::vector<E>> waitlist;
-  auto release = [&](int64_t n) {
+  push_once(root);
+  std::unordered_map<L, std::vector<E>> waitlist;
+  auto release = [&](L n) {
+    if (waitlist.empty()) return;
     auto it = waitlist.find(n);
     if (it == waitlist.end()) return;
     for (E& e : it->second) stack.push_back(e);
     waitlist.erase(it);
   };
+  auto is_dirty = [&](L n) { return n < slot_.size() && slot_[n].dirty == dirty_stamp_; };
   // a replacement map read from a file could make the rewrite grow without end: a bottom-up rewrite visits each node
   // of the graph a few times per src, so a budget of many times the nodes known (loaded and built) is never reached
   // by a real step
-  size_t guard = 0, budget = 64 * (t_.node_count() + matches_.size()) + 1'000'000;
+  size_t guard = 0, budget = 64 * (g_.size() + matches_.size()) + 1'000'000;
   while (!stack.empty()) {
     if (++guard > budget) throw TraceError(where() + " does not terminate (its replacements keep growing the graph)");
     E e = stack.back();
     stack.pop_back();
-    if (replace.count(e.n)) continue;
+    if (replaced(e.n)) continue;
     if (e.stage == 0) {
-      int64_t test = e.n, nn = e.n;
-      std::unordered_set<int64_t> seen;
-      while (test) {
-        if (!seen.insert(test).second) throw TraceError(where() + ": its replacements form a cycle");
-        nn = test;
-        test = lookup(test);
+      L nn = e.n, test = lookup(e.n);
+      if (test == kNone && incremental && !is_dirty(e.n) && live(e.n)) {
+        set_replace(e.n, e.n);  // in frame k-1, not a key, nothing below it replaced: the substitute keeps it
+        release(e.n);
+        continue;
+      }
+      if (test != kNone) {
+        std::unordered_set<L> seen{e.n};
+        while (test != kNone) {
+          if (!seen.insert(test).second) throw TraceError(where() + ": its replacements form a cycle");
+          nn = test;
+          test = lookup(test);
+        }
       }
       stack.push_back({e.n, 1, nn});
-      const Node node = t_.node(nn);
-      if (!step_.enter_calls && is_opaque_call(t_, node)) replace[node.src[0]] = node.src[0];
-      for (size_t i = node.src.size(); i > 0; i--) {
-        int64_t x = node.src[i - 1];
-        if (on_stack.insert(x).second) stack.push_back({x, 0, x});
+      if (!step_.enter_calls && is_opaque_call(g_, nn)) set_replace(g_.src(nn)[0], g_.src(nn)[0]);
+      for (uint32_t i = g_.nsrc(nn); i > 0; i--) {
+        L x = g_.src(nn)[i - 1];
+        if (!push_once(x)) continue;
+        if (incremental && lookup(x) == kNone && !is_dirty(x) && live(x)) set_replace(x, x);  // as stage 0 would
+        else stack.push_back({x, 0, x});
       }
     } else if (e.stage == 1) {
-      const Node node = t_.node(e.nn);
-      std::vector<int64_t> ns;
-      bool waiting = false;
-      for (int64_t x : node.src) {
-        auto it = replace.find(x);
-        if (it == replace.end()) {
+      ns.clear();
+      bool waiting = false, changed = false;
+      for (uint32_t i = 0; i < g_.nsrc(e.nn); i++) {
+        L x = g_.src(e.nn)[i];
+        if (!replaced(x)) {
           waitlist[x].push_back(e);
           waiting = true;
           break;
         }
-        ns.push_back(it->second);
+        ns.push_back(slot_[x].replace);
+        changed |= slot_[x].replace != x;
       }
       if (waiting) continue;
-      if (ns == node.src) {
-        replace[e.n] = e.nn;
+      if (!changed) {
+        set_replace(e.n, e.nn);
         release(e.n);
         continue;
       }
-      int64_t rb = rebuild(e.nn, ns);
+      L rb = g_.rebuild(e.nn, ns.data());
       stack.push_back({e.n, 2, rb});
       stack.push_back({rb, 0, rb});
     } else {
-      auto it = replace.find(e.nn);
-      if (it == replace.end()) waitlist[e.nn].push_back(e);
+      if (!replaced(e.nn)) waitlist[e.nn].push_back(e);
       else {
-        replace[e.n] = it->second;
+        set_replace(e.n, slot_[e.nn].replace);
         release(e.n);
       }
     }
   }
-  auto it = replace.find(root);
-  if (it == replace.end()) throw TraceError(where() + " did not reach the root");
-  return it->second;
+  if (!replaced(root)) throw TraceError(where() + " did not reach the root");
+  return slot_[root].replace;
 }
 
-int64_t StepReplay::root(size_t k) {
-  if (k >= num_frames())
-    throw TraceError(where() + ": the step has frames 0.." + std::to_string(num_frames() - 1) + ", not " + std::to_string(k));
-  while (roots_.size() <= k) {
-    const MatchRow& m = matches_[roots_.size() - 1];
-    repl_.push_back({m.before, m.after});
-    map_[m.before] = m.after;
-    int64_t prev = roots_.back();
-    int64_t next;
-    if (m.is_error || !error_.empty()) {
-      if (error_.empty()) error_ = t_.str(m.error);
-      next = prev;  // a rule raised: the step stopped here
+void StepReplay::use_matches(size_t k) {
+  if (k < map_matches_) {
+    for (L key : map_keys_) map_[key] = kNone;
+    map_keys_.clear(), map_matches_ = 0;
+  }
+  for (; map_matches_ < k; map_matches_++) {
+    auto [before, after] = lmatch_[map_matches_];
+    if (map_[before] == kNone) map_keys_.push_back(before);
+    map_[before] = after;
+  }
+}
+
+void StepReplay::ref(L root, std::vector<L>* added) {
+  grow(users_, root, {});
+  if (slot(root).refs++ > 0) return;
+  std::vector<std::pair<L, uint32_t>> st{{root, 0}};  // (node, next src); srcs before users in `added`
+  while (!st.empty()) {
+    L n = st.back().first;
+    if (st.back().second < g_.nsrc(n)) {
+      L s = g_.src(n)[st.back().second++];
+      grow(users_, s, {});
+      auto& u = users_[s];
+      if (u.empty() || u.back() != n) {
+        // users that died stay in the list until it would grow (unref would otherwise search lists of thousands)
+        if (u.size() == u.capacity() && u.size() >= 8)
+          u.erase(std::remove_if(u.begin(), u.end(), [&](L x) { return !live(x); }), u.end());
+        u.push_back(n);
+      }
+      if (slot(s).refs++ == 0) st.push_back({s, 0});
     } else {
-      try {
-        next = substitute(step_.bottom_up || step_.walk ? step_.input_root : prev, step_.walk);
-      } catch (const TraceError& e) {
-        error_ = e.what();
-        damage_ = true;
-        next = prev;
+      if (added) added->push_back(n);
+      st.pop_back();
+    }
+  }
+}
+
+void StepReplay::unref(L root, std::vector<L>* removed) {
+  if (--slot_[root].refs > 0) return;
+  std::vector<L> dead{root};  // users before their srcs
+  for (size_t i = 0; i < dead.size(); i++) {
+    L n = dead[i];
+    for (uint32_t j = 0; j < g_.nsrc(n); j++)
+      if (L s = g_.src(n)[j]; --slot_[s].refs == 0) dead.push_back(s);
+  }
+  for (L n : dead) std::vector<L>().swap(users_[n]);
+  if (removed) removed->insert(removed->end(), dead.rbegin(), dead.rend());
+}
+
+void StepReplay::next_chained() {
+  size_t k = roots_.size();
+  const MatchRow& m = matches_[k - 1];
+  use_matches(k);
+  L prev = roots_.back(), next = prev;
+  bool incremental = mode_ == Mode::incremental;
+  if (m.is_error || !error_.empty()) {
+    if (error_.empty()) error_ = t_.str(m.error);  // a rule raised: the step stopped here
+  } else {
+    L before = lmatch_[k - 1].first;
+    n_dirty_ = 0;
+    if (incremental && live(before)) {  // frame k-1's nodes that have the matched node under them
+      if (++dirty_stamp_ == 0) {
+        for (Slot& x : slot_) x.dirty = 0;
+        dirty_stamp_ = 1;
+      }
+      slot(before).dirty = dirty_stamp_;
+      std::vector<L> st{before};
+      while (!st.empty()) {
+        L n = st.back();
+        st.pop_back();
+        n_dirty_++;
+        for (L u : users_[n]) {  // a user that died is still listed
+          if (live(u) && slot_[u].dirty != dirty_stamp_) slot_[u].dirty = dirty_stamp_, st.push_back(u);
+        }
       }
     }
-    roots_.push_back(next);
+    try {
+      // the matched node is not in frame k-1 (a rule rewrote a node the rewrite built and then dropped): no node
+      // of frame k-1 changes
+      if (!incremental || n_dirty_) next = substitute(prev, false, incremental);
+    } catch (const TraceError& e) {
+      error_ = e.what();
+      damage_ = true;
+      next = prev;
+    }
+  }
+  roots_.push_back(next);
+  if (!incremental) return;
+  LocalDelta d;
+  if (next != prev) {
+    ref(next, &d.added);  // first: a node of both frames never drops to zero references
+    unref(prev, &d.removed);
+    // changed: a removed node whose users were rebuilt maps to the added node in the same position
+    std::vector<std::pair<L, L>> st{{prev, next}};
+    std::unordered_set<L> done;
+    while (!st.empty()) {
+      auto [x, y] = st.back();
+      st.pop_back();
+      if (x == y || live(x) || !done.insert(x).second) continue;
+      d.changed.push_back({x, y});
+      if (g_.op(x) == g_.op(y) && g_.nsrc(x) == g_.nsrc(y))
+        for (uint32_t i = 0; i < g_.nsrc(x); i++) st.push_back({g_.src(x)[i], g_.src(y)[i]});
+    }
+  }
+  deltas_.push_back(std::move(d));
+}
+
+StepReplay::L StepReplay::from_input(size_t k) {
+  if (roots_.size() <= k) roots_.resize(num_frames(), kNone);
+  if (roots_[k] != kNone) return roots_[k];
+  // frames from the first rule error on are the frame before it (the step stopped there)
+  for (size_t j = 1; j <= k; j++)
+    if (matches_[j - 1].is_error) {
+      if (error_.empty()) error_ = t_.str(matches_[j - 1].error);
+      return roots_[k] = from_input(j - 1);
+    }
+  use_matches(k);
+  try {
+    return roots_[k] = substitute(roots_[0], step_.walk, false);
+  } catch (const TraceError&) {
+  }
+  // a damaged trace: like a replay frame by frame, stop at the first frame that cannot be built
+  for (size_t j = 1; j <= k; j++) {
+    if (roots_[j] != kNone) continue;
+    use_matches(j);
+    try {
+      roots_[j] = substitute(roots_[0], step_.walk, false);
+    } catch (const TraceError& e) {
+      error_ = e.what();
+      damage_ = true;
+      for (size_t i = j; i < roots_.size(); i++) roots_[i] = roots_[j - 1];
+      break;
+    }
   }
   return roots_[k];
 }
 
-std::vector<int64_t> StepReplay::nodes(size_t k) {
-  int64_t r = root(k);
-  std::vector<int64_t> out;
-  std::unordered_set<int64_t> seen;
-  std::vector<std::pair<int64_t, bool>> st{{r, false}};
+StepReplay::L StepReplay::local_root(size_t k) {
+  if (k >= num_frames())
+    throw TraceError(where() + ": the step has frames 0.." + std::to_string(num_frames() - 1) + ", not " + std::to_string(k));
+  if (!chained()) return from_input(k);
+  while (roots_.size() <= k) next_chained();
+  return roots_[k];
+}
+
+int64_t StepReplay::root(size_t k) { return g_.trace_id(local_root(k)); }
+
+std::vector<StepReplay::L> StepReplay::local_nodes(L r) {
+  std::vector<L> out;
+  std::unordered_set<L> seen;
+  std::vector<std::pair<L, bool>> st{{r, false}};
   while (!st.empty()) {
     auto [n, visited] = st.back();
     st.pop_back();
@@ -198,43 +332,79 @@ std::vector<int64_t> StepReplay::nodes(size_t k) {
       continue;
     }
     st.push_back({n, true});
-    const Node& node = t_.node(n);
-    for (size_t i = node.src.size(); i > 0; i--) st.push_back({node.src[i - 1], false});
+    for (uint32_t i = g_.nsrc(n); i > 0; i--) st.push_back({g_.src(n)[i - 1], false});
   }
   return out;
 }
 
-FrameDelta StepReplay::delta(size_t k) {
-  if (k == 0 || k >= num_frames()) throw TraceError(where() + ": no delta for frame " + std::to_string(k));
-  FrameDelta d;
-  d.before = matches_[k - 1].before;
-  d.after = matches_[k - 1].after;
-  auto a = nodes(k - 1), b = nodes(k);
-  std::unordered_set<int64_t> sa(a.begin(), a.end()), sb(b.begin(), b.end());
-  for (int64_t x : b)
+std::vector<int64_t> StepReplay::nodes(size_t k) {
+  L r = local_root(k);
+  g_.trace_id(r);
+  std::vector<int64_t> out;
+  for (L n : local_nodes(r)) out.push_back(g_.trace_id(n));
+  return out;
+}
+
+StepReplay::LocalDelta StepReplay::diff(size_t k) {
+  LocalDelta d;
+  L ra = local_root(k - 1), rb = local_root(k);
+  auto a = local_nodes(ra), b = local_nodes(rb);
+  std::unordered_set<L> sa(a.begin(), a.end()), sb(b.begin(), b.end());
+  for (L x : b)
     if (!sa.count(x)) d.added.push_back(x);
-  for (int64_t x : a)
+  for (L x : a)
     if (!sb.count(x)) d.removed.push_back(x);
   // changed: a removed node whose users were rebuilt maps to the added node in the same position
-  int64_t ra = root(k - 1), rb = root(k);
-  std::vector<std::pair<int64_t, int64_t>> st{{ra, rb}};
-  std::unordered_set<int64_t> done;
+  std::vector<std::pair<L, L>> st{{ra, rb}};
+  std::unordered_set<L> done;
   while (!st.empty()) {
     auto [x, y] = st.back();
     st.pop_back();
-    if (x == y || !done.insert(x).second) continue;
-    if (sb.count(x)) continue;  // still present: not replaced at this position
+    if (x == y || sb.count(x) || !done.insert(x).second) continue;  // still present: not replaced at this position
     d.changed.push_back({x, y});
-    const Node nx = t_.node(x), ny = t_.node(y);
-    if (nx.op == ny.op && nx.src.size() == ny.src.size())
-      for (size_t i = 0; i < nx.src.size(); i++) st.push_back({nx.src[i], ny.src[i]});
+    if (g_.op(x) == g_.op(y) && g_.nsrc(x) == g_.nsrc(y))
+      for (uint32_t i = 0; i < g_.nsrc(x); i++) st.push_back({g_.src(x)[i], g_.src(y)[i]});
   }
   return d;
+}
+
+FrameDelta StepReplay::delta(size_t k) {
+  if (k == 0 || k >= num_frames()) throw TraceError(where() + ": no delta for frame " + std::to_string(k));
+  local_root(k);
+  LocalDelta d = chained() && mode_ == Mode::incremental ? deltas_[k - 1] : diff(k);
+  FrameDelta out;
+  out.before = matches_[k - 1].before;
+  out.after = matches_[k - 1].after;
+  for (L n : d.added) out.added.push_back(g_.trace_id(n));
+  for (L n : d.removed) out.removed.push_back(g_.trace_id(n));
+  for (auto [x, y] : d.changed) out.changed.push_back({g_.trace_id(x), g_.trace_id(y)});
+  return out;
 }
 
 bool StepReplay::reproduces_output() {
   if (!step_.output_root) return false;
   return root(num_frames() - 1) == step_.output_root;
+}
+
+std::string frames_differ(Trace& t, int64_t step) {
+  StepReplay fast(t, step), full(t, step, StepReplay::Mode::full);
+  auto sorted = [](std::vector<int64_t> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  for (size_t k = 0; k < fast.num_frames(); k++) {
+    std::string at = "frame " + std::to_string(k) + ": ";
+    if (fast.root(k) != full.root(k))
+      return at + "root " + std::to_string(fast.root(k)) + ", the whole-graph substitute gives " +
+             std::to_string(full.root(k));
+    if (k == 0) continue;
+    FrameDelta a = fast.delta(k), b = full.delta(k);
+    if (sorted(a.added) != sorted(b.added)) return at + "the added nodes differ";
+    if (sorted(a.removed) != sorted(b.removed)) return at + "the removed nodes differ";
+    if (a.changed != b.changed) return at + "the changed nodes differ";
+  }
+  if (fast.error() != full.error()) return "the replay errors differ: '" + fast.error() + "' and '" + full.error() + "'";
+  return "";
 }
 
 }  // namespace tg::viz

@@ -10,6 +10,7 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <map>
 #include <unordered_set>
 
 #include "gui/graph_items.h"
@@ -176,6 +177,45 @@ class TestFeatures : public QObject {
     w.expand_all();
     QVERIFY(wait_idle(w));
     QVERIFY(w.graph()->frame()->graph->collapsed.empty());
+  }
+
+  // a frame jumped to (a fresh window: its replay computes every frame up to it in one go) is the frame stepped to one
+  // match at a time: the same nodes with the same marks, the same ghosts, the same counts
+  void deep_jump_equals_stepping() {
+    int64_t deep = 0;
+    size_t most = 0;
+    for (const auto& s : t_->steps())
+      if (t_->matches(s.id).size() > most) most = t_->matches(s.id).size(), deep = s.id;
+    QVERIFY(most >= 10);
+    size_t k = std::min<size_t>(most, 60);
+    MainWindow jumped(nullptr, false), stepped(nullptr, false);
+    QVERIFY(jumped.open_trace(trace_));
+    jumped.select({0, deep, k});
+    QVERIFY(wait_idle(jumped));
+    QVERIFY(stepped.open_trace(trace_));
+    stepped.select({0, deep, 0});
+    QVERIFY(wait_idle(stepped));
+    for (size_t i = 0; i < k; i++) {
+      stepped.navigate(Qt::Key_Right);
+      QVERIFY(wait_idle(stepped));
+    }
+    const FrameGraph &a = *jumped.graph()->frame()->graph, &b = *stepped.graph()->frame()->graph;
+    QCOMPARE(a.frame, k);
+    QCOMPARE(b.frame, k);
+    auto marks = [](const std::vector<GNode>& nodes) {
+      std::map<std::pair<int64_t, int64_t>, std::pair<int, bool>> m;
+      for (const GNode& n : nodes) m[{n.key.id, n.key.via}] = {(int)n.mark, n.in_match};
+      return m;
+    };
+    QVERIFY(!a.nodes.empty());
+    QVERIFY(marks(a.nodes) == marks(b.nodes));
+    QVERIFY(marks(a.ghosts) == marks(b.ghosts));
+    QCOMPARE(a.root, b.root);
+    QCOMPARE(a.n_uops, b.n_uops);
+    QCOMPARE(a.n_added, b.n_added);
+    QCOMPARE(a.n_removed, b.n_removed);
+    QCOMPARE(a.n_changed, b.n_changed);
+    QVERIFY(a.changed == b.changed);
   }
 
   // a graph above the threshold starts collapsed; what the match put in stays drawn; unticking the box restores it
