@@ -62,6 +62,7 @@ const std::vector<TableSpec>& table_specs() {
       {"programs", {"id", "name", "device", "context", "source", "uops", "global_size", "local_size", "ops", "mem",
                     "lds"}, 3},
       {"kernel_events", {"id", "program", "name", "device", "t_start", "t_end", "bufs", "var_vals"}, 3},
+      {"replay_checkpoints", {"step", "frame", "graph"}, 4},
   };
   return specs;
 }
@@ -759,6 +760,41 @@ const Node& Trace::node(int64_t id) const {
   return load_node(id, [&] { fail_key("uops", "", "has no row " + S(id) + " (truncated trace?)"); });
 }
 
+// a uops row's op, dtype, arg, tag and src columns from column `c` on (the statement stands on row `cur`)
+static Node parse_uop(Stmt& q, int64_t cur, int col) {
+  Node n;
+  n.id = cur;
+  n.op = (int)q.in_range(col, INT_MIN, INT_MAX);
+  n.op_name = n.op > 0 && n.op <= kNumOps ? kOpNames[n.op] : "?";
+  n.dtype = (int)q.in_range(col + 1, INT_MIN, INT_MAX), n.arg = q.i(col + 2), n.tag = q.i_or_0(col + 3);
+  int type = sqlite3_column_type(q.s, col + 4);
+  if (type != SQLITE_BLOB && type != SQLITE_NULL) q.bad(col + 4, std::string("holds ") + type_name(type) + ", not a blob");
+  const unsigned char* b = (const unsigned char*)sqlite3_column_blob(q.s, col + 4);
+  int len = sqlite3_column_bytes(q.s, col + 4);
+  for (int p = 0; p < len;) {
+    uint64_t v = 0;
+    int shift = 0, start = p;
+    bool end = false;
+    while (p < len && !end) {
+      uint8_t ch = b[p++];
+      if (shift == 63 && (ch & 0x7e)) q.bad(col + 4, "has a varint past 64 bits at byte " + S(start));
+      v |= (uint64_t)(ch & 0x7f) << shift;
+      shift += 7;
+      end = !(ch & 0x80);
+      if (!end && shift > 63) q.bad(col + 4, "has a varint past 64 bits at byte " + S(start));
+    }
+    if (!end) q.bad(col + 4, "ends inside a varint");
+    int64_t delta = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+    auto which = [&] { return " as src " + S((int64_t)n.src.size()); };
+    if (delta < 1)
+      q.bad(col + 4, std::string("names ") + (delta ? "a later uop" : "the uop itself") + which() +
+                   ": a src must be an earlier uop (a cycle)");
+    if (delta >= cur) q.bad(col + 4, "names uop " + S(cur - delta) + which() + ", not a uop id");
+    n.src.push_back(cur - delta);
+  }
+  return n;
+}
+
 const Node& Trace::load_node(int64_t id, const std::function<void()>& missing) const {
   // load the node and, iteratively, its srcs. Every src is an earlier uop (the writer numbers srcs first), so a
   // graph read from the file has no cycles; one that breaks the rule is damage
@@ -778,42 +814,57 @@ const Node& Trace::load_node(int64_t id, const std::function<void()>& missing) c
       missing();
     }
     q.at(cur);
-    Node n;
-    n.id = cur;
-    n.op = (int)q.in_range(0, INT_MIN, INT_MAX);
-    n.op_name = n.op > 0 && n.op <= kNumOps ? kOpNames[n.op] : "?";
-    n.dtype = (int)q.in_range(1, INT_MIN, INT_MAX), n.arg = q.i(2), n.tag = q.i_or_0(3);
-    int type = sqlite3_column_type(q.s, 4);
-    if (type != SQLITE_BLOB && type != SQLITE_NULL) q.bad(4, std::string("holds ") + type_name(type) + ", not a blob");
-    const unsigned char* b = (const unsigned char*)sqlite3_column_blob(q.s, 4);
-    int len = sqlite3_column_bytes(q.s, 4);
-    for (int p = 0; p < len;) {
-      uint64_t v = 0;
-      int shift = 0, start = p;
-      bool end = false;
-      while (p < len && !end) {
-        uint8_t c = b[p++];
-        if (shift == 63 && (c & 0x7e)) q.bad(4, "has a varint past 64 bits at byte " + S(start));
-        v |= (uint64_t)(c & 0x7f) << shift;
-        shift += 7;
-        end = !(c & 0x80);
-        if (!end && shift > 63) q.bad(4, "has a varint past 64 bits at byte " + S(start));
-      }
-      if (!end) q.bad(4, "ends inside a varint");
-      int64_t delta = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-      auto which = [&] { return " as src " + S((int64_t)n.src.size()); };
-      if (delta < 1)
-        q.bad(4, std::string("names ") + (delta ? "a later uop" : "the uop itself") + which() +
-                     ": a src must be an earlier uop (a cycle)");
-      if (delta >= cur) q.bad(4, "names uop " + S(cur - delta) + which() + ", not a uop id");
-      n.src.push_back(cur - delta);
-    }
+    Node n = parse_uop(q, cur, 0);
     for (int64_t s : n.src)
       if (!nodes_.count(s)) todo.push_back({s, cur});
     const_cast<Trace*>(this)->index_content(n, true);
     nodes_.emplace(cur, std::move(n));
   }
   return nodes_.at(id);
+}
+
+std::vector<std::pair<int64_t, std::string>> Trace::checkpoints(int64_t step) const {
+  std::vector<std::pair<int64_t, std::string>> out;
+  if (schema_version_ < 4) return out;
+  Stmt q(db_, "SELECT frame, graph FROM replay_checkpoints WHERE step=? ORDER BY frame", *this, "replay_checkpoints");
+  sqlite3_bind_int64(q.s, 1, step);
+  while (q.step()) {
+    q.key = "step " + S(step) + ", frame " + S(q.i(0));
+    if (sqlite3_column_type(q.s, 1) != SQLITE_BLOB) q.bad(1, "is not a blob");
+    out.push_back({q.i(0), std::string((const char*)sqlite3_column_blob(q.s, 1), sqlite3_column_bytes(q.s, 1))});
+  }
+  return out;
+}
+
+void Trace::preload(std::vector<int64_t> ids) const {
+  ids.erase(std::remove_if(ids.begin(), ids.end(), [&](int64_t id) { return id < 1 || nodes_.count(id); }), ids.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  if (ids.size() < 256) return;
+  // the nodes a step recorded were numbered as it ran: skipping the oldest twentieth (its input graph), they lie
+  // together, and one scan of that id range is faster than a lookup per node. A range where they are sparse is left
+  // to node()
+  size_t first = ids.size() / 20;
+  int64_t lo = ids[first], hi = ids.back();
+  if ((uint64_t)(hi - lo) + 1 > 4 * (ids.size() - first)) return;
+  std::vector<std::pair<int64_t, int64_t>> outside;  // (src, its user) below the range and not loaded
+  {
+    Stmt q(db_, "SELECT id, op, dtype, arg, tag, src FROM uops WHERE id BETWEEN ? AND ? ORDER BY id", *this, "uops");
+    sqlite3_bind_int64(q.s, 1, lo), sqlite3_bind_int64(q.s, 2, hi);
+    while (q.step()) {
+      int64_t cur = q.i(0);
+      if (nodes_.count(cur)) continue;
+      q.at(cur);
+      Node n = parse_uop(q, cur, 1);
+      for (int64_t x : n.src)
+        if (x < lo && !nodes_.count(x)) outside.push_back({x, cur});
+      const_cast<Trace*>(this)->index_content(n, true);
+      nodes_.emplace(cur, std::move(n));
+    }
+  }
+  for (auto [x, user] : outside)
+    if (!nodes_.count(x))
+      load_node(x, [&] { fail("uops", user, "src " + S(x) + " does not exist in table uops (truncated trace?)"); });
 }
 
 uint64_t Trace::content_hash(int op, int dtype, int64_t arg, int64_t tag, const std::vector<int64_t>& src,

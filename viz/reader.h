@@ -136,6 +136,8 @@ class Trace {
   // per-rule statistics: of one step (step>0), of a context (context>0), or of the whole trace
   std::vector<RuleStatRow> rule_stats(int64_t step = 0, int64_t context = 0) const;
   std::vector<int64_t> step_notes(int64_t step) const;
+  // (frame, encoded graph) of the step's replay checkpoints, by frame (schema 4; none for older files)
+  std::vector<std::pair<int64_t, std::string>> checkpoints(int64_t step) const;
   // the steps holding at least one match of any of these rules, ascending (tinyviz's search by rule)
   std::vector<int64_t> steps_with_rules(const std::vector<int64_t>& rules) const;
 
@@ -151,6 +153,8 @@ class Trace {
   // node(id) for an id read from a row: the error names that row when the id is not a uop of the trace
   const Node& node_ref(int64_t id, const char* table, const std::string& key, const char* column) const;
   size_t node_count() const { return nodes_.size(); }  // loaded and synthesized
+  // loads these nodes (and what is under them) ahead of node(): one scan when they lie together in the file
+  void preload(std::vector<int64_t> ids) const;
   // reads inside one read transaction while it lives (loading a step's thousands of nodes)
   class Batch {
    public:

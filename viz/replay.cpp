@@ -1,6 +1,7 @@
 #include "viz/replay.h"
 
 #include <algorithm>
+#include <climits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -15,6 +16,9 @@ StepReplay::StepReplay(Trace& trace, int64_t step, Mode mode)
     : t_(trace), step_(trace.step(step)), mode_(mode), g_(trace) {
   Trace::Batch batch(t_);
   matches_ = t_.matches(step);
+  std::vector<int64_t> ids{step_.input_root, step_.output_root};
+  for (const MatchRow& m : matches_) ids.push_back(m.before), ids.push_back(m.after);
+  t_.preload(std::move(ids));
   // load every node the replay can meet, so content lookups find recorded nodes (an id that is not a uop of the
   // trace is an error naming the row it came from)
   std::string key = std::to_string(step);
@@ -27,13 +31,25 @@ StepReplay::StepReplay(Trace& trace, int64_t step, Mode mode)
   }
   std::vector<int64_t> notes = t_.step_notes(step);
   for (int64_t n : notes) t_.node_ref(n, "step_uops", "step " + key, "uop");
+  // a top-down match rebuilds the nodes above it: tens on a training run's kernels
+  size_t expect = std::min<size_t>(matches_.size(), 1 << 16) * 48 + 4096;
+  g_.reserve(expect, expect * 6), slot_.reserve(expect), users_.reserve(expect);
   L input = g_.load(step_.input_root);
   if (step_.output_root) g_.load(step_.output_root);
   for (const MatchRow& m : matches_) lmatch_.push_back({g_.load(m.before), g_.load(m.after)});
   for (int64_t n : notes) g_.load(n);
   map_.assign(g_.size(), kNone);  // every key is a match's before, loaded above
-  roots_.push_back(input);
-  if (chained() && mode_ == Mode::incremental) ref(input, nullptr);
+  roots_.assign(num_frames(), kNone);
+  roots_[0] = input;
+  if (!chained()) return;
+  deltas_.resize(num_frames()), has_delta_.assign(num_frames(), 0);
+  if (incremental()) ref(input, nullptr);
+  if (mode_ == Mode::incremental) try {
+      for (auto& [f, blob] : t_.checkpoints(step))
+        if (f > 0 && (size_t)f < num_frames()) checkpoints_.push_back({(size_t)f, std::move(blob)});
+    } catch (const TraceError&) {  // a damaged checkpoint row: replay from the start instead
+      checkpoints_.clear();
+    }
 }
 
 std::string StepReplay::where() const { return "trace '" + t_.path() + "': replay of step " + std::to_string(step_.id); }
@@ -221,17 +237,19 @@ void StepReplay::unref(L root, std::vector<L>* removed) {
 }
 
 void StepReplay::next_chained() {
-  size_t k = roots_.size();
+  size_t k = cur_ + 1;
   const MatchRow& m = matches_[k - 1];
   use_matches(k);
-  L prev = roots_.back(), next = prev;
-  bool incremental = mode_ == Mode::incremental;
-  if (m.is_error || !error_.empty()) {
-    if (error_.empty()) error_ = t_.str(m.error);  // a rule raised: the step stopped here
+  L prev = roots_[cur_], next = prev;
+  if (stop_ && k > stop_) {
+    // the step stopped at frame stop_: later frames are the same graph
+  } else if (m.is_error) {
+    stop_ = k;  // a rule raised: the step stopped here
+    if (error_.empty()) error_ = t_.str(m.error);
   } else {
     L before = lmatch_[k - 1].first;
     n_dirty_ = 0;
-    if (incremental && live(before)) {  // frame k-1's nodes that have the matched node under them
+    if (incremental() && live(before)) {  // frame k-1's nodes that have the matched node under them
       if (++dirty_stamp_ == 0) {
         for (Slot& x : slot_) x.dirty = 0;
         dirty_stamp_ = 1;
@@ -250,15 +268,17 @@ void StepReplay::next_chained() {
     try {
       // the matched node is not in frame k-1 (a rule rewrote a node the rewrite built and then dropped): no node
       // of frame k-1 changes
-      if (!incremental || n_dirty_) next = substitute(prev, false, incremental);
+      if (!incremental() || n_dirty_) next = substitute(prev, false, incremental());
     } catch (const TraceError& e) {
+      stop_ = k;
       error_ = e.what();
       damage_ = true;
       next = prev;
     }
   }
-  roots_.push_back(next);
-  if (!incremental) return;
+  roots_[k] = next;
+  cur_ = k;
+  if (!incremental()) return;
   LocalDelta d;
   if (next != prev) {
     ref(next, &d.added);  // first: a node of both frames never drops to zero references
@@ -275,11 +295,132 @@ void StepReplay::next_chained() {
         for (uint32_t i = 0; i < g_.nsrc(x); i++) st.push_back({g_.src(x)[i], g_.src(y)[i]});
     }
   }
-  deltas_.push_back(std::move(d));
+  deltas_[k] = std::move(d);
+  has_delta_[k] = 1;
+}
+
+void StepReplay::restart(L root, size_t k) {
+  for (Slot& x : slot_) x.refs = 0;
+  for (auto& u : users_) std::vector<L>().swap(u);
+  ref(root, nullptr);
+  roots_[k] = root;
+  cur_ = k;
+}
+
+void StepReplay::reach(size_t k, bool with_delta) {
+  if (roots_[k] != kNone && (!with_delta || k == 0 || has_delta_[k])) return;
+  if (!incremental()) {  // forward from frame 0 only: every frame before cur_ is known
+    while (cur_ < k) next_chained();
+    return;
+  }
+  // start from the live frame, or from the last checkpoint that lies well ahead of it (or the live frame is past k)
+  size_t limit = with_delta ? k - 1 : k;
+  const std::pair<size_t, std::string>* ck = nullptr;
+  for (const auto& c : checkpoints_)
+    if (c.first <= limit) ck = &c;
+  bool live_ok = cur_ <= limit;
+  if (ck && (!live_ok || ck->first > cur_ + 64)) {
+    L r;
+    try {
+      r = decode_frame(ck->second);
+    } catch (const TraceError&) {  // damaged: replay from the start (the frames do not depend on checkpoints)
+      checkpoints_.clear();
+      reach(k, with_delta);
+      return;
+    }
+    restart(r, ck->first);
+  } else if (!live_ok) {
+    restart(roots_[0], 0);
+  }
+  while (cur_ < k) next_chained();
+}
+
+namespace {
+void put_varint(std::string& out, uint64_t v) {
+  while (v >= 0x80) out.push_back((char)(v | 0x80)), v >>= 7;
+  out.push_back((char)v);
+}
+uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+}  // namespace
+
+// per node, srcs first: 0 <trace id> for a recorded node, or 1 <op> <dtype> <arg> <tag> <nsrc> <distance back to each
+// src> for a built one (signed values zigzagged); the last node is the root
+std::string StepReplay::encode_frame(size_t k) {
+  if (!chained()) return "";
+  L r = local_root(k);
+  if (stop_ && k >= stop_) return "";
+  std::string out;
+  std::unordered_map<L, uint64_t> index;
+  for (L n : local_nodes(r)) {
+    uint64_t i = index.size();
+    if (int64_t id = g_.known_id(n); id > 0) {
+      put_varint(out, 0), put_varint(out, (uint64_t)id);
+    } else {
+      put_varint(out, 1), put_varint(out, zigzag(g_.op(n))), put_varint(out, zigzag(g_.dtype(n)));
+      put_varint(out, zigzag(g_.arg(n))), put_varint(out, zigzag(g_.tag(n))), put_varint(out, g_.nsrc(n));
+      for (uint32_t j = 0; j < g_.nsrc(n); j++) put_varint(out, i - index.at(g_.src(n)[j]));
+    }
+    index.emplace(n, i);
+  }
+  return out;
+}
+
+StepReplay::L StepReplay::decode_frame(const std::string& blob) {
+  size_t p = 0;
+  auto bad = [&](const std::string& what) -> TraceError {
+    return TraceError("trace '" + t_.path() + "': table replay_checkpoints, step " + std::to_string(step_.id) + ": " + what);
+  };
+  auto varint = [&]() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (p >= blob.size()) throw bad("ends inside a node");
+      uint8_t c = (uint8_t)blob[p++];
+      v |= (uint64_t)(c & 0x7f) << shift;
+      if (!(c & 0x80)) return v;
+    }
+    throw bad("has a varint past 64 bits");
+  };
+  auto signed_ = [&]() {
+    uint64_t v = varint();
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+  };
+  std::vector<L> nodes;
+  std::vector<L> srcs;
+  while (p < blob.size()) {
+    uint64_t kind = varint();
+    if (kind == 0) {
+      int64_t id = (int64_t)varint();
+      if (id < 1) throw bad("names uop " + std::to_string(id));
+      nodes.push_back(g_.load(id));
+    } else if (kind == 1) {
+      int64_t op = signed_(), dtype = signed_(), arg = signed_(), tag = signed_();
+      if (op < INT32_MIN || op > INT32_MAX || dtype < INT32_MIN || dtype > INT32_MAX) throw bad("has an op or dtype out of range");
+      t_.str(arg);  // the strings exist (a label shows them), or this throws
+      if (tag) t_.str(tag);
+      uint64_t n = varint();
+      if (n > nodes.size()) throw bad("has a node with more srcs than nodes before it");
+      srcs.clear();
+      for (uint64_t j = 0; j < n; j++) {
+        uint64_t back = varint();
+        if (back < 1 || back > nodes.size()) throw bad("has a src that is not an earlier node");
+        srcs.push_back(nodes[nodes.size() - back]);
+      }
+      nodes.push_back(g_.intern((int)op, (int)dtype, arg, tag, srcs.data(), (uint32_t)srcs.size()));
+    } else {
+      throw bad("has a node of unknown kind " + std::to_string(kind));
+    }
+  }
+  if (nodes.empty()) throw bad("is empty");
+  return nodes.back();
+}
+
+std::vector<size_t> StepReplay::checkpoint_frames() const {
+  std::vector<size_t> out;
+  for (const auto& c : checkpoints_) out.push_back(c.first);
+  return out;
 }
 
 StepReplay::L StepReplay::from_input(size_t k) {
-  if (roots_.size() <= k) roots_.resize(num_frames(), kNone);
   if (roots_[k] != kNone) return roots_[k];
   // frames from the first rule error on are the frame before it (the step stopped there)
   for (size_t j = 1; j <= k; j++)
@@ -312,7 +453,7 @@ StepReplay::L StepReplay::local_root(size_t k) {
   if (k >= num_frames())
     throw TraceError(where() + ": the step has frames 0.." + std::to_string(num_frames() - 1) + ", not " + std::to_string(k));
   if (!chained()) return from_input(k);
-  while (roots_.size() <= k) next_chained();
+  reach(k, false);
   return roots_[k];
 }
 
@@ -347,7 +488,7 @@ std::vector<int64_t> StepReplay::nodes(size_t k) {
 
 StepReplay::LocalDelta StepReplay::diff(size_t k) {
   LocalDelta d;
-  L ra = local_root(k - 1), rb = local_root(k);
+  L rb = local_root(k), ra = local_root(k - 1);
   auto a = local_nodes(ra), b = local_nodes(rb);
   std::unordered_set<L> sa(a.begin(), a.end()), sb(b.begin(), b.end());
   for (L x : b)
@@ -370,8 +511,14 @@ StepReplay::LocalDelta StepReplay::diff(size_t k) {
 
 FrameDelta StepReplay::delta(size_t k) {
   if (k == 0 || k >= num_frames()) throw TraceError(where() + ": no delta for frame " + std::to_string(k));
-  local_root(k);
-  LocalDelta d = chained() && mode_ == Mode::incremental ? deltas_[k - 1] : diff(k);
+  LocalDelta d;
+  if (chained() && incremental()) {
+    reach(k, true);
+    d = deltas_[k];
+  } else {
+    local_root(k);
+    d = diff(k);
+  }
   FrameDelta out;
   out.before = matches_[k - 1].before;
   out.after = matches_[k - 1].after;
@@ -404,6 +551,18 @@ std::string frames_differ(Trace& t, int64_t step) {
     if (a.changed != b.changed) return at + "the changed nodes differ";
   }
   if (fast.error() != full.error()) return "the replay errors differ: '" + fast.error() + "' and '" + full.error() + "'";
+  // a jump to each checkpoint (and the frame after it) gives the same frames
+  for (size_t c : fast.checkpoint_frames()) {
+    for (size_t k : {c, c + 1}) {
+      if (k >= full.num_frames()) continue;
+      StepReplay jump(t, step);
+      std::string at = "checkpoint frame " + std::to_string(k) + ": ";
+      if (jump.root(k) != full.root(k)) return at + "the root differs";
+      FrameDelta a = jump.delta(k), b = full.delta(k);
+      if (sorted(a.added) != sorted(b.added) || sorted(a.removed) != sorted(b.removed) || a.changed != b.changed)
+        return at + "the delta differs";
+    }
+  }
   return "";
 }
 

@@ -11,8 +11,11 @@
 //   map), so frame k differs from frame k-1 only in the nodes that have match k's node under them. The replay keeps
 //   frame k-1's nodes with their users (reference counts), walks up from the matched node to mark those, and runs the
 //   same substitute with every other node of frame k-1 taken as it is: O(ancestors of the match + what changed).
-// Mode::full keeps the reference's whole-graph substitute per frame: tests and `tinyviz-cli verify --full` check the
-// two give the same frames.
+// - a finished trace holds checkpoints of top-down steps with many matches (every kCheckpointEvery-th frame's graph,
+//   written by the trace writer at close): a jump replays from the checkpoint before the frame, so reaching any frame
+//   costs at most kCheckpointEvery frames.
+// Mode::full keeps the reference's whole-graph substitute per frame and Mode::scratch ignores the checkpoints: tests
+// and `tinyviz-cli verify --full` check they all give the same frames.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -32,7 +35,8 @@ struct FrameDelta {
 
 class StepReplay {
  public:
-  enum class Mode { incremental, full };
+  enum class Mode { incremental, scratch, full };
+  static constexpr size_t kCheckpointEvery = 1024, kCheckpointMin = 2048;  // frames apart; a step's matches
   StepReplay(Trace& trace, int64_t step, Mode mode = Mode::incremental);
   size_t num_frames() const { return matches_.size() + 1; }
   const std::vector<MatchRow>& matches() const { return matches_; }
@@ -43,6 +47,9 @@ class StepReplay {
   bool reproduces_output();                    // the last frame's root is the recorded output root
   std::string error() const { return error_; } // why replay stopped early (a rule error, a cycle)
   bool error_is_damage() const { return damage_; }  // the error is the trace's (names the file), not a recorded one
+  // the graph of frame k, for the trace's replay_checkpoints table ("" when the replay stopped at or before k)
+  std::string encode_frame(size_t k);
+  std::vector<size_t> checkpoint_frames() const;  // the frames this replay has checkpoints for
 
  private:
   using L = uint32_t;  // a StepGraph node
@@ -57,7 +64,11 @@ class StepReplay {
   // not dirty are taken as they are
   L substitute(L root, bool walk, bool incremental);
   L local_root(size_t k);
-  void next_chained();           // computes frame roots_.size() of a chained step from the previous one
+  // chained steps: frame k known (and its delta, when asked), computed from the nearest known frame before it
+  void reach(size_t k, bool with_delta);
+  void next_chained();           // computes frame cur_ + 1 from frame cur_
+  void restart(L root, size_t k);  // frame k's nodes become the live frame
+  L decode_frame(const std::string& blob);  // throws TraceError
   L from_input(size_t k);        // a frame of a bottom-up or walk step
   void use_matches(size_t k);    // map_ holds the replacements of matches 1..k
   std::vector<L> local_nodes(L root);
@@ -75,8 +86,13 @@ class StepReplay {
   StepGraph g_;
   std::vector<MatchRow> matches_;
   std::vector<std::pair<L, L>> lmatch_;  // the matches' before and after
-  std::vector<L> roots_;            // chained: frames 0..roots_.size()-1; else: frame k, kNone when not computed yet
+  bool incremental() const { return mode_ != Mode::full; }
+  std::vector<L> roots_;            // frame k's root, kNone when not computed yet
   std::vector<LocalDelta> deltas_;  // chained, incremental: the delta of frame k at k-1
+  std::vector<char> has_delta_;
+  size_t cur_ = 0;                  // chained: the frame last computed (incremental: the live one)
+  size_t stop_ = 0;                 // chained: the frame where the replay stopped (a rule error, damage), 0: none
+  std::vector<std::pair<size_t, std::string>> checkpoints_;  // (frame, encoded graph)
   std::vector<L> map_, map_keys_;   // replacements of matches 1..map_matches_
   size_t map_matches_ = 0;
   // per node, together (a deep replay touches them at random among hundreds of thousands of nodes)

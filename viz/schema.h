@@ -8,7 +8,8 @@ namespace tg::viz {
 constexpr int32_t TRACE_APPLICATION_ID = 0x54477472;  // "TGtr"
 // 2: steps.stats entries leave out trailing default fields
 // 3: programs and kernel_events (kernel sources and timings); version 2 files are still read (they have neither)
-constexpr int32_t TRACE_SCHEMA_VERSION = 3;
+// 4: replay_checkpoints; version 2 and 3 files are still read (their deep frames are replayed from the step's start)
+constexpr int32_t TRACE_SCHEMA_VERSION = 4;
 constexpr int32_t TRACE_SCHEMA_MIN_READ = 2;
 
 // uops.op is the Ops value (names in table ops), uops.dtype an id into table dtypes, uops.arg/tag the exact arg
@@ -22,6 +23,9 @@ constexpr int32_t TRACE_SCHEMA_MIN_READ = 2;
 // programs: one row per compiled kernel: its codegen context (0 if not recorded), source, linearized UOps,
 //   launch dims and estimates (ops/mem/lds, -1 when symbolic). kernel_events: one row per kernel or copy run
 //   (PROFILE): device lane, steady-clock ns start/end, bufs as JSON [[buffer, nbytes, written], ...].
+// replay_checkpoints: written when the trace is finished, for top-down steps with many matches: the graph of every
+//   StepReplay::kCheckpointEvery-th frame (StepReplay::encode_frame), so tinyviz reaches a deep frame by replaying
+//   from the checkpoint before it instead of from the step's start.
 inline constexpr const char* TRACE_SCHEMA_SQL = R"SQL(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS strings(id INTEGER PRIMARY KEY, value TEXT NOT NULL);
@@ -50,6 +54,8 @@ CREATE TABLE IF NOT EXISTS programs(id INTEGER PRIMARY KEY, name INTEGER NOT NUL
   local_size TEXT NOT NULL, ops INTEGER NOT NULL, mem INTEGER NOT NULL, lds INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS kernel_events(id INTEGER PRIMARY KEY, program INTEGER NOT NULL, name INTEGER NOT NULL,
   device INTEGER NOT NULL, t_start INTEGER NOT NULL, t_end INTEGER NOT NULL, bufs TEXT NOT NULL, var_vals TEXT);
+CREATE TABLE IF NOT EXISTS replay_checkpoints(step INTEGER NOT NULL, frame INTEGER NOT NULL, graph BLOB NOT NULL,
+  PRIMARY KEY(step, frame)) WITHOUT ROWID;
 CREATE VIEW IF NOT EXISTS kernel_events_view AS SELECT k.id, n.value AS name, d.value AS device, k.t_start,
   k.t_end - k.t_start AS ns, k.program, p.context,
   CASE WHEN p.ops >= 0 AND k.t_end > k.t_start THEN p.ops * 1.0 / (k.t_end - k.t_start) END AS gflops,

@@ -16,6 +16,9 @@ class StepGraph {
  public:
   static constexpr uint32_t kNone = UINT32_MAX;
   explicit StepGraph(Trace& t) : t_(t) {}
+  // room for about this many nodes with `srcs` srcs in all, so a deep replay does not move its arrays as they grow
+  // (untouched capacity costs address space, not memory)
+  void reserve(size_t nodes, size_t srcs) { nodes_.reserve(nodes), srcs_.reserve(srcs); }
   uint32_t load(int64_t trace_id);  // a recorded node, with everything under it
   // the node with this content, built if there is none (srcs are local ids)
   uint32_t intern(int op, int dtype, int64_t arg, int64_t tag, const uint32_t* src, uint32_t nsrc);
@@ -27,6 +30,9 @@ class StepGraph {
   size_t size() const { return nodes_.size(); }
   int op(uint32_t n) const { return nodes_[n].op; }
   int dtype(uint32_t n) const { return nodes_[n].dtype; }
+  int64_t arg(uint32_t n) const { return nodes_[n].arg; }
+  int64_t tag(uint32_t n) const { return nodes_[n].tag; }
+  int64_t known_id(uint32_t n) const { return nodes_[n].id; }  // 0: a built node not interned in the trace yet
   uint32_t nsrc(uint32_t n) const { return nodes_[n].nsrc; }
   const uint32_t* src(uint32_t n) const { return srcs_.data() + nodes_[n].src0; }  // until the next intern
 

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
@@ -17,6 +18,7 @@
 #include <deque>
 #include <fstream>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -25,6 +27,8 @@
 #include "lib/uop/serialize.h"
 #include "lib/uop/track.h"
 #include "lib/uop/upat.h"
+#include "viz/reader.h"
+#include "viz/replay.h"
 #include "viz/schema.h"
 
 namespace tg::viz {
@@ -60,6 +64,9 @@ struct Batch {
   size_t size() const { return other.size() + uops.size() + matches.size() + programs.size() + kernels.size(); }
   bool empty() const { return size() == 0; }
 };
+
+// set when the trace is finished because of SIGINT/SIGTERM: the program is to die soon, so no replay checkpoints
+std::atomic<bool> g_finishing_on_signal{false};
 
 void put_varint(std::string& out, uint64_t v) {
   while (v >= 0x80) {
@@ -155,6 +162,7 @@ class TraceWriter final : public Recorder {
   uint64_t program(const ProgramRecord& p) override;
   void kernel_event(const KernelEvent& e) override;
   void finish() override;
+  void write_checkpoints();
   std::string path() const override { return path_; }
   WriterStats stats() const {
     std::lock_guard<std::mutex> lk(q_mu_);
@@ -809,6 +817,7 @@ void TraceWriter::finish() {
     exec(TRACE_INDEX_SQL);
     exec("UPDATE meta SET value='complete' WHERE key='status'");
     exec("COMMIT");
+    if (!g_finishing_on_signal) write_checkpoints();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tinygrad: trace writer: %s\n", e.what());
   }
@@ -821,6 +830,78 @@ void TraceWriter::finish() {
   if (lock_fd_ >= 0) ::close(lock_fd_);  // after SQLite's close: closing a descriptor drops the process's fcntl locks
   lock_fd_ = -1;
   std::vector<UOp>().swap(keep_);
+}
+
+// The graph of every kCheckpointEvery-th frame of the top-down steps with many matches, replayed from the finished
+// file (tinyviz's replay, so what it reads back is what it would compute): a jump to a deep frame then replays at
+// most kCheckpointEvery matches. A 10-step beautiful_mnist trace has six such steps; their replays run on up to two
+// threads (the program is done with the cores by now), each with its own reader.
+void TraceWriter::write_checkpoints() {
+  auto t0 = std::chrono::steady_clock::now();
+  sqlite3_stmt* ins = nullptr;
+  try {
+    std::vector<std::pair<int64_t, int64_t>> todo;  // (matches, step), the longest replay first
+    {
+      sqlite3_stmt* q = nullptr;
+      if (sqlite3_prepare_v2(db_, "SELECT id, n_matches FROM steps WHERE flags & 3 = 0 AND n_matches >= ?", -1, &q,
+                             nullptr) != SQLITE_OK)
+        sql_fail("read steps");
+      sqlite3_bind_int64(q, 1, (int64_t)StepReplay::kCheckpointMin);
+      while (sqlite3_step(q) == SQLITE_ROW) todo.push_back({sqlite3_column_int64(q, 1), sqlite3_column_int64(q, 0)});
+      sqlite3_finalize(q);
+    }
+    if (todo.empty()) return;
+    std::sort(todo.rbegin(), todo.rend());
+    struct Row {
+      int64_t step, frame;
+      std::string graph;
+    };
+    std::vector<Row> rows;
+    std::string failed;
+    std::mutex mu;
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      try {
+        auto t = Trace::open_for_queries(path_);
+        for (size_t i; (i = next++) < todo.size();) {
+          int64_t id = todo[i].second;
+          StepReplay r(*t, id, StepReplay::Mode::scratch);
+          for (size_t k = StepReplay::kCheckpointEvery; k < r.num_frames(); k += StepReplay::kCheckpointEvery) {
+            std::string g = r.encode_frame(k);
+            if (g.empty()) break;  // the replay stopped (a rule error): frames after it are the same
+            std::lock_guard<std::mutex> lk(mu);
+            rows.push_back({id, (int64_t)k, std::move(g)});
+          }
+        }
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lk(mu);
+        failed = e.what();
+      }
+    };
+    std::thread helper;
+    if (todo.size() > 1) helper = std::thread(work);
+    work();
+    if (helper.joinable()) helper.join();
+    if (!failed.empty()) throw std::runtime_error(failed);
+    if (sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO replay_checkpoints(step, frame, graph) VALUES(?, ?, ?)", -1,
+                           &ins, nullptr) != SQLITE_OK)
+      sql_fail("prepare replay_checkpoints");
+    exec("BEGIN");
+    for (const Row& row : rows) {
+      sqlite3_bind_int64(ins, 1, row.step), sqlite3_bind_int64(ins, 2, row.frame);
+      sqlite3_bind_blob(ins, 3, row.graph.data(), (int)row.graph.size(), SQLITE_STATIC);
+      run(ins);
+    }
+    exec("COMMIT");
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (s > 1 || getenv_int("DEBUG", 0) >= 2)
+      std::fprintf(stderr, "tinygrad: trace writer: replay checkpoints of %zu steps with %zu+ matches in %.2f s\n",
+                   todo.size(), StepReplay::kCheckpointMin, s);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tinygrad: trace writer: replay checkpoints not written: %s\n", e.what());
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  sqlite3_finalize(ins);
 }
 
 // ***** factory *****
@@ -883,6 +964,7 @@ void finish_trace_on_signals() {
       if (n != 1) return;
       int sig = b;
       std::fprintf(stderr, "\ntinygrad: %s: finishing the trace\n", strsignal(sig));
+      g_finishing_on_signal = true;
       track::finalize(true);
       std::fflush(nullptr);
       std::signal(sig, SIG_DFL);

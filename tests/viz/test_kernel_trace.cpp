@@ -16,6 +16,7 @@
 #include "lib/uop/kernel_info.h"
 #include "tests/support/codegen_goldens.h"
 #include "viz/reader.h"
+#include "viz/schema.h"
 #include "viz/trace_writer.h"
 
 using namespace tg;
@@ -78,7 +79,7 @@ TEST(KernelTrace, ProgramLinkedToItsCodegenContext) {
   });
   ASSERT_NE(id, 0u);
   auto t = Trace::open(path);
-  EXPECT_EQ(t->schema_version(), 3);
+  EXPECT_EQ(t->schema_version(), TRACE_SCHEMA_VERSION);
   ASSERT_EQ(t->programs().size(), 1u);
   const ProgramRow& p = t->programs()[0];
   EXPECT_EQ(p.device, "CPU");

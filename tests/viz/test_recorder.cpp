@@ -190,6 +190,64 @@ TEST(Recorder, FastReplayEqualsWholeGraphSubstitute) {
   EXPECT_EQ(checked, 3u);
 }
 
+// a finished trace keeps the graph of every kCheckpointEvery-th frame of a top-down step with many matches; a jump
+// replays from the checkpoint before it and gives the frames a replay from the step's start gives. A damaged
+// checkpoint is skipped (the frames do not depend on it); one that holds another frame's graph is caught by
+// frames_differ (tinyviz-cli verify --full)
+TEST(Recorder, ReplayCheckpoints) {
+  const int64_t n = (int64_t)StepReplay::kCheckpointMin + 600;  // matches: CONST c -> CONST c+1, one at a time
+  PatternMatcher count("count", {TG_RULE(UPat(Ops::CONST).named("x"), [n](UOp x) {
+                         int64_t v = x.val().as_int();
+                         return v < n ? UOp::const_(PyConst(pyint(v + 1)), x.dtype()) : UOp();
+                       })});
+  UOp v = UOp::variable("a", 0, 10);
+  UOp root = UOp::sink(std::vector<UOp>{v * 3, v + c(0)});
+  std::string path = record("checkpoints", [&] { graph_rewrite(root, count, {.name = "count up"}); });
+  int64_t step = 0;
+  {
+    auto t = Trace::open(path);
+    ASSERT_EQ(t->steps().size(), 1u);
+    step = t->steps()[0].id;
+    StepReplay r(*t, step);
+    ASSERT_GE(r.num_frames(), (size_t)n);
+    std::vector<size_t> want;
+    for (size_t k = StepReplay::kCheckpointEvery; k < r.num_frames(); k += StepReplay::kCheckpointEvery) want.push_back(k);
+    EXPECT_EQ(r.checkpoint_frames(), want);
+    EXPECT_EQ(frames_differ(*t, step), "");
+    // straight to the last frame, then back before the first checkpoint, then just past it
+    StepReplay scratch(*t, step, StepReplay::Mode::scratch);
+    size_t last = r.num_frames() - 1;
+    for (size_t k : {last, size_t(5), StepReplay::kCheckpointEvery + 1, last - 1}) {
+      EXPECT_EQ(r.root(k), scratch.root(k)) << k;
+      FrameDelta a = r.delta(k), b = scratch.delta(k);
+      EXPECT_EQ(a.added, b.added) << k;
+      EXPECT_EQ(a.changed, b.changed) << k;
+    }
+    EXPECT_TRUE(r.reproduces_output());
+  }
+  auto sql = [&](const std::string& q) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, q.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  };
+  // damaged: the replay goes from the start
+  sql("UPDATE replay_checkpoints SET graph = x'01ff' WHERE frame = " + std::to_string(StepReplay::kCheckpointEvery));
+  {
+    auto t = Trace::open(path);
+    StepReplay r(*t, step), scratch(*t, step, StepReplay::Mode::scratch);
+    EXPECT_EQ(r.root(StepReplay::kCheckpointEvery + 10), scratch.root(StepReplay::kCheckpointEvery + 10));
+    EXPECT_EQ(frames_differ(*t, step), "");
+  }
+  // well-formed but wrong: another frame's graph
+  sql("UPDATE replay_checkpoints SET graph = (SELECT graph FROM replay_checkpoints WHERE frame = " +
+      std::to_string(2 * StepReplay::kCheckpointEvery) + ") WHERE frame = " + std::to_string(StepReplay::kCheckpointEvery));
+  {
+    auto t = Trace::open(path);
+    EXPECT_NE(frames_differ(*t, step), "");
+  }
+}
+
 // a walk step substitutes the input once: its frames start from the input graph, so a replacement that contains the
 // node it replaces (x -> NOOP(x), like "casted consts") is not rewritten again by the next frame
 TEST(Recorder, WalkStepWithSelfContainingReplacementsReplays) {
