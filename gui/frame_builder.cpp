@@ -300,6 +300,48 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
       }
   auto shown = [&](int64_t n) { return in_focus(n) && !hidden.count(n); };
 
+  // A node with many drawn sources (a schedule's LINEAR over its kernels): an edge to a source that another of its
+  // sources reaches says nothing the graph does not show, and drawn, it crosses every rank in between: with a few
+  // hundred kernels these edges are bundles across the whole canvas. They are left out, and the node says how many.
+  std::unordered_map<int64_t, std::unordered_set<int64_t>> implied;  // node -> its sources whose edge is left out
+  if (opt.hide_implied_edges) {
+    std::unordered_map<int64_t, uint32_t> seen;  // node -> the walk that reached it last
+    uint32_t walk = 0;
+    for (int64_t n : order) {
+      if (fold[n] || !shown(n)) continue;
+      const Node& node = t.node(n);
+      size_t first = bodies_hidden.count(n) ? body_ports(node) : 0;
+      std::vector<int64_t> srcs;
+      for (size_t i = first; i < node.src.size(); i++) {
+        int64_t x = node.src[i];
+        if (!fold[x] && shown(x) && !(split.count(x) && split[x]) && std::find(srcs.begin(), srcs.end(), x) == srcs.end())
+          srcs.push_back(x);
+      }
+      if (srcs.size() < opt.wide_srcs) continue;
+      std::unordered_set<int64_t> is_src(srcs.begin(), srcs.end());
+      std::unordered_set<int64_t>& out = implied[n];
+      for (int64_t from : srcs) {  // what lies under `from` (through drawn edges; kernel bodies are not walked)
+        ++walk;
+        std::vector<int64_t> st{from};
+        while (!st.empty()) {
+          int64_t x = st.back();
+          st.pop_back();
+          const Node& xn = t.node(x);
+          for (size_t i = bodies_hidden.count(x) ? body_ports(xn) : 0; i < xn.src.size(); i++) {
+            int64_t y = xn.src[i];
+            if (fold[y] || gone.count(y)) continue;
+            auto [it, fresh] = seen.emplace(y, walk);
+            if (!fresh && it->second == walk) continue;
+            it->second = walk;
+            if (is_src.count(y)) out.insert(y);
+            st.push_back(y);
+          }
+        }
+      }
+      if (out.empty()) implied.erase(n);
+    }
+  }
+
   auto make_node = [&](int64_t n, NodeKey key) {
     const Node& node = t.node(n);
     GNode g;
@@ -310,6 +352,7 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     int64_t ast = (node.op_name == "CALL" || node.op_name == "FUNCTION") && !node.src.empty() ? node.src[0]
                   : node.op_name == "SINK"                                                 ? n
                                                                                            : 0;
+    if (ast && t.node(ast).op_name == "PROGRAM" && !t.node(ast).src.empty()) ast = t.node(ast).src[0];  // its SINK
     if (const TraceSession::KernelRef* k = ast ? fr.session.kernel_of(ast) : nullptr) {
       g.ref_context = k->context;
       g.lines.insert(g.lines.begin() + 1, "codegen@" + k->name + (k->device.empty() ? "" : "  " + k->device));
@@ -331,6 +374,32 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     return g;
   };
 
+  // A LINEAR lists a program's calls in the order they run. With hundreds of them in one row under it, the row is
+  // tens of thousands of pixels wide and every edge from a call to a buffer it shares with a call far away crosses
+  // it. Drawn as a column (an edge to its first source, then "runs after" edges down the list), the program reads top
+  // down and what a call uses stands beside it.
+  std::unordered_map<int64_t, std::vector<int64_t>> column;  // LINEAR -> its drawn sources, in order
+  if (opt.linear_as_column)
+    for (int64_t n : order) {
+      if (fold[n] || !shown(n) || t.node(n).op_name != "LINEAR") continue;
+      std::vector<int64_t> srcs;
+      auto imp = implied.find(n);
+      for (int64_t x : t.node(n).src)
+        if (!fold[x] && shown(x) && !(split.count(x) && split[x]) && (imp == implied.end() || !imp->second.count(x)) &&
+            std::find(srcs.begin(), srcs.end(), x) == srcs.end())
+          srcs.push_back(x);
+      if (srcs.size() >= opt.wide_srcs) column[n] = std::move(srcs);
+    }
+  auto add_implied_line = [&](GNode& g) {
+    if (auto c = column.find(g.key.id); c != column.end()) {
+      g.lines.push_back("↓ " + std::to_string(c->second.size()) + " srcs in order, dashed: runs after");
+      size_node(g);
+    }
+    auto it = implied.find(g.key.id);
+    if (it == implied.end()) return;
+    g.lines.push_back("⋯ " + std::to_string(it->second.size()) + " srcs reached through others (edges not drawn)");
+    size_node(g);
+  };
   std::unordered_map<NodeKey, int, NodeKeyHash> index;
   for (int64_t n : order) {
     if (fold[n] || !shown(n)) continue;
@@ -343,6 +412,7 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     } else {
       index[{n, 0}] = (int)fg->nodes.size();
       fg->nodes.push_back(make_node(n, {n, 0}));
+      add_implied_line(fg->nodes.back());
     }
   }
   // one placeholder under each collapsed node, counting what it hides
@@ -367,15 +437,23 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     if (gn.key.via) continue;
     int dst = index[gn.key];
     const Node& node = t.node(gn.key.id);
+    auto imp = implied.find(gn.key.id);
+    auto col = column.find(gn.key.id);
     for (size_t i = bodies_hidden.count(gn.key.id) ? body_ports(node) : 0; i < node.src.size(); i++) {
       int64_t s = node.src[i];
-      if (fold[s]) continue;
+      if (fold[s] || (imp != implied.end() && imp->second.count(s))) continue;
+      if (col != column.end() && s != col->second.front()) continue;  // the chain below stands for it
       NodeKey sk{s, split.count(s) && split[s] ? gn.key.id : 0};
       auto it = index.find(sk);
       if (it == index.end()) continue;
       fg->edges.push_back({it->second, dst, (int)i, 0, 1});
     }
   }
+  for (auto& [n, srcs] : column)  // "runs after": from each source to the one before it
+    for (size_t i = 1; i < srcs.size(); i++) {
+      auto a = index.find({srcs[i], 0}), b = index.find({srcs[i - 1], 0});
+      if (a != index.end() && b != index.end()) fg->edges.push_back({a->second, b->second, 1 << 20, 0, 1, true});
+    }
   // a placeholder feeds its collapsed node and every drawn user of what it hides
   for (auto& [c, h] : hides) {
     auto pi = index.find({c, kPlaceholderVia});
@@ -406,7 +484,8 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
   // port slots: order of a consumer's drawn in-edges
   {
     std::unordered_map<int, std::vector<size_t>> in;
-    for (size_t e = 0; e < fg->edges.size(); e++) in[fg->edges[e].dst].push_back(e);
+    for (size_t e = 0; e < fg->edges.size(); e++)
+      if (!fg->edges[e].order) in[fg->edges[e].dst].push_back(e);
     for (auto& [dst, es] : in) {
       std::sort(es.begin(), es.end(), [&](size_t a, size_t b) { return fg->edges[a].port < fg->edges[b].port; });
       for (size_t i = 0; i < es.size(); i++) fg->edges[es[i]].slot = (int)i, fg->edges[es[i]].nslots = (int)es.size();

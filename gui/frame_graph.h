@@ -40,6 +40,9 @@ struct GEdge {
   int src = 0, dst = 0;      // indices into FrameGraph::nodes
   int port = 0;              // index in the consumer's sources
   int slot = 0, nslots = 1;  // position among the consumer's visible in-edges (for drawing the port)
+  // not a source: "runs after", from src i+1 of a LINEAR to its src i (drawn dashed), so a program's calls stand in a
+  // column in their order instead of in one row of hundreds
+  bool order = false;
 };
 
 // a node's text: the same in every frame (ids are hash-consed content), so shared by all frames that show it
@@ -87,6 +90,9 @@ struct FrameGraph {
 struct FrameOptions {
   bool fold_consts = true;   // draw CONST sources inside their users' labels
   bool split_leaves = true;  // draw leaves with >= 3 users once per use
+  bool hide_implied_edges = true;  // a node with wide_srcs+ drawn sources: no edge to a source another of them reaches
+  bool linear_as_column = true;    // a LINEAR with wide_srcs+ drawn sources: its sources chained in order
+  size_t wide_srcs = 8;
   int focus_hops = 0;        // > 0: only the nodes this many edges from what the match put in (frame 0: from the
                              // node the first match rewrites); the others are counted on the boundary nodes. Every
                              // frame then gets a fresh layout (the drawn sets differ too much to keep places)

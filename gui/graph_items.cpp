@@ -102,8 +102,8 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget*)
   }
 }
 
-EdgeItem::EdgeItem(const EdgePath& e, int port, bool show_port, bool crowded)
-    : port_(port), show_port_(show_port), crowded_(crowded) {
+EdgeItem::EdgeItem(const EdgePath& e, int port, bool show_port, bool crowded, bool dashed)
+    : port_(port), show_port_(show_port), crowded_(crowded), dashed_(dashed) {
   setZValue(0);
   const auto& p = e.pts;
   if (p.empty()) return;
@@ -154,6 +154,7 @@ void EdgeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget*)
     pen.setWidthF(std::max(1.0, w * lod));
     pen.setCosmetic(true);
   }
+  if (dashed_) pen.setStyle(Qt::DashLine);
   p->setPen(pen);
   p->setBrush(Qt::NoBrush);
   p->drawPath(path_);

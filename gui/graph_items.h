@@ -34,7 +34,8 @@ class NodeItem : public QGraphicsItem {
 class EdgeItem : public QGraphicsItem {
  public:
   // crowded: one of very many edges (a frame with over kCrowdedEdges): drawn without antialiasing
-  EdgeItem(const EdgePath& path, int port, bool show_port, bool crowded = false);
+  // dashed: a "runs after" edge (GEdge::order), not a source
+  EdgeItem(const EdgePath& path, int port, bool show_port, bool crowded = false, bool dashed = false);
   static constexpr size_t kCrowdedEdges = 1000;
   enum { Type = UserType + 2 };
   int type() const override { return Type; }
@@ -48,7 +49,7 @@ class EdgeItem : public QGraphicsItem {
   QPointF label_pos_;
   QRectF bounds_;
   int port_;
-  bool show_port_, crowded_;
+  bool show_port_, crowded_, dashed_;
   Hi hi_ = Hi::none;
 };
 

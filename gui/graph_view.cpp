@@ -171,7 +171,7 @@ void GraphView::show_frame(FrameResultPtr r) {
   bool crowded = g.edges.size() > EdgeItem::kCrowdedEdges;
   for (size_t i = 0; i < g.edges.size() && i < L.edges.size(); i++) {
     const GEdge& e = g.edges[i];
-    auto* it = new EdgeItem(L.edges[i], e.port, e.nslots > 1, crowded);
+    auto* it = new EdgeItem(L.edges[i], e.port, e.nslots > 1 && !e.order, crowded, e.order);
     scene()->addItem(it);
     edges_.push_back(it);
   }
@@ -263,7 +263,7 @@ void GraphView::apply_highlight() {
   for (size_t i = 0; i < edges_.size(); i++) {
     const GEdge& e = g.edges[i];
     int64_t s = g.nodes[e.src].key.id, d = g.nodes[e.dst].key.id;
-    edges_[i]->set_hi(d == selected_ ? Hi::source : s == selected_ ? Hi::user : Hi::dim);
+    edges_[i]->set_hi(e.order ? Hi::dim : d == selected_ ? Hi::source : s == selected_ ? Hi::user : Hi::dim);
   }
 }
 

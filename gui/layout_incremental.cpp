@@ -1,6 +1,7 @@
 // Incremental layout: nodes that a previous frame's layout placed keep their centre; a rebuilt node takes the place of
 // the node it replaced; the remaining (new) nodes go below their users / above their sources, near their neighbours'
 // mean x: at a free spot close by, or, when there is none, in room made by moving the nodes of that row band apart.
+// A node that did not keep its exact place then moves right past any box it still covers.
 // Edges between nodes that did not move keep their previous route.
 #include <algorithm>
 #include <chrono>
@@ -172,6 +173,24 @@ Layout layout_incremental(const LayoutGraph& g, const LayoutGraph& bg, const Lay
       x += g.nodes[v].w + kGapX;
       placed[v] = 1;
     }
+
+  // 2b. no two boxes overlap: a node that did not keep its exact place (it took the place of a node of another
+  // size, was placed, or moved with its row band) moves right past whatever box it covers. Kept nodes come from a
+  // layout without overlaps, so only those need checking.
+  auto covers = [&](size_t u, size_t v) {
+    return std::abs(L.pos[u].x - L.pos[v].x) < (g.nodes[u].w + g.nodes[v].w) / 2 + kGapX / 2 &&
+           std::abs(L.pos[u].y - L.pos[v].y) < (g.nodes[u].h + g.nodes[v].h) / 2 + 2;
+  };
+  for (size_t v = 0; v < n; v++) {
+    if (exact[v]) continue;
+    for (size_t moves = 0; moves < n; moves++) {
+      size_t hit = n;
+      for (size_t u = 0; u < n && hit == n; u++)
+        if (u != v && covers(u, v)) hit = u;
+      if (hit == n) break;
+      L.pos[v].x = L.pos[hit].x + (g.nodes[hit].w + g.nodes[v].w) / 2 + kGapX;
+    }
+  }
 
   // 3. edges: reuse the previous route when both ends stayed exactly where they were
   std::unordered_map<EdgeKey, size_t, EdgeKeyHash> base_edges;

@@ -210,9 +210,11 @@ void MainWindow::restore_settings() {
   int tab = st.value("window/tab", 0).toInt();
   if (tab >= 0 && tab < tabs_->count()) tabs_->setCurrentIndex(tab);
   QSignalBlocker b1(fold_box_), b2(split_box_), b3(auto_collapse_box_), b4(indexing_box_), b5(call_src_box_),
-      b6(sink_box_);
+      b6(sink_box_), b7(implied_box_), b8(column_box_);
   fold_box_->setChecked(st.value("view/fold_consts", true).toBool());
   split_box_->setChecked(st.value("view/split_leaves", true).toBool());
+  implied_box_->setChecked(st.value("view/hide_implied_edges", true).toBool());
+  column_box_->setChecked(st.value("view/linear_as_column", true).toBool());
   auto_collapse_box_->setChecked(st.value("view/collapse_big_graphs", true).toBool());
   indexing_box_->setChecked(st.value("view/show_indexing", true).toBool());
   call_src_box_->setChecked(st.value("view/show_call_src", false).toBool());
@@ -222,6 +224,8 @@ void MainWindow::restore_settings() {
   o.show_indexing = indexing_box_->isChecked(), o.show_call_src = call_src_box_->isChecked();
   o.show_sink = sink_box_->isChecked();
   o.auto_collapse = auto_collapse_box_->isChecked();
+  o.hide_implied_edges = implied_box_->isChecked();
+  o.linear_as_column = column_box_->isChecked();
   loader_->set_options(o);
 }
 
@@ -234,6 +238,8 @@ void MainWindow::save_settings() const {
   st.setValue("window/tab", tabs_->currentIndex());
   st.setValue("view/fold_consts", fold_box_->isChecked());
   st.setValue("view/split_leaves", split_box_->isChecked());
+  st.setValue("view/hide_implied_edges", implied_box_->isChecked());
+  st.setValue("view/linear_as_column", column_box_->isChecked());
   st.setValue("view/collapse_big_graphs", auto_collapse_box_->isChecked());
   st.setValue("view/show_indexing", indexing_box_->isChecked());
   st.setValue("view/show_call_src", call_src_box_->isChecked());
@@ -274,6 +280,14 @@ QWidget* MainWindow::build_graph_tab() {
   split_box_ = new QCheckBox(tr("Split shared leaves"), bar);
   split_box_->setChecked(true);
   split_box_->setToolTip(tr("Draw leaves with 3 or more users once per user instead of with long edges"));
+  implied_box_ = new QCheckBox(tr("Hide implied edges"), bar);
+  implied_box_->setChecked(true);
+  implied_box_->setToolTip(tr("A node with 8 or more drawn sources (a schedule's LINEAR, a SINK) draws no edge to a "
+                              "source that another of its sources reaches; its label counts them"));
+  column_box_ = new QCheckBox(tr("LINEAR as a column"), bar);
+  column_box_->setChecked(true);
+  column_box_->setToolTip(tr("A LINEAR with 8 or more drawn sources (a program's calls) draws them in a column in "
+                             "their order, linked by dashed \"runs after\" edges, instead of in one row"));
   focus_box_ = new QComboBox(bar);
   focus_box_->addItem(tr("Whole graph"), 0);
   for (int hops : {2, 4, 8}) focus_box_->addItem(tr("Match ±%1").arg(hops), hops);
@@ -302,6 +316,8 @@ QWidget* MainWindow::build_graph_tab() {
     o.fold_consts = fold_box_->isChecked(), o.split_leaves = split_box_->isChecked();
     o.focus_hops = focus_box_->currentData().toInt();
     o.auto_collapse = auto_collapse_box_->isChecked();
+    o.hide_implied_edges = implied_box_->isChecked();
+    o.linear_as_column = column_box_->isChecked();
     o.show_indexing = indexing_box_->isChecked(), o.show_sink = sink_box_->isChecked();
     if (o.show_call_src != call_src_box_->isChecked() && graph_->frame()) {
       // as the reference: switching every body on or off forgets the CALLs toggled one by one
@@ -316,12 +332,12 @@ QWidget* MainWindow::build_graph_tab() {
   for (QCheckBox* c : {indexing_box_, call_src_box_, sink_box_}) bl->addWidget(c);
   auto* more = new QToolButton(bar);
   more->setText(tr("Drawing"));
-  more->setToolTip(tr("How the graph is drawn: consts folded into their users, shared leaves split, big graphs "
-                      "collapsed"));
+  more->setToolTip(tr("How the graph is drawn: consts folded into their users, shared leaves split, implied edges "
+                      "hidden, big graphs collapsed"));
   more->setPopupMode(QToolButton::InstantPopup);
   more->setAutoRaise(true);
   auto* menu = new QMenu(more);
-  for (QCheckBox* c : {fold_box_, split_box_, auto_collapse_box_}) {
+  for (QCheckBox* c : {fold_box_, split_box_, implied_box_, column_box_, auto_collapse_box_}) {
     auto* wa = new QWidgetAction(menu);
     c->setParent(menu);
     c->setContentsMargins(8, 2, 8, 2);
@@ -330,7 +346,8 @@ QWidget* MainWindow::build_graph_tab() {
   }
   more->setMenu(menu);
   bl->addWidget(more);
-  for (QCheckBox* c : {fold_box_, split_box_, auto_collapse_box_, indexing_box_, call_src_box_, sink_box_})
+  for (QCheckBox* c :
+       {fold_box_, split_box_, implied_box_, column_box_, auto_collapse_box_, indexing_box_, call_src_box_, sink_box_})
     connect(c, &QCheckBox::toggled, this, apply);
   bl->addWidget(focus_box_);
   connect(focus_box_, &QComboBox::currentIndexChanged, this, apply);

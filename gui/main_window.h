@@ -139,6 +139,8 @@ class MainWindow : public QMainWindow {
   QLineEdit* graph_find_;
   QCheckBox* fold_box_;
   QCheckBox* split_box_;
+  QCheckBox* implied_box_;
+  QCheckBox* column_box_;
   QCheckBox* auto_collapse_box_;
   QCheckBox* indexing_box_;  // the reference's display toggles: r, c, s
   QCheckBox* call_src_box_;

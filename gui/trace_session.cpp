@@ -45,6 +45,11 @@ std::shared_ptr<TraceSession> TraceSession::open(const std::string& path) {
                   dev != device_of.end() ? dev->second : by_name != device_by_name.end() ? by_name->second : ""};
     auto [it, fresh] = s->kernels_.emplace(s->ui_->step(c.steps.front()).input_root, ref);
     if (!fresh && it->second.device.empty() && !ref.device.empty()) it->second = ref;
+    // a PROGRAM holds the kernel's SINK as codegen left it: the output of one of its context's steps (a JIT graph's
+    // CALLs run PROGRAMs)
+    if (dev != device_of.end())
+      for (int64_t st : c.steps)
+        if (int64_t out = s->ui_->step(st).output_root) s->kernels_.emplace(out, ref);
   }
   return s;
 }

@@ -109,7 +109,7 @@ struct P {
         if (n > s.size() - i) fail("a string length of " + std::to_string(n) + " past the end of the arg");
         std::string v = s.substr(i, n);
         i += n;
-        return c == 's' ? py_str_repr(strip_ansi(v)) : v;
+        return c == 's' ? py_str_repr(strip_ansi(v)) : strip_ansi(v, true);
       }
       case 'd': return "dtypes." + word();
       case 'o': return "Ops." + word();
@@ -152,12 +152,16 @@ struct P {
 };
 }  // namespace
 
-std::string strip_ansi(const std::string& s) {
-  if (s.find('\x1b') == std::string::npos) return s;
+std::string strip_ansi(const std::string& s, bool escaped) {
+  static const std::string text = "\\x1b[";
+  if (s.find('\x1b') == std::string::npos && (!escaped || s.find(text) == std::string::npos)) return s;
   std::string out;
   for (size_t i = 0; i < s.size(); i++) {
-    if (s[i] == '\x1b' && i + 1 < s.size() && s[i + 1] == '[') {
-      i += 2;
+    size_t skip = s[i] == '\x1b' && i + 1 < s.size() && s[i + 1] == '[' ? 2
+                  : escaped && s.compare(i, text.size(), text) == 0   ? text.size()
+                                                                      : 0;
+    if (skip) {
+      i += skip;
       while (i < s.size() && !((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z'))) i++;
       continue;
     }

@@ -19,7 +19,8 @@ constexpr int kMaxArgNesting = 64;  // tuples in tuples: the engine's deepest ar
 // ProgramInfo(name='E_2') and context name read as the reference's VIZ shows them, never as escapes.
 std::string arg_display(const std::string& encoded);
 
-// s without its ANSI escape sequences (ESC [ parameters letter)
-std::string strip_ansi(const std::string& s);
+// s without its ANSI escape sequences (ESC [ parameters letter); escaped: also their python-repr spelling, the text
+// \x1b[ parameters letter (a repr the engine made, like ProgramInfo(name='E\x1b[90m_...'))
+std::string strip_ansi(const std::string& s, bool escaped = false);
 
 }  // namespace tg::viz

@@ -11,6 +11,7 @@
 #include <QStatusBar>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <set>
 
 #include <unordered_map>
 
@@ -95,6 +96,82 @@ class TestKernelGraph : public QObject {
     QCOMPARE(g.bodies_hidden.size(), calls_);
     // no kernel body drawn: nothing of a kernel's AST (its SINK, STOREs, RANGEs)
     for (const GNode& n : g.nodes) QVERIFY2(n.op != "STORE" && n.op != "RANGE" && n.op != "SINK", n.op.c_str());
+  }
+
+  // a node with many drawn sources draws no edge to a source another of them reaches (its label counts them), and a
+  // LINEAR's sources stand in a column linked by dashed "runs after" edges. hello_tensor's graphs are small: the
+  // threshold is lowered to 2 sources
+  void wide_nodes_leave_out_implied_edges_and_linear_is_a_column() {
+    MainWindow w(nullptr, false);
+    QVERIFY(w.open_trace(trace_));
+    FrameOptions o = w.loader()->options();
+    o.wide_srcs = 2, o.show_sink = true;
+    w.set_frame_options(o);
+    auto first_step = [&](const std::string& name) {
+      for (const StepRow& s : t_->steps())
+        if (s.name == name) return s.id;
+      return int64_t(0);
+    };
+    auto in_edges = [](const FrameGraph& g, int64_t id, bool order) {
+      size_t n = 0;
+      for (const GEdge& e : g.edges) n += g.nodes[e.dst].key.id == id && e.order == order;
+      return n;
+    };
+    auto node = [](const FrameGraph& g, int64_t id) -> const GNode* {
+      for (const GNode& n : g.nodes)
+        if (n.key.id == id && !n.key.via) return &n;
+      return nullptr;
+    };
+    // a kernel graph whose root is a SINK over the AFTERs of several kernels: a later kernel's AFTER reaches the
+    // earlier ones
+    int64_t kg = 0;
+    for (const StepRow& s : t_->steps())
+      if (s.name == "View Kernel Graph" && !kg) {
+        const Node& root = t_->node(StepReplay(*t_, s.id).root(0));
+        if (std::set<int64_t>(root.src.begin(), root.src.end()).size() >= 3) kg = s.id;
+      }
+    QVERIFY(kg);
+    w.select({0, kg, 0});
+    QVERIFY(wait_idle(w));
+    {
+      const FrameGraph& g = frame(w);
+      const GNode* root = node(g, g.root);
+      QVERIFY(root);
+      QVERIFY2(root->lines.back().find("srcs reached through others") != std::string::npos, root->lines.back().c_str());
+      size_t left_out = std::stoul(root->lines.back().substr(root->lines.back().find(' ') + 1));
+      std::set<int64_t> srcs(t_->node(g.root).src.begin(), t_->node(g.root).src.end());
+      QVERIFY(left_out >= 1);
+      QCOMPARE(in_edges(g, g.root, false) + left_out, srcs.size());
+    }
+    // a LINEAR of three CALLs: one edge to the first, then "runs after" edges between the calls
+    int64_t linear_step = first_step("resolve linear call");
+    QVERIFY(linear_step);
+    o.show_call_src = true;  // the LINEAR is the body of the CALL that runs the schedule
+    w.set_frame_options(o);
+    w.select({0, linear_step, 0});
+    QVERIFY(wait_idle(w));
+    int64_t linear = 0;
+    for (const GNode& n : frame(w).nodes)
+      if (n.op == "LINEAR") linear = n.key.id;
+    QVERIFY(linear);
+    size_t calls = std::set<int64_t>(t_->node(linear).src.begin(), t_->node(linear).src.end()).size();
+    QVERIFY(calls >= 2);
+    QCOMPARE(in_edges(frame(w), linear, false), size_t(1));
+    size_t order = 0;
+    for (const GEdge& e : frame(w).edges)
+      if (e.order) {
+        order++;
+        QCOMPARE(frame(w).nodes[e.src].op, std::string("CALL"));
+        QCOMPARE(frame(w).nodes[e.dst].op, std::string("CALL"));
+      }
+    QCOMPARE(order, calls - 1);
+    QVERIFY(node(frame(w), linear)->lines.back().find("srcs in order") != std::string::npos);
+    // both off: every source edge is drawn
+    o.hide_implied_edges = false, o.linear_as_column = false;
+    w.set_frame_options(o);
+    QVERIFY(wait_idle(w));
+    QCOMPARE(in_edges(frame(w), linear, false), calls);
+    QCOMPARE(in_edges(frame(w), linear, true), size_t(0));
   }
 
   void the_reference_toggles_with_its_keys() {

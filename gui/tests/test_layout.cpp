@@ -64,6 +64,26 @@ class TestLayout : public QObject {
     for (auto& n : c.nodes) n.key.id += 5000;
     QVERIFY(layout_incremental(c, a, La, {}, {}).engine.empty());
   }
+
+  // a rebuilt node four times wider than the node whose place it takes, and a new node: no box covers another
+  void incremental_places_without_overlap() {
+    LayoutGraph a = synthetic_graph(120);
+    Layout La = layout_layered(a);
+    LayoutGraph b = a;
+    b.nodes[60].key = {9000, 0};
+    b.nodes[60].w *= 4;
+    b.nodes.push_back({{9001, 0}, 300, 30});
+    b.edges.push_back({60, (int)b.nodes.size() - 1, 0});
+    Layout Lb = layout_incremental(b, a, La, {{9000, a.nodes[60].key.id}}, {});
+    QCOMPARE(Lb.engine, std::string("incremental"));
+    QCOMPARE(Lb.pos[60].y, La.pos[60].y);  // it took the old node's row
+    for (size_t i = 0; i < b.nodes.size(); i++)
+      for (size_t j = i + 1; j < b.nodes.size(); j++) {
+        bool overlap = std::abs(Lb.pos[i].x - Lb.pos[j].x) < (b.nodes[i].w + b.nodes[j].w) / 2 - 0.5 &&
+                       std::abs(Lb.pos[i].y - Lb.pos[j].y) < (b.nodes[i].h + b.nodes[j].h) / 2 - 0.5;
+        QVERIFY2(!overlap, qPrintable(QString("nodes %1 and %2 overlap").arg(i).arg(j)));
+      }
+  }
 };
 
 int run_layout_tests(int argc, char** argv) {

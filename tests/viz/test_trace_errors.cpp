@@ -109,6 +109,15 @@ TEST(TraceErrors, DeeplyNestedArgIsAnErrorNotARecursion) {
             4 + 3 * (kMaxArgNesting - 1));  // "(((None,),),)": 3 characters per level
 }
 
+// kernel names carry terminal colours: as ESC characters in a string, and spelled \x1b[..m in a repr the engine made
+// (a PROGRAM's ProgramInfo); neither reaches a label
+TEST(TraceErrors, KernelNameColoursAreNotShown) {
+  std::string esc = "E\x1b[90m_\x1b[0m8";
+  EXPECT_EQ(arg_display("s" + std::to_string(esc.size()) + ":" + esc), "'E_8'");
+  std::string repr = "ProgramInfo(name='E\\x1b[90m_\\x1b[0m\\x1b[97m8\\x1b[0m', global_size=(1, 1, 1))";
+  EXPECT_EQ(arg_display("R" + std::to_string(repr.size()) + ":" + repr), "ProgramInfo(name='E_8', global_size=(1, 1, 1))");
+}
+
 TEST(TraceErrors, StringLengthThatWrapsTheParserIsAnError) {
   // the position colon + 1 + length wrapped around to the 's' and the tuple parser read it forever, growing
   EXPECT_THROW(arg_display("(s18446744073709551594:x"), ArgFormatError);
