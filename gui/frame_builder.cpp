@@ -343,34 +343,44 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
   }
 
   auto make_node = [&](int64_t n, NodeKey key) {
-    const Node& node = t.node(n);
+    NodeLookPtr look = fr.node_look(n, opt.fold_consts, [&] {
+      const Node& node = t.node(n);
+      auto l = std::make_shared<NodeLook>();
+      l->op = node.op_name;
+      l->lines = split_label(t.label(n));
+      // the kernel a CALL runs, as the reference's `codegen@` line; a kernel's SINK names its own codegen context
+      int64_t ast = (node.op_name == "CALL" || node.op_name == "FUNCTION") && !node.src.empty() ? node.src[0]
+                    : node.op_name == "SINK"                                                 ? n
+                                                                                             : 0;
+      if (ast && t.node(ast).op_name == "PROGRAM" && !t.node(ast).src.empty()) ast = t.node(ast).src[0];  // its SINK
+      if (const TraceSession::KernelRef* k = ast ? fr.session.kernel_of(ast) : nullptr) {
+        l->ref_context = k->context;
+        l->lines.insert(l->lines.begin() + 1, "codegen@" + k->name + (k->device.empty() ? "" : "  " + k->device));
+      }
+      size_t folded = 0;
+      for (size_t i = 0; i < node.src.size(); i++) {
+        if (!fold.count(node.src[i]) || !fold[node.src[i]]) continue;
+        if (folded == 0) l->folded_from = (int)l->lines.size();
+        if (folded++ < kMaxFolded) l->lines.push_back("[" + std::to_string(i) + "] " + t.arg_text(node.src[i]));
+      }
+      if (folded > kMaxFolded) l->lines.push_back("… " + std::to_string(folded - kMaxFolded) + " more consts");
+      QSizeF sz = label_size(l->lines);
+      l->w = sz.width(), l->h = sz.height();
+      return l;
+    });
     GNode g;
     g.key = key;
-    g.op = node.op_name;
-    g.lines = split_label(t.label(n));
-    // the kernel a CALL runs, as the reference's `codegen@` line; a kernel's SINK names its own codegen context
-    int64_t ast = (node.op_name == "CALL" || node.op_name == "FUNCTION") && !node.src.empty() ? node.src[0]
-                  : node.op_name == "SINK"                                                 ? n
-                                                                                           : 0;
-    if (ast && t.node(ast).op_name == "PROGRAM" && !t.node(ast).src.empty()) ast = t.node(ast).src[0];  // its SINK
-    if (const TraceSession::KernelRef* k = ast ? fr.session.kernel_of(ast) : nullptr) {
-      g.ref_context = k->context;
-      g.lines.insert(g.lines.begin() + 1, "codegen@" + k->name + (k->device.empty() ? "" : "  " + k->device));
-    }
+    g.op = look->op;
+    g.lines = look->lines;
+    g.folded_from = look->folded_from;
+    g.ref_context = look->ref_context;
+    g.w = look->w, g.h = look->h;
     g.body_hidden = bodies_hidden.count(n) > 0;
-    size_t folded = 0;
-    for (size_t i = 0; i < node.src.size(); i++) {
-      if (!fold.count(node.src[i]) || !fold[node.src[i]]) continue;
-      if (folded == 0) g.folded_from = (int)g.lines.size();
-      if (folded++ < kMaxFolded) g.lines.push_back("[" + std::to_string(i) + "] " + t.arg_text(node.src[i]));
-    }
-    if (folded > kMaxFolded) g.lines.push_back("… " + std::to_string(folded - kMaxFolded) + " more consts");
     g.is_root = n == fg->root;
     if (changed_new.count(n))
       g.mark = Mark::changed;
     else if (added.count(n))
       g.mark = Mark::added;
-    size_node(g);
     return g;
   };
 

@@ -52,6 +52,17 @@ struct NodeText {
 };
 using NodeTextPtr = std::shared_ptr<const NodeText>;
 
+// how a node draws, the same in every frame for one choice of folding consts: its label lines (kernel name and folded
+// consts included), the codegen context it opens, and the label's size (measuring text was half of building a frame)
+struct NodeLook {
+  std::string op;
+  std::vector<std::string> lines;
+  int folded_from = -1;
+  int64_t ref_context = 0;
+  double w = 0, h = 0;
+};
+using NodeLookPtr = std::shared_ptr<const NodeLook>;
+
 // what the side panel shows for any node of the frame (including folded consts)
 struct NodeInfo {
   NodeTextPtr text;

@@ -15,6 +15,8 @@
 namespace tv {
 
 struct NodeText;
+struct NodeLook;
+using NodeLookPtr = std::shared_ptr<const NodeLook>;
 
 class TraceSession {
  public:
@@ -48,14 +50,22 @@ class TraceSession {
     tg::viz::Trace& trace;
     TraceSession& session;
     tg::viz::StepReplay& replay(int64_t step);
-    // a node's label and expression, built once per session (make runs when it is not cached yet)
+    // a node's label and expression, and how it draws, built once per session (make runs when it is not cached
+    // yet). Bounded (~4 MB each): a frame of 5,000 nodes fits twice; frames keep what they use. A node the replay
+    // builds is named by its content, so stepping meets the same ids again
+    static constexpr size_t kMaxCached = 12'000;
     template <class Make>
     std::shared_ptr<const NodeText> node_text(int64_t id, Make&& make) {
       auto& c = session.node_text_;
       if (auto it = c.find(id); it != c.end()) return it->second;
-      // bounded (~1.5 MB): a frame of 2,000 nodes fits twice; frames keep what they use. Replayed nodes get new ids
-      // in every frame, so a larger bound only fills up (20,000 held 8 MB more of a training trace's stepping)
-      if (c.size() > 4'000) c.clear();
+      if (c.size() > kMaxCached) c.clear();
+      return c.emplace(id, make()).first->second;
+    }
+    template <class Make>
+    NodeLookPtr node_look(int64_t id, bool fold_consts, Make&& make) {
+      auto& c = session.node_look_[fold_consts];
+      if (auto it = c.find(id); it != c.end()) return it->second;
+      if (c.size() > kMaxCached) c.clear();
       return c.emplace(id, make()).first->second;
     }
   };
@@ -87,6 +97,7 @@ class TraceSession {
   std::mutex frames_mutex_, queries_mutex_;
   std::list<std::pair<int64_t, std::unique_ptr<tg::viz::StepReplay>>> replays_;  // most recent first
   std::unordered_map<int64_t, std::shared_ptr<const NodeText>> node_text_;       // frames side
+  std::unordered_map<int64_t, NodeLookPtr> node_look_[2];                         // frames side, by fold_consts
 };
 
 using SessionPtr = std::shared_ptr<TraceSession>;
