@@ -215,6 +215,19 @@ int bench_stepping(MainWindow& w, const Options& o) {
   doing("select the step");
   w.select({0, o.bench_step, 0});
   wait();
+  // a jump to the step's last frame (its replay has built frame 0 only), then back to the start
+  if (size_t last = w.model()->frames_of(o.bench_step); last > 1) {
+    doing("jump to the last frame");
+    QElapsedTimer t;
+    t.start();
+    w.select({0, o.bench_step, last - 1});
+    wait();
+    double ms = t.nsecsElapsed() / 1e6;
+    std::printf("step %lld: jump from frame 0 to its last frame (%zu) drawn in %.1f ms (%zu nodes)\n", o.bench_step,
+                last - 1, ms, w.graph()->frame() ? w.graph()->frame()->graph->n_uops : (size_t)0);
+    w.select({0, o.bench_step, 0});
+    wait();
+  }
   // a step of a real training trace can hold ~20,000 matches: time the first 300 frames forward and back
   size_t frames = std::min<size_t>(w.model()->frames_of(o.bench_step), 301);
   auto run = [&](int key, const char* what) {

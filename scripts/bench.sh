@@ -60,27 +60,35 @@ if [ ! -x "$TV" ]; then
   echo "== tinyviz: not built ($BUILD is configured with TG_BUILD_GUI=OFF): no stepping benchmarks"
   exit 0
 fi
-echo "== tinyviz: stepping on graphs of about 100, 500 and 2,000 nodes, and 100,000 steps on the timeline"
+echo "== tinyviz: stepping on graphs of about 100, 500, 2,000 and 5,000 nodes, and 100,000 steps on the timeline"
 BIG="$BUILD/bench-big.trace.db"
-"$BUILD/tests/gen_big_trace" "$BIG" --steps 100000 | while read -r _ id _; do
+"$BUILD/tests/gen_big_trace" "$BIG" --steps 100000 100 500 2000 5000 | while read -r _ id _; do
   TINYVIZ_TIMING=1 /usr/bin/time -f "peak memory %M KB" "$TV" --bench-step "$id" "$BIG" 2>&1 |
-    grep -E "first graph drawn|frames|timeline:|stall|peak memory" | sed 's/^tinyviz: //'
+    grep -E "first graph drawn|frames|jump|timeline:|stall|peak memory" | sed 's/^tinyviz: //'
 done
 ls -l "$BIG" | awk '{printf "trace file %.1f MB\n", $5 / 1e6}'
 
 echo
-echo "== tinyviz on a real training trace: beautiful_mnist recorded with VIZ=-1 (make demo's, or 2 steps recorded now)"
-MTRACE="$BUILD/mnist.trace.db"
-if [ ! -s "$MTRACE" ]; then
-  MTRACE="$BUILD/bench-mnist.trace.db"
-  [ -s "$MTRACE" ] || VIZ=-1 VIZ_PATH="$MTRACE" PRINT_MATCH_STATS=0 "$BUILD/examples/beautiful_mnist" --steps 2 >/dev/null
+echo "== tinyviz on a real training trace: beautiful_mnist --steps 10 recorded with VIZ=-1 (again when the example changed)"
+MTRACE="$BUILD/bench-mnist.trace.db"
+if [ ! -s "$MTRACE" ] || [ "$BUILD/examples/beautiful_mnist" -nt "$MTRACE" ]; then
+  rm -f "$MTRACE"
+  start=$(date +%s%N)
+  VIZ=-1 DEBUG=2 VIZ_PATH="$MTRACE" PRINT_MATCH_STATS=0 "$BUILD/examples/beautiful_mnist" --steps 10 2>&1 >/dev/null |
+    grep -E "replay checkpoints" || true
+  echo "recorded in $(( ($(date +%s%N) - start) / 1000000 )) ms"
 fi
 "$BUILD/viz/tinyviz-cli" info "$MTRACE" | grep -E "^(steps|matches|kernels)"
 # the step with the most matches (a devectorize pass over the biggest kernel)
 MSTEP=$(sqlite3 "$MTRACE" "SELECT id FROM steps ORDER BY n_matches DESC LIMIT 1" 2>/dev/null || true)
 if [ -n "$MSTEP" ]; then
   TINYVIZ_TIMING=1 /usr/bin/time -f "peak memory %M KB" "$TV" --bench-step "$MSTEP" "$MTRACE" 2>&1 |
-    grep -E "first graph drawn|frames|timeline:|longest|peak memory|tinyviz: stall" | sed 's/^tinyviz: //'
+    grep -E "first graph drawn|frames|jump|timeline:|longest|peak memory|tinyviz: stall" | sed 's/^tinyviz: //'
+  # launch straight onto the step's last frame (what `VIZ=1` or a bookmark does)
+  MCTX=$(sqlite3 "$MTRACE" "SELECT context FROM steps WHERE id=$MSTEP")
+  MLAST=$(sqlite3 "$MTRACE" "SELECT n_matches FROM steps WHERE id=$MSTEP")
+  TINYVIZ_TIMING=1 "$TV" --screenshot "$BUILD/bench-deep.png" --select "$MCTX/$MSTEP/$MLAST" "$MTRACE" 2>&1 |
+    grep "first graph drawn" | sed "s|^tinyviz: |launched with --select $MCTX/$MSTEP/$MLAST: |"
 else
   echo "(sqlite3 not installed: no step to step through)"
 fi

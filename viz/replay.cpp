@@ -31,9 +31,6 @@ StepReplay::StepReplay(Trace& trace, int64_t step, Mode mode)
   }
   std::vector<int64_t> notes = t_.step_notes(step);
   for (int64_t n : notes) t_.node_ref(n, "step_uops", "step " + key, "uop");
-  // a top-down match rebuilds the nodes above it: tens on a training run's kernels
-  size_t expect = std::min<size_t>(matches_.size(), 1 << 16) * 48 + 4096;
-  g_.reserve(expect, expect * 6), slot_.reserve(expect), users_.reserve(expect);
   L input = g_.load(step_.input_root);
   if (step_.output_root) g_.load(step_.output_root);
   for (const MatchRow& m : matches_) lmatch_.push_back({g_.load(m.before), g_.load(m.after)});

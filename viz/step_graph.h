@@ -16,9 +16,6 @@ class StepGraph {
  public:
   static constexpr uint32_t kNone = UINT32_MAX;
   explicit StepGraph(Trace& t) : t_(t) {}
-  // room for about this many nodes with `srcs` srcs in all, so a deep replay does not move its arrays as they grow
-  // (untouched capacity costs address space, not memory)
-  void reserve(size_t nodes, size_t srcs) { nodes_.reserve(nodes), srcs_.reserve(srcs); }
   uint32_t load(int64_t trace_id);  // a recorded node, with everything under it
   // the node with this content, built if there is none (srcs are local ids)
   uint32_t intern(int op, int dtype, int64_t arg, int64_t tag, const uint32_t* src, uint32_t nsrc);
