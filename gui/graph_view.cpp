@@ -242,6 +242,17 @@ void GraphView::select_node(int64_t id) {
   apply_highlight();
 }
 
+bool GraphView::reveal_node(int64_t id) {
+  for (const auto* items : {&nodes_, &ghosts_})
+    for (NodeItem* n : *items)
+      if (n->node().key.id == id) {
+        select_node(id);
+        centerOn(n);
+        return true;
+      }
+  return false;
+}
+
 void GraphView::apply_highlight() {
   if (!frame_) return;
   const FrameGraph& g = *frame_->graph;

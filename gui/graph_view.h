@@ -28,6 +28,7 @@ class GraphView : public QGraphicsView {
   void fit();
   void zoom_by(double f);
   void select_node(int64_t id);         // 0 clears
+  bool reveal_node(int64_t id);         // selects it and scrolls to it (a drawn node or ghost); false: not drawn
   int find_nodes(const QString& text);  // highlight nodes whose label contains text, centre on the next one
   FrameResultPtr frame() const { return frame_; }
   int64_t selected_node() const { return selected_; }

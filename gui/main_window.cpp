@@ -175,6 +175,9 @@ MainWindow::MainWindow(QWidget* parent, bool restore) : QMainWindow(parent) {
   connect(graph_, &GraphView::nav_key, this, &MainWindow::navigate);
   connect(graph_, &GraphView::cancel_requested, loader_, &FrameLoader::cancel_layout);
   connect(graph_, &GraphView::node_clicked, this, [this](qint64 id) { panel_->show_node(graph_->frame(), id); });
+  connect(panel_, &RulePanel::node_link, this, [this](qint64 id) {
+    if (!graph_->reveal_node(id)) statusBar()->showMessage(tr("Node %1 is not drawn (folded or filtered)").arg(id), 4000);
+  });
   connect(graph_, &GraphView::collapse_requested, this, [this](qint64 id) { toggle_collapse(id); });
   connect(graph_, &GraphView::expand_all_requested, this, &MainWindow::expand_all);
   connect(graph_, &GraphView::open_context, this, [this](qint64 c) { open_codegen(c); });

@@ -69,6 +69,12 @@ RulePanel::RulePanel(QWidget* parent) : QWidget(parent) {
     b->setOpenLinks(false);
   }
   node_->setHtml("<p class='k'>" + tr("Click a node in the graph to see its full text, sources and users.") + "</p>");
+  connect(main_, &QTextBrowser::anchorClicked, this, [this](const QUrl& u) {
+    if (u.scheme() == "list") show_list(frame_, u.path());
+  });
+  connect(node_, &QTextBrowser::anchorClicked, this, [this](const QUrl& u) {
+    if (u.scheme() == "node") emit node_link(u.path().toLongLong());
+  });
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 1);
   lay->addWidget(split, 1);
@@ -77,6 +83,7 @@ RulePanel::RulePanel(QWidget* parent) : QWidget(parent) {
 void RulePanel::set_session(SessionPtr s) {
   session_ = std::move(s);
   sel_ = {};
+  frame_.reset();
   site_->clear();
   main_->clear();
 }
@@ -183,6 +190,7 @@ void RulePanel::show_frame(const FrameResultPtr& r) {
   if (!r || !session_) return;
   const FrameGraph& g = *r->graph;
   if (g.step != sel_.step || g.frame != sel_.frame) return;
+  frame_ = r;
   QString h = head_html_;
   QString extra;
   if (g.match) {
@@ -193,8 +201,12 @@ void RulePanel::show_frame(const FrameResultPtr& r) {
                : d.kind == '-' ? "<span class='del'>" + line + "</span>\n"
                                : line + "\n";
     }
-    extra += "</pre><p class='k'>" +
-             tr("%1 nodes added, %2 removed, %3 rebuilt").arg(g.n_added).arg(g.n_removed).arg(g.n_changed) + "</p>";
+    auto link = [](const char* which, const QString& text) {
+      return QString("<a href='list:%1'>%2</a>").arg(which, text);
+    };
+    extra += "</pre><p class='k'>" + link("added", tr("%1 nodes added").arg(g.n_added)) + ", " +
+             link("removed", tr("%1 removed").arg(g.n_removed)) + ", " +
+             link("rebuilt", tr("%1 rebuilt").arg(g.n_changed)) + "</p>";
   }
   if (!g.error.empty()) extra += "<p class='err'>" + tr("Replay stopped: ") + esc(g.error) + "</p>";
   // the diff goes right under the rule, before the step table
@@ -203,6 +215,34 @@ void RulePanel::show_frame(const FrameResultPtr& r) {
   h.insert(at, extra);
   main_->setHtml(h);
 }
+
+void RulePanel::show_list(const FrameResultPtr& r, const QString& which) {
+  if (!r) return;
+  const FrameGraph& g = *r->graph;
+  std::vector<int64_t> ids;
+  if (which == "added") ids = g.added;
+  if (which == "removed") ids = g.removed;
+  if (which == "rebuilt")
+    for (auto& [old, now] : g.changed) ids.push_back(now);
+  // a node of this frame has its info; a removed one its ghost, when it is drawn
+  auto line = [&](int64_t id) {
+    std::string l;
+    if (auto f = g.info.find(id); f != g.info.end()) l = f->second.label();
+    for (const GNode& gh : g.ghosts)
+      if (l.empty() && gh.key.id == id)
+        for (const std::string& x : gh.lines) l += (l.empty() ? "" : " ") + x;
+    for (char& c : l)
+      if (c == '\n') c = ' ';
+    return QString("<a href='node:%1'>%1</a>  ").arg(id) + esc(l);
+  };
+  QString title = which == "added" ? tr("Added") : which == "removed" ? tr("Removed") : tr("Rebuilt");
+  QString h = "<h4>" + tr("%1 by match %2: %3 nodes").arg(title).arg(g.frame).arg(ids.size()) + "</h4><pre>";
+  for (int64_t id : ids) h += line(id) + "\n";
+  h += "</pre><p class='k'>" + tr("Click an id to show the node in the graph.") + "</p>";
+  node_->setHtml(h);
+}
+
+QString RulePanel::node_text() const { return node_->toPlainText(); }
 
 void RulePanel::show_node(const FrameResultPtr& r, int64_t id) {
   if (!r || !id) {

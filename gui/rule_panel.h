@@ -20,15 +20,23 @@ class RulePanel : public QWidget {
   void show_selection(const Selection& s, const tg::viz::MatchRow* m);  // at once, from the tree's data
   void show_frame(const FrameResultPtr& r);                             // adds the diff once the frame is built
   void show_node(const FrameResultPtr& r, int64_t id);
+  // the frame's added, removed or rebuilt nodes (which: "added", "removed", "rebuilt") listed under the graph, each
+  // a link that shows the node (node_link); the counts above link here
+  void show_list(const FrameResultPtr& r, const QString& which);
   QString site() const;  // the file:line shown (empty: none)
   QString text() const;  // plain text of the panel (tests)
+  QString node_text() const;  // plain text of the node pane (tests)
   // opens the rule's file at its line: $VISUAL, else $EDITOR, with +LINE FILE; else the desktop's handler for the file.
   // A relative path is taken from the recording's source root (the trace's meta), else from the current directory.
   // false: no file to open (the message says why)
   bool open_site(QString* message = nullptr);
 
+ signals:
+  void node_link(qint64 id);  // a node of a list was clicked
+
  private:
   QString step_html(int64_t step) const;
+  FrameResultPtr frame_;  // the frame show_frame showed
   SessionPtr session_;
   Selection sel_;
   QLineEdit* site_;

@@ -210,6 +210,34 @@ class TestTinyviz : public QObject {
     QCOMPARE(w.tree()->isExpanded(si), !was);
   }
 
+  // the panel's counts of added, removed and rebuilt nodes list each of them; a listed id shows the node in the graph
+  void change_counts_list_the_nodes() {
+    MainWindow w;
+    QVERIFY(w.open_trace(trace_));
+    QVERIFY(wait_idle(w));
+    w.select({0, step_, 1});
+    QVERIFY(wait_idle(w));
+    FrameResultPtr r = w.graph()->frame();
+    QVERIFY(r && r->graph->frame == 1);
+    FrameDelta d = StepReplay(*t_, step_).delta(1);
+    QVERIFY(!d.added.empty() && !d.removed.empty());
+    for (const char* which : {"added", "removed", "rebuilt"}) {
+      w.panel()->show_list(r, which);
+      QString text = w.panel()->node_text();
+      std::vector<int64_t> ids = which == std::string("added") ? d.added : which == std::string("removed") ? d.removed
+                                                                                                           : std::vector<int64_t>{};
+      if (which == std::string("rebuilt"))
+        for (auto& [o, n] : d.changed) ids.push_back(n);
+      QVERIFY2(text.contains(QString(": %1 nodes").arg(ids.size())), qPrintable(text));
+      for (int64_t id : ids) QVERIFY2(text.contains(QString::number(id) + "  "), qPrintable(text));
+    }
+    // a drawn ghost's id: the view selects it
+    QVERIFY(!w.graph()->ghost_items().empty());
+    int64_t ghost = w.graph()->ghost_items().front()->node().key.id;
+    emit w.panel()->node_link(ghost);
+    QCOMPARE(w.graph()->selected_node(), ghost);
+  }
+
   void diff_marks_match_the_replay() {
     MainWindow w;
     QVERIFY(w.open_trace(trace_));
