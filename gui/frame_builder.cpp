@@ -71,6 +71,7 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
   std::vector<int64_t> order = r.nodes(k);
   fg->root = r.root(k);
   fg->n_uops = order.size();
+  fr.frame_size(order.size());
 
   std::unordered_map<int64_t, std::vector<int64_t>> users;  // unique users, in order
   for (int64_t n : order) {

@@ -3,6 +3,7 @@
 // one for slow queries (statistics over the whole trace, every match of a rule), each behind its own mutex.
 // Reloading a trace makes a new session; jobs still running keep the old one alive through shared_ptr.
 #pragma once
+#include <algorithm>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -51,21 +52,21 @@ class TraceSession {
     TraceSession& session;
     tg::viz::StepReplay& replay(int64_t step);
     // a node's label and expression, and how it draws, built once per session (make runs when it is not cached
-    // yet). Bounded (~4 MB each): a frame of 5,000 nodes fits twice; frames keep what they use. A node the replay
-    // builds is named by its content, so stepping meets the same ids again
-    static constexpr size_t kMaxCached = 12'000;
+    // yet). Bounded by twice the nodes of the biggest frame built (at least 4,000, ~1.2 MB each): stepping meets the
+    // same ids again (a node the replay builds is named by its content), and frames keep what they use
+    void frame_size(size_t nodes) { session.cache_bound_ = std::max(session.cache_bound_, 2 * nodes); }
     template <class Make>
     std::shared_ptr<const NodeText> node_text(int64_t id, Make&& make) {
       auto& c = session.node_text_;
       if (auto it = c.find(id); it != c.end()) return it->second;
-      if (c.size() > kMaxCached) c.clear();
+      if (c.size() > session.cache_bound_) c.clear();
       return c.emplace(id, make()).first->second;
     }
     template <class Make>
     NodeLookPtr node_look(int64_t id, bool fold_consts, Make&& make) {
       auto& c = session.node_look_[fold_consts];
       if (auto it = c.find(id); it != c.end()) return it->second;
-      if (c.size() > kMaxCached) c.clear();
+      if (c.size() > session.cache_bound_) c.clear();
       return c.emplace(id, make()).first->second;
     }
   };
@@ -98,6 +99,7 @@ class TraceSession {
   std::list<std::pair<int64_t, std::unique_ptr<tg::viz::StepReplay>>> replays_;  // most recent first
   std::unordered_map<int64_t, std::shared_ptr<const NodeText>> node_text_;       // frames side
   std::unordered_map<int64_t, NodeLookPtr> node_look_[2];                         // frames side, by fold_consts
+  size_t cache_bound_ = 4'000;
 };
 
 using SessionPtr = std::shared_ptr<TraceSession>;
