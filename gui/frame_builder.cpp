@@ -238,33 +238,54 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
   }
   std::unordered_set<int64_t> hidden(gone.begin(), gone.end());
   std::unordered_map<int64_t, std::vector<int64_t>> hides;  // collapsed node -> what it hides
+  // a big frame's auto-collapse asks for thousands of subtrees: their marks are stamps over the frame's node order
+  // (one allocation per frame instead of four hash sets per subtree)
+  struct Marks {
+    uint32_t seen = 0, in = 0, reach = 0, below = 0;
+  };
+  std::vector<Marks> mark(order.size());
+  uint32_t stamp = 0;
   auto subtree = [&](int64_t c) {
+    ++stamp;
+    auto at = [&](int64_t n) -> Marks* {
+      auto p = pos.find(n);
+      return p == pos.end() ? nullptr : &mark[p->second];
+    };
+    if (Marks* m = at(c)) m->seen = stamp;
     std::vector<int64_t> desc;
-    std::unordered_set<int64_t> seen{c};
     std::vector<int64_t> st(t.node(c).src.begin(), t.node(c).src.end());
     while (!st.empty()) {
       int64_t n = st.back();
       st.pop_back();
-      if (!seen.insert(n).second || hidden.count(n) || !pos.count(n) || hides.count(n)) continue;
+      Marks* m = at(n);
+      if (!m || m->seen == stamp) continue;
+      m->seen = stamp;
+      if (hidden.count(n) || hides.count(n)) continue;
       desc.push_back(n);
       for (int64_t s : t.node(n).src) st.push_back(s);
     }
     std::sort(desc.begin(), desc.end(), [&](int64_t a, int64_t b) { return pos[a] < pos[b]; });  // sources first
-    std::unordered_set<int64_t> in(desc.begin(), desc.end()), reach, below;
+    for (int64_t n : desc) at(n)->in = stamp;
     for (int64_t n : desc) {  // reaches an open node
       bool r = open.count(n) > 0;
-      for (int64_t s : t.node(n).src) r = r || reach.count(s);
-      if (r) reach.insert(n);
+      for (int64_t s : t.node(n).src)
+        if (!r)
+          if (Marks* m = at(s)) r = m->reach == stamp;
+      if (r) at(n)->reach = stamp;
     }
     for (auto it = desc.rbegin(); it != desc.rend(); ++it) {  // lies under the replacement
       bool b = false;
-      for (int64_t u : users[*it])
-        b = b || ((in.count(u) || u == c) && ((u == after && open.count(u)) || below.count(u)));
-      if (b) below.insert(*it);
+      for (int64_t u : users[*it]) {
+        Marks* m = at(u);
+        b = b || (((m && m->in == stamp) || u == c) && ((u == after && open.count(u)) || (m && m->below == stamp)));
+      }
+      if (b) at(*it)->below = stamp;
     }
     std::vector<int64_t> h;
-    for (int64_t n : desc)
-      if (!reach.count(n) && !below.count(n) && !opt.expanded.count(n)) h.push_back(n);
+    for (int64_t n : desc) {
+      Marks* m = at(n);
+      if (m->reach != stamp && m->below != stamp && !opt.expanded.count(n)) h.push_back(n);
+    }
     return h;
   };
   auto n_drawn = [&](const std::vector<int64_t>& h) {
