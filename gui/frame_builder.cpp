@@ -325,20 +325,24 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
   // A node with many drawn sources (a schedule's LINEAR over its kernels): an edge to a source that another of its
   // sources reaches says nothing the graph does not show, and drawn, it crosses every rank in between: with a few
   // hundred kernels these edges are bundles across the whole canvas. They are left out, and the node says how many.
+  // a node's distinct sources drawn as nodes of their own (not folded, not split per user, not a hidden kernel body)
+  auto drawn_srcs = [&](int64_t n) {
+    const Node& node = t.node(n);
+    std::vector<int64_t> srcs;
+    for (size_t i = bodies_hidden.count(n) ? body_ports(node) : 0; i < node.src.size(); i++) {
+      int64_t x = node.src[i];
+      if (!fold[x] && shown(x) && !(split.count(x) && split[x]) && std::find(srcs.begin(), srcs.end(), x) == srcs.end())
+        srcs.push_back(x);
+    }
+    return srcs;
+  };
   std::unordered_map<int64_t, std::unordered_set<int64_t>> implied;  // node -> its sources whose edge is left out
   if (opt.hide_implied_edges) {
     std::unordered_map<int64_t, uint32_t> seen;  // node -> the walk that reached it last
     uint32_t walk = 0;
     for (int64_t n : order) {
       if (fold[n] || !shown(n)) continue;
-      const Node& node = t.node(n);
-      size_t first = bodies_hidden.count(n) ? body_ports(node) : 0;
-      std::vector<int64_t> srcs;
-      for (size_t i = first; i < node.src.size(); i++) {
-        int64_t x = node.src[i];
-        if (!fold[x] && shown(x) && !(split.count(x) && split[x]) && std::find(srcs.begin(), srcs.end(), x) == srcs.end())
-          srcs.push_back(x);
-      }
+      std::vector<int64_t> srcs = drawn_srcs(n);
       if (srcs.size() < opt.wide_srcs) continue;
       std::unordered_set<int64_t> is_src(srcs.begin(), srcs.end());
       std::unordered_set<int64_t>& out = implied[n];
@@ -414,12 +418,10 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
   if (opt.linear_as_column)
     for (int64_t n : order) {
       if (fold[n] || !shown(n) || t.node(n).op_name != "LINEAR") continue;
-      std::vector<int64_t> srcs;
-      auto imp = implied.find(n);
-      for (int64_t x : t.node(n).src)
-        if (!fold[x] && shown(x) && !(split.count(x) && split[x]) && (imp == implied.end() || !imp->second.count(x)) &&
-            std::find(srcs.begin(), srcs.end(), x) == srcs.end())
-          srcs.push_back(x);
+      std::vector<int64_t> srcs = drawn_srcs(n);
+      if (auto imp = implied.find(n); imp != implied.end())
+        srcs.erase(std::remove_if(srcs.begin(), srcs.end(), [&](int64_t x) { return imp->second.count(x) > 0; }),
+                   srcs.end());
       if (srcs.size() >= opt.wide_srcs) column[n] = std::move(srcs);
     }
   auto add_implied_line = [&](GNode& g) {

@@ -233,6 +233,23 @@ void StepReplay::unref(L root, std::vector<L>* removed) {
   if (removed) removed->insert(removed->end(), dead.rbegin(), dead.rend());
 }
 
+template <class InNew>
+std::vector<std::pair<StepReplay::L, StepReplay::L>> StepReplay::changed_pairs(L prev, L next, InNew in_new) {
+  // a node of frame k-1 that frame k no longer holds, whose position (same op and arity down from the roots) frame k
+  // fills with another node: the old node and its replacement
+  std::vector<std::pair<L, L>> out, st{{prev, next}};
+  std::unordered_set<L> done;
+  while (!st.empty()) {
+    auto [x, y] = st.back();
+    st.pop_back();
+    if (x == y || in_new(x) || !done.insert(x).second) continue;  // still present: not replaced at this position
+    out.push_back({x, y});
+    if (g_.op(x) == g_.op(y) && g_.nsrc(x) == g_.nsrc(y))
+      for (uint32_t i = 0; i < g_.nsrc(x); i++) st.push_back({g_.src(x)[i], g_.src(y)[i]});
+  }
+  return out;
+}
+
 void StepReplay::next_chained() {
   size_t k = cur_ + 1;
   const MatchRow& m = matches_[k - 1];
@@ -280,17 +297,7 @@ void StepReplay::next_chained() {
   if (next != prev) {
     ref(next, &d.added);  // first: a node of both frames never drops to zero references
     unref(prev, &d.removed);
-    // changed: a removed node whose users were rebuilt maps to the added node in the same position
-    std::vector<std::pair<L, L>> st{{prev, next}};
-    std::unordered_set<L> done;
-    while (!st.empty()) {
-      auto [x, y] = st.back();
-      st.pop_back();
-      if (x == y || live(x) || !done.insert(x).second) continue;
-      d.changed.push_back({x, y});
-      if (g_.op(x) == g_.op(y) && g_.nsrc(x) == g_.nsrc(y))
-        for (uint32_t i = 0; i < g_.nsrc(x); i++) st.push_back({g_.src(x)[i], g_.src(y)[i]});
-    }
+    d.changed = changed_pairs(prev, next, [&](L x) { return live(x); });
   }
   deltas_[k] = std::move(d);
   has_delta_[k] = 1;
@@ -492,17 +499,7 @@ StepReplay::LocalDelta StepReplay::diff(size_t k) {
     if (!sa.count(x)) d.added.push_back(x);
   for (L x : a)
     if (!sb.count(x)) d.removed.push_back(x);
-  // changed: a removed node whose users were rebuilt maps to the added node in the same position
-  std::vector<std::pair<L, L>> st{{ra, rb}};
-  std::unordered_set<L> done;
-  while (!st.empty()) {
-    auto [x, y] = st.back();
-    st.pop_back();
-    if (x == y || sb.count(x) || !done.insert(x).second) continue;  // still present: not replaced at this position
-    d.changed.push_back({x, y});
-    if (g_.op(x) == g_.op(y) && g_.nsrc(x) == g_.nsrc(y))
-      for (uint32_t i = 0; i < g_.nsrc(x); i++) st.push_back({g_.src(x)[i], g_.src(y)[i]});
-  }
+  d.changed = changed_pairs(ra, rb, [&](L x) { return sb.count(x) > 0; });
   return d;
 }
 

@@ -77,6 +77,9 @@ class StepReplay {
   void ref(L root, std::vector<L>* added);
   void unref(L root, std::vector<L>* removed);
   LocalDelta diff(size_t k);  // by comparing the two frames' node sets
+  // the (old, new) pairs that took each other's place from root prev to root next; in_new(x): x is in the new frame
+  template <class InNew>
+  std::vector<std::pair<L, L>> changed_pairs(L prev, L next, InNew in_new);
   template <class T> static void grow(std::vector<T>& v, size_t n, T fill) {
     if (v.size() <= n) v.resize(std::max(n + 1, v.size() * 2), fill);
   }

@@ -173,7 +173,9 @@ TEST(Recorder, FastReplayEqualsWholeGraphSubstitute) {
     StepReplay seq(*t, s.id);
     if (seq.num_frames() < 2) continue;
     // (a walk replay substitutes the input once, so it cannot reproduce a rule that matched a node the walk rebuilt)
-    if (s.name != "walk") EXPECT_TRUE(seq.reproduces_output()) << s.name;
+    if (s.name != "walk") {
+      EXPECT_TRUE(seq.reproduces_output()) << s.name;
+    }
     EXPECT_EQ(frames_differ(*t, s.id), "") << s.name;
     // a jump straight to the last frame, then back to the middle, gives what stepping gives
     size_t last = seq.num_frames() - 1, mid = last / 2;
@@ -185,7 +187,9 @@ TEST(Recorder, FastReplayEqualsWholeGraphSubstitute) {
     EXPECT_EQ(a.changed, b.changed) << s.name;
     EXPECT_EQ(std::set<int64_t>(a.removed.begin(), a.removed.end()), std::set<int64_t>(b.removed.begin(), b.removed.end()));
     checked++;
-    if (s.name == "top-down") EXPECT_GT(seq.num_frames(), 50u);
+    if (s.name == "top-down") {
+      EXPECT_GT(seq.num_frames(), 50u);
+    }
   }
   EXPECT_EQ(checked, 3u);
 }
