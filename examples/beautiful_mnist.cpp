@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "backends/cl/cl.h"
 #include "backends/cpu/cpu.h"
 #include "backends/interp/interp.h"
 #include "lib/engine/counters.h"
@@ -82,6 +83,7 @@ int main(int argc, char** argv) {
   }
   try {
     cpu::register_device();
+    cl::register_device();
     interp::register_device();
     auto t0 = std::chrono::steady_clock::now();
     MnistTensors ds = mnist(true, data);

@@ -3,6 +3,7 @@
 //   ./hello_tensor            DEBUG=2 ./hello_tensor   (one line per kernel)   VIZ=-1 ./hello_tensor (save a trace)
 #include <cstdio>
 
+#include "backends/cl/cl.h"
 #include "backends/cpu/cpu.h"
 #include "backends/interp/interp.h"
 #include "lib/tensor.h"
@@ -18,6 +19,7 @@ static void print(const char* name, const Tensor& t) {
 int main() {
   try {
     tg::cpu::register_device();     // backends register their devices
+    tg::cl::register_device();      // CL (DEV=CL): opened only when used
     tg::interp::register_device();  // PYTHON (host data) and INTERP
 
     Tensor a = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}).reshape({2, 3});

@@ -60,6 +60,59 @@ void check_buffer_fits(const std::string& device, pyint numel, DType dtype) {
                       human_bytes(limit));
 }
 
+// ***** LRUAllocator *****
+
+namespace {
+bool lru_cacheable(const BufferSpec& o) { return !o.nolru && !o.zero && !o.external_ptr && getenv_int("LRU", 1) != 0; }
+}  // namespace
+
+void* LRUAllocator::alloc_impl(size_t size, const BufferSpec& options) {
+  if (lru_cacheable(options)) {
+    std::lock_guard<std::mutex> lk(mu_);
+    auto it = cache_.find(Key{size, options.uncached, options.cpu_access, options.host});
+    if (it != cache_.end() && !it->second.empty()) {
+      void* p = it->second.back();
+      it->second.pop_back();
+      return p;
+    }
+  }
+  try {
+    return lru_alloc(size, options);
+  } catch (const std::exception&) {
+    free_cache();
+    return lru_alloc(size, options);
+  }
+}
+
+void LRUAllocator::free_impl(void* opaque, size_t size, const BufferSpec& options) {
+  if (lru_cacheable(options)) {
+    std::lock_guard<std::mutex> lk(mu_);
+    cache_[Key{size, options.uncached, options.cpu_access, options.host}].push_back(opaque);
+    return;
+  }
+  lru_free(opaque, size, options);
+}
+
+void LRUAllocator::free_cache() {
+  std::map<Key, std::vector<void*>> cache;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    cache.swap(cache_);
+  }
+  for (auto& [k, bufs] : cache) {
+    BufferSpec o;
+    o.uncached = std::get<1>(k), o.cpu_access = std::get<2>(k), o.host = std::get<3>(k);
+    for (void* p : bufs) lru_free(p, std::get<0>(k), o);
+  }
+}
+
+size_t LRUAllocator::cached_buffers() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  size_t n = 0;
+  for (const auto& [k, v] : cache_) n += v.size();
+  return n;
+}
+
 std::shared_ptr<const std::vector<uint8_t>> Compiler::compile_cached(const std::string& src) {
   {
     std::lock_guard<std::mutex> lk(mu_);

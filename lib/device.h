@@ -21,6 +21,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "lib/dtype.h"
@@ -65,6 +66,28 @@ class Allocator {
  protected:
   virtual void* alloc_impl(size_t size, const BufferSpec& options) = 0;
   virtual void free_impl(void* opaque, size_t size, const BufferSpec& options) {}
+};
+
+// device.LRUAllocator: a freed buffer is kept for the next allocation of the same size and options (LRU=0 turns this
+// off; buffers with nolru, zero or external memory are never cached). When an allocation fails the cache is freed and
+// the allocation tried once more. A backend implements lru_alloc/lru_free instead of alloc_impl/free_impl.
+class LRUAllocator : public Allocator {
+ public:
+  using Allocator::Allocator;
+  ~LRUAllocator() override = default;  // a backend frees its cache in its own destructor (free_cache)
+  void free_cache();
+  size_t cached_buffers() const;
+
+ protected:
+  void* alloc_impl(size_t size, const BufferSpec& options) final;
+  void free_impl(void* opaque, size_t size, const BufferSpec& options) final;
+  virtual void* lru_alloc(size_t size, const BufferSpec& options) = 0;
+  virtual void lru_free(void* opaque, size_t size, const BufferSpec& options) = 0;
+
+ private:
+  using Key = std::tuple<size_t, bool, bool, bool>;  // size, uncached, cpu_access, host
+  mutable std::mutex mu_;
+  std::map<Key, std::vector<void*>> cache_;
 };
 
 // Compiler: source text -> a loadable library (bytes). compile_cached keeps every result in memory keyed by the
@@ -112,6 +135,9 @@ class Program {
     return (*this)(std::span<void* const>(bufs.begin(), bufs.size()),
                    std::span<const std::optional<pyint>>(vals.begin(), vals.size()), args);
   }
+  // where the last call that waited ran on the device's own clock, converted to the host clock (tg::now_ns), for
+  // devices that time kernels themselves (CL's profiling events); nullopt on host-timed devices
+  virtual std::optional<std::pair<int64_t, int64_t>> last_device_range() const { return std::nullopt; }
   // the same call with the launch dims spelled out (what realize's exec_kernel passes)
   std::optional<double> run(std::span<void* const> bufs, std::span<const std::optional<pyint>> vals,
                             std::array<int64_t, 3> global_size = {1, 1, 1},

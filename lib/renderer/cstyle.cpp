@@ -1,6 +1,7 @@
 #include "lib/renderer/cstyle.h"
 
 #include <cmath>
+#include <cstring>
 #include <map>
 
 #include "lib/helpers.h"
@@ -586,6 +587,87 @@ std::vector<DType> ClangRenderer::supported_dtypes() const {
   bool bf16 = target.arch.rfind("x86", 0) == 0 || target.arch.rfind("arm", 0) == 0;
   for (DType d : CStyleLanguage::supported_dtypes())
     if ((d != dtypes::bfloat16 || bf16) && !contains(dtypes::fp8s, d)) r.push_back(d);
+  return r;
+}
+
+// ************************* OpenCLRenderer *************************
+
+namespace {
+bool has_extension(const std::string& arch, const std::string& ext) {
+  size_t p = 0;
+  while (p <= arch.size()) {
+    size_t e = arch.find(',', p);
+    if (e == std::string::npos) e = arch.size();
+    if (arch.compare(p, e - p, ext) == 0) return true;
+    p = e + 1;
+  }
+  return false;
+}
+
+const StringMatcher& opencl_rewrite() {
+  using C = CStyleContext;
+  // images (IMAGE loads/stores, read_imagef) are not ported: no device here has image dtypes
+  static const StringMatcher pm =
+      StringMatcher(
+          "opencl_string_rewrite",
+          {
+              TG_RULE(UPat(Ops::BITCAST).named("x"),
+                      [](C* ctx, const UOp& x) -> S {
+                        auto as = ctx->addrspace(x);
+                        if (as == AddrSpace::GLOBAL || as == AddrSpace::LOCAL) return std::nullopt;
+                        const CStyleLanguage& l = *ctx->lang;
+                        return "as_" + l.render_dtype(x.dtype()) + "((" + l.render_dtype(x.src(0).dtype()) + ")(" +
+                               (*ctx)[x.src(0)] + "))";
+                      }),
+              // bfloat16 constants are rendered as their bit pattern since bf16 is stored as ushort
+              TG_RULE(UPat::cvar("c").cast(dtypes::bfloat16),
+                      [](const UOp& c) -> S {
+                        float f = (float)float_to_bf16(c.val().as_float());
+                        uint32_t bits;
+                        std::memcpy(&bits, &f, 4);
+                        return std::to_string(bits >> 16) + "u";
+                      }),
+          }) +
+      cstyle_base_rewrite();
+  return pm;
+}
+}  // namespace
+
+OpenCLRenderer::OpenCLRenderer(Target t) : CStyleLanguage(std::move(t)) {
+  kernel_typedef = "__kernel void";
+  buffer_prefix = "__global ";
+  smem_align = "__attribute__ ((aligned (16))) ";
+  smem_prefix = "__local ";
+  barrier = "barrier(CLK_LOCAL_MEM_FENCE);";
+  float4 = "(float4)";
+  code_for_workitem = {{'g', [](const std::string& x) { return "get_group_id(" + x + ")"; }},
+                       {'l', [](const std::string& x) { return "get_local_id(" + x + ")"; }},
+                       {'i', [](const std::string& x) { return "get_global_id(" + x + ")"; }}};
+  type_map = {{dtypes::int8, "char"},    {dtypes::uint8, "uchar"},  {dtypes::uint32, "uint"},
+              {dtypes::uint16, "ushort"}, {dtypes::uint64, "ulong"}, {dtypes::bfloat16, "ushort"}};
+  static const PatternMatcher extra = create_non_native_float_pats({dtypes::bfloat16}) + pm_manual_bf16_cast();
+  extra_matcher = &extra;
+  string_rewrite = &opencl_rewrite();
+}
+
+std::string OpenCLRenderer::render_kernel(const std::string& function_name, const std::vector<std::string>& kernel,
+                                          const std::vector<BufArg>& bufs, const std::vector<UOp>& uops,
+                                          const std::optional<std::vector<std::string>>& prefix) const {
+  bool half = false;
+  for (const UOp& u : uops)
+    if (u.dtype() == dtypes::float16) half = true;
+  if (!half) return CStyleLanguage::render_kernel(function_name, kernel, bufs, uops, prefix);
+  std::vector<std::string> pre{"#pragma OPENCL EXTENSION cl_khr_fp16 : enable"};
+  if (prefix) pre.insert(pre.end(), prefix->begin(), prefix->end());
+  return CStyleLanguage::render_kernel(function_name, kernel, bufs, uops, pre);
+}
+
+std::vector<DType> OpenCLRenderer::supported_dtypes() const {
+  std::vector<DType> r;
+  for (DType d : CStyleLanguage::supported_dtypes())
+    if ((d != dtypes::float16 || has_extension(target.arch, "cl_khr_fp16")) &&
+        (d != dtypes::float64 || has_extension(target.arch, "cl_khr_fp64")) && !contains(dtypes::fp8s, d))
+      r.push_back(d);
   return r;
 }
 

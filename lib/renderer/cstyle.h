@@ -1,6 +1,6 @@
 // Port of tinygrad/renderer/cstyle.py: base_rewrite (how each op is spelled in C), CStyleLanguage (SSA naming,
-// single-use inlining, kernel signature) and ClangRenderer (the CPU device's default renderer). The OpenCL, Metal,
-// CUDA and HIP renderers subclass CStyleLanguage the same way when they are ported.
+// single-use inlining, kernel signature), ClangRenderer (the CPU device's default renderer) and OpenCLRenderer (the CL
+// device's). The Metal, CUDA and HIP renderers subclass CStyleLanguage the same way when they are ported.
 #pragma once
 #include <functional>
 #include <optional>
@@ -95,6 +95,17 @@ class ClangRenderer : public CStyleLanguage {
  protected:
   virtual std::vector<std::string> render_defines(const std::vector<UOp>& uops) const;
   virtual std::string render_entry(const std::string& function_name, const std::vector<BufArg>& bufs) const;
+};
+
+// renderer/cstyle.py OpenCLRenderer: OpenCL C for the CL device (backends/cl). target.arch holds the device's
+// extensions, comma separated (cl_khr_fp16 enables half, cl_khr_fp64 double).
+class OpenCLRenderer : public CStyleLanguage {
+ public:
+  explicit OpenCLRenderer(Target target);
+  std::string render_kernel(const std::string& function_name, const std::vector<std::string>& kernel,
+                            const std::vector<BufArg>& bufs, const std::vector<UOp>& uops,
+                            const std::optional<std::vector<std::string>>& prefix = std::nullopt) const override;
+  std::vector<DType> supported_dtypes() const override;
 };
 
 }  // namespace tg

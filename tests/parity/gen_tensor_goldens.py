@@ -12,6 +12,11 @@
 #   linear   the LINEAR create_linear_with_vars returns, with var_vals
 #   inputs   the bytes of every BUFFER of the LINEAR that holds data before the run (host data)
 #   kernels  one line per CALL: kernel name (no colors) and its linearized op sequence ("copy" for COPY calls)
+#   sources  with GOLDEN_SOURCES=1: one line per PROGRAM CALL, its rendered source with \ and newlines escaped
+#            (written for DEV=CL: the OpenCL C the C++ OpenCLRenderer must reproduce, tests/data/tensor_goldens_cl.txt:
+#              cd <tinygrad> && GOLDEN_SOURCES=1 PYTHONPATH=.:<repo>/tests/parity DEV=CL python3 \
+#                <repo>/tests/parity/gen_tensor_goldens.py > <repo>/tests/data/tensor_goldens_cl.txt
+#            with PoCL as the OpenCL device)
 #   error    the reference raised (message); nothing follows
 #   out      per output: index of its BUFFER in the LINEAR's toposort, dtype, shape and .tolist() values
 import os
@@ -191,6 +196,10 @@ def run(name, fn):
     ast = c.src[0]
     if ast.op is Ops.PROGRAM: print(ANSI.sub("", ast.arg.name) + "|" + " ".join(u.op.name for u in ast.src[1].src))
     else: print("copy|" + ast.op.name)
+  if os.environ.get("GOLDEN_SOURCES") == "1":
+    progs = [c.src[0] for c in compiled.src if c.src[0].op is Ops.PROGRAM]
+    print(f"sources {len(progs)}")
+    for p in progs: print(p.src[2].arg.replace("\\", "\\\\").replace("\n", "\\n"))
   run_linear(linear, var_vals)
   print(f"outs {len(outs)}")
   for t in outs:
