@@ -8,6 +8,7 @@ PACKAGES=(
   libsqlite3-dev sqlite3 zlib1g-dev libjemalloc-dev
   qt6-base-dev qt6-base-dev-tools libgl-dev fonts-dejavu-core libgraphviz-dev graphviz xvfb xauth
   llvm-16-dev dataset-fashion-mnist
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -20,9 +20,12 @@
 #include "lib/uop/kernel_info.h"
 #include "lib/uop/serialize.h"
 #include "tests/parity/tensor_programs.h"
+#include "tests/support/tensor_golden_checks.h"
 #include "tests/support/tensor_goldens.h"
 
 using namespace tg;
+using tg::test::expect_values;
+using tg::test::ops_of;
 
 namespace {
 
@@ -67,36 +70,6 @@ std::vector<std::string> offset_slots(const std::vector<std::string>& lines, int
     out.push_back(l);
   }
   return out;
-}
-
-std::string ops_of(const UOp& prg) {
-  std::string r;
-  for (const UOp& u : prg.src(1).src()) r += (r.empty() ? "" : " ") + std::string(op_name(u.op()));
-  return r;
-}
-
-// compare the bytes of a buffer with the golden's python values
-void expect_values(const std::vector<uint8_t>& bytes, DType dt, const TensorGoldenOut& o, const std::string& what) {
-  size_t n = o.values.size();
-  ASSERT_GE(bytes.size(), n * (size_t)dt.itemsize()) << what;
-  for (size_t i = 0; i < n; i++) {
-    PyConst v = interp::load_scalar(bytes.data() + i * (size_t)dt.itemsize(), dt);
-    const std::string& g = o.values[i];
-    if (dtypes::is_float(dt)) {
-      uint64_t bits = std::stoull(g, nullptr, 16);
-      double e;
-      std::memcpy(&e, &bits, 8);
-      double a = v.is_float() ? v.as_float() : (double)v.as_int();
-      if (std::isnan(e))
-        EXPECT_TRUE(std::isnan(a)) << what << " [" << i << "]";
-      else
-        EXPECT_NEAR(a, e, 1e-5 * std::max(1.0, std::fabs(e))) << what << " [" << i << "]";
-    } else if (dt == dtypes::bool_) {
-      EXPECT_EQ(v.truthy() ? "1" : "0", g) << what << " [" << i << "]";
-    } else {
-      EXPECT_EQ(std::to_string((long long)v.as_int()), g) << what << " [" << i << "]";
-    }
-  }
 }
 
 void run_golden_linear(const TensorGolden& c, size_t case_idx, const std::string& device) {
@@ -225,11 +198,8 @@ TEST_P(EndToEnd, RealizeProgram) {
       run_linear(compiled, var_vals);
       ASSERT_EQ(outs.size(), g->outs.size());
       for (size_t i = 0; i < outs.size(); i++) {
-        std::vector<PyConst> vals = outs[i].tolist_flat();
-        std::vector<uint8_t> bytes(vals.size() * (size_t)outs[i].dtype().itemsize());
-        for (size_t j = 0; j < vals.size(); j++)
-          store_host_scalar(bytes.data() + j * (size_t)outs[i].dtype().itemsize(), outs[i].dtype(), vals[j]);
-        EXPECT_EQ(vals.size(), g->outs[i].values.size()) << p.first;
+        std::vector<uint8_t> bytes = tg::test::tensor_bytes(outs[i]);
+        EXPECT_EQ(bytes.size() / (size_t)outs[i].dtype().itemsize(), g->outs[i].values.size()) << p.first;
         expect_values(bytes, outs[i].dtype(), g->outs[i], p.first + " on " + device);
       }
       ran++;

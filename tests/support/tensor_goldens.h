@@ -1,4 +1,4 @@
-// Loader for tests/data/tensor_goldens.txt and tensor_goldens_clang.txt (written by tests/parity/gen_tensor_goldens.py,
+// Loader for tests/data/tensor_goldens.txt, tensor_goldens_clang.txt and tensor_goldens_cl.txt (written by tests/parity/gen_tensor_goldens.py,
 // which describes the format).
 #pragma once
 #include <string>
@@ -20,6 +20,7 @@ struct TensorGolden {
   std::vector<std::pair<std::string, long long>> var_vals;
   std::vector<std::pair<int, std::string>> inputs;           // (toposort index, hex bytes)
   std::vector<std::pair<std::string, std::string>> kernels;  // (name, op sequence)
+  std::vector<std::string> sources;                          // the rendered source of each PROGRAM (when written)
   std::vector<TensorGoldenOut> outs;
 };
 
@@ -52,6 +53,19 @@ inline std::vector<TensorGolden> load_tensor_goldens(const std::string& path) {
       for (const std::string& l : f.block()) {
         size_t bar = l.find('|');
         c.kernels.emplace_back(l.substr(0, bar), l.substr(bar + 1));
+      }
+    } else if (f.is("sources")) {  // + n lines, each a source with \\ and newlines escaped
+      for (const std::string& l : f.block()) {
+        std::string src;
+        for (size_t i = 0; i < l.size(); i++) {
+          if (l[i] == '\\' && i + 1 < l.size()) {
+            src += l[i + 1] == 'n' ? '\n' : l[i + 1];
+            i++;
+          } else {
+            src += l[i];
+          }
+        }
+        c.sources.push_back(src);
       }
     } else if (f.is("out")) {  // out <index> <dtype> <shape, comma separated; empty for 0-d> <values...>
       size_t a = rest.find(' '), b = rest.find(' ', a + 1), d = rest.find(' ', b + 1);

@@ -1,0 +1,163 @@
+// The CL device against the reference's DEV=CL run on PoCL (tests/data/tensor_goldens_cl.txt, written by
+// gen_tensor_goldens.py with GOLDEN_SOURCES=1). Every tensor program of test_tensor_goldens, written with the C++ Tensor
+// API, is scheduled, compiled by the OpenCLRenderer and the platform's compiler, and run on CL: the kernels (names, op
+// sequences, OpenCL C) equal the reference's and so do the values (within 1e-5: the same source on the same device
+// gives the same bits; the bound only absorbs printing). The reference's own LINEAR of each program runs too.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "backends/cl/cl.h"
+#include "backends/cpu/cpu.h"
+#include "backends/interp/interp.h"
+#include "lib/codegen/late/program.h"
+#include "lib/device.h"
+#include "lib/engine/realize.h"
+#include "lib/tensor.h"
+#include "lib/uop/kernel_info.h"
+#include "lib/uop/serialize.h"
+#include "tests/parity/tensor_programs.h"
+#include "tests/support/tensor_golden_checks.h"
+
+using namespace tg;
+using tg::test::expect_values;
+using tg::test::ops_of;
+
+namespace {
+
+const std::vector<TensorGolden>& goldens() {
+  static const std::vector<TensorGolden> g = [] {
+    cl::register_device();
+    cpu::register_device();     // .tolist() of a virtual output (arange) runs on CPU, as in the reference
+    interp::register_device();  // host data of Tensors built from C++ values
+    return load_tensor_goldens(std::string(TG_TEST_DATA) + "/tensor_goldens_cl.txt");
+  }();
+  return g;
+}
+
+const TensorGolden* golden(const std::string& name) {
+  for (const TensorGolden& g : goldens())
+    if (g.name == name) return &g;
+  return nullptr;
+}
+
+// the kernels of a compiled LINEAR against the golden's: names, op sequences, sources
+void expect_kernels(const UOp& compiled, const TensorGolden& g) {
+  ASSERT_EQ(compiled.nsrc(), g.kernels.size()) << g.name << ": kernel count";
+  size_t prg = 0;
+  for (size_t i = 0; i < g.kernels.size(); i++) {
+    const UOp& ast = compiled.src(i).src(0);
+    if (g.kernels[i].first == "copy") {
+      EXPECT_EQ(ast.op(), Ops::COPY) << g.name << " call " << i;
+      continue;
+    }
+    ASSERT_EQ(ast.op(), Ops::PROGRAM) << g.name << " call " << i;
+    EXPECT_EQ(ansistrip(ast.arg().as<ProgramInfo>()->name), g.kernels[i].first) << g.name;
+    EXPECT_EQ(ops_of(ast), g.kernels[i].second) << g.name << " kernel " << g.kernels[i].first;
+    ASSERT_LT(prg, g.sources.size()) << g.name;
+    EXPECT_EQ(ast.src(2).arg().as_str(), g.sources[prg]) << g.name << " kernel " << g.kernels[i].first;
+    prg++;
+  }
+}
+
+std::vector<uint8_t> unhex(const std::string& h) {
+  std::vector<uint8_t> out(h.size() / 2);
+  for (size_t i = 0; i < out.size(); i++) out[i] = (uint8_t)std::stoi(h.substr(2 * i, 2), nullptr, 16);
+  return out;
+}
+
+// scripts/install-deps.sh installs PoCL: a machine without an OpenCL device fails here, it does not skip
+void require_cl() {
+  goldens();
+  ASSERT_FALSE(cl::list_devices().empty()) << "no OpenCL device: install pocl-opencl-icd (scripts/install-deps.sh)";
+}
+
+}  // namespace
+
+TEST(CLGoldens, EveryProgramHasSources) {
+  size_t n = 0;
+  for (const TensorGolden& g : goldens()) {
+    if (!g.error.empty()) continue;
+    size_t programs = 0;
+    for (const auto& k : g.kernels) programs += k.first != "copy";
+    EXPECT_EQ(g.sources.size(), programs) << g.name;
+    n++;
+  }
+  EXPECT_EQ(n + 1, tensor_programs::programs().size());
+}
+
+// the C++ programs end to end on CL
+TEST(CLGoldens, RealizeProgram) {
+  require_cl();
+  if (HasFatalFailure()) return;
+  setenv("DEV", "CL", 1);
+  int ran = 0;
+  for (const auto& p : tensor_programs::programs()) {
+    SCOPED_TRACE(p.first);
+    const TensorGolden* g = golden(p.first);
+    ASSERT_NE(g, nullptr);
+    if (!g->error.empty()) continue;
+    try {
+      std::vector<Tensor> outs;
+      for (const Tensor& t : p.second()) outs.push_back(t.contiguous());
+      auto [linear, var_vals] = Tensor::linear_with_vars(outs);
+      UOp compiled = compile_linear(linear);
+      expect_kernels(compiled, *g);
+      run_linear(compiled, var_vals);
+      ASSERT_EQ(outs.size(), g->outs.size());
+      for (size_t i = 0; i < outs.size(); i++) {
+        if (g->outs[i].index >= 0) EXPECT_EQ(outs[i].device().str(), "CL");  // virtual outputs have none
+        std::vector<uint8_t> bytes = tg::test::tensor_bytes(outs[i]);
+        EXPECT_EQ(bytes.size() / (size_t)outs[i].dtype().itemsize(), g->outs[i].values.size()) << p.first;
+        expect_values(bytes, outs[i].dtype(), g->outs[i], p.first + " on CL");
+      }
+      ran++;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << p.first << ": " << e.what();
+    }
+  }
+  unsetenv("DEV");
+  EXPECT_EQ(ran + 1, (int)tensor_programs::programs().size());
+}
+
+// the reference's LINEAR of each program, decoded and run by the C++ engine on CL
+TEST(CLGoldens, RunReferenceLinear) {
+  require_cl();
+  if (HasFatalFailure()) return;
+  const auto& gs = goldens();
+  static const std::regex slot(R"(P\(i(-?\d+),)");
+  int ran = 0;
+  for (size_t ci = 0; ci < gs.size(); ci++) {
+    const TensorGolden& c = gs[ci];
+    if (!c.error.empty()) continue;
+    SCOPED_TRACE(c.name);
+    try {
+      // BUFFER slots are renumbered per case in the goldens: move them out of the way of this process's buffers
+      std::vector<UOp> pool;
+      for (std::string l : c.linear) {
+        std::smatch m;
+        if (l.rfind("BUFFER ", 0) == 0 && std::regex_search(l, m, slot) && m[1] != "-1")
+          l = m.prefix().str() + "P(i" + std::to_string(std::stoll(m[1]) + 3000000 + 1000 * (int64_t)ci) + "," +
+              m.suffix().str();
+        pool.push_back(decode_node(l, pool));
+      }
+      for (const auto& [idx, hex] : c.inputs) {
+        std::shared_ptr<Buffer> b = uop_buffer(pool.at((size_t)idx));
+        b->ensure_allocated();
+        b->copyin(unhex(hex));
+      }
+      UOp compiled = compile_linear(pool.back());
+      expect_kernels(compiled, c);
+      run_linear(compiled, VarVals(c.var_vals.begin(), c.var_vals.end()));
+      for (const TensorGoldenOut& o : c.outs) {
+        if (o.index < 0) continue;  // a virtual output (arange): computed by .tolist(), not by the LINEAR
+        const UOp& b = pool.at((size_t)o.index);
+        expect_values(uop_buffer(b)->as_bytes(), b.dtype(), o, c.name + " on CL");
+      }
+      ran++;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << c.name << ": " << e.what();
+    }
+  }
+  EXPECT_GT(ran, 80);
+}
