@@ -334,7 +334,9 @@ std::vector<std::optional<double>> exec_kernel(ExecContext& ctx, const UOp& call
   std::shared_ptr<Program> rt = get_runtime(device, ast);
   auto [gs, ls] = pi->launch_dims(vv);
   std::vector<std::optional<pyint>> vals = pi->vals(vv);
-  return {(*rt)(bufs, vals, launch_args(gs, ls, ctx.wait))};
+  std::optional<double> et = (*rt)(bufs, vals, launch_args(gs, ls, ctx.wait));
+  ctx.device_range = et ? rt->last_device_range() : std::nullopt;
+  return {et};
 }
 
 std::vector<std::optional<double>> exec_copy(ExecContext& ctx, const UOp& call) {
@@ -342,6 +344,7 @@ std::vector<std::optional<double>> exec_copy(ExecContext& ctx, const UOp& call) 
   std::shared_ptr<Buffer> dest = uop_buffer(resolved.at(0)), src = uop_buffer(resolved.at(1));
   dest->ensure_allocated(), src->ensure_allocated();
   dest->copyin(src->as_bytes());
+  ctx.device_range.reset();
   return {};
 }
 
@@ -414,6 +417,9 @@ void record_kernel(Recorder& r, ExecContext& ctx, const UOp& call, int64_t st, i
   e.device = ast.op() == Ops::COPY ? device + ":COPY" : device;
   if (ast.op() == Ops::PROGRAM) e.program = recorded_program_id(ast);
   e.t_start_ns = st, e.t_end_ns = en;
+  // a device that times its kernels (CL's profiling events, tied to the host clock when it opened) places them where
+  // they ran, not where the host waited for them
+  if (ast.op() == Ops::PROGRAM && ctx.device_range) std::tie(e.t_start_ns, e.t_end_ns) = *ctx.device_range;
   {
     std::lock_guard<std::mutex> lk(mu);
     for (size_t i = 0; i < bufs.size(); i++) {
@@ -429,6 +435,14 @@ void record_kernel(Recorder& r, ExecContext& ctx, const UOp& call, int64_t st, i
     e.var_vals = vv + "}";
   }
   r.kernel_event(e);
+  // a copy between two devices shows on both lanes (host data, PYTHON, has no lane of its own)
+  if (ast.op() == Ops::COPY && bufs.size() >= 2) {
+    std::string src = canonicalize_device(bufs[1]->device);
+    if (src != canonicalize_device(device) && src != "PYTHON") {
+      e.device = src + ":COPY";
+      r.kernel_event(e);
+    }
+  }
 }
 
 }  // namespace

@@ -39,6 +39,8 @@ struct ExecContext {
   VarVals var_vals;
   std::vector<UOp> input_uops;
   bool update_stats = true, jit = false, wait = false, cache = true;
+  // where the last kernel ran on its device's clock (host-clock ns), when the device times kernels itself (CL)
+  std::optional<std::pair<int64_t, int64_t>> device_range;
 };
 
 // PARAM args resolved against the inputs (resolve_params)

@@ -27,7 +27,7 @@ std::map<int, double> parse_losses(std::istream& in) {
 }
 
 // the first 10 losses of a run with DEV=dev against the reference's run with the same DEV (its losses as printed)
-void check_losses(const char* dev, const char* goldens) {
+void check_losses(const char* dev, const char* goldens, double tol = 2e-6) {
   if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz") &&
       !std::getenv("FASHION_MNIST_PATH"))
     GTEST_SKIP() << "dataset-fashion-mnist is not installed";
@@ -46,7 +46,7 @@ void check_losses(const char* dev, const char* goldens) {
   std::map<int, double> got = parse_losses(ss);
   ASSERT_EQ(got.size(), 10u) << out;
   // the issue asks for 1e-3; both renderers compute the reference's arithmetic, so the printed digits agree
-  for (int i = 0; i < 10; i++) EXPECT_NEAR(got[i], want[i], 2e-6) << "step " << i << " DEV=" << dev << "\n" << out;
+  for (int i = 0; i < 10; i++) EXPECT_NEAR(got[i], want[i], tol) << "step " << i << " DEV=" << dev << "\n" << out;
 }
 
 // DEV=CPU: the reference's default (C compiled by clang), mnist_goldens_clang.txt
@@ -61,3 +61,7 @@ TEST(MnistParity, FirstTenLossesMatchTheReferenceLLVM) {
   __builtin_cpu_init();
   check_losses("CPU:LLVM", __builtin_cpu_supports("avx512f") ? "mnist_goldens.txt" : "mnist_goldens_avx2.txt");
 }
+// DEV=CL on PoCL: the same OpenCL C as the reference's, built by the same PoCL, gives the same printed digits on the
+// machine the golden comes from. PoCL compiles its math builtins (exp2, log2, division) for the host CPU, so another
+// instruction set may move the last digits: the bound is the 1e-3 training parity asks for.
+TEST(MnistParity, FirstTenLossesMatchTheReferenceCL) { check_losses("CL", "mnist_goldens_cl.txt", 1e-3); }
