@@ -122,7 +122,8 @@ bool apply_options(MainWindow& w, const Options& o) {
   if (o.tab == "stats" && w.selection().step && w.selection().frame) {
     if (const auto* m = w.model()->match(w.selection().step, w.selection().frame)) w.stats()->select_rule(m->rule);
   }
-  if (o.tab == "timeline" && w.selection().step) w.timeline()->reveal(w.selection().step);
+  // the timeline shows the selected step when one was asked for, else the whole run (as the window opens)
+  if (o.tab == "timeline" && o.has_select && w.selection().step) w.timeline()->reveal(w.selection().step);
   return ok;
 }
 

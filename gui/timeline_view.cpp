@@ -184,6 +184,13 @@ void TimelineView::show_range(double t0, double t1) {
   update();
 }
 
+std::vector<std::pair<QString, size_t>> TimelineView::lane_summary() const {
+  ensure_lanes();
+  std::vector<std::pair<QString, size_t>> r;
+  for (const Lane& l : lanes_) r.emplace_back(l.name, l.spans.size());
+  return r;
+}
+
 std::pair<double, double> TimelineView::visible_range() const {
   ensure_lanes();
   return {left_, left_ + std::max(1, width() - plot_left() - 8) * npp_};

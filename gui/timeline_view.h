@@ -42,6 +42,8 @@ class TimelineView : public QWidget {
     return total_;
   }
   size_t span_count() const;
+  // the lanes top to bottom: name ("CL kernels", "thread 1: depth 0", ...) and how many spans it holds
+  std::vector<std::pair<QString, size_t>> lane_summary() const;
 
  signals:
   void selected(tv::Selection s);

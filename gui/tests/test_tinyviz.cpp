@@ -524,6 +524,41 @@ class TestTinyviz : public QObject {
     QCOMPARE(w.selection().context, p->context);
   }
 
+  void cl_trace_has_device_timed_lanes() {
+    // examples/hello_tensor on CL (PoCL): its kernels on a "CL kernels" lane, timed on the device clock, its copies
+    // from host data on "CL:COPY"; the Code tab shows the OpenCL C
+    QString path = dir_.filePath("cl.trace.db");
+    qputenv("DEV", "CL");
+    QString err = record_trace(TV_TENSOR_BIN, path);
+    qunsetenv("DEV");
+    QVERIFY2(err.isEmpty(), qPrintable(err));
+    int64_t kernels = sql_int(path, "SELECT COUNT(*) FROM kernel_events_view WHERE device='CL'");
+    int64_t copies = sql_int(path, "SELECT COUNT(*) FROM kernel_events_view WHERE device='CL:COPY'");
+    QVERIFY(kernels > 0);
+    QVERIFY(copies > 0);
+    QCOMPARE(sql_int(path, "SELECT COUNT(*) FROM kernel_events_view WHERE device LIKE 'CPU%'"), (int64_t)0);
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.open_trace(path));
+    QVERIFY(wait_idle(w));
+    w.show_tab(MainWindow::TimelineTab);
+    std::map<QString, size_t> lanes;
+    for (const auto& [name, n] : w.timeline()->lane_summary()) lanes[name] += n;
+    QCOMPARE((int64_t)lanes["CL kernels"], kernels);
+    QCOMPARE((int64_t)lanes["CL:COPY kernels"], copies);
+    auto t = Trace::open(path.toStdString());
+    const ProgramRow* p = nullptr;
+    for (const auto& x : t->programs())
+      if (x.context) p = &x;
+    QVERIFY(p);
+    QCOMPARE(QString::fromStdString(p->device), QString("CL"));
+    w.select({p->context, 0, 0});
+    w.show_tab(MainWindow::CodeTab);
+    QVERIFY(wait_idle(w));
+    QTRY_VERIFY(w.code()->text().contains("__kernel void " + QString::fromStdString(p->name) + "("));
+  }
+
   void timeline_hit_selects_the_step() {
     MainWindow w;
     w.resize(1400, 900);
