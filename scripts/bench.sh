@@ -56,6 +56,28 @@ else
 fi
 
 echo
+echo "== CL (OpenCL on the machine's platform, PoCL): beautiful_mnist's first training step with every compile cache off"
+echo "   (schedule, codegen and the platform's compile of every kernel) and its steady step (steps 2-5), side by side"
+if [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
+  cl_summary() {  # reads "<step> <seconds>" lines: step 0, and the median of steps 2-5
+    local lines first
+    lines=$(cat)
+    first=$(echo "$lines" | awk '$1 == 0 {print $2}')
+    echo "$lines" | awk '$1 >= 2 && $1 <= 5 {print $2}' | sort -g |
+      awk -v who="$1" -v first="$first" '{t[NR] = $1} END {printf "%s: first step %.2f s, steady step median %.3f s\n",
+        who, first, (t[int((NR + 1) / 2)] + t[int(NR / 2) + 1]) / 2}'
+  }
+  CL_ENV="DEV=CL DISABLE_COMPILER_CACHE=1 POCL_KERNEL_CACHE=0"
+  env $CL_ENV "$BUILD/examples/beautiful_mnist" --steps 6 | awk '/^step/ {print $2, $5}' | cl_summary "tinygrad-cpp"
+  if [ -n "${TINYGRAD_REF:-}" ]; then
+    (cd "$TINYGRAD_REF" && env $CL_ENV STEPS=6 PYTHONPATH=. python3 "$ROOT/tests/parity/gen_mnist_goldens.py") |
+      awk '/^step/ {print $2, $6}' | cl_summary "reference"
+  fi
+else
+  echo "(dataset-fashion-mnist is not installed: scripts/install-deps.sh installs it)"
+fi
+
+echo
 if [ ! -x "$TV" ]; then
   echo "== tinyviz: not built ($BUILD is configured with TG_BUILD_GUI=OFF): no stepping benchmarks"
   exit 0

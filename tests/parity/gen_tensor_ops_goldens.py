@@ -3,6 +3,8 @@
 # Run inside a checkout of tinygrad a9069c17:
 #   cd <tinygrad> && PYTHONPATH=.:<repo>/tests/parity DEV=CPU python3 <repo>/tests/parity/gen_tensor_ops_goldens.py \
 #     > <repo>/tests/data/tensor_ops_goldens.txt
+#   cd <tinygrad> && PYTHONPATH=.:<repo>/tests/parity DEV=CL python3 <repo>/tests/parity/gen_tensor_ops_goldens.py \
+#     > <repo>/tests/data/tensor_ops_goldens_cl.txt      (on PoCL, for the CL device)
 # A case is "<op>;<args>;<inputs>": inputs are '/'-separated "<kind><shape>" with kind f (floats in [-1.25, 1.25]), n (nonzero int32),
 # p (positive floats), u (floats in (-1, 1)), i (int32), b (bool) and shape like 3x4 ('s' for a 0-d tensor); the
 # k-th input gets the k-th data pattern. args are '&'-separated key=value. Output lines:

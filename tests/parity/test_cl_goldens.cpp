@@ -41,8 +41,17 @@ const TensorGolden* golden(const std::string& name) {
   return nullptr;
 }
 
+// The goldens come from a PoCL without cl_khr_fp16 (half is stored as ushort and computed in float). A device with
+// it computes half natively: other kernels, the same values.
+bool golden_kernels_apply(const TensorGolden& g) {
+  bool has_half = false;
+  for (const TensorGoldenOut& o : g.outs) has_half |= o.dtype == "half";
+  return !has_half || get_device("CL").renderer().target.arch.find("cl_khr_fp16") == std::string::npos;
+}
+
 // the kernels of a compiled LINEAR against the golden's: names, op sequences, sources
 void expect_kernels(const UOp& compiled, const TensorGolden& g) {
+  if (!golden_kernels_apply(g)) return;
   ASSERT_EQ(compiled.nsrc(), g.kernels.size()) << g.name << ": kernel count";
   size_t prg = 0;
   for (size_t i = 0; i < g.kernels.size(); i++) {

@@ -1,6 +1,7 @@
 // Forward cases in the style of the reference's test/backend/test_ops.py (tests/data/tensor_ops_goldens.txt, from
 // gen_tensor_ops_goldens.py): each case spec "<op>;<args>;<inputs>" is built with the C++ Tensor API, realized on
-// CPU and on INTERP, and compared with the reference's values (|a - e| <= 1e-5 + 1e-4 |e|, exact for ints/bools).
+// CPU, INTERP and CL, and compared with the reference's values (|a - e| <= 1e-5 + 1e-4 |e|, exact for ints/bools):
+// its DEV=CPU run for CPU and INTERP, its DEV=CL run on PoCL for CL (tensor_ops_goldens_cl.txt).
 // A case the reference refuses must be refused here too.
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "backends/cl/cl.h"
 #include "backends/cpu/cpu.h"
 #include "backends/interp/interp.h"
 #include "lib/tensor.h"
@@ -23,8 +25,8 @@ struct OpCase {
   std::vector<std::string> values;
 };
 
-std::vector<OpCase> load_cases() {
-  test::GoldenFile f(std::string(TG_TEST_DATA) + "/tensor_ops_goldens.txt");
+std::vector<OpCase> load_cases(const std::string& file) {
+  test::GoldenFile f(std::string(TG_TEST_DATA) + "/" + file);
   std::vector<OpCase> out;
   while (f.next()) {
     std::vector<std::string> w = f.words();
@@ -303,8 +305,12 @@ class TensorOps : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TensorOps, ForwardMatchesReference) {
   cpu::register_device();
+  cl::register_device();
   interp::register_device();
-  static const std::vector<OpCase> cases = load_cases();
+  // CPU and INTERP against the reference's DEV=CPU values; CL against its DEV=CL run on PoCL
+  static const std::vector<OpCase> cpu_cases = load_cases("tensor_ops_goldens.txt");
+  static const std::vector<OpCase> cl_cases = load_cases("tensor_ops_goldens_cl.txt");
+  const std::vector<OpCase>& cases = GetParam() == "CL" ? cl_cases : cpu_cases;
   ASSERT_GE(cases.size(), 400u);
   setenv("DEV", GetParam().c_str(), 1);
   for (const OpCase& c : cases) {
@@ -318,4 +324,4 @@ TEST_P(TensorOps, ForwardMatchesReference) {
   unsetenv("DEV");
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, TensorOps, ::testing::Values("CPU", "INTERP"));
+INSTANTIATE_TEST_SUITE_P(Devices, TensorOps, ::testing::Values("CPU", "INTERP", "CL"));
