@@ -124,7 +124,8 @@ std::shared_ptr<const std::vector<uint8_t>> Compiler::compile_cached(const std::
   // then the disk cache (table: the compiler's cachekey, key: the source), then compile; outside the lock: two
   // threads may compile the same source, the first result is kept
   std::shared_ptr<const std::vector<uint8_t>> lib;
-  bool use_disk = !cachekey.empty() && !getenv_int("DISABLE_COMPILER_CACHE", 0);
+  // CCACHE=0 is the reference's switch (helpers.CCACHE); DISABLE_COMPILER_CACHE=1 its older spelling
+  bool use_disk = !cachekey.empty() && getenv_int("CCACHE", 1) != 0 && !getenv_int("DISABLE_COMPILER_CACHE", 0);
   if (use_disk)
     if (std::optional<std::string> hit = diskcache_get(cachekey, src)) {
       lib = std::make_shared<const std::vector<uint8_t>>(hit->begin(), hit->end());

@@ -19,6 +19,9 @@
 #     program <n>     + n lines: LINEAR(*uops) that ran (uop_codec.py encoding)
 #     vals <v...>     Variable values ('-' = core_id)
 #     global <g0> <g1> <g2>
+#     local <l0> <l1> <l2>     (devices with local sizes: the same programs lowered for DEV=CL, uops_kernel_goldens_cl.txt,
+#                              for tests/parity/test_cl_goldens.cpp:
+#                              cd <tinygrad> && DEV=CL PARALLEL=0 python3 <repo>/tests/parity/gen_uops_kernel_goldens.py)
 #     buf <dtype attr> <count> <hex before> <hex after>   one per global buffer, slot order
 #   linear <Class.test> <k>                                a to_uops_list/get_uops result, or a hand-built program
 #     sink <n> / program <n> / source <n> / llvm_source <n>  full SINK, the list, ClangRenderer / CPULLVMRenderer output
@@ -40,7 +43,8 @@ import tinygrad.engine.realize as R
 import tinygrad.codegen as C
 from tinygrad.codegen.late.linearizer import linearize
 
-dev = Device["CPU"]
+# the device the programs run on: CPU, or DEV's (DEV=CL: lowered by the OpenCLRenderer and run on the OpenCL device)
+dev = Device[os.environ["DEV"].split(":")[0]]
 out: list[str] = []
 current = {"test": "?", "k": 0, "operands": ""}
 
@@ -60,6 +64,7 @@ def exec_kernel(ctx, call, ast):
   emit_graph("program", enc_graph(ast.src[1]))
   out.append("vals" + "".join(" -" if v is None else f" {v}" for v in ast.arg.vals(ctx.var_vals)))
   out.append("global " + " ".join(str(x) for x in ast.arg.global_size))
+  if ast.arg.local_size is not None and os.environ["DEV"] != "CPU": out.append("local " + " ".join(str(x) for x in ast.arg.local_size))
   for b, x, y in zip(bufs, before, after): out.append(f"buf {dtype_attr(b.dtype)} {b.size} {x.hex() or '-'} {y.hex() or '-'}")
   return ret
 R.pm_exec = PatternMatcher([(UPat(Ops.CALL, src=(UPat(Ops.PROGRAM, name="ast"),), name="call", allow_any_len=True), exec_kernel)]) + R.pm_exec
@@ -220,6 +225,12 @@ Cm = Cm[i, j].set(0.0)
 Cm = Cm[i, j].set(Cm.after(k)[i, j] + A[i, k] * B[k, j], end=k)
 Cm = Cm[i, j].set(Cm[i, j].maximum(0.0))
 run_prog(Cm.end(i, j).sink(arg=KernelInfo(opts_to_apply=())), a, b, c)
+
+# the rest is the CPU renderers' business: another device's goldens stop at its runs of the test_uops programs
+if dev.device != "CPU":
+  print(f"# goldens from tinygrad a9069c17 test/backend/test_uops.py ({dev.device} device, {type(dev.renderer).__name__})")
+  print("\n".join(out))
+  sys.exit(0)
 
 # test/null/test_uops.py TestGatedStoreRewrite: to_uops_list with the base Renderer (test.helpers.full_rewrite)
 def uops_list(test, us, ren=None, render=False):

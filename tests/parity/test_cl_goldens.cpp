@@ -2,7 +2,8 @@
 // gen_tensor_goldens.py with GOLDEN_SOURCES=1). Every tensor program of test_tensor_goldens, written with the C++ Tensor
 // API, is scheduled, compiled by the OpenCLRenderer and the platform's compiler, and run on CL: the kernels (names, op
 // sequences, OpenCL C) equal the reference's and so do the values (within 1e-5: the same source on the same device
-// gives the same bits; the bound only absorbs printing). The reference's own LINEAR of each program runs too.
+// gives the same bits; the bound only absorbs printing). The reference's own LINEAR of each program runs too, and so do
+// the programs of its test_uops.py (uops_kernel_goldens_cl.txt).
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -18,6 +19,7 @@
 #include "lib/uop/serialize.h"
 #include "tests/parity/tensor_programs.h"
 #include "tests/support/tensor_golden_checks.h"
+#include "tests/support/uops_goldens.h"
 
 using namespace tg;
 using tg::test::expect_values;
@@ -169,4 +171,46 @@ TEST(CLGoldens, RunReferenceLinear) {
     }
   }
   EXPECT_GT(ran, 80);
+}
+
+// The hand-built UOp programs of the reference's test_uops.py, lowered by the reference for DEV=CL
+// (uops_kernel_goldens_cl.txt, gen_uops_kernel_goldens.py): each linear program is rendered by the C++ OpenCLRenderer,
+// built and run on CL on the reference's input buffers; every output buffer equals the reference's bytes.
+TEST(CLGoldens, TestUopsPrograms) {
+  require_cl();
+  if (HasFatalFailure()) return;
+  Compiled& dev = get_device("CL");
+  static const UopsGoldens g = load_uops_goldens(std::string(TG_TEST_DATA) + "/uops_kernel_goldens_cl.txt");
+  int ran = 0;
+  for (const UopsCase& c : g.cases) {
+    if (c.is_linear || c.program.empty()) continue;
+    SCOPED_TRACE(c.test + " #" + std::to_string(c.k));
+    try {
+      std::string src = dev.renderer().render(tg::test::dec_linear(c.program));
+      size_t k = src.find("__kernel void "), open = src.find('(', k);
+      ASSERT_NE(k, std::string::npos) << src;
+      std::string name = src.substr(k + 14, open - k - 14);
+      std::shared_ptr<Program> prg = dev.compile(src, name);
+      std::vector<void*> bufs;
+      for (const auto& b : c.bufs) {
+        size_t n = std::max<size_t>(b.before.size(), 1);
+        void* p = dev.allocator().alloc(n);
+        if (!b.before.empty()) dev.allocator().copyin(p, b.before);
+        bufs.push_back(p);
+      }
+      std::vector<std::optional<pyint>> vals;
+      for (const auto& v : c.vals) vals.push_back(v == "-" ? std::nullopt : std::optional<pyint>(std::stoll(v)));
+      prg->run(bufs, vals, c.global, c.local, true);
+      for (size_t i = 0; i < c.bufs.size(); i++) {
+        std::vector<uint8_t> after(c.bufs[i].after.size());
+        if (!after.empty()) dev.allocator().copyout(after, bufs[i]);
+        EXPECT_EQ(after, c.bufs[i].after) << "buffer " << i << " (" << c.bufs[i].dtype << ")\n" << src;
+        dev.allocator().free(bufs[i], std::max<size_t>(c.bufs[i].before.size(), 1));
+      }
+      ran++;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
+  }
+  EXPECT_GE(ran, 400);
 }

@@ -2,6 +2,7 @@
 // the format): the reference's test_uops.py programs, lowered and run there, and python's sorted() permutations.
 #pragma once
 #include <array>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@ struct UopsCase {
   std::vector<UopsRun> runs;  // hand-built programs: the PYTHON device's runs
   std::vector<std::string> vals;
   std::array<int64_t, 3> global{1, 1, 1};
+  std::optional<std::array<int64_t, 3>> local;  // written for devices with local sizes (CL)
   std::vector<tg::test::GoldenBuffer> bufs;
   bool is_linear = false;  // a to_uops_list record (no run)
 };
@@ -74,6 +76,9 @@ inline UopsGoldens load_uops_goldens(const std::string& path) {
       (c.runs.empty() ? c.vals : c.runs.back().vals).assign(w.begin() + 1, w.end());
     } else if (f.is("global")) {
       for (size_t i = 0; i < 3; i++) c.global[i] = std::stoll(w.at(i + 1));
+    } else if (f.is("local")) {
+      c.local = std::array<int64_t, 3>{};
+      for (size_t i = 0; i < 3; i++) (*c.local)[i] = std::stoll(w.at(i + 1));
     } else if (f.is("buf")) {
       if (w.size() != 5) f.fail("expected: buf <dtype> <count> <hex before> <hex after>");
       (c.runs.empty() ? c.bufs : c.runs.back().bufs)
