@@ -66,13 +66,13 @@ constexpr const char* kNoDevice = "no OpenCL device: install pocl-opencl-icd or 
 // namespace (dlmopen) with their own copies of libc and libstdc++, and the OpenCL functions below are looked up
 // there; they shadow the global declarations of <CL/cl.h> inside this namespace. Nothing allocated on one side is
 // freed on the other: every call passes plain memory and handles.
+//
 // glibc's second libc starts the threads it creates itself; on a thread started by ours, its ctype tables (which
 // isspace and friends read through thread-local pointers) are not set up until its __ctype_init runs on that thread
 void (*ctype_init)() = nullptr;
 void enter_namespace() {
   thread_local bool ready = false;
-  if (!ready && ctype_init) ctype_init();
-  ready = true;
+  if (!ready && ctype_init) ctype_init(), ready = true;
 }
 template <typename F>
 struct Fn;
@@ -84,32 +84,16 @@ struct Fn<R (*)(A...)> {
     return p(a...);
   }
 };
-Fn<decltype(&::clBuildProgram)> clBuildProgram;
-Fn<decltype(&::clCreateBuffer)> clCreateBuffer;
-Fn<decltype(&::clCreateCommandQueue)> clCreateCommandQueue;
-Fn<decltype(&::clCreateContext)> clCreateContext;
-Fn<decltype(&::clCreateKernel)> clCreateKernel;
-Fn<decltype(&::clCreateProgramWithBinary)> clCreateProgramWithBinary;
-Fn<decltype(&::clCreateProgramWithSource)> clCreateProgramWithSource;
-Fn<decltype(&::clEnqueueNDRangeKernel)> clEnqueueNDRangeKernel;
-Fn<decltype(&::clEnqueueReadBuffer)> clEnqueueReadBuffer;
-Fn<decltype(&::clEnqueueWriteBuffer)> clEnqueueWriteBuffer;
-Fn<decltype(&::clFinish)> clFinish;
-Fn<decltype(&::clGetDeviceIDs)> clGetDeviceIDs;
-Fn<decltype(&::clGetDeviceInfo)> clGetDeviceInfo;
-Fn<decltype(&::clGetEventProfilingInfo)> clGetEventProfilingInfo;
-Fn<decltype(&::clGetPlatformIDs)> clGetPlatformIDs;
-Fn<decltype(&::clGetPlatformInfo)> clGetPlatformInfo;
-Fn<decltype(&::clGetProgramBuildInfo)> clGetProgramBuildInfo;
-Fn<decltype(&::clGetProgramInfo)> clGetProgramInfo;
-Fn<decltype(&::clReleaseCommandQueue)> clReleaseCommandQueue;
-Fn<decltype(&::clReleaseContext)> clReleaseContext;
-Fn<decltype(&::clReleaseEvent)> clReleaseEvent;
-Fn<decltype(&::clReleaseKernel)> clReleaseKernel;
-Fn<decltype(&::clReleaseMemObject)> clReleaseMemObject;
-Fn<decltype(&::clReleaseProgram)> clReleaseProgram;
-Fn<decltype(&::clSetKernelArg)> clSetKernelArg;
-Fn<decltype(&::clWaitForEvents)> clWaitForEvents;
+// the OpenCL functions this backend calls
+#define TG_CL_FUNCTIONS(X) X(clBuildProgram) X(clCreateBuffer) X(clCreateCommandQueue) X(clCreateContext) \
+  X(clCreateKernel) X(clCreateProgramWithBinary) X(clCreateProgramWithSource) X(clEnqueueNDRangeKernel) \
+  X(clEnqueueReadBuffer) X(clEnqueueWriteBuffer) X(clFinish) X(clGetDeviceIDs) X(clGetDeviceInfo) \
+  X(clGetEventProfilingInfo) X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetProgramBuildInfo) X(clGetProgramInfo) \
+  X(clReleaseCommandQueue) X(clReleaseContext) X(clReleaseEvent) X(clReleaseKernel) X(clReleaseMemObject) \
+  X(clReleaseProgram) X(clSetKernelArg) X(clWaitForEvents)
+#define TG_CL_DECLARE(f) Fn<decltype(&::f)> f;
+TG_CL_FUNCTIONS(TG_CL_DECLARE)
+#undef TG_CL_DECLARE
 
 // loads the ICD loader once; "" when it is there, else why not
 const std::string& load_icd() {
@@ -123,32 +107,9 @@ const std::string& load_icd() {
       if (!p) missing += std::string(missing.empty() ? "" : ", ") + name;
       return p;
     };
-    clBuildProgram.p = reinterpret_cast<decltype(&::clBuildProgram)>(sym("clBuildProgram"));
-    clCreateBuffer.p = reinterpret_cast<decltype(&::clCreateBuffer)>(sym("clCreateBuffer"));
-    clCreateCommandQueue.p = reinterpret_cast<decltype(&::clCreateCommandQueue)>(sym("clCreateCommandQueue"));
-    clCreateContext.p = reinterpret_cast<decltype(&::clCreateContext)>(sym("clCreateContext"));
-    clCreateKernel.p = reinterpret_cast<decltype(&::clCreateKernel)>(sym("clCreateKernel"));
-    clCreateProgramWithBinary.p = reinterpret_cast<decltype(&::clCreateProgramWithBinary)>(sym("clCreateProgramWithBinary"));
-    clCreateProgramWithSource.p = reinterpret_cast<decltype(&::clCreateProgramWithSource)>(sym("clCreateProgramWithSource"));
-    clEnqueueNDRangeKernel.p = reinterpret_cast<decltype(&::clEnqueueNDRangeKernel)>(sym("clEnqueueNDRangeKernel"));
-    clEnqueueReadBuffer.p = reinterpret_cast<decltype(&::clEnqueueReadBuffer)>(sym("clEnqueueReadBuffer"));
-    clEnqueueWriteBuffer.p = reinterpret_cast<decltype(&::clEnqueueWriteBuffer)>(sym("clEnqueueWriteBuffer"));
-    clFinish.p = reinterpret_cast<decltype(&::clFinish)>(sym("clFinish"));
-    clGetDeviceIDs.p = reinterpret_cast<decltype(&::clGetDeviceIDs)>(sym("clGetDeviceIDs"));
-    clGetDeviceInfo.p = reinterpret_cast<decltype(&::clGetDeviceInfo)>(sym("clGetDeviceInfo"));
-    clGetEventProfilingInfo.p = reinterpret_cast<decltype(&::clGetEventProfilingInfo)>(sym("clGetEventProfilingInfo"));
-    clGetPlatformIDs.p = reinterpret_cast<decltype(&::clGetPlatformIDs)>(sym("clGetPlatformIDs"));
-    clGetPlatformInfo.p = reinterpret_cast<decltype(&::clGetPlatformInfo)>(sym("clGetPlatformInfo"));
-    clGetProgramBuildInfo.p = reinterpret_cast<decltype(&::clGetProgramBuildInfo)>(sym("clGetProgramBuildInfo"));
-    clGetProgramInfo.p = reinterpret_cast<decltype(&::clGetProgramInfo)>(sym("clGetProgramInfo"));
-    clReleaseCommandQueue.p = reinterpret_cast<decltype(&::clReleaseCommandQueue)>(sym("clReleaseCommandQueue"));
-    clReleaseContext.p = reinterpret_cast<decltype(&::clReleaseContext)>(sym("clReleaseContext"));
-    clReleaseEvent.p = reinterpret_cast<decltype(&::clReleaseEvent)>(sym("clReleaseEvent"));
-    clReleaseKernel.p = reinterpret_cast<decltype(&::clReleaseKernel)>(sym("clReleaseKernel"));
-    clReleaseMemObject.p = reinterpret_cast<decltype(&::clReleaseMemObject)>(sym("clReleaseMemObject"));
-    clReleaseProgram.p = reinterpret_cast<decltype(&::clReleaseProgram)>(sym("clReleaseProgram"));
-    clSetKernelArg.p = reinterpret_cast<decltype(&::clSetKernelArg)>(sym("clSetKernelArg"));
-    clWaitForEvents.p = reinterpret_cast<decltype(&::clWaitForEvents)>(sym("clWaitForEvents"));
+#define TG_CL_LOAD(f) f.p = reinterpret_cast<decltype(&::f)>(sym(#f));
+    TG_CL_FUNCTIONS(TG_CL_LOAD)
+#undef TG_CL_LOAD
     if (!missing.empty()) return "the OpenCL ICD loader " + lib + " lacks " + missing;
     Lmid_t lmid;
     if (dlinfo(h, RTLD_DI_LMID, &lmid) == 0)
