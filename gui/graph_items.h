@@ -25,6 +25,7 @@ class NodeItem : public QGraphicsItem {
   int index() const { return index_; }  // in FrameGraph::nodes (or ::ghosts for a ghost)
   bool ghost() const { return ghost_; }
   const GNode& node() const { return *n_; }
+  Hi hi() const { return hi_; }
 
  private:
   const GNode* n_;  // owned by the FrameGraph the view keeps alive
@@ -48,6 +49,7 @@ class EdgeItem : public QGraphicsItem {
   QRectF boundingRect() const override { return bounds_; }
   void paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget* w) override;
   void set_hi(Hi h);
+  Hi hi() const { return hi_; }
 
  private:
   void build(const EdgePath& e);

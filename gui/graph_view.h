@@ -36,6 +36,7 @@ class GraphView : public QGraphicsView {
   // for the tests: drawn nodes (index into frame()->graph->nodes) and ghosts
   const std::vector<NodeItem*>& node_items() const { return nodes_; }
   const std::vector<NodeItem*>& ghost_items() const { return ghosts_; }
+  const std::vector<EdgeItem*>& edge_items() const { return edges_; }  // index into frame()->graph->edges
   QPoint node_viewport_pos(int index) const;
   NodeItem* node_at(QPoint viewport_pos) const;  // the drawn node there (a node over a ghost), or null
   bool is_collapsed(int64_t id) const;           // drawn with its sources collapsed (a CALL: its body hidden)
