@@ -46,6 +46,9 @@ class FrameLoader : public QObject {
   int budget_ms() const { return budget_ms_; }
 
   void request(int64_t step, size_t frame);
+  // build this frame on the worker ahead of its request (the next match while the user looks at this one), when it
+  // derives from a cached neighbour; nothing while a request is under way. A request for another frame cancels it.
+  void prefetch(int64_t step, size_t frame);
   void relayout();       // the current frame from scratch (Graphviz), dropping its cached layout
   void cancel_layout();  // stop waiting for Graphviz: show the simple layout now
   bool busy() const { return busy_; }
@@ -75,6 +78,7 @@ class FrameLoader : public QObject {
   int64_t step_ = 0;
   size_t frame_ = 0;
   uint64_t gen_ = 0, delivered_ = 0;
+  std::pair<int64_t, size_t> prefetching_{0, 0};
 };
 
 }  // namespace tv

@@ -48,8 +48,9 @@ constexpr double kMaxFitScale = 1.25, kMinScale = 0.01, kMaxScale = 8, kMinReada
 GraphView::GraphView(QWidget* parent) : QGraphicsView(parent) {
   setScene(new QGraphicsScene(this));
   // no BSP index: a new step replaces all items (the index would be rebuilt on the first paint: 100+ ms for a
-  // 1,000-node frame), and while stepping, with the items kept, a BSP index painted the 5,000-node frames no faster
-  // (18.5 against 19.1 ms): the long edges of a fan-in sit in most of its leaves
+  // 1,000-node frame), and while stepping, with the items kept, a BSP index saved 1-3 ms of a 5,000-node frame's
+  // paint but added ~5 ms to updating the scene (the long edges of a fan-in sit in most of its leaves).
+  // DontSavePainterState made no measurable difference either.
   scene()->setItemIndexMethod(QGraphicsScene::NoIndex);
   setBackgroundBrush(mark::canvas);
   setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);

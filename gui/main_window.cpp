@@ -702,6 +702,9 @@ void MainWindow::on_tree_current(const QModelIndex& cur) {
 }
 
 void MainWindow::on_frame(FrameResultPtr r) {
+  FrameResultPtr before = graph_->frame();
+  // stepping back through a step prefetches backwards, else forwards
+  int dir = before && before->graph->step == r->graph->step && r->graph->frame < before->graph->frame ? -1 : 1;
   {
     Phase p{"show frame: graph"};
     graph_->show_frame(r);
@@ -748,6 +751,11 @@ void MainWindow::on_frame(FrameResultPtr r) {
                  "tinyviz: step %lld frame %zu (%zu nodes, %zu drawn): build %.1f ms, %s %.1f ms, total %.1f ms\n",
                  (long long)g.step, g.frame, g.n_uops, g.nodes.size(), r->build_ms, r->layout->engine.c_str(),
                  r->layout->ms, last_frame_ms_);
+  // the next frame in the direction of travel, built on the worker while this one is painted and looked at
+  if (sel_.step == g.step && sel_.frame == g.frame) {
+    size_t n = model_->frames_of(g.step);
+    if (dir > 0 ? g.frame + 1 < n : g.frame > 0) loader_->prefetch(g.step, g.frame + dir);
+  }
   emit frame_shown();
 }
 

@@ -462,6 +462,8 @@ class TestTinyviz : public QObject {
         g->select_node(fg.nodes[fg.nodes.size() / 2].key.id);
       }
       check("forward");
+      // while a frame is looked at, the worker builds the next one
+      if (k + 1 < w.model()->frames_of(step)) QTRY_VERIFY(w.loader()->cached(step, k + 1) != nullptr);
     }
     for (size_t k = frames - 1; k-- > 0;) {
       w.navigate(Qt::Key_Left);
