@@ -4,6 +4,8 @@
 #include <QPointer>
 #include <QThreadPool>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <list>
 #include <map>
 #include <mutex>
@@ -221,6 +223,8 @@ bool FrameLoader::workers_idle() {
 FrameResultPtr FrameLoader::cached(int64_t step, size_t frame) const { return sh_->get(step, frame); }
 
 void FrameLoader::request(int64_t step, size_t frame) {
+  // asked again for the frame on its way (opening on a selection starts it before the window selects it)
+  if (on_its_way(step, frame)) return;
   step_ = step, frame_ = frame;
   gen_ = ++sh_->gen;
   // a prefetch of another frame stops before its next frame; one of this frame goes on, and the job started below
@@ -330,6 +334,7 @@ void FrameLoader::prefetch(int64_t step, size_t frame) {
 // derived from a fresh layout of frame k-1, so even a jump shows what the match removed, with the same coordinates.
 void FrameLoader::start_job(bool force_fallback, bool force_full, bool exact) {
   busy_ = true;
+  job_opt_ = opt_;
   // asked for Graphviz explicitly (force_full): wait as long as it takes, Esc still cancels
   if (!force_fallback && !force_full && !budget_timer_.isActive()) budget_timer_.start(budget_ms_);
   emit progress(tr("Building frame %1…").arg(frame_));
@@ -390,6 +395,10 @@ void FrameLoader::start_job(bool force_fallback, bool force_full, bool exact) {
               post([gen, msg](FrameLoader* l) { l->fail(gen, msg); });
               return;
             }
+            if (std::getenv("TINYVIZ_TIMING"))
+              std::fprintf(stderr, "tinyviz: step %lld frame %zu%s: build %.1f ms, %s %.1f ms\n", (long long)step,
+                           r->graph->frame, r->graph->frame != k ? " (the frame before the one asked for)" : "",
+                           r->build_ms, r->layout->engine.c_str(), r->layout->ms);
             post([gen, r, k](FrameLoader* l) {
               if (l->gen_ != gen || l->fallback_started_) return;  // too late: the simple layout is up
               l->sh_->attach_ghosts(*r);

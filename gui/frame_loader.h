@@ -52,6 +52,10 @@ class FrameLoader : public QObject {
   void relayout();       // the current frame from scratch (Graphviz), dropping its cached layout
   void cancel_layout();  // stop waiting for Graphviz: show the simple layout now
   bool busy() const { return busy_; }
+  // a job for this frame is running, with the current options (a request for it waits for that job)
+  bool on_its_way(int64_t step, size_t frame) const {
+    return busy_ && session_ && step == step_ && frame == frame_ && opt_ == job_opt_;
+  }
   FrameResultPtr cached(int64_t step, size_t frame) const;
   static bool workers_idle();  // no frame, layout or query job running (else quitting should not wait for them)
 
@@ -68,7 +72,7 @@ class FrameLoader : public QObject {
   void fail(uint64_t gen, QString msg);
   void on_budget();
   SessionPtr session_;
-  FrameOptions opt_;
+  FrameOptions opt_, job_opt_;  // job_opt_: what the frame on its way is built with
   std::shared_ptr<Shared> sh_;
   QThreadPool* frame_pool_;
   QThreadPool* dot_pool_;
