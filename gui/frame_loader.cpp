@@ -4,6 +4,8 @@
 #include <QPointer>
 #include <QThreadPool>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <list>
 #include <map>
 #include <mutex>
@@ -47,6 +49,8 @@ size_t cost(const FrameResult& r) {
 
 struct FrameLoader::Shared {
   std::atomic<uint64_t> gen{0};
+  std::atomic<uint64_t> prefetch_gen{0};  // a prefetch job is stale once this moves on
+  std::atomic<uint64_t> epoch{0};         // clear() moves it on: a job that started before puts nothing in the cache
   std::atomic<int64_t> next_family{1};
   std::mutex m;
   using Key = std::pair<int64_t, size_t>;
@@ -72,9 +76,14 @@ struct FrameLoader::Shared {
     lru.erase(it->second.lru);
     cache.erase(it);
   }
-  void put(int64_t step, size_t k, FrameResultPtr r) {
+  bool has(int64_t step, size_t k) {
+    std::lock_guard<std::mutex> l(m);
+    return cache.count({step, k});
+  }
+  void put(int64_t step, size_t k, FrameResultPtr r, uint64_t job_epoch = UINT64_MAX) {
     size_t b = cost(*r);
     std::lock_guard<std::mutex> l(m);
+    if (job_epoch != UINT64_MAX && job_epoch != epoch) return;  // built with what a clear() dropped
     Key key{step, k};
     if (auto it = cache.find(key); it != cache.end()) erase_locked(it);
     lru.push_front(key);
@@ -106,6 +115,7 @@ struct FrameLoader::Shared {
   }
   void clear() {
     std::lock_guard<std::mutex> l(m);
+    epoch++;
     cache.clear(), lru.clear(), slow_steps.clear();
     bytes = 0;
   }
@@ -184,6 +194,7 @@ FrameLoader::~FrameLoader() { sh_->gen++; }  // running jobs see they are stale 
 void FrameLoader::set_session(SessionPtr s) {
   session_ = std::move(s);
   sh_->gen++;
+  sh_->prefetch_gen++;
   sh_->clear();
   // open the frame side's own connection now, while the window builds its models
   if (session_)
@@ -200,6 +211,7 @@ void FrameLoader::set_session(SessionPtr s) {
 
 void FrameLoader::set_options(const FrameOptions& o) {
   opt_ = o;
+  sh_->prefetch_gen++;
   sh_->clear();
 }
 
@@ -211,8 +223,13 @@ bool FrameLoader::workers_idle() {
 FrameResultPtr FrameLoader::cached(int64_t step, size_t frame) const { return sh_->get(step, frame); }
 
 void FrameLoader::request(int64_t step, size_t frame) {
+  // asked again for the frame on its way (opening on a selection starts it before the window selects it)
+  if (on_its_way(step, frame)) return;
   step_ = step, frame_ = frame;
   gen_ = ++sh_->gen;
+  // a prefetch of another frame stops before its next frame; one of this frame goes on, and the job started below
+  // (queued behind it on the one frame worker) then finds the frame in the cache
+  if (std::make_pair(step, frame) != prefetching_) sh_->prefetch_gen++;
   fallback_started_ = false;
   if (!session_) return;
   if (FrameResultPtr r = sh_->get(step, frame)) {
@@ -228,6 +245,7 @@ void FrameLoader::request(int64_t step, size_t frame) {
 
 void FrameLoader::relayout() {
   if (!session_) return;
+  sh_->prefetch_gen++;
   sh_->drop(step_, frame_);
   gen_ = ++sh_->gen;
   fallback_started_ = false;
@@ -251,14 +269,17 @@ namespace {
 // frame k laid out from a cached frame of the same step (at most kMaxChain frames away, through every frame in
 // between): nodes that survive keep their place. Null when nothing is cached nearby, the graphs differ too much, or
 // the request went stale.
+// stale: the result is no longer wanted (checked before each frame)
+template <class Stale>
 FrameResultPtr derive(TraceSession::Frames& fr, FrameLoader::Shared& sh, int64_t step, size_t k,
-                      const FrameOptions& opt, uint64_t gen) {
+                      const FrameOptions& opt, Stale stale) {
+  uint64_t epoch = sh.epoch;
   auto nb = sh.nearest(step, k);
   if (!nb) return nullptr;
   auto [j, base] = *nb;
   int dir = k > j ? 1 : -1;
   for (size_t i = j + dir;; i += dir) {
-    if (sh.gen != gen) return nullptr;
+    if (stale()) return nullptr;
     if (FrameResultPtr c = sh.get(step, i)) {
       base = c;
     } else {
@@ -280,7 +301,7 @@ FrameResultPtr derive(TraceSession::Frames& fr, FrameLoader::Shared& sh, int64_t
       r->family = base->family;
       r->build_ms = build_ms;
       sh.attach_ghosts(*r);
-      sh.put(step, i, r);
+      sh.put(step, i, r, epoch);
       base = r;
     }
     if (i == k) return base;
@@ -288,11 +309,32 @@ FrameResultPtr derive(TraceSession::Frames& fr, FrameLoader::Shared& sh, int64_t
 }
 }  // namespace
 
+void FrameLoader::prefetch(int64_t step, size_t frame) {
+  // not while a frame is on its way, nor with focus (every frame is laid out afresh there), nor for a cached frame
+  if (!session_ || busy_ || opt_.focus_hops > 0 || sh_->has(step, frame)) return;
+  uint64_t pg = ++sh_->prefetch_gen;
+  prefetching_ = {step, frame};
+  auto sh = sh_;
+  SessionPtr session = session_;
+  FrameOptions opt = opt_;
+  frame_pool_->start([=] {
+    if (sh->prefetch_gen != pg) return;
+    try {
+      // derived from a cached neighbour only (the frame just shown): no fresh layout, nothing to deliver
+      session->with_frames([&](TraceSession::Frames& fr) {
+        if (!sh->has(step, frame)) derive(fr, *sh, step, frame, opt, [&] { return sh->prefetch_gen != pg; });
+      });
+    } catch (...) {  // the request for that frame, if one comes, reports it
+    }
+  });
+}
+
 // force_fallback: the simple layout now (budget spent or cancelled). force_full: a fresh Graphviz layout of this very
 // frame. exact: lay out this frame itself, not its predecessor. Without those, a frame with no cached neighbour is
 // derived from a fresh layout of frame k-1, so even a jump shows what the match removed, with the same coordinates.
 void FrameLoader::start_job(bool force_fallback, bool force_full, bool exact) {
   busy_ = true;
+  job_opt_ = opt_;
   // asked for Graphviz explicitly (force_full): wait as long as it takes, Esc still cancels
   if (!force_fallback && !force_full && !budget_timer_.isActive()) budget_timer_.start(budget_ms_);
   emit progress(tr("Building frame %1…").arg(frame_));
@@ -323,7 +365,7 @@ void FrameLoader::start_job(bool force_fallback, bool force_full, bool exact) {
           if (FrameResultPtr r = sh->get(step, k)) return deliver(r);
         bool focus = opt.focus_hops > 0;  // small, different graphs per frame: lay each out afresh
         if (!force_full && !force_fallback && !focus)
-          if (FrameResultPtr r = derive(fr, *sh, step, k, opt, gen)) return deliver(r);
+          if (FrameResultPtr r = derive(fr, *sh, step, k, opt, [&] { return sh->gen != gen; })) return deliver(r);
         if (sh->gen != gen) return;
         size_t base = force_full || force_fallback || exact || focus || k == 0 ? k : k - 1;
         auto t0 = std::chrono::steady_clock::now();
@@ -353,6 +395,10 @@ void FrameLoader::start_job(bool force_fallback, bool force_full, bool exact) {
               post([gen, msg](FrameLoader* l) { l->fail(gen, msg); });
               return;
             }
+            if (std::getenv("TINYVIZ_TIMING"))
+              std::fprintf(stderr, "tinyviz: step %lld frame %zu%s: build %.1f ms, %s %.1f ms\n", (long long)step,
+                           r->graph->frame, r->graph->frame != k ? " (the frame before the one asked for)" : "",
+                           r->build_ms, r->layout->engine.c_str(), r->layout->ms);
             post([gen, r, k](FrameLoader* l) {
               if (l->gen_ != gen || l->fallback_started_) return;  // too late: the simple layout is up
               l->sh_->attach_ghosts(*r);
@@ -378,7 +424,7 @@ void FrameLoader::start_job(bool force_fallback, bool force_full, bool exact) {
         sh->attach_ghosts(*r);
         sh->put(step, base, r);
         if (base == k) return deliver(r);
-        FrameResultPtr d = derive(fr, *sh, step, k, opt, gen);
+        FrameResultPtr d = derive(fr, *sh, step, k, opt, [&] { return sh->gen != gen; });
         if (!d) {  // too different from its predecessor: lay out k itself
           auto g2 = build_frame(fr, step, k, opt);
           auto r2 = std::make_shared<FrameResult>();

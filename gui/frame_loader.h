@@ -46,9 +46,16 @@ class FrameLoader : public QObject {
   int budget_ms() const { return budget_ms_; }
 
   void request(int64_t step, size_t frame);
+  // build this frame on the worker ahead of its request (the next match while the user looks at this one), when it
+  // derives from a cached neighbour; nothing while a request is under way. A request for another frame cancels it.
+  void prefetch(int64_t step, size_t frame);
   void relayout();       // the current frame from scratch (Graphviz), dropping its cached layout
   void cancel_layout();  // stop waiting for Graphviz: show the simple layout now
   bool busy() const { return busy_; }
+  // a job for this frame is running, with the current options (a request for it waits for that job)
+  bool on_its_way(int64_t step, size_t frame) const {
+    return busy_ && session_ && step == step_ && frame == frame_ && opt_ == job_opt_;
+  }
   FrameResultPtr cached(int64_t step, size_t frame) const;
   static bool workers_idle();  // no frame, layout or query job running (else quitting should not wait for them)
 
@@ -65,7 +72,7 @@ class FrameLoader : public QObject {
   void fail(uint64_t gen, QString msg);
   void on_budget();
   SessionPtr session_;
-  FrameOptions opt_;
+  FrameOptions opt_, job_opt_;  // job_opt_: what the frame on its way is built with
   std::shared_ptr<Shared> sh_;
   QThreadPool* frame_pool_;
   QThreadPool* dot_pool_;
@@ -75,6 +82,7 @@ class FrameLoader : public QObject {
   int64_t step_ = 0;
   size_t frame_ = 0;
   uint64_t gen_ = 0, delivered_ = 0;
+  std::pair<int64_t, size_t> prefetching_{0, 0};
 };
 
 }  // namespace tv

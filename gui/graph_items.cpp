@@ -36,7 +36,7 @@ const QStaticText& static_text(const std::string& line, int style) {
 }
 }  // namespace
 
-NodeItem::NodeItem(const GNode& n, int index, bool ghost) : n_(n), index_(index), ghost_(ghost) {
+NodeItem::NodeItem(const GNode& n, int index, bool ghost) : n_(&n), index_(index), ghost_(ghost) {
   fill_ = op_color(n.op);
   text_ = fill_.lightnessF() < 0.5 ? QColor(0xf0, 0xf0, 0xf0) : QColor(0x14, 0x15, 0x1c);
   setZValue(ghost ? -1 : 1);
@@ -46,8 +46,24 @@ NodeItem::NodeItem(const GNode& n, int index, bool ghost) : n_(n), index_(index)
   setCacheMode(QGraphicsItem::NoCache);
 }
 
+void NodeItem::rebind(const GNode& n, int index) {
+  index_ = index;
+  const GNode& o = *n_;
+  if (&o == &n) return;
+  bool resized = n.w != o.w || n.h != o.h;
+  bool looks = resized || n.mark != o.mark || n.is_root != o.is_root || n.folded_from != o.folded_from ||
+               n.op != o.op || n.lines != o.lines;
+  if (resized) prepareGeometryChange();
+  if (n.op != o.op) {
+    fill_ = op_color(n.op);
+    text_ = fill_.lightnessF() < 0.5 ? QColor(0xf0, 0xf0, 0xf0) : QColor(0x14, 0x15, 0x1c);
+  }
+  n_ = &n;
+  if (looks) update();
+}
+
 QRectF NodeItem::boundingRect() const {
-  return QRectF(-n_.w / 2 - kOutline, -n_.h / 2 - kOutline, n_.w + 2 * kOutline, n_.h + 2 * kOutline);
+  return QRectF(-n_->w / 2 - kOutline, -n_->h / 2 - kOutline, n_->w + 2 * kOutline, n_->h + 2 * kOutline);
 }
 
 void NodeItem::set_hi(Hi h) {
@@ -57,7 +73,7 @@ void NodeItem::set_hi(Hi h) {
 }
 
 void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget*) {
-  QRectF r(-n_.w / 2, -n_.h / 2, n_.w, n_.h);
+  QRectF r(-n_->w / 2, -n_->h / 2, n_->w, n_->h);
   double lod = opt->levelOfDetailFromTransform(p->worldTransform());
   p->setRenderHint(QPainter::Antialiasing, lod >= 0.35);  // a few pixels: crisp is as good, and cheaper
   p->setOpacity(hi_ == Hi::dim ? 0.28 : 1.0);
@@ -68,11 +84,11 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget*)
   } else {
     p->setBrush(fill_);
     QPen pen(fill_.darker(170), 1);
-    if (n_.mark == Mark::added) pen = QPen(mark::added, 3);
-    if (n_.mark == Mark::changed) pen = QPen(mark::changed, 3);
+    if (n_->mark == Mark::added) pen = QPen(mark::added, 3);
+    if (n_->mark == Mark::changed) pen = QPen(mark::changed, 3);
     p->setPen(pen);
     p->drawRoundedRect(r, 4, 4);
-    if (n_.is_root) {  // the frame's root: a second thin line inside
+    if (n_->is_root) {  // the frame's root: a second thin line inside
       p->setPen(QPen(fill_.darker(220), 1));
       p->setBrush(Qt::NoBrush);
       p->drawRoundedRect(r.adjusted(2.5, 2.5, -2.5, -2.5), 3, 3);
@@ -88,14 +104,14 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget*)
   static const QFont font = graph_font(false), bold = graph_font(true);
   static const double lh = QFontMetricsF(font).height();
   double y = r.top() + kNodePadY;
-  for (size_t i = 0; i < n_.lines.size(); i++) {
+  for (size_t i = 0; i < n_->lines.size(); i++) {
     QColor c = ghost_ ? QColor(0xe0, 0xa0, 0xa0) : text_;
-    if (n_.folded_from >= 0 && (int)i >= n_.folded_from)
+    if (n_->folded_from >= 0 && (int)i >= n_->folded_from)
       c = text_.lightnessF() > 0.5 ? c.darker(130) : QColor(0x50, 0x58, 0x78);
     p->setPen(c);
     int style = i == 0 ? (ghost_ ? 2 : 1) : 0;
     p->setFont(style == 0 ? font : bold);  // the static text carries its own font; this keeps metrics consistent
-    const QStaticText& st = static_text(n_.lines[i], style);
+    const QStaticText& st = static_text(n_->lines[i], style);
     QSizeF sz = st.size();
     p->drawStaticText(QPointF(r.left() + (r.width() - sz.width()) / 2, y + (lh - sz.height()) / 2), st);
     y += lh;
@@ -105,6 +121,31 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget*)
 EdgeItem::EdgeItem(const EdgePath& e, int port, bool show_port, bool crowded, bool dashed)
     : port_(port), show_port_(show_port), crowded_(crowded), dashed_(dashed) {
   setZValue(0);
+  // paint gets the part of the view it is drawn into (opt->exposedRect): a long edge draws only its part there
+  setFlag(QGraphicsItem::ItemUsesExtendedStyleOption);
+  build(e);
+}
+
+void EdgeItem::set(const EdgePath& e, int port, bool show_port, bool crowded, bool dashed) {
+  bool moved = e.bezier != bezier_ || e.pts.size() != pts_.size() ||
+               !std::equal(e.pts.begin(), e.pts.end(), pts_.begin(), [](Pt a, Pt b) { return a.x == b.x && a.y == b.y; });
+  bool looks = port != port_ || show_port != show_port_ || crowded != crowded_ || dashed != dashed_;
+  port_ = port, show_port_ = show_port, crowded_ = crowded, dashed_ = dashed;
+  if (moved) {
+    prepareGeometryChange();  // repaints where it was and where it goes
+    build(e);
+  } else if (looks) {
+    update();
+  }
+}
+
+void EdgeItem::build(const EdgePath& e) {
+  pts_ = e.pts;
+  bezier_ = e.bezier;
+  path_ = QPainterPath();
+  arrow_.clear();
+  label_pos_ = {};
+  bounds_ = {};
   const auto& p = e.pts;
   if (p.empty()) return;
   path_.moveTo(p[0].x, p[0].y);
@@ -128,6 +169,59 @@ EdgeItem::EdgeItem(const EdgePath& e, int port, bool show_port, bool crowded, bo
   arrow_ << tip << tip - d * L + n * W << tip - d * L - n * W;
   label_pos_ = tip - d * 14 + n * 7;
   bounds_ = path_.controlPointRect().united(arrow_.boundingRect()).adjusted(-10, -10, 10, 10);
+}
+
+namespace {
+// the box of the points, with a zero-width or zero-height box still meeting what it touches (QRectF::intersects and
+// ::contains ignore empty rectangles)
+struct Span {
+  double l, t, r, b;
+  explicit Span(std::initializer_list<QPointF> ps) : l(1e300), t(1e300), r(-1e300), b(-1e300) {
+    for (QPointF p : ps) l = std::min(l, p.x()), r = std::max(r, p.x()), t = std::min(t, p.y()), b = std::max(b, p.y());
+  }
+  bool meets(const QRectF& v) const { return l <= v.right() && r >= v.left() && t <= v.bottom() && b >= v.top(); }
+  bool inside(const QRectF& v) const { return l >= v.left() && r <= v.right() && t >= v.top() && b <= v.bottom(); }
+};
+
+// Lines along the cubic a..d, within tol of it, leaving out the pieces whose box misses v (a cubic lies inside its
+// control points' box). Halving is exact (de Casteljau) and does not depend on v, so a part of the view repainted
+// later gets the very same lines. runs: one polyline per stretch that meets v.
+void flatten_cubic(QPointF a, QPointF b, QPointF c, QPointF d, const QRectF& v, double tol, int depth,
+                   std::vector<QPolygonF>& runs) {
+  if (!Span{a, b, c, d}.meets(v)) return;
+  QPointF ad = d - a;
+  double len = std::hypot(ad.x(), ad.y());
+  auto off = [&](QPointF q) {  // distance of a control point from the chord
+    QPointF aq = q - a;
+    return len > 1e-9 ? std::abs(aq.x() * ad.y() - aq.y() * ad.x()) / len : std::hypot(aq.x(), aq.y());
+  };
+  if (depth == 0 || std::max(off(b), off(c)) <= tol) {
+    if (runs.empty() || runs.back().back() != a) runs.push_back(QPolygonF{a});
+    runs.back().push_back(d);
+    return;
+  }
+  QPointF ab = (a + b) / 2, bc = (b + c) / 2, cd = (c + d) / 2, abc = (ab + bc) / 2, bcd = (bc + cd) / 2,
+          m = (abc + bcd) / 2;
+  flatten_cubic(a, ab, abc, m, v, tol, depth - 1, runs);
+  flatten_cubic(m, bcd, cd, d, v, tol, depth - 1, runs);
+}
+}  // namespace
+
+void EdgeItem::draw_visible(QPainter* p, const QRectF& v, double tol) const {
+  static thread_local std::vector<QPolygonF> runs;
+  runs.clear();
+  const auto& pts = pts_;
+  auto q = [&](size_t i) { return QPointF(pts[i].x, pts[i].y); };
+  if (bezier_) {
+    for (size_t i = 1; i + 2 < pts.size(); i += 3) flatten_cubic(q(i - 1), q(i), q(i + 1), q(i + 2), v, tol, 16, runs);
+  } else {
+    for (size_t i = 1; i < pts.size(); i++)
+      if (Span{q(i - 1), q(i)}.meets(v)) {
+        if (runs.empty() || runs.back().back() != q(i - 1)) runs.push_back(QPolygonF{q(i - 1)});
+        runs.back().push_back(q(i));
+      }
+  }
+  for (const QPolygonF& r : runs) p->drawPolyline(r);
 }
 
 void EdgeItem::set_hi(Hi h) {
@@ -157,7 +251,15 @@ void EdgeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget*)
   if (dashed_) pen.setStyle(Qt::DashLine);
   p->setPen(pen);
   p->setBrush(Qt::NoBrush);
-  p->drawPath(path_);
+  // The curve as lines a quarter of a pixel from it, only where it meets the part of the view being painted: Qt's
+  // stroker split each curve of a fan-in to its full length in pixels (thousands of them across and beyond the view),
+  // which was most of a frame's paint. A dashed edge is drawn whole, so its dashes stay where they are.
+  if (dashed_) {
+    p->drawPath(path_);
+  } else {
+    double m = 2 + 3 / lod;  // the pen's width, and a margin
+    draw_visible(p, opt->exposedRect.adjusted(-m, -m, m, m), 0.25 / lod);
+  }
   p->setPen(Qt::NoPen);
   p->setBrush(c);
   p->drawPolygon(arrow_);

@@ -14,6 +14,9 @@ enum class Hi : uint8_t { none, selected, source, user, dim };
 class NodeItem : public QGraphicsItem {
  public:
   NodeItem(const GNode& n, int index, bool ghost);
+  // the same node in the next frame of the step (the view keeps the item): points it at that frame's GNode and
+  // repaints it only when it draws differently there (label, size, mark, root); the caller moves it
+  void rebind(const GNode& n, int index);
   enum { Type = UserType + 1 };
   int type() const override { return Type; }
   QRectF boundingRect() const override;
@@ -21,10 +24,11 @@ class NodeItem : public QGraphicsItem {
   void set_hi(Hi h);
   int index() const { return index_; }  // in FrameGraph::nodes (or ::ghosts for a ghost)
   bool ghost() const { return ghost_; }
-  const GNode& node() const { return n_; }
+  const GNode& node() const { return *n_; }
+  Hi hi() const { return hi_; }
 
  private:
-  const GNode& n_;  // owned by the FrameGraph the view keeps alive
+  const GNode* n_;  // owned by the FrameGraph the view keeps alive
   int index_;
   bool ghost_;
   Hi hi_ = Hi::none;
@@ -36,14 +40,22 @@ class EdgeItem : public QGraphicsItem {
   // crowded: one of very many edges (a frame with over kCrowdedEdges): drawn without antialiasing
   // dashed: a "runs after" edge (GEdge::order), not a source
   EdgeItem(const EdgePath& path, int port, bool show_port, bool crowded = false, bool dashed = false);
+  // the same edge in the next frame of the step: rebuilds the path only when the layout moved it, repaints only
+  // when something it draws changed
+  void set(const EdgePath& path, int port, bool show_port, bool crowded, bool dashed);
   static constexpr size_t kCrowdedEdges = 1000;
   enum { Type = UserType + 2 };
   int type() const override { return Type; }
   QRectF boundingRect() const override { return bounds_; }
   void paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget* w) override;
   void set_hi(Hi h);
+  Hi hi() const { return hi_; }
 
  private:
+  void build(const EdgePath& e);
+  void draw_visible(QPainter* p, const QRectF& v, double tol) const;  // the path where it can meet v, as lines
+  std::vector<Pt> pts_;  // the layout's points the path was built from
+  bool bezier_ = false;
   QPainterPath path_;
   QPolygonF arrow_;
   QPointF label_pos_;

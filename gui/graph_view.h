@@ -36,6 +36,7 @@ class GraphView : public QGraphicsView {
   // for the tests: drawn nodes (index into frame()->graph->nodes) and ghosts
   const std::vector<NodeItem*>& node_items() const { return nodes_; }
   const std::vector<NodeItem*>& ghost_items() const { return ghosts_; }
+  const std::vector<EdgeItem*>& edge_items() const { return edges_; }  // index into frame()->graph->edges
   QPoint node_viewport_pos(int index) const;
   NodeItem* node_at(QPoint viewport_pos) const;  // the drawn node there (a node over a ghost), or null
   bool is_collapsed(int64_t id) const;           // drawn with its sources collapsed (a CALL: its body hidden)
@@ -65,9 +66,14 @@ class GraphView : public QGraphicsView {
   void apply_highlight();
   void initial_view(const QRectF& focus);
   void place_overlay();
+  void update_overlays();  // repaint where drawForeground draws (the legend, the frame's info line and note)
   FrameResultPtr frame_;
+  // nodes_ and edges_ run parallel to the frame's FrameGraph::nodes and ::edges. Stepping within a step keeps the
+  // items of the nodes and edges that survive (by NodeKey; an edge by its ends' keys, port and kind): only what
+  // changed is moved, added, removed and repainted
   std::vector<NodeItem*> nodes_, ghosts_;
   std::vector<EdgeItem*> edges_;
+  std::vector<QGraphicsItem*> boxes_;  // the match's boxes
   std::unordered_multimap<int64_t, int> by_id_;  // uop id -> node indices (a leaf drawn per use has several)
   int64_t selected_ = 0;
   std::vector<int> found_;

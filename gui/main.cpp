@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
       rc = tv::take_screenshot(w, o);
     } else {
       w.show();
-      if (!o.trace.isEmpty() && w.open_trace(o.trace)) tv::apply_options(w, o);
+      if (!o.trace.isEmpty() && w.open_trace(o.trace, tv::first_selection(o))) tv::apply_options(w, o);
       rc = app.exec();
     }
     app.on_error = nullptr;

@@ -510,7 +510,7 @@ SessionPtr MainWindow::open_session(const QString& path, QString& error) {
   return r->s;
 }
 
-bool MainWindow::open_trace(const QString& path) {
+bool MainWindow::open_trace(const QString& path, const Selection& first) {
   if (opening_) return false;  // a second open while the first one reads
   opening_ = true;
   QString error;
@@ -524,12 +524,24 @@ bool MainWindow::open_trace(const QString& path) {
     return false;
   }
   msg_->hide();
-  if (!guard([&] { set_session(s); })) return false;
+  opening_on_ = first;
+  bool set = guard([&] { set_session(s); });
+  opening_on_ = {};
+  if (!set) return false;
   add_recent(QFileInfo(path).absoluteFilePath());
-  // start on the first step, so there is a graph at once
+  // start on the first step, so there is a graph at once; or straight on the selection asked for, so no frame of the
+  // first step is built and laid out on the way (the workers do one frame at a time)
   guard([&] {
     const auto& order = model_->step_order();
-    if (!order.empty())
+    bool known = false;
+    try {
+      if (first.step) known = session_->ui().step(first.step).id == first.step;
+      else if (first.context) known = session_->ui().context(first.context).id == first.context;
+    } catch (...) {  // not in this trace: the caller reports it
+    }
+    if (known)
+      select(first);
+    else if (!order.empty())
       select({session_->ui().step(order.front()).context, order.front(), 0});
     else if (!session_->ui().contexts().empty())
       select({session_->ui().contexts().front().id, 0, 0});
@@ -570,6 +582,16 @@ void MainWindow::set_session(SessionPtr s) {
   history_.clear();
   history_pos_ = 0;
   loader_->set_session(session_);
+  // opening on a step's frame: the worker starts on it now, while the models and the tree are built (the select
+  // that follows finds it on its way)
+  if (opening_on_.step) try {
+      const StepRow& st = session_->ui().step(opening_on_.step);
+      if (st.error.empty() && opening_on_.frame <= (size_t)st.n_matches) {
+        request_t0_ = std::chrono::steady_clock::now();
+        loader_->request(st.id, opening_on_.frame);
+      }
+    } catch (...) {  // not in this trace: open_trace opens on the first step
+    }
   {
     Phase p{"tree model"};
     model_->set_session(session_);
@@ -682,8 +704,9 @@ void MainWindow::select_unguarded(const Selection& in, bool record_history) {
     emit frame_shown();
     return;
   }
-  request_t0_ = std::chrono::steady_clock::now();
-  loader_->request(step, s.step ? s.frame : 0);
+  size_t frame = s.step ? s.frame : 0;
+  if (!loader_->on_its_way(step, frame)) request_t0_ = std::chrono::steady_clock::now();  // (else: since opening)
+  loader_->request(step, frame);
 }
 
 void MainWindow::update_frame_bar() {
@@ -702,6 +725,9 @@ void MainWindow::on_tree_current(const QModelIndex& cur) {
 }
 
 void MainWindow::on_frame(FrameResultPtr r) {
+  FrameResultPtr before = graph_->frame();
+  // stepping back through a step prefetches backwards, else forwards
+  int dir = before && before->graph->step == r->graph->step && r->graph->frame < before->graph->frame ? -1 : 1;
   {
     Phase p{"show frame: graph"};
     graph_->show_frame(r);
@@ -748,6 +774,11 @@ void MainWindow::on_frame(FrameResultPtr r) {
                  "tinyviz: step %lld frame %zu (%zu nodes, %zu drawn): build %.1f ms, %s %.1f ms, total %.1f ms\n",
                  (long long)g.step, g.frame, g.n_uops, g.nodes.size(), r->build_ms, r->layout->engine.c_str(),
                  r->layout->ms, last_frame_ms_);
+  // the next frame in the direction of travel, built on the worker while this one is painted and looked at
+  if (sel_.step == g.step && sel_.frame == g.frame) {
+    size_t n = model_->frames_of(g.step);
+    if (dir > 0 ? g.frame + 1 < n : g.frame > 0) loader_->prefetch(g.step, g.frame + dir);
+  }
   emit frame_shown();
 }
 

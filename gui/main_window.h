@@ -40,7 +40,9 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr, bool restore = true);
   ~MainWindow() override;
 
-  bool open_trace(const QString& path);  // false: the error is shown in the window, the previous trace stays
+  // false: the error is shown in the window, the previous trace stays. Opens on `first` (a context or step of the
+  // trace: the command line's --select) when it names one, else on the first step, so there is a graph at once
+  bool open_trace(const QString& path, const Selection& first = {});
   // an error a user should see (a trace that cannot be read, a frame that cannot be built, an exception the event
   // loop caught): the banner shows it, error_shown() tells tests
   void report_error(const QString& text);
@@ -113,6 +115,7 @@ class MainWindow : public QMainWindow {
 
   SessionPtr session_;
   Selection sel_;
+  Selection opening_on_;  // open_trace's first selection, while it opens
   std::vector<Selection> history_;
   size_t history_pos_ = 0;
   bool syncing_tree_ = false, opening_ = false;

@@ -91,6 +91,11 @@ Options parse_options(const QStringList& args) {
   return o;
 }
 
+Selection first_selection(const Options& o) {
+  if (!o.has_select || o.focus) return {};
+  return {o.context, o.step, (size_t)o.match};
+}
+
 bool apply_options(MainWindow& w, const Options& o) {
   bool ok = true;
   if (o.focus) w.focus_box()->setCurrentIndex(w.focus_box()->findData(o.focus));
@@ -130,7 +135,7 @@ bool apply_options(MainWindow& w, const Options& o) {
 int take_screenshot(MainWindow& w, const Options& o, int timeout_ms) {
   w.resize(o.size);
   w.show();
-  bool opened = w.open_trace(o.trace), selected = opened && apply_options(w, o);
+  bool opened = w.open_trace(o.trace, first_selection(o)), selected = opened && apply_options(w, o);
   QElapsedTimer t;
   t.start();
   // wait for the frame (layout runs on a worker), statistics and code to arrive, then for the paint

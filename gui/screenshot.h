@@ -8,6 +8,8 @@
 #include <QStringList>
 #include <optional>
 
+#include "gui/trace_model.h"
+
 namespace tv {
 
 class MainWindow;
@@ -25,6 +27,8 @@ struct Options {
 Options parse_options(const QStringList& args);  // args without the program name; error set when invalid
 extern const char* const kUsage;
 
+// what --select names, for MainWindow::open_trace to open on (none with --focus: that option is applied first)
+Selection first_selection(const Options& o);
 bool apply_options(MainWindow& w, const Options& o);  // --select, --tab on an opened window; false: bad --select
 // renders the window with the trace at o.size into o.screenshot once everything is drawn; returns an exit status
 int take_screenshot(MainWindow& w, const Options& o, int timeout_ms = 60000);

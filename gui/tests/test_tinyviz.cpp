@@ -8,6 +8,8 @@
 #include <QDir>
 #include <QLineEdit>
 #include <QProcess>
+#include <QScreen>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -350,6 +352,126 @@ class TestTinyviz : public QObject {
     QRectF visible = g->mapToScene(g->viewport()->rect()).boundingRect();
     QVERIFY2(visible.contains(near),
              qPrintable(QString("step %1: (%2, %3) not in view").arg(step).arg(near.x()).arg(near.y())));
+  }
+
+  // Stepping keeps the items of what survives (graph_view.cpp): after steps forward and back, with a node selected,
+  // every node of the frame has exactly one item, at the layout's place, drawing this frame's node (its mark), every
+  // edge one item with the layout's path, nothing of a removed node is left in the scene, and what is on the screen
+  // (only the changed parts repainted) is what a view that builds the frame from scratch draws
+  void stepping_keeps_items_and_draws_each_frame_right() {
+    int64_t step = 0;  // the step with the biggest graph among those with 5+ matches
+    size_t most = 0;
+    for (const auto& s : t_->steps())
+      if (s.n_matches >= 5) {
+        StepReplay r(*t_, s.id);
+        if (r.nodes(0).size() > most) most = r.nodes(0).size(), step = s.id;
+      }
+    QVERIFY(step);
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(w.open_trace(trace_));
+    QVERIFY(wait_idle(w));
+    w.select({0, step, 0});
+    QVERIFY(wait_idle(w));
+    GraphView* g = w.graph();
+    // what the screen shows of a view's viewport (the window's backing store, as painted bit by bit)
+    auto on_screen = [](QAbstractScrollArea* v) {
+      for (int i = 0; i < 5; i++) QCoreApplication::processEvents();
+      QWidget* top = v->window();
+      QPoint o = v->viewport()->mapTo(top, QPoint(0, 0));
+      return top->screen()
+          ->grabWindow(top->winId(), o.x(), o.y(), v->viewport()->width(), v->viewport()->height())
+          .toImage()
+          .convertToFormat(QImage::Format_RGB32);
+    };
+    auto check = [&](const char* when) {
+      QString at = QString("%1, frame %2").arg(when).arg(g->frame()->graph->frame);
+      const FrameResult& r = *g->frame();
+      const FrameGraph& fg = *r.graph;
+      const Layout& L = *r.layout;
+      QCOMPARE(g->node_items().size(), fg.nodes.size());
+      std::unordered_set<const QGraphicsItem*> mine;
+      for (size_t i = 0; i < fg.nodes.size(); i++) {
+        NodeItem* n = g->node_items()[i];
+        QVERIFY2(mine.insert(n).second, qPrintable(at));
+        QVERIFY2(&n->node() == &fg.nodes[i] && n->index() == (int)i && !n->ghost(), qPrintable(at));
+        QVERIFY2(n->scene() == g->scene(), qPrintable(at));
+        QCOMPARE(n->pos(), QPointF(L.pos[i].x, L.pos[i].y));
+      }
+      size_t n_edges = std::min(fg.edges.size(), L.edges.size()), n_ghosts = 0;
+      QCOMPARE(g->edge_items().size(), n_edges);
+      bool crowded = fg.edges.size() > EdgeItem::kCrowdedEdges;
+      for (size_t i = 0; i < n_edges; i++) {
+        EdgeItem* e = g->edge_items()[i];
+        QVERIFY2(mine.insert(e).second, qPrintable(at));
+        const GEdge& ge = fg.edges[i];
+        EdgeItem fresh_edge(L.edges[i], ge.port, ge.nslots > 1 && !ge.order, crowded, ge.order);
+        QCOMPARE(e->boundingRect(), fresh_edge.boundingRect());
+      }
+      for (char shown : r.ghost_shown) n_ghosts += shown;
+      QCOMPARE(g->ghost_items().size(), n_ghosts);
+      // the scene holds this frame's nodes, edges and ghosts (and the match boxes), nothing else
+      size_t nodes = 0, ghosts = 0, edges = 0;
+      for (QGraphicsItem* it : g->scene()->items()) {
+        if (it->type() == NodeItem::Type) {
+          auto* n = static_cast<NodeItem*>(it);
+          n->ghost() ? ghosts++ : nodes++;
+          if (!n->ghost()) QVERIFY2(mine.count(n), qPrintable(at + ": an item of a node not in the frame"));
+        } else if (it->type() == EdgeItem::Type) {
+          edges++;
+          QVERIFY2(mine.count(it), qPrintable(at + ": an item of an edge not in the frame"));
+        }
+      }
+      QCOMPARE(nodes, fg.nodes.size());
+      QCOMPARE(ghosts, n_ghosts);
+      QCOMPARE(edges, n_edges);
+      // the same picture as a view that draws the frame from scratch, looking at the same place
+      GraphView fresh;
+      fresh.resize(g->size());
+      fresh.show();
+      fresh.show_frame(g->frame());
+      if (g->selected_node()) fresh.select_node(g->selected_node());
+      fresh.setTransform(g->transform());
+      fresh.horizontalScrollBar()->setValue(g->horizontalScrollBar()->value());
+      fresh.verticalScrollBar()->setValue(g->verticalScrollBar()->value());
+      QCOMPARE(fresh.mapToScene(0, 0), g->mapToScene(0, 0));
+      for (size_t i = 0; i < fg.nodes.size(); i++) QCOMPARE(fresh.node_items()[i]->hi(), g->node_items()[i]->hi());
+      for (size_t i = 0; i < n_edges; i++) QCOMPARE(fresh.edge_items()[i]->hi(), g->edge_items()[i]->hi());
+      QImage a = on_screen(g), b = on_screen(&fresh);
+      QCOMPARE(a.size(), b.size());
+      int differ = 0;
+      for (int y = 0; y < a.height(); y++)
+        for (int x = 0; x < a.width(); x++) {
+          QRgb p = a.pixel(x, y), q = b.pixel(x, y);
+          differ += std::abs(qRed(p) - qRed(q)) + std::abs(qGreen(p) - qGreen(q)) + std::abs(qBlue(p) - qBlue(q)) > 24;
+        }
+      if (differ) qInfo("%s: %d pixels differ", qPrintable(at), differ);
+      // (overlapping edges may stack in another order: an item kept lies under one added later)
+      QVERIFY2(differ <= a.width() * a.height() / 1000,
+               qPrintable(QString("%1: %2 pixels differ from a fresh view").arg(at).arg(differ)));
+    };
+    check("the input graph");
+    size_t frames = std::min<size_t>(w.model()->frames_of(step), 9);
+    for (size_t k = 1; k < frames; k++) {
+      w.navigate(Qt::Key_Right);
+      QVERIFY(wait_idle(w));
+      QCOMPARE(g->frame()->graph->frame, k);
+      if (k == 2) {  // select a node that stays drawn for a while: its highlight follows the frames
+        const FrameGraph& fg = *g->frame()->graph;
+        g->select_node(fg.nodes[fg.nodes.size() / 2].key.id);
+      }
+      check("forward");
+      // while a frame is looked at, the worker builds the next one
+      if (k + 1 < w.model()->frames_of(step)) QTRY_VERIFY(w.loader()->cached(step, k + 1) != nullptr);
+    }
+    for (size_t k = frames - 1; k-- > 0;) {
+      w.navigate(Qt::Key_Left);
+      QVERIFY(wait_idle(w));
+      QCOMPARE(g->frame()->graph->frame, k);
+      check("back");
+    }
+    shot(w, "stepped_back_to_the_input");
   }
 
   void focus_draws_only_the_neighbourhood_of_the_match() {
