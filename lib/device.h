@@ -92,8 +92,8 @@ class LRUAllocator : public Allocator {
 
 // Compiler: source text -> a loadable library (bytes). compile_cached keeps every result in memory keyed by the
 // source, and on disk (lib/diskcache.h, table = cachekey, key = source; as the reference) unless the cachekey is
-// empty, CACHELEVEL=0, CCACHE=0 or DISABLE_COMPILER_CACHE=1; ASSERT_COMPILE=1 makes a compile an error. Safe to call from
-// several threads.
+// empty, CACHELEVEL=0, CCACHE=0 or DISABLE_COMPILER_CACHE=1; ASSERT_COMPILE=1 makes a compile an error. Safe to
+// call from several threads.
 class Compiler {
  public:
   explicit Compiler(std::string cachekey = "") : cachekey(std::move(cachekey)) {}

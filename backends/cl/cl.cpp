@@ -4,7 +4,6 @@
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
-
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -26,25 +25,34 @@ const char* error_name(cl_int e) {
 #define E(x) \
   case x:    \
     return #x;
-    E(CL_DEVICE_NOT_FOUND) E(CL_DEVICE_NOT_AVAILABLE) E(CL_COMPILER_NOT_AVAILABLE) E(CL_MEM_OBJECT_ALLOCATION_FAILURE)
-    E(CL_OUT_OF_RESOURCES) E(CL_OUT_OF_HOST_MEMORY) E(CL_PROFILING_INFO_NOT_AVAILABLE) E(CL_MEM_COPY_OVERLAP)
-    E(CL_IMAGE_FORMAT_MISMATCH) E(CL_IMAGE_FORMAT_NOT_SUPPORTED) E(CL_BUILD_PROGRAM_FAILURE) E(CL_MAP_FAILURE)
-    E(CL_MISALIGNED_SUB_BUFFER_OFFSET) E(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) E(CL_COMPILE_PROGRAM_FAILURE)
-    E(CL_LINKER_NOT_AVAILABLE) E(CL_LINK_PROGRAM_FAILURE) E(CL_DEVICE_PARTITION_FAILED)
-    E(CL_KERNEL_ARG_INFO_NOT_AVAILABLE) E(CL_INVALID_VALUE) E(CL_INVALID_DEVICE_TYPE) E(CL_INVALID_PLATFORM)
-    E(CL_INVALID_DEVICE) E(CL_INVALID_CONTEXT) E(CL_INVALID_QUEUE_PROPERTIES) E(CL_INVALID_COMMAND_QUEUE)
-    E(CL_INVALID_HOST_PTR) E(CL_INVALID_MEM_OBJECT) E(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR) E(CL_INVALID_IMAGE_SIZE)
-    E(CL_INVALID_SAMPLER) E(CL_INVALID_BINARY) E(CL_INVALID_BUILD_OPTIONS) E(CL_INVALID_PROGRAM)
-    E(CL_INVALID_PROGRAM_EXECUTABLE) E(CL_INVALID_KERNEL_NAME) E(CL_INVALID_KERNEL_DEFINITION) E(CL_INVALID_KERNEL)
-    E(CL_INVALID_ARG_INDEX) E(CL_INVALID_ARG_VALUE) E(CL_INVALID_ARG_SIZE) E(CL_INVALID_KERNEL_ARGS)
-    E(CL_INVALID_WORK_DIMENSION) E(CL_INVALID_WORK_GROUP_SIZE) E(CL_INVALID_WORK_ITEM_SIZE) E(CL_INVALID_GLOBAL_OFFSET)
-    E(CL_INVALID_EVENT_WAIT_LIST) E(CL_INVALID_EVENT) E(CL_INVALID_OPERATION) E(CL_INVALID_GL_OBJECT)
-    E(CL_INVALID_BUFFER_SIZE) E(CL_INVALID_MIP_LEVEL) E(CL_INVALID_GLOBAL_WORK_SIZE) E(CL_INVALID_PROPERTY)
-    E(CL_INVALID_IMAGE_DESCRIPTOR) E(CL_INVALID_COMPILER_OPTIONS) E(CL_INVALID_LINKER_OPTIONS)
-    E(CL_INVALID_DEVICE_PARTITION_COUNT) E(CL_PLATFORM_NOT_FOUND_KHR)
+    E(CL_DEVICE_NOT_FOUND)
+    E(CL_DEVICE_NOT_AVAILABLE) E(CL_COMPILER_NOT_AVAILABLE) E(CL_MEM_OBJECT_ALLOCATION_FAILURE) E(CL_OUT_OF_RESOURCES)
+        E(CL_OUT_OF_HOST_MEMORY) E(CL_PROFILING_INFO_NOT_AVAILABLE) E(CL_MEM_COPY_OVERLAP) E(CL_IMAGE_FORMAT_MISMATCH)
+            E(CL_IMAGE_FORMAT_NOT_SUPPORTED) E(CL_BUILD_PROGRAM_FAILURE) E(CL_MAP_FAILURE)
+                E(CL_MISALIGNED_SUB_BUFFER_OFFSET) E(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+                    E(CL_COMPILE_PROGRAM_FAILURE) E(CL_LINKER_NOT_AVAILABLE) E(CL_LINK_PROGRAM_FAILURE)
+                        E(CL_DEVICE_PARTITION_FAILED) E(CL_KERNEL_ARG_INFO_NOT_AVAILABLE) E(CL_INVALID_VALUE) E(
+                            CL_INVALID_DEVICE_TYPE) E(CL_INVALID_PLATFORM) E(CL_INVALID_DEVICE) E(CL_INVALID_CONTEXT)
+                            E(CL_INVALID_QUEUE_PROPERTIES) E(CL_INVALID_COMMAND_QUEUE) E(CL_INVALID_HOST_PTR)
+                                E(CL_INVALID_MEM_OBJECT) E(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR) E(CL_INVALID_IMAGE_SIZE)
+                                    E(CL_INVALID_SAMPLER) E(CL_INVALID_BINARY) E(CL_INVALID_BUILD_OPTIONS)
+                                        E(CL_INVALID_PROGRAM) E(CL_INVALID_PROGRAM_EXECUTABLE) E(CL_INVALID_KERNEL_NAME)
+                                            E(CL_INVALID_KERNEL_DEFINITION) E(CL_INVALID_KERNEL) E(CL_INVALID_ARG_INDEX)
+                                                E(CL_INVALID_ARG_VALUE) E(CL_INVALID_ARG_SIZE) E(CL_INVALID_KERNEL_ARGS)
+                                                    E(CL_INVALID_WORK_DIMENSION) E(CL_INVALID_WORK_GROUP_SIZE)
+                                                        E(CL_INVALID_WORK_ITEM_SIZE) E(CL_INVALID_GLOBAL_OFFSET)
+                                                            E(CL_INVALID_EVENT_WAIT_LIST) E(CL_INVALID_EVENT) E(
+                                                                CL_INVALID_OPERATION) E(CL_INVALID_GL_OBJECT)
+                                                                E(CL_INVALID_BUFFER_SIZE) E(CL_INVALID_MIP_LEVEL) E(
+                                                                    CL_INVALID_GLOBAL_WORK_SIZE) E(CL_INVALID_PROPERTY)
+                                                                    E(CL_INVALID_IMAGE_DESCRIPTOR)
+                                                                        E(CL_INVALID_COMPILER_OPTIONS)
+                                                                            E(CL_INVALID_LINKER_OPTIONS)
+                                                                                E(CL_INVALID_DEVICE_PARTITION_COUNT)
+                                                                                    E(CL_PLATFORM_NOT_FOUND_KHR)
 #undef E
-    default:
-      return "Unknown error";
+                                                                                        default
+        : return "Unknown error";
   }
 }
 
@@ -85,12 +93,14 @@ struct Fn<R (*)(A...)> {
   }
 };
 // the OpenCL functions this backend calls
-#define TG_CL_FUNCTIONS(X) X(clBuildProgram) X(clCreateBuffer) X(clCreateCommandQueue) X(clCreateContext) \
-  X(clCreateKernel) X(clCreateProgramWithBinary) X(clCreateProgramWithSource) X(clEnqueueNDRangeKernel) \
-  X(clEnqueueReadBuffer) X(clEnqueueWriteBuffer) X(clFinish) X(clGetDeviceIDs) X(clGetDeviceInfo) \
-  X(clGetEventProfilingInfo) X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetProgramBuildInfo) X(clGetProgramInfo) \
-  X(clReleaseCommandQueue) X(clReleaseContext) X(clReleaseEvent) X(clReleaseKernel) X(clReleaseMemObject) \
-  X(clReleaseProgram) X(clSetKernelArg) X(clWaitForEvents)
+#define TG_CL_FUNCTIONS(X)                                                                                           \
+  X(clBuildProgram)                                                                                                  \
+  X(clCreateBuffer) X(clCreateCommandQueue) X(clCreateContext) X(clCreateKernel) X(clCreateProgramWithBinary)        \
+      X(clCreateProgramWithSource) X(clEnqueueNDRangeKernel) X(clEnqueueReadBuffer) X(clEnqueueWriteBuffer)          \
+          X(clFinish) X(clGetDeviceIDs) X(clGetDeviceInfo) X(clGetEventProfilingInfo) X(clGetPlatformIDs)            \
+              X(clGetPlatformInfo) X(clGetProgramBuildInfo) X(clGetProgramInfo) X(clReleaseCommandQueue)             \
+                  X(clReleaseContext) X(clReleaseEvent) X(clReleaseKernel) X(clReleaseMemObject) X(clReleaseProgram) \
+                      X(clSetKernelArg) X(clWaitForEvents)
 #define TG_CL_DECLARE(f) Fn<decltype(&::f)> f;
 TG_CL_FUNCTIONS(TG_CL_DECLARE)
 #undef TG_CL_DECLARE
@@ -122,7 +132,6 @@ const std::string& load_icd() {
 
 // ***** platforms and devices (the reference's CLDevice.device_ids, found once) *****
 
-
 struct DeviceIds {
   std::vector<cl_device_id> ids;
   std::string platform, error;  // error: why there are none
@@ -138,7 +147,8 @@ const DeviceIds& device_ids() {
     cl_uint nplat = 0;
     cl_int err = clGetPlatformIDs(0, nullptr, &nplat);
     if (err != CL_SUCCESS || nplat == 0) {
-      r.error = std::string(kNoDevice) + " (clGetPlatformIDs: " + (err != CL_SUCCESS ? error_str(err) : "0 platforms") + ")";
+      r.error =
+          std::string(kNoDevice) + " (clGetPlatformIDs: " + (err != CL_SUCCESS ? error_str(err) : "0 platforms") + ")";
       return r;
     }
     std::vector<cl_platform_id> plats(nplat);
@@ -187,8 +197,8 @@ struct Signature {
 
 int scalar_size(const std::string& type) {
   static const std::pair<const char*, int> sizes[] = {
-      {"char", 1}, {"uchar", 1},  {"bool", 1},  {"short", 2},  {"ushort", 2}, {"half", 2},   {"int", 4},
-      {"uint", 4}, {"float", 4},  {"long", 8},  {"ulong", 8},  {"double", 8}, {"size_t", 8},
+      {"char", 1}, {"uchar", 1}, {"bool", 1}, {"short", 2}, {"ushort", 2}, {"half", 2},   {"int", 4},
+      {"uint", 4}, {"float", 4}, {"long", 8}, {"ulong", 8}, {"double", 8}, {"size_t", 8},
   };
   for (const auto& [n, s] : sizes)
     if (type == n) return s;
@@ -229,7 +239,8 @@ Signature parse_signature(const std::string& src) {
       i = t;
     }
     int sz = words.size() >= 2 ? scalar_size(words[words.size() - 2]) : 0;
-    if (sz == 0) throw CompileError("OpenCL Compile Error\n\nkernel " + sig.name + ": unsupported parameter '" + a + "'");
+    if (sz == 0)
+      throw CompileError("OpenCL Compile Error\n\nkernel " + sig.name + ": unsupported parameter '" + a + "'");
     sig.kinds.push_back(sz);
   }
   return sig;
@@ -237,7 +248,8 @@ Signature parse_signature(const std::string& src) {
 
 std::string encode_kinds(const std::vector<int>& kinds) {
   std::string r;
-  for (size_t i = 0; i < kinds.size(); i++) r += (i ? "," : "") + (kinds[i] == 0 ? std::string("p") : std::to_string(kinds[i]));
+  for (size_t i = 0; i < kinds.size(); i++)
+    r += (i ? "," : "") + (kinds[i] == 0 ? std::string("p") : std::to_string(kinds[i]));
   return r;
 }
 
@@ -396,7 +408,8 @@ std::vector<uint8_t> CLCompiler::compile(const std::string& src) {
   std::vector<uint8_t> out(header.begin(), header.end());
   out.resize(header.size() + bin_size);
   unsigned char* bin = out.data() + header.size();
-  check(clGetProgramInfo(prg, CL_PROGRAM_BINARIES, sizeof(bin), &bin, nullptr), "clGetProgramInfo(CL_PROGRAM_BINARIES)");
+  check(clGetProgramInfo(prg, CL_PROGRAM_BINARIES, sizeof(bin), &bin, nullptr),
+        "clGetProgramInfo(CL_PROGRAM_BINARIES)");
   return out;
 }
 
@@ -431,12 +444,14 @@ std::optional<double> CLProgram::operator()(std::span<void* const> bufs, std::sp
     int kind = sig_.kinds[i];
     cl_int st;
     if (i < bufs.size()) {
-      if (kind != 0) throw DeviceError("kernel " + name + ": argument " + std::to_string(i) + " is a value, got a buffer");
+      if (kind != 0)
+        throw DeviceError("kernel " + name + ": argument " + std::to_string(i) + " is a value, got a buffer");
       cl_mem m = static_cast<cl_mem>(bufs[i]);
       st = clSetKernelArg(kernel_, (cl_uint)i, sizeof(m), &m);
     } else {
       const std::optional<pyint>& v = vals[i - bufs.size()];
-      if (kind == 0) throw DeviceError("kernel " + name + ": argument " + std::to_string(i) + " is a buffer, got a value");
+      if (kind == 0)
+        throw DeviceError("kernel " + name + ": argument " + std::to_string(i) + " is a buffer, got a value");
       if (!v) throw DeviceError("kernel " + name + ": no value for argument " + std::to_string(i));
       int64_t x = (int64_t)*v;
       int32_t x32 = (int32_t)x;
@@ -510,8 +525,8 @@ CLDevice::CLDevice(const std::string& device) : Compiled(device) {
   size_t idx = device_index(device);
   if (idx >= ids.ids.size())
     throw DeviceError("CL: no device " + std::to_string(idx) + " (DEV=" + getenv_str("DEV", "") + "): platform '" +
-                      ids.platform + "' has " + std::to_string(ids.ids.size()) + " device(s), CL:0 to CL:" +
-                      std::to_string(ids.ids.size() - 1));
+                      ids.platform + "' has " + std::to_string(ids.ids.size()) +
+                      " device(s), CL:0 to CL:" + std::to_string(ids.ids.size() - 1));
   cl_dev = ids.ids[idx];
   device_name = device_info_str(cl_dev, CL_DEVICE_NAME);
   driver_version = device_info_str(cl_dev, CL_DRIVER_VERSION);
@@ -531,7 +546,8 @@ CLDevice::CLDevice(const std::string& device) : Compiled(device) {
     p = e;
   }
   char key[64];
-  std::snprintf(key, sizeof(key), "compile_cl_%016llx", (unsigned long long)fnv1a(device_name + driver_version + kMagic));
+  std::snprintf(key, sizeof(key), "compile_cl_%016llx",
+                (unsigned long long)fnv1a(device_name + driver_version + kMagic));
   allocator_ = std::make_unique<CLAllocator>(device, *this);
   compiler_ = std::make_unique<CLCompiler>(*this, key);
   renderer_ = std::make_unique<OpenCLRenderer>(Target{"CL", "", arch, "", ""});
@@ -570,9 +586,8 @@ void CLDevice::sync_clocks() {
 
 void register_device() {
   static std::once_flag once;
-  std::call_once(once, [] {
-    tg::register_device("CL", [](const std::string& dev) { return std::make_unique<CLDevice>(dev); });
-  });
+  std::call_once(
+      once, [] { tg::register_device("CL", [](const std::string& dev) { return std::make_unique<CLDevice>(dev); }); });
 }
 
 std::vector<std::string> list_devices() {

@@ -1,9 +1,9 @@
 // The CL device against the reference's DEV=CL run on PoCL (tests/data/tensor_goldens_cl.txt, written by
-// gen_tensor_goldens.py with GOLDEN_SOURCES=1). Every tensor program of test_tensor_goldens, written with the C++ Tensor
-// API, is scheduled, compiled by the OpenCLRenderer and the platform's compiler, and run on CL: the kernels (names, op
-// sequences, OpenCL C) equal the reference's and so do the values (within 1e-5: the same source on the same device
-// gives the same bits; the bound only absorbs printing). The reference's own LINEAR of each program runs too, and so do
-// the programs of its test_uops.py (uops_kernel_goldens_cl.txt).
+// gen_tensor_goldens.py with GOLDEN_SOURCES=1). Every tensor program of test_tensor_goldens, written with the C++
+// Tensor API, is scheduled, compiled by the OpenCLRenderer and the platform's compiler, and run on CL: the kernels
+// (names, op sequences, OpenCL C) equal the reference's and so do the values (within 1e-5: the same source on the same
+// device gives the same bits; the bound only absorbs printing). The reference's own LINEAR of each program runs too,
+// and so do the programs of its test_uops.py (uops_kernel_goldens_cl.txt).
 #include <gtest/gtest.h>
 
 #include <regex>
