@@ -158,9 +158,10 @@ void GraphView::show_frame(FrameResultPtr r) {
   QPointF centre = mapToScene(viewport()->rect().center());
   bool same_coords = prev && prev->graph->step == r->graph->step && prev->family == r->family;
   bool same_step = prev && prev->graph->step == r->graph->step;
-  // another frame of the same step: keep the items of what survives (most of the graph), and let Qt repaint only
-  // what changed. A new step starts from an empty scene.
-  bool reuse = same_step;
+  // another frame of the same layout: keep the items of what survives (most of the graph), and let Qt repaint only
+  // what changed. A new step or a fresh layout (a jump) starts from an empty scene: everything moves there, and
+  // removing thousands of items one by one from the scene costs more than clearing it (each removal scans its list)
+  bool reuse = same_coords;
   QTransform transform_before = transform();
   int h_before = horizontalScrollBar()->value(), v_before = verticalScrollBar()->value();
 
