@@ -68,6 +68,18 @@ class TestTinyviz : public QObject {
   std::unique_ptr<Trace> t_;
   int64_t step_ = 0;  // a step with several matches (the first one)
 
+  // the step whose input graph is biggest among those with at least min_matches matches (0: none)
+  int64_t biggest_step(int64_t min_matches) const {
+    int64_t step = 0;
+    size_t most = 0;
+    for (const auto& s : t_->steps())
+      if (s.n_matches >= min_matches) {
+        StepReplay r(*t_, s.id);
+        if (r.nodes(0).size() > most) most = r.nodes(0).size(), step = s.id;
+      }
+    return step;
+  }
+
  private slots:
   void initTestCase() {
     QStandardPaths::setTestModeEnabled(true);  // recent files go to a test location
@@ -330,13 +342,7 @@ class TestTinyviz : public QObject {
     w.show();
     QVERIFY(w.open_trace(trace_));
     QVERIFY(wait_idle(w));
-    int64_t step = 0;  // a step with a few matches whose graph is bigger than the view
-    size_t most = 0;
-    for (const auto& s : t_->steps())
-      if (s.n_matches >= 3) {
-        StepReplay r(*t_, s.id);
-        if (r.nodes(0).size() > most) most = r.nodes(0).size(), step = s.id;
-      }
+    int64_t step = biggest_step(3);  // a step with a few matches whose graph is bigger than the view
     QVERIFY(step);
     w.select({0, step, 1});
     QVERIFY(wait_idle(w));
@@ -359,13 +365,7 @@ class TestTinyviz : public QObject {
   // edge one item with the layout's path, nothing of a removed node is left in the scene, and what is on the screen
   // (only the changed parts repainted) is what a view that builds the frame from scratch draws
   void stepping_keeps_items_and_draws_each_frame_right() {
-    int64_t step = 0;  // the step with the biggest graph among those with 5+ matches
-    size_t most = 0;
-    for (const auto& s : t_->steps())
-      if (s.n_matches >= 5) {
-        StepReplay r(*t_, s.id);
-        if (r.nodes(0).size() > most) most = r.nodes(0).size(), step = s.id;
-      }
+    int64_t step = biggest_step(5);  // the step with the biggest graph among those with 5+ matches
     QVERIFY(step);
     MainWindow w;
     w.resize(1200, 800);
@@ -477,13 +477,7 @@ class TestTinyviz : public QObject {
   void focus_draws_only_the_neighbourhood_of_the_match() {
     MainWindow w;
     QVERIFY(w.open_trace(trace_));
-    int64_t big = 0;  // the step with the biggest graph
-    size_t most = 0;
-    for (const auto& s : t_->steps())
-      if (s.n_matches >= 5) {
-        StepReplay r(*t_, s.id);
-        if (r.nodes(0).size() > most) most = r.nodes(0).size(), big = s.id;
-      }
+    int64_t big = biggest_step(5);  // the step with the biggest graph
     w.select({0, big, 5});
     QVERIFY(wait_idle(w));
     size_t all = w.graph()->node_items().size();

@@ -23,7 +23,6 @@
 
 using namespace tg;
 using tg::test::expect_values;
-using tg::test::ops_of;
 
 namespace {
 
@@ -51,24 +50,11 @@ bool golden_kernels_apply(const TensorGolden& g) {
   return !has_half || get_device("CL").renderer().target.arch.find("cl_khr_fp16") == std::string::npos;
 }
 
-// the kernels of a compiled LINEAR against the golden's: names, op sequences, sources
+// the kernels of a compiled LINEAR against the golden's: count, names, op sequences, sources
 void expect_kernels(const UOp& compiled, const TensorGolden& g) {
   if (!golden_kernels_apply(g)) return;
   ASSERT_EQ(compiled.nsrc(), g.kernels.size()) << g.name << ": kernel count";
-  size_t prg = 0;
-  for (size_t i = 0; i < g.kernels.size(); i++) {
-    const UOp& ast = compiled.src(i).src(0);
-    if (g.kernels[i].first == "copy") {
-      EXPECT_EQ(ast.op(), Ops::COPY) << g.name << " call " << i;
-      continue;
-    }
-    ASSERT_EQ(ast.op(), Ops::PROGRAM) << g.name << " call " << i;
-    EXPECT_EQ(ansistrip(ast.arg().as<ProgramInfo>()->name), g.kernels[i].first) << g.name;
-    EXPECT_EQ(ops_of(ast), g.kernels[i].second) << g.name << " kernel " << g.kernels[i].first;
-    ASSERT_LT(prg, g.sources.size()) << g.name;
-    EXPECT_EQ(ast.src(2).arg().as_str(), g.sources[prg]) << g.name << " kernel " << g.kernels[i].first;
-    prg++;
-  }
+  tg::test::expect_kernels(compiled, g, true, true);
 }
 
 std::vector<uint8_t> unhex(const std::string& h) {

@@ -25,7 +25,6 @@
 
 using namespace tg;
 using tg::test::expect_values;
-using tg::test::ops_of;
 
 namespace {
 
@@ -86,18 +85,7 @@ void run_golden_linear(const TensorGolden& c, size_t case_idx, const std::string
   VarVals vv(c.var_vals.begin(), c.var_vals.end());
   UOp compiled = compile_linear(linear);
   ASSERT_EQ(compiled.nsrc(), c.kernels.size()) << c.name;
-  if (device == "CPU") {
-    for (size_t i = 0; i < c.kernels.size(); i++) {
-      const UOp& ast = compiled.src(i).src(0);
-      if (c.kernels[i].first == "copy") {
-        EXPECT_EQ(ast.op(), Ops::COPY) << c.name << " call " << i;
-        continue;
-      }
-      ASSERT_EQ(ast.op(), Ops::PROGRAM) << c.name << " call " << i;
-      EXPECT_EQ(ansistrip(ast.arg().as<ProgramInfo>()->name), c.kernels[i].first) << c.name;
-      EXPECT_EQ(ops_of(ast), c.kernels[i].second) << c.name << " kernel " << c.kernels[i].first;
-    }
-  }
+  if (device == "CPU") tg::test::expect_kernels(compiled, c);
   run_linear(compiled, vv);
   for (const TensorGoldenOut& o : c.outs) {
     if (o.index < 0) continue;  // a virtual output (no device, e.g. arange): computed by .tolist(), not by the LINEAR
@@ -182,19 +170,8 @@ TEST_P(EndToEnd, RealizeProgram) {
       auto [linear, var_vals] = Tensor::linear_with_vars(outs);
       UOp compiled = compile_linear(linear);
       EXPECT_EQ(compiled.nsrc(), g->kernels.size()) << p.first << " kernel count";
-      if (device == "CPU" && compiled.nsrc() == g->kernels.size()) {
-        for (size_t i = 0; i < g->kernels.size(); i++) {
-          const UOp& ast = compiled.src(i).src(0);
-          if (g->kernels[i].first == "copy") {
-            EXPECT_EQ(ast.op(), Ops::COPY) << p.first << " call " << i;
-            continue;
-          }
-          ASSERT_EQ(ast.op(), Ops::PROGRAM) << p.first << " call " << i;
-          EXPECT_EQ(ansistrip(ast.arg().as<ProgramInfo>()->name), g->kernels[i].first) << p.first;
-          if (p.first.rfind("rand", 0) == 0 || p.first == "uniform") continue;  // see run_golden_linear
-          EXPECT_EQ(ops_of(ast), g->kernels[i].second) << p.first << " kernel " << g->kernels[i].first;
-        }
-      }
+      if (device == "CPU" && compiled.nsrc() == g->kernels.size())  // rand's op sequences: see run_golden_linear
+        tg::test::expect_kernels(compiled, *g, !(p.first.rfind("rand", 0) == 0 || p.first == "uniform"));
       run_linear(compiled, var_vals);
       ASSERT_EQ(outs.size(), g->outs.size());
       for (size_t i = 0; i < outs.size(); i++) {

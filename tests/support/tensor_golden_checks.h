@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "backends/interp/interp.h"
+#include "lib/codegen/late/program.h"
 #include "lib/tensor.h"
+#include "lib/uop/kernel_info.h"
 #include "tests/support/tensor_goldens.h"
 
 namespace tg::test {
@@ -20,6 +22,27 @@ inline std::string ops_of(const UOp& prg) {
   std::string r;
   for (const UOp& u : prg.src(1).src()) r += (r.empty() ? "" : " ") + std::string(op_name(u.op()));
   return r;
+}
+
+// the calls of a compiled LINEAR against the golden's kernels (the counts are equal): COPY where it copies, else a
+// PROGRAM with its name and, when asked, its op sequence and its rendered source (the golden's sources, in order)
+inline void expect_kernels(const UOp& compiled, const TensorGolden& g, bool check_ops = true,
+                           bool check_sources = false) {
+  size_t prg = 0;
+  for (size_t i = 0; i < g.kernels.size() && i < compiled.nsrc(); i++) {
+    const UOp& ast = compiled.src(i).src(0);
+    if (g.kernels[i].first == "copy") {
+      EXPECT_EQ(ast.op(), Ops::COPY) << g.name << " call " << i;
+      continue;
+    }
+    ASSERT_EQ(ast.op(), Ops::PROGRAM) << g.name << " call " << i;
+    EXPECT_EQ(ansistrip(ast.arg().as<ProgramInfo>()->name), g.kernels[i].first) << g.name;
+    if (check_ops) EXPECT_EQ(ops_of(ast), g.kernels[i].second) << g.name << " kernel " << g.kernels[i].first;
+    if (!check_sources) continue;
+    ASSERT_LT(prg, g.sources.size()) << g.name;
+    EXPECT_EQ(ast.src(2).arg().as_str(), g.sources[prg]) << g.name << " kernel " << g.kernels[i].first;
+    prg++;
+  }
 }
 
 // compare the bytes of a buffer with the golden's python values: floats within rel_tol (relative, at least absolute
