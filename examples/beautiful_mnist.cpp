@@ -19,6 +19,7 @@
 #include "lib/nn/datasets.h"
 #include "lib/nn/nn.h"
 #include "lib/nn/optim.h"
+#include "profiler/profile.h"
 
 using namespace tg;
 
@@ -108,6 +109,10 @@ int main(int argc, char** argv) {
     for (int64_t i = 0; i < steps; i++) {
       GlobalCounters::reset();
       CompileCounters::reset();
+      // with PROFILE=1 or VIZ: a marker per step (tinyviz-cli profile --interval "train @ 2" "train @ 3") and the
+      // step as a span on the USER lane
+      profile_marker("train @ " + std::to_string(i));
+      profile_range span("train step " + std::to_string(i));
       auto st = std::chrono::steady_clock::now();
       Tensor loss = train_step({ds.X_train, ds.Y_train})[0];
       float l = loss.item<float>();
@@ -127,9 +132,13 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     }
     if (eval) {
+      profile_range span("eval");
       Tensor acc = (model(ds.X_test).argmax(1) == ds.Y_test).mean() * 100;
       std::printf("test accuracy %.2f%%\n", acc.item<float>());
     }
+    // the most memory each device held at once (a recorded trace's memory lane peaks at the same bytes)
+    for (const auto& [dev, m] : mem_used_per_device())
+      std::printf("peak memory on %s: %lld bytes (%s)\n", dev.c_str(), (long long)m.peak, size_to_str(m.peak).c_str());
     if (!save.empty()) {
       safe_save(model.state_dict(), save);
       std::printf("saved the weights to %s\n", save.c_str());

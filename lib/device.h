@@ -205,6 +205,9 @@ class Buffer : public std::enable_shared_from_this<Buffer> {
   std::shared_ptr<Buffer> view(size_t size, DType dtype, size_t offset);
   std::string repr() const;
   int64_t uop_refcount = 0;  // BUFFER UOps holding this buffer (base only)
+  // Buffer.trace_num: a number per buffer of this process, from 1: the key of its profile events (alloc, free, the
+  // kernels that read and wrote it)
+  const uint64_t trace_num;
 
  private:
   std::shared_ptr<Buffer> base_;

@@ -1,5 +1,6 @@
 // Port of device.py's Buffer and of uop/ops.py's UOp -> Buffer association (`buffers`, UOp.buffer, realized,
 // contiguous_view).
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -9,10 +10,25 @@
 #include "lib/uop/rewrite.h"
 #include "lib/uop/symbolic.h"
 #include "lib/uop/upat.h"
+#include "profiler/profile.h"
 
 namespace tg {
 
 // ***** Buffer *****
+
+static uint64_t next_trace_num() {
+  static std::atomic<uint64_t> n{0};
+  return ++n;
+}
+
+// Buffer.profile_events: the alloc/free point events of the memory lane (PROFILE)
+static void profile_buffer(const Buffer& b, ProfilePointEvent::Kind kind) {
+  if (!profile::enabled()) return;
+  ProfilePointEvent e;
+  e.kind = kind, e.device = b.device, e.ts_ns = now_ns(), e.buffer = b.trace_num;
+  e.dtype = b.dtype.name(), e.size = b.size, e.nbytes = b.nbytes();
+  profile::emit(std::move(e));
+}
 
 Buffer::Buffer(const std::string& device, size_t size, DType dtype, BufferSpec options, std::shared_ptr<Buffer> base,
                size_t offset)
@@ -21,6 +37,7 @@ Buffer::Buffer(const std::string& device, size_t size, DType dtype, BufferSpec o
       dtype(dtype),
       options(std::move(options)),
       offset(offset),
+      trace_num(next_trace_num()),
       base_(std::move(base)) {
   if (base_) {
     if (base_->base_) throw DeviceError("Buffer: a base can't have a base");
@@ -54,10 +71,11 @@ Buffer& Buffer::allocate(void* opaque, std::optional<uintptr_t> external_ptr) {
   } else {
     opaque_ = allocator_->alloc(std::max<size_t>(nbytes(), 1), options);
     if (!options.external_ptr) {
-      GlobalCounters::mem_used += (int64_t)nbytes();
+      add_mem_used(device, (int64_t)nbytes());
       counted_ = true;
     }
   }
+  if (!base_) profile_buffer(*this, ProfilePointEvent::Kind::alloc);
   return *this;
 }
 
@@ -65,7 +83,8 @@ void Buffer::deallocate() {
   if (opaque_ == nullptr) throw DeviceError("buffer must be allocated to deallocate");
   if (DEBUG >= 7) std::printf("buffer: deallocate %zu bytes on %s\n", nbytes(), device.c_str());
   if (!base_) {
-    if (counted_) GlobalCounters::mem_used -= (int64_t)nbytes();
+    if (counted_) add_mem_used(device, -(int64_t)nbytes());
+    profile_buffer(*this, ProfilePointEvent::Kind::free);
     if (!options.external_ptr) allocator_->free(opaque_, std::max<size_t>(nbytes(), 1), options);
   }
   opaque_ = nullptr, counted_ = false;

@@ -109,9 +109,21 @@ std::string strip_parens(const std::string& s) {
   return s;
 }
 
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+static std::mutex g_mem_mu;
+static std::map<std::string, DeviceMemory>& mem_table() {
+  static auto* m = new std::map<std::string, DeviceMemory>();  // process lifetime: buffers die during exit
+  return *m;
+}
+std::map<std::string, DeviceMemory> mem_used_per_device() {
+  std::lock_guard<std::mutex> lk(g_mem_mu);
+  return mem_table();
+}
+void add_mem_used(const std::string& device, int64_t delta) {
+  GlobalCounters::mem_used += delta;
+  std::lock_guard<std::mutex> lk(g_mem_mu);
+  DeviceMemory& m = mem_table()[device];
+  m.used += delta;
+  m.peak = std::max(m.peak, m.used);
 }
 
 }  // namespace tg

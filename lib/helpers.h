@@ -3,12 +3,14 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "lib/error.h"
+#include "profiler/clock.h"
 
 namespace tg {
 
@@ -64,8 +66,6 @@ extern ContextVar DEBUG, SPEC, VIZ, TRACK_MATCH_STATS, REWRITE_STACK_LIMIT, PROF
 // python's str.strip of balanced outer parens (helpers.strip_parens)
 std::string strip_parens(const std::string& s);
 
-// monotonic nanoseconds (steady clock)
-int64_t now_ns();
 
 // a cheap cycle counter for short durations (rule attempts); ticks_to_ns converts a difference
 int64_t fast_ticks();
@@ -78,6 +78,14 @@ struct GlobalCounters {
   static inline std::atomic<double> time_sum_s{0.0};
   static void reset() { global_ops = 0, global_mem = 0, kernel_count = 0, time_sum_s = 0.0; }
 };
+
+// GlobalCounters.mem_used_per_device, and the most each device ever held at once (not in the reference: it is the
+// peak a trace's memory lane shows). Like mem_used, never reset.
+struct DeviceMemory {
+  int64_t used = 0, peak = 0;
+};
+std::map<std::string, DeviceMemory> mem_used_per_device();
+void add_mem_used(const std::string& device, int64_t delta);
 
 // helpers.size_to_str / time_to_str / ansipad (ansistrip is in lib/uop/kernel_info.h (colored is in lib/codegen/opt/opt.h)
 std::string size_to_str(int64_t s);

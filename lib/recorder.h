@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "profiler/events.h"
+
 namespace tg {
 
 class UOp;
@@ -32,34 +34,6 @@ struct RuleStat {
   int64_t incl_ns = 0;         // time in the rule including nested rewrites
 };
 
-// a compiled kernel (tinygrad's ProfileProgramEvent plus what the workbench shows): written once per program
-struct ProgramRecord {
-  std::string name;          // the kernel name, E_4_4 (no colours)
-  std::string device;        // CPU, PYTHON, ...
-  uint64_t context = 0;      // the trace context of its codegen (to_program), 0 when that was not recorded
-  std::string source;        // the rendered source (C or LLVM IR)
-  std::string uops;          // the linearized UOps, one per line (print_uops)
-  std::string global_size, local_size;  // python reprs, e.g. "[4, 1, 1]"
-  int64_t ops = -1, mem = -1, lds = -1;  // Estimates (FLOPs, bytes); -1 when symbolic
-};
-
-// one buffer a kernel touched (the reference's "exec" point event arg: bufs, outputs, inputs)
-struct BufferUse {
-  uint64_t id = 0;      // a stable number per buffer for this process
-  uint64_t nbytes = 0;
-  bool written = false;
-};
-
-// one kernel (or copy) run on a device: tinygrad's ProfileRangeEvent(device, name, st, en, profile_key)
-struct KernelEvent {
-  uint64_t program = 0;     // id returned by Recorder::program, 0 for copies and unrecorded programs
-  std::string name;         // kernel name, or "copy 4.00 KB CPU <- PYTHON"
-  std::string device;       // lane: "CPU", "CPU:COPY", ...
-  int64_t t_start_ns = 0, t_end_ns = 0;  // same clock as contexts and steps (tg::now_ns)
-  std::vector<BufferUse> bufs;
-  std::string var_vals;     // "{'n': 3}" when the kernel has symbolic variables
-};
-
 class Recorder {
  public:
   virtual ~Recorder() = default;
@@ -77,6 +51,8 @@ class Recorder {
   // kernels and their runs (PROFILE): a program is recorded once and gets an id kernel events refer to
   virtual uint64_t program(const ProgramRecord& p) { return 0; }
   virtual void kernel_event(const KernelEvent& e) {}
+  // the profiler's other events (profiler/events.h): buffers, markers, user ranges, device clocks, graphs
+  virtual void profile_event(const ProfileEvent& e) {}
   virtual void finish() = 0;                // flush everything, build indexes, close
   virtual std::string path() const = 0;
 };

@@ -9,17 +9,28 @@ PACKAGES=(
   qt6-base-dev qt6-base-dev-tools libgl-dev fonts-dejavu-core libgraphviz-dev graphviz xvfb xauth
   llvm-16-dev dataset-fashion-mnist
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
+  nlohmann-json3-dev
 )
+# node runs the Trace Event consumer that tests tinyviz-cli's export (any node >= 18 on PATH will do: Debian's, or one
+# installed from elsewhere, which also brings npm)
+command -v node >/dev/null && command -v npm >/dev/null || PACKAGES+=(nodejs npm)
 missing=()
 for p in "${PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then missing+=("$p"); fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-echo "install-deps: installing ${missing[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
-  SUDO="sudo"
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    SUDO="sudo"
+  fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# the export test's consumer (tracerbench's trace model), pinned by its package-lock.json, into the source tree
+CONSUMER="$(cd "$(dirname "$0")/.." && pwd)/tests/viz/chrome_consumer"
+if [ ! -d "$CONSUMER/node_modules/@tracerbench/trace-model" ]; then
+  echo "install-deps: npm ci in tests/viz/chrome_consumer (the Trace Event consumer of the export test)"
+  (cd "$CONSUMER" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi

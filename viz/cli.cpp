@@ -6,13 +6,23 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "viz/cli_common.h"
 #include "viz/reader.h"
 #include "viz/replay.h"
 
 using namespace tg::viz;
+using json = nlohmann::ordered_json;
+
+// --json: every command prints JSON instead of text: one object per line for lists (JSON Lines), one object for
+// summaries
+static bool g_json = false;
+static void jprint(const json& j) {
+  std::printf("%s\n", j.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
+}
 
 static const char* kUsage =
     "usage: tinyviz-cli COMMAND TRACE [ARGS]\n"
@@ -26,7 +36,22 @@ static const char* kUsage =
     "  verify TRACE [--full]           replay every step and check it reproduces the recorded output; --full also\n"
     "                                  rebuilds every frame as the reference's VIZ does (a substitute of the whole\n"
     "                                  graph per match) and checks the fast replay gives the same frames and deltas\n"
-    "  kernels TRACE [--top N]         kernels by total run time: runs, total and mean time, GFLOPS, GB/s, context\n";
+    "  kernels TRACE [--top N]         kernels by total run time: runs, total and mean time, GFLOPS, GB/s, context\n"
+    "  profile TRACE [--list] [-s SOURCE [NAME...]] [--interval START [END]] [-t [COUNT]]\n"
+    "                                  the profile as tinygrad's `viz.cli` prints it: every kernel run, copy, user "
+    "range\n"
+    "                                  and marker by time; --list the sources (device lanes, USER, TINY, <DEV> "
+    "Memory);\n"
+    "                                  -s one source (NAMEs: only those events; a Memory source lists allocs and "
+    "frees\n"
+    "                                  with the kernels that used each buffer); --interval between two markers; -t "
+    "the\n"
+    "                                  COUNT (default 20, -1 all) kernels with the most total time\n"
+    "  export TRACE --chrome OUT.json  the profile and rewrites in the Trace Event Format (Perfetto, "
+    "chrome://tracing,\n"
+    "                                  speedscope): kernel runs per device, memory counters, markers, user ranges,\n"
+    "                                  rewrite contexts and steps per thread\n"
+    "every command takes --json: JSON Lines (one object per row) or one object, for scripts\n";
 
 static std::string first_line(const std::string& s, size_t max = 100) {
   std::string r = s.substr(0, s.find('\n'));
@@ -48,20 +73,45 @@ static int64_t to_i(const char* s, const char* what) {
 
 static int cmd_info(Trace& t) {
   auto m = t.meta();
+  if (g_json) {
+    jprint({{"trace", t.path()},
+            {"status", m["status"]},
+            {"complete", t.complete()},
+            {"command", m["command"]},
+            {"schema", t.schema_version()},
+            {"contexts", t.contexts().size()},
+            {"steps", t.steps().size()},
+            {"matches", t.match_count()},
+            {"uops", t.uop_count()},
+            {"rules", t.rules().size()},
+            {"kernels", t.programs().size()},
+            {"runs", t.kernel_events().size()},
+            {"mem_events", t.mem_events().size()},
+            {"markers", t.markers().size()},
+            {"ranges", t.ranges().size()}});
+    return 0;
+  }
   std::printf("trace      %s\n", t.path().c_str());
-  std::printf("status     %s%s\n", m["status"].c_str(), t.complete() ? "" : " (the program did not finish: the trace holds what was flushed)");
+  std::printf("status     %s%s\n", m["status"].c_str(),
+              t.complete() ? "" : " (the program did not finish: the trace holds what was flushed)");
   std::printf("command    %s\n", m["command"].c_str());
   std::printf("contexts   %zu\nsteps      %zu\nmatches    %llu\nuops       %llu\nrules      %zu\n", t.contexts().size(),
-              t.steps().size(), (unsigned long long)t.match_count(), (unsigned long long)t.uop_count(), t.rules().size());
+              t.steps().size(), (unsigned long long)t.match_count(), (unsigned long long)t.uop_count(),
+              t.rules().size());
   std::printf("kernels    %zu\nruns       %zu\n", t.programs().size(), t.kernel_events().size());
+  if (!t.mem_events().empty() || !t.markers().empty() || !t.ranges().empty())
+    std::printf("buffers    %zu allocs and frees\nmarkers    %zu\nranges     %zu\n", t.mem_events().size(),
+                t.markers().size(), t.ranges().size());
   return 0;
 }
 
 static int cmd_kernels(Trace& t, int argc, char** argv) {
   size_t top = 20;
   for (int i = 0; i < argc; i++) {
-    if (!std::strcmp(argv[i], "--top") && i + 1 < argc) top = (size_t)to_i(argv[++i], "--top");
-    else throw TraceError(std::string("kernels: unknown argument '") + argv[i] + "'");
+    if (!std::strcmp(argv[i], "--top") && i + 1 < argc)
+      top = (size_t)to_i(argv[++i], "--top");
+    else
+      throw TraceError(std::string("kernels: unknown argument '") + argv[i] + "'");
   }
   struct Row {
     std::string name, device;
@@ -93,11 +143,25 @@ static int cmd_kernels(Trace& t, int argc, char** argv) {
     r->runs++, r->ns = add_sat(r->ns, ns);
     total = add_sat(total, ns);
   }
-  if (rows.empty()) {
+  if (rows.empty() && !g_json) {
     std::printf("no kernel runs in this trace (record with PROFILE=1 or VIZ=-1 on a program that runs kernels)\n");
     return 0;
   }
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.ns > b.ns; });
+  if (g_json) {
+    for (size_t i = 0; i < rows.size() && i < top; i++) {
+      const Row& r = rows[i];
+      double mean = (double)r.ns / (double)r.runs;
+      json j = {{"kernel", r.name},      {"device", r.device},
+                {"runs", r.runs},        {"total_ms", r.ns / 1e6},
+                {"mean_us", mean / 1e3}, {"pct", 100.0 * (double)r.ns / (double)std::max<int64_t>(total, 1)}};
+      if (r.ops >= 0 && mean > 0) j["gflops"] = r.ops / mean;
+      if (r.mem >= 0 && mean > 0) j["gbs"] = r.mem / mean;
+      if (r.context) j["context"] = r.context;
+      jprint(j);
+    }
+    return 0;
+  }
   std::printf("%zu kernel runs, %zu kernels and copies, %.3f ms in total\n", t.kernel_events().size(), rows.size(),
               total / 1e6);
   std::printf("%-28s %-9s %6s %10s %10s %8s %8s %6s %7s\n", "kernel", "device", "runs", "total ms", "mean us", "GFLOPS",
@@ -116,11 +180,15 @@ static int cmd_kernels(Trace& t, int argc, char** argv) {
 }
 
 static int cmd_contexts(Trace& t) {
-  std::printf("%6s %7s %8s %10s  %s\n", "id", "steps", "matches", "ms", "name");
+  if (!g_json) std::printf("%6s %7s %8s %10s  %s\n", "id", "steps", "matches", "ms", "name");
   for (const auto& c : t.contexts()) {
     int64_t m = 0;
     for (int64_t s : c.steps) m += t.step(s).n_matches;
     double ms = c.t_end ? (c.t_end - c.t_start) / 1e6 : 0;
+    if (g_json) {
+      jprint({{"id", c.id}, {"steps", c.steps.size()}, {"matches", m}, {"ms", ms}, {"name", c.name}});
+      continue;
+    }
     std::printf("%6lld %7zu %8lld %10.3f  %s\n", (long long)c.id, c.steps.size(), (long long)m, ms, c.name.c_str());
   }
   return 0;
@@ -129,14 +197,21 @@ static int cmd_contexts(Trace& t) {
 static int cmd_steps(Trace& t, int64_t ctx) {
   for (const auto& c : t.contexts()) {
     if (ctx && c.id != ctx) continue;
-    std::printf("context %lld: %s\n", (long long)c.id, c.name.c_str());
+    if (!g_json) std::printf("context %lld: %s\n", (long long)c.id, c.name.c_str());
     for (int64_t sid : c.steps) {
       const StepRow& s = t.step(sid);
+      if (g_json) {
+        json j = {{"context", c.id},        {"id", s.id},     {"depth", s.depth}, {"name", s.name},
+                  {"matches", s.n_matches}, {"file", s.file}, {"line", s.line},   {"bottom_up", s.bottom_up},
+                  {"walk", s.walk}};
+        if (!s.error.empty()) j["error"] = s.error;
+        jprint(j);
+        continue;
+      }
       // the reader bounds depths by the number of steps; a listing still indents at most 32 levels
       std::printf("  %6lld %*s%-40s %6lld matches  %s:%d%s%s%s\n", (long long)s.id, std::min(s.depth, 32) * 2, "",
-                  s.name.c_str(),
-                  (long long)s.n_matches, s.file.c_str(), s.line, s.bottom_up ? " bottom_up" : "", s.walk ? " walk" : "",
-                  s.error.empty() ? "" : (" ERROR: " + s.error).c_str());
+                  s.name.c_str(), (long long)s.n_matches, s.file.c_str(), s.line, s.bottom_up ? " bottom_up" : "",
+                  s.walk ? " walk" : "", s.error.empty() ? "" : (" ERROR: " + s.error).c_str());
     }
   }
   return 0;
@@ -144,8 +219,24 @@ static int cmd_steps(Trace& t, int64_t ctx) {
 
 static int cmd_matches(Trace& t, int64_t step) {
   const StepRow& s = t.step(step);
-  std::printf("step %lld %s (%s:%d), input %lld, output %lld\n", (long long)s.id, s.name.c_str(), s.file.c_str(), s.line,
-              (long long)s.input_root, (long long)s.output_root);
+  if (g_json) {
+    for (const auto& m : t.matches(step)) {
+      auto r = t.rule(m.rule);
+      json j = {{"ordinal", m.ordinal},
+                {"us", m.dur_ns / 1e3},
+                {"file", r ? r->file : ""},
+                {"line", r ? r->line : 0},
+                {"before", m.before},
+                {"after", m.after},
+                {"before_label", one_line(t.label(m.before))},
+                {"after_label", one_line(t.label(m.after))}};
+      if (m.is_error) j["error"] = t.str(m.error);
+      jprint(j);
+    }
+    return 0;
+  }
+  std::printf("step %lld %s (%s:%d), input %lld, output %lld\n", (long long)s.id, s.name.c_str(), s.file.c_str(),
+              s.line, (long long)s.input_root, (long long)s.output_root);
   for (const auto& m : t.matches(step)) {
     auto r = t.rule(m.rule);
     std::printf("%5lld %9.2f us  %s:%d  %s -> %s%s\n", (long long)m.ordinal, m.dur_ns / 1e3, r ? r->file.c_str() : "?",
@@ -165,15 +256,23 @@ static int cmd_stats(Trace& t, int argc, char** argv) {
       if (i + 1 >= argc) throw TraceError("option " + a + " needs a value");
       return argv[++i];
     };
-    if (a == "--step") step = to_i(next(), "step");
-    else if (a == "--context") ctx = to_i(next(), "context");
-    else if (a == "--sort") sort = next();
-    else if (a == "--top") top = to_i(next(), "count");
-    else if (a == "--unmatched") unmatched = true;
-    else throw TraceError("unknown option '" + a + "'");
+    if (a == "--step")
+      step = to_i(next(), "step");
+    else if (a == "--context")
+      ctx = to_i(next(), "context");
+    else if (a == "--sort")
+      sort = next();
+    else if (a == "--top")
+      top = to_i(next(), "count");
+    else if (a == "--unmatched")
+      unmatched = true;
+    else
+      throw TraceError("unknown option '" + a + "'");
   }
   auto stats = t.rule_stats(step, ctx);
-  if (unmatched) stats.erase(std::remove_if(stats.begin(), stats.end(), [](auto& r) { return r.matches > 0 || r.attempts == 0; }), stats.end());
+  if (unmatched)
+    stats.erase(std::remove_if(stats.begin(), stats.end(), [](auto& r) { return r.matches > 0 || r.attempts == 0; }),
+                stats.end());
   auto key = [&](const RuleStatRow& r) -> double {
     if (sort == "matches") return (double)r.matches;
     if (sort == "attempts") return (double)r.attempts;
@@ -184,6 +283,21 @@ static int cmd_stats(Trace& t, int argc, char** argv) {
   };
   std::stable_sort(stats.begin(), stats.end(), [&](auto& a, auto& b) { return key(a) > key(b); });
   if (top > 0 && (int64_t)stats.size() > top) stats.resize(top);
+  if (g_json) {
+    for (const auto& r : stats) {
+      auto rr = t.rule(r.rule);
+      jprint({{"rule", r.rule},
+              {"matches", r.matches},
+              {"attempts", r.attempts},
+              {"rejects", r.early_rejects},
+              {"excl_ms", r.excl_ns / 1e6},
+              {"incl_ms", r.incl_ns / 1e6},
+              {"file", rr ? rr->file : ""},
+              {"line", rr ? rr->line : 0},
+              {"source", rr ? rr->source : ""}});
+    }
+    return 0;
+  }
   std::printf("%8s %9s %9s %6s %10s %10s  %-28s %s\n", "matches", "attempts", "rejects", "rate", "excl ms", "incl ms",
               "file:line", "rule");
   uint64_t tm = 0, ta = 0;
@@ -206,6 +320,20 @@ static int cmd_frame(Trace& t, int64_t step, int64_t k) {
     throw TraceError("trace '" + t.path() + "': step " + std::to_string(step) + " has frames 0.." +
                      std::to_string(r.num_frames() - 1));
   auto nodes = r.nodes((size_t)k);
+  if (g_json) {
+    json j = {{"step", step}, {"frame", k}, {"frames", r.num_frames()}, {"root", r.root((size_t)k)}};
+    json ns = json::array();
+    for (int64_t n : nodes) ns.push_back({{"id", n}, {"label", t.label(n)}, {"src", t.node(n).src}});
+    j["nodes"] = std::move(ns);
+    if (k > 0) {
+      auto d = r.delta((size_t)k);
+      j["match"] = {
+          {"before", d.before}, {"after", d.after}, {"added", d.added}, {"removed", d.removed}, {"changed", d.changed}};
+    }
+    if (!r.error().empty()) j["error"] = r.error();
+    jprint(j);
+    return 0;
+  }
   std::printf("step %lld frame %lld/%zu: %zu nodes, root %lld\n", (long long)step, (long long)k, r.num_frames() - 1,
               nodes.size(), (long long)r.root((size_t)k));
   for (int64_t n : nodes) {
@@ -240,16 +368,25 @@ static int cmd_verify(Trace& t, bool full) {
     frames += r.num_frames();
     if (full)
       if (std::string why = frames_differ(t, s.id); !why.empty()) {
-        if (++differ <= 10) std::printf("FRAMES DIFFER step %lld %s: %s\n", (long long)s.id, s.name.c_str(), why.c_str());
+        if (++differ <= 10 && !g_json)
+          std::printf("FRAMES DIFFER step %lld %s: %s\n", (long long)s.id, s.name.c_str(), why.c_str());
       }
-    if (r.reproduces_output()) ok++;
+    if (r.reproduces_output())
+      ok++;
     else {
       bad++;
-      if (bad <= 10)
-        std::printf("MISMATCH step %lld %s: replay gives %lld, recorded output %lld%s\n", (long long)s.id, s.name.c_str(),
-                    (long long)r.root(r.num_frames() - 1), (long long)s.output_root,
+      if (bad <= 10 && !g_json)
+        std::printf("MISMATCH step %lld %s: replay gives %lld, recorded output %lld%s\n", (long long)s.id,
+                    s.name.c_str(), (long long)r.root(r.num_frames() - 1), (long long)s.output_root,
                     r.error().empty() ? "" : (" (" + r.error() + ")").c_str());
     }
+  }
+  if (g_json) {
+    json j = {{"steps", ok + bad}, {"frames", frames},      {"reproduce", ok},
+              {"mismatch", bad},   {"unfinished", skipped}, {"groups", groups}};
+    if (full) j["frames_differ"] = differ;
+    jprint(j);
+    return bad || differ ? 1 : 0;
   }
   std::printf(
       "verified %zu steps (%zu frames): %zu reproduce their output, %zu do not, %zu unfinished, %zu groups "
@@ -259,9 +396,22 @@ static int cmd_verify(Trace& t, bool full) {
   return bad || differ ? 1 : 0;
 }
 
-int tg::viz::cli_main(int argc, char** argv) {
+int tg::viz::cli_main(int argc_in, char** argv_in) {
+  std::vector<char*> args;
+  g_json = false;
+  for (int i = 0; i < argc_in; i++) {
+    if (i > 0 && !std::strcmp(argv_in[i], "--json"))
+      g_json = true;
+    else
+      args.push_back(argv_in[i]);
+  }
+  args.push_back(nullptr);
+  int argc = (int)args.size() - 1;
+  char** argv = args.data();
   if (argc < 3 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
-    std::fputs(kUsage, argc < 3 && !(argc == 2 && (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help"))) ? stderr : stdout);
+    std::fputs(kUsage, argc < 3 && !(argc == 2 && (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")))
+                           ? stderr
+                           : stdout);
     return argc < 3 ? 2 : 0;
   }
   std::string cmd = argv[1];
@@ -285,6 +435,8 @@ int tg::viz::cli_main(int argc, char** argv) {
       return cmd_verify(*t, full);
     }
     if (cmd == "kernels") return cmd_kernels(*t, argc - 3, argv + 3);
+    if (cmd == "profile") return cmd_profile(*t, argc - 3, argv + 3, g_json);
+    if (cmd == "export") return cmd_export(*t, argc - 3, argv + 3, g_json);
     std::fprintf(stderr, "tinyviz-cli: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return 2;
   } catch (const tg::Error& e) {  // TraceError and the argument errors: what and where

@@ -15,24 +15,29 @@
 namespace tg::viz {
 
 namespace {
-const char* const kOpNames[] = {nullptr, "SPECIAL", "BUFFER", "NOOP", "REWRITE_ERROR", "PARAM", "FUNCTION", "CALL",
-                                "PROGRAM", "LINEAR", "SOURCE", "BINARY", "SINK", "AFTER", "GROUP", "STACK", "TUPLE",
-                                "GETTUPLE", "GETADDR", "INDEX", "SHRINK", "LOAD", "STORE", "WMMA", "CAST", "BITCAST",
-                                "EXP2", "LOG2", "SIN", "SQRT", "RECIPROCAL", "NEG", "TRUNC", "ADD", "MUL", "SHL", "SHR",
-                                "CDIV", "MAX", "CMOD", "CMPLT", "CMPNE", "CMPEQ", "XOR", "OR", "AND", "THREEFRY", "SUB",
-                                "FDIV", "POW", "FLOORDIV", "FLOORMOD", "WHERE", "MULACC", "BARRIER", "RANGE", "IF",
-                                "END", "ENDIF", "WAIT", "CONST", "CUSTOM", "CUSTOMI", "INS", "CONTIGUOUS",
-                                "CONTIGUOUS_BACKWARD", "DETACH", "STAGE", "COPY", "MSELECT", "MSTACK",
-                                "CUSTOM_FUNCTION", "RESHAPE", "PERMUTE", "EXPAND", "PAD", "FLIP", "UNSHARD", "REDUCE",
-                                "ALLREDUCE", "PYLITERAL"};
+const char* const kOpNames[] = {
+    nullptr,      "SPECIAL",   "BUFFER",   "NOOP",     "REWRITE_ERROR", "PARAM",
+    "FUNCTION",   "CALL",      "PROGRAM",  "LINEAR",   "SOURCE",        "BINARY",
+    "SINK",       "AFTER",     "GROUP",    "STACK",    "TUPLE",         "GETTUPLE",
+    "GETADDR",    "INDEX",     "SHRINK",   "LOAD",     "STORE",         "WMMA",
+    "CAST",       "BITCAST",   "EXP2",     "LOG2",     "SIN",           "SQRT",
+    "RECIPROCAL", "NEG",       "TRUNC",    "ADD",      "MUL",           "SHL",
+    "SHR",        "CDIV",      "MAX",      "CMOD",     "CMPLT",         "CMPNE",
+    "CMPEQ",      "XOR",       "OR",       "AND",      "THREEFRY",      "SUB",
+    "FDIV",       "POW",       "FLOORDIV", "FLOORMOD", "WHERE",         "MULACC",
+    "BARRIER",    "RANGE",     "IF",       "END",      "ENDIF",         "WAIT",
+    "CONST",      "CUSTOM",    "CUSTOMI",  "INS",      "CONTIGUOUS",    "CONTIGUOUS_BACKWARD",
+    "DETACH",     "STAGE",     "COPY",     "MSELECT",  "MSTACK",        "CUSTOM_FUNCTION",
+    "RESHAPE",    "PERMUTE",   "EXPAND",   "PAD",      "FLIP",          "UNSHARD",
+    "REDUCE",     "ALLREDUCE", "PYLITERAL"};
 constexpr int kNumOps = 80;
 constexpr const char* kStepColumns =
     "SELECT id, context, parent, depth, name, file, line, flags, input_root, output_root, t_start, t_end, n_matches, "
     "error FROM steps";
 // steady-clock ns: a timestamp beyond this either way is damage (and any difference of two fits in an int64)
 constexpr int64_t kMaxTime = (int64_t)1 << 61;
-constexpr int64_t kMaxDtypes = 1024;             // dtype ids index a table; the engine has a few dozen
-constexpr int64_t kMinMatchBytes = 8;            // a matches row takes at least this much of the file
+constexpr int64_t kMaxDtypes = 1024;   // dtype ids index a table; the engine has a few dozen
+constexpr int64_t kMinMatchBytes = 8;  // a matches row takes at least this much of the file
 
 thread_local bool g_load_catalog = true;  // open_for_queries: load() stops after the dtype names
 
@@ -52,28 +57,41 @@ const std::vector<TableSpec>& table_specs() {
       {"uops", {"id", "op", "dtype", "arg", "tag", "src"}, 2},
       {"rules", {"id", "matcher", "file", "line", "source"}, 2},
       {"contexts", {"id", "name", "thread", "t_start", "t_end"}, 2},
-      {"steps", {"id", "context", "parent", "depth", "name", "file", "line", "flags", "input_root", "output_root",
-                 "t_start", "t_end", "n_matches", "error", "stats"}, 2},
+      {"steps",
+       {"id", "context", "parent", "depth", "name", "file", "line", "flags", "input_root", "output_root", "t_start",
+        "t_end", "n_matches", "error", "stats"},
+       2},
       {"matches", {"step", "ordinal", "before", "after", "rule", "dur"}, 2},
-      {"context_rule_stats", {"context", "rule", "candidates", "early_rejects", "attempts", "matches", "excl_ns",
-                              "incl_ns"}, 2},
+      {"context_rule_stats",
+       {"context", "rule", "candidates", "early_rejects", "attempts", "matches", "excl_ns", "incl_ns"},
+       2},
       {"rule_errors", {"step", "ordinal", "before", "error_uop", "rule", "message"}, 2},
       {"step_uops", {"step", "uop"}, 2},
-      {"programs", {"id", "name", "device", "context", "source", "uops", "global_size", "local_size", "ops", "mem",
-                    "lds"}, 3},
+      {"programs",
+       {"id", "name", "device", "context", "source", "uops", "global_size", "local_size", "ops", "mem", "lds"},
+       3},
       {"kernel_events", {"id", "program", "name", "device", "t_start", "t_end", "bufs", "var_vals"}, 3},
       {"replay_checkpoints", {"step", "frame", "graph"}, 4},
+      {"mem_events", {"id", "kind", "device", "t", "buffer", "dtype", "size", "nbytes"}, 5},
+      {"markers", {"id", "t", "name", "color"}, 5},
+      {"ranges", {"id", "device", "name", "t_start", "t_end"}, 5},
+      {"devices", {"device", "tdiff", "props"}, 5},
   };
   return specs;
 }
 
 const char* type_name(int type) {
   switch (type) {
-    case SQLITE_INTEGER: return "an integer";
-    case SQLITE_FLOAT: return "a float";
-    case SQLITE_TEXT: return "text";
-    case SQLITE_BLOB: return "a blob";
-    default: return "NULL";
+    case SQLITE_INTEGER:
+      return "an integer";
+    case SQLITE_FLOAT:
+      return "a float";
+    case SQLITE_TEXT:
+      return "text";
+    case SQLITE_BLOB:
+      return "a blob";
+    default:
+      return "NULL";
   }
 }
 
@@ -92,8 +110,10 @@ struct Stmt {
   // a statement the Trace keeps prepared: left reset, not finalized
   Stmt(sqlite3_stmt* cached, const Trace& tr, const char* tbl) : s(cached), t(tr), table(tbl), owned(false) {}
   ~Stmt() {
-    if (owned) sqlite3_finalize(s);
-    else sqlite3_reset(s);
+    if (owned)
+      sqlite3_finalize(s);
+    else
+      sqlite3_reset(s);
   }
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
@@ -184,8 +204,8 @@ std::unique_ptr<Trace> Trace::open(const std::string& path, bool program_text) {
     return v;
   };
   int64_t app = pragma("PRAGMA application_id");
-  if (app != TRACE_APPLICATION_ID) throw TraceError("trace '" + path + "' is not a tinygrad trace (application_id " +
-                                                    std::to_string(app) + ")");
+  if (app != TRACE_APPLICATION_ID)
+    throw TraceError("trace '" + path + "' is not a tinygrad trace (application_id " + std::to_string(app) + ")");
   int64_t ver = pragma("PRAGMA user_version");
   if (ver > TRACE_SCHEMA_VERSION)
     throw TraceError("trace '" + path + "' was written by a newer tinygrad-cpp (schema " + std::to_string(ver) +
@@ -233,7 +253,8 @@ void Trace::check_schema() {
     for (const TableSpec& spec : table_specs()) names += std::string(names.empty() ? "'" : ",'") + spec.name + "'";
     Stmt q(db_,
            "SELECT m.name, m.type, m.sql, p.name FROM sqlite_master m LEFT JOIN pragma_table_info(m.name) p "
-           "WHERE m.name IN (" + names + ")",
+           "WHERE m.name IN (" +
+               names + ")",
            *this, "sqlite_master");
     while (q.step()) {
       Object& o = objects[q.t_(0)];
@@ -283,7 +304,6 @@ void Trace::quick_check() {
   if (!problems.empty())
     throw TraceError("trace '" + path_ + "' is corrupt (SQLite's quick_check: " + problems.substr(0, 400) + ")");
 }
-
 
 const ProgramRow* Trace::program(int64_t id) const {
   auto it = program_index_.find(id);
@@ -448,7 +468,8 @@ void Trace::load() {
     Stmt n(db_, "SELECT COUNT(*) FROM kernel_events", *this, "kernel_events");
     if (n.step()) kernel_events_.reserve((size_t)n.i(0));  // a training run records ~10,000: no doubling
   }
-  Stmt q(db_, "SELECT id, program, name, device, t_start, t_end, bufs, var_vals FROM kernel_events ORDER BY t_start, id",
+  Stmt q(db_,
+         "SELECT id, program, name, device, t_start, t_end, bufs, var_vals FROM kernel_events ORDER BY t_start, id",
          *this, "kernel_events");
   while (q.step()) {
     KernelEventRow k;
@@ -466,6 +487,58 @@ void Trace::load() {
     k.t_start = q.in_range(4, -kMaxTime, kMaxTime), k.t_end = q.in_range(5, -kMaxTime, kMaxTime), k.bufs = q.t_(6);
     if (!q.null(7)) k.var_vals = q.t_(7);
     kernel_events_.push_back(std::move(k));
+  }
+  load_profile();
+}
+
+void Trace::load_profile() {
+  if (schema_version_ < 5) return;
+  {
+    Stmt q(db_, "SELECT id, kind, device, t, buffer, dtype, size, nbytes FROM mem_events ORDER BY t, id", *this,
+           "mem_events");
+    while (q.step()) {
+      MemEventRow m;
+      m.id = q.i(0);
+      q.at(m.id);
+      m.alloc = q.in_range(1, 0, 1) == 1;
+      m.device = str_ref(q.i(2), "mem_events", S(m.id), "device");
+      m.t = q.in_range(3, -kMaxTime, kMaxTime), m.buffer = q.in_range(4, 0, INT64_MAX);
+      m.dtype = str_ref(q.i(5), "mem_events", S(m.id), "dtype");
+      // sizes a sum of many of which still fits in an int64
+      m.size = q.in_range(6, 0, (int64_t)1 << 48), m.nbytes = q.in_range(7, 0, (int64_t)1 << 48);
+      mem_events_.push_back(std::move(m));
+    }
+  }
+  {
+    Stmt q(db_, "SELECT id, t, name, color FROM markers ORDER BY t, id", *this, "markers");
+    while (q.step()) {
+      MarkerRow m;
+      m.id = q.i(0);
+      q.at(m.id);
+      m.t = q.in_range(1, -kMaxTime, kMaxTime);
+      m.name = str_ref(q.i(2), "markers", S(m.id), "name"), m.color = str_ref(q.i(3), "markers", S(m.id), "color");
+      markers_.push_back(std::move(m));
+    }
+  }
+  {
+    Stmt q(db_, "SELECT id, device, name, t_start, t_end FROM ranges ORDER BY t_start, id", *this, "ranges");
+    while (q.step()) {
+      RangeRow r;
+      r.id = q.i(0);
+      q.at(r.id);
+      r.device = str_ref(q.i(1), "ranges", S(r.id), "device"), r.name = str_ref(q.i(2), "ranges", S(r.id), "name");
+      r.t_start = q.in_range(3, -kMaxTime, kMaxTime), r.t_end = q.in_range(4, -kMaxTime, kMaxTime);
+      if (r.t_end < r.t_start) q.bad(4, "ends before it starts (" + S(r.t_start) + ")");
+      ranges_.push_back(std::move(r));
+    }
+  }
+  Stmt q(db_, "SELECT device, tdiff, props FROM devices ORDER BY device", *this, "devices");
+  while (q.step()) {
+    DeviceRow d;
+    d.device = str_ref(q.i(0), "devices", "device " + S(q.i(0)), "device");
+    q.at(q.i(0));
+    d.tdiff = q.in_range(1, -kMaxTime, kMaxTime), d.props = q.t_(2);
+    devices_.push_back(std::move(d));
   }
 }
 
@@ -515,7 +588,8 @@ std::vector<MatchRow> Trace::matches(int64_t step_id) const {
     }
   auto key = [&](int64_t ordinal) { return "step " + S(step_id) + ", ordinal " + S(ordinal); };
   {
-    Stmt q(db_, "SELECT ordinal, before, after, rule, dur FROM matches WHERE step=? ORDER BY ordinal", *this, "matches");
+    Stmt q(db_, "SELECT ordinal, before, after, rule, dur FROM matches WHERE step=? ORDER BY ordinal", *this,
+           "matches");
     sqlite3_bind_int64(q.s, 1, step_id);
     while (q.step()) {
       MatchRow m;
@@ -660,7 +734,8 @@ std::vector<RuleStatRow> Trace::rule_stats(int64_t step_id, int64_t context_id) 
     if (!q.step() || q.null(0)) return out;
     std::string j = q.t_(0);
     StatsJson p{j};
-    if (!p.parse(out)) q.bad(0, "is not [[rule, attempts, matches, excl_ns(, early_rejects(, incl_ns))], ...]: " + p.err);
+    if (!p.parse(out))
+      q.bad(0, "is not [[rule, attempts, matches, excl_ns(, early_rejects(, incl_ns))], ...]: " + p.err);
     std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.rule < b.rule; });
     return out;
   }
@@ -670,7 +745,9 @@ std::vector<RuleStatRow> Trace::rule_stats(int64_t step_id, int64_t context_id) 
       "SELECT rule, SUM(candidates), SUM(early_rejects), SUM(attempts), SUM(matches), SUM(excl_ns), SUM(incl_ns) FROM ("
       " SELECT rule, candidates, early_rejects, attempts, matches, excl_ns, incl_ns, context FROM context_rule_stats"
       " UNION ALL SELECT s.rule, s.early_rejects + s.attempts, s.early_rejects, s.attempts, s.matches, s.excl_ns,"
-      " s.incl_ns, st.context FROM " + std::string(kRuleStatsSql) + " s JOIN steps st ON st.id = s.step"
+      " s.incl_ns, st.context FROM " +
+      std::string(kRuleStatsSql) +
+      " s JOIN steps st ON st.id = s.step"
       " WHERE st.context NOT IN (SELECT DISTINCT context FROM context_rule_stats))";
   if (context_id > 0) sql += " WHERE context=?";
   sql += " GROUP BY rule ORDER BY rule";
@@ -722,13 +799,15 @@ const std::string& Trace::str_ref(int64_t id, const char* table, const std::stri
   auto it = strings_.find(id);
   if (it != strings_.end()) return it->second;
   // one statement for every lookup (opening a trace looks up two strings per step)
-  if (!str_stmt_ && sqlite3_prepare_v2(db_, "SELECT value FROM strings WHERE id=?", -1, &str_stmt_, nullptr) != SQLITE_OK)
+  if (!str_stmt_ &&
+      sqlite3_prepare_v2(db_, "SELECT value FROM strings WHERE id=?", -1, &str_stmt_, nullptr) != SQLITE_OK)
     fail_key("strings", "", std::string("cannot be read: ") + sqlite3_errmsg(db_));
   sqlite3_reset(str_stmt_);
   sqlite3_bind_int64(str_stmt_, 1, id);
   int rc = sqlite3_step(str_stmt_);
   if (rc == SQLITE_DONE) {
-    if (column) fail_key(table, key, std::string(column) + " refers to string " + S(id) + ", which table strings does not have");
+    if (column)
+      fail_key(table, key, std::string(column) + " refers to string " + S(id) + ", which table strings does not have");
     fail_key("strings", "", "has no row " + S(id));
   }
   if (rc != SQLITE_ROW) fail_key("strings", S(id), std::string("cannot be read: ") + sqlite3_errmsg(db_));
@@ -741,7 +820,9 @@ const std::string& Trace::str_ref(int64_t id, const char* table, const std::stri
 const Node& Trace::node_ref(int64_t id, const char* table, const std::string& key, const char* column) const {
   if (auto it = nodes_.find(id); it != nodes_.end()) return it->second;
   if (id < 1) fail_key(table, key, std::string(column) + " " + S(id) + " is not a uop id");
-  return load_node(id, [&] { fail_key(table, key, std::string(column) + " refers to uop " + S(id) + ", which table uops does not have"); });
+  return load_node(id, [&] {
+    fail_key(table, key, std::string(column) + " refers to uop " + S(id) + ", which table uops does not have");
+  });
 }
 
 Trace::Batch::Batch(const Trace& t) : db_(t.db_) {
@@ -768,7 +849,8 @@ static Node parse_uop(Stmt& q, int64_t cur, int col) {
   n.op_name = n.op > 0 && n.op <= kNumOps ? kOpNames[n.op] : "?";
   n.dtype = (int)q.in_range(col + 1, INT_MIN, INT_MAX), n.arg = q.i(col + 2), n.tag = q.i_or_0(col + 3);
   int type = sqlite3_column_type(q.s, col + 4);
-  if (type != SQLITE_BLOB && type != SQLITE_NULL) q.bad(col + 4, std::string("holds ") + type_name(type) + ", not a blob");
+  if (type != SQLITE_BLOB && type != SQLITE_NULL)
+    q.bad(col + 4, std::string("holds ") + type_name(type) + ", not a blob");
   const unsigned char* b = (const unsigned char*)sqlite3_column_blob(q.s, col + 4);
   int len = sqlite3_column_bytes(q.s, col + 4);
   for (int p = 0; p < len;) {
@@ -788,7 +870,7 @@ static Node parse_uop(Stmt& q, int64_t cur, int col) {
     auto which = [&] { return " as src " + S((int64_t)n.src.size()); };
     if (delta < 1)
       q.bad(col + 4, std::string("names ") + (delta ? "a later uop" : "the uop itself") + which() +
-                   ": a src must be an earlier uop (a cycle)");
+                         ": a src must be an earlier uop (a cycle)");
     if (delta >= cur) q.bad(col + 4, "names uop " + S(cur - delta) + which() + ", not a uop id");
     n.src.push_back(cur - delta);
   }
@@ -798,8 +880,8 @@ static Node parse_uop(Stmt& q, int64_t cur, int col) {
 const Node& Trace::load_node(int64_t id, const std::function<void()>& missing) const {
   // load the node and, iteratively, its srcs. Every src is an earlier uop (the writer numbers srcs first), so a
   // graph read from the file has no cycles; one that breaks the rule is damage
-  if (!node_stmt_ &&
-      sqlite3_prepare_v2(db_, "SELECT op, dtype, arg, tag, src FROM uops WHERE id=?", -1, &node_stmt_, nullptr) != SQLITE_OK)
+  if (!node_stmt_ && sqlite3_prepare_v2(db_, "SELECT op, dtype, arg, tag, src FROM uops WHERE id=?", -1, &node_stmt_,
+                                        nullptr) != SQLITE_OK)
     fail_key("uops", "", std::string("cannot be read: ") + sqlite3_errmsg(db_));
   Stmt q(node_stmt_, *this, "uops");
   std::vector<std::pair<int64_t, int64_t>> todo{{id, 0}};  // (uop, the uop that has it as a src)

@@ -78,12 +78,33 @@ struct ProgramRow {
   int64_t ops = -1, mem = -1, lds = -1;  // -1: symbolic
 };
 
-// one kernel or copy run (PROFILE); bufs as JSON [[buffer, nbytes, written], ...]
+// one kernel or copy run (PROFILE); bufs as JSON [[buffer, nbytes, mode], ...] (viz/profile.h parses it)
 struct KernelEventRow {
   int64_t id = 0, program = 0;  // program 0: a copy or an unrecorded program
   std::string name, device;
   int64_t t_start = 0, t_end = 0;
   std::string bufs, var_vals;
+};
+
+// the profiler's events (schema 5; older files have none)
+struct MemEventRow {  // a buffer's alloc or free on a device
+  int64_t id = 0;
+  bool alloc = false;
+  std::string device, dtype;
+  int64_t t = 0, buffer = 0, size = 0, nbytes = 0;
+};
+struct MarkerRow {  // tg::profile_marker
+  int64_t id = 0, t = 0;
+  std::string name, color;
+};
+struct RangeRow {  // a span on a host lane: USER (tg::profile_range), "<DEV> Graph"
+  int64_t id = 0;
+  std::string device, name;
+  int64_t t_start = 0, t_end = 0;
+};
+struct DeviceRow {  // a device's clock offset (host = device + tdiff) and what it said about itself
+  std::string device, props;
+  int64_t tdiff = 0;
 };
 
 // a UOp of the trace. Recorded nodes have positive ids; nodes the replay had to build have negative ids.
@@ -148,6 +169,11 @@ class Trace {
   std::pair<std::string, std::string> program_text(int64_t id) const;  // source, linearized UOps (from the file)
   const std::vector<KernelEventRow>& kernel_events() const { return kernel_events_; }  // by start time
   int schema_version() const { return schema_version_; }
+  // the profiler's events, by time (empty for schema 2-4 traces and runs without PROFILE)
+  const std::vector<MemEventRow>& mem_events() const { return mem_events_; }
+  const std::vector<MarkerRow>& markers() const { return markers_; }
+  const std::vector<RangeRow>& ranges() const { return ranges_; }
+  const std::vector<DeviceRow>& devices() const { return devices_; }
 
   const Node& node(int64_t id) const;  // throws TraceError for an unknown id
   // node(id) for an id read from a row: the error names that row when the id is not a uop of the trace
@@ -199,6 +225,11 @@ class Trace {
   std::vector<StepRow> steps_;
   std::vector<ProgramRow> programs_;
   std::vector<KernelEventRow> kernel_events_;
+  std::vector<MemEventRow> mem_events_;
+  std::vector<MarkerRow> markers_;
+  std::vector<RangeRow> ranges_;
+  std::vector<DeviceRow> devices_;
+  void load_profile();
   std::unordered_map<int64_t, size_t> program_index_, program_by_ctx_;
   int schema_version_ = 0;
   std::unordered_map<int64_t, size_t> step_index_, ctx_index_;

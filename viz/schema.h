@@ -9,7 +9,10 @@ constexpr int32_t TRACE_APPLICATION_ID = 0x54477472;  // "TGtr"
 // 2: steps.stats entries leave out trailing default fields
 // 3: programs and kernel_events (kernel sources and timings); version 2 files are still read (they have neither)
 // 4: replay_checkpoints; version 2 and 3 files are still read (their deep frames are replayed from the step's start)
-constexpr int32_t TRACE_SCHEMA_VERSION = 4;
+// 5: the profiler's events: mem_events, markers, ranges, devices; kernel_events.bufs' third field is the mode
+//    (0 read, 1 write, 2 write+read; older files hold 0/1 for read/written). Older files are still read (no memory
+//    lanes, markers or user ranges).
+constexpr int32_t TRACE_SCHEMA_VERSION = 5;
 constexpr int32_t TRACE_SCHEMA_MIN_READ = 2;
 
 // uops.op is the Ops value (names in table ops), uops.dtype an id into table dtypes, uops.arg/tag the exact arg
@@ -22,7 +25,12 @@ constexpr int32_t TRACE_SCHEMA_MIN_READ = 2;
 // context_rule_stats: per context, every candidate rule (including those only early-rejected), summed over its steps.
 // programs: one row per compiled kernel: its codegen context (0 if not recorded), source, linearized UOps,
 //   launch dims and estimates (ops/mem/lds, -1 when symbolic). kernel_events: one row per kernel or copy run
-//   (PROFILE): device lane, steady-clock ns start/end, bufs as JSON [[buffer, nbytes, written], ...].
+//   (PROFILE): device lane, steady-clock ns start/end, bufs as JSON [[buffer, nbytes, mode], ...] in argument order
+//   (element N is the kernel's dataN; mode 0 read, 1 write, 2 write+read).
+// mem_events: the alloc (kind 1) and free (kind 0) of every device buffer (Buffer.allocate/deallocate): buffer is the
+//   number kernel_events.bufs name it by, size in elements, nbytes in bytes. markers: tg::profile_marker (colour a
+//   name or #rrggbb). ranges: spans on host lanes (USER: tg::profile_range; "<DEV> Graph": batched executions).
+//   devices: each device's clock offset (host = device + tdiff ns) and what it says about itself.
 // replay_checkpoints: written when the trace is finished, for top-down steps with many matches: the graph of every
 //   StepReplay::kCheckpointEvery-th frame (StepReplay::encode_frame), so tinyviz reaches a deep frame by replaying
 //   from the checkpoint before it instead of from the step's start.
@@ -54,6 +62,13 @@ CREATE TABLE IF NOT EXISTS programs(id INTEGER PRIMARY KEY, name INTEGER NOT NUL
   local_size TEXT NOT NULL, ops INTEGER NOT NULL, mem INTEGER NOT NULL, lds INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS kernel_events(id INTEGER PRIMARY KEY, program INTEGER NOT NULL, name INTEGER NOT NULL,
   device INTEGER NOT NULL, t_start INTEGER NOT NULL, t_end INTEGER NOT NULL, bufs TEXT NOT NULL, var_vals TEXT);
+CREATE TABLE IF NOT EXISTS mem_events(id INTEGER PRIMARY KEY, kind INTEGER NOT NULL, device INTEGER NOT NULL,
+  t INTEGER NOT NULL, buffer INTEGER NOT NULL, dtype INTEGER NOT NULL, size INTEGER NOT NULL, nbytes INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS markers(id INTEGER PRIMARY KEY, t INTEGER NOT NULL, name INTEGER NOT NULL,
+  color INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS ranges(id INTEGER PRIMARY KEY, device INTEGER NOT NULL, name INTEGER NOT NULL,
+  t_start INTEGER NOT NULL, t_end INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS devices(device INTEGER PRIMARY KEY, tdiff INTEGER NOT NULL, props TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS replay_checkpoints(step INTEGER NOT NULL, frame INTEGER NOT NULL, graph BLOB NOT NULL,
   PRIMARY KEY(step, frame)) WITHOUT ROWID;
 CREATE VIEW IF NOT EXISTS kernel_events_view AS SELECT k.id, n.value AS name, d.value AS device, k.t_start,
@@ -62,6 +77,9 @@ CREATE VIEW IF NOT EXISTS kernel_events_view AS SELECT k.id, n.value AS name, d.
   CASE WHEN p.mem >= 0 AND k.t_end > k.t_start THEN p.mem * 1.0 / (k.t_end - k.t_start) END AS gbs, k.bufs
   FROM kernel_events k JOIN strings n ON n.id=k.name JOIN strings d ON d.id=k.device
   LEFT JOIN programs p ON p.id=k.program;
+CREATE VIEW IF NOT EXISTS mem_events_view AS SELECT m.id, CASE m.kind WHEN 1 THEN 'alloc' ELSE 'free' END AS event,
+  d.value AS device, m.t, m.buffer, t.value AS dtype, m.size, m.nbytes FROM mem_events m JOIN strings d ON d.id=m.device
+  JOIN strings t ON t.id=m.dtype;
 CREATE VIEW IF NOT EXISTS uops_view AS SELECT u.id, o.name AS op, d.name AS dtype, a.value AS arg, t.value AS tag,
   length(u.src) AS src_bytes FROM uops u JOIN ops o ON o.id=u.op JOIN dtypes d ON d.id=u.dtype
   JOIN strings a ON a.id=u.arg LEFT JOIN strings t ON t.id=u.tag;

@@ -10,9 +10,9 @@
 #include <atomic>
 #include <cerrno>
 #include <charconv>
-#include <csignal>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstring>
 #include <ctime>
 #include <deque>
@@ -61,7 +61,10 @@ struct Batch {
   std::vector<MatchEv> matches;
   std::vector<std::pair<uint64_t, ProgramRecord>> programs;
   std::vector<KernelEvent> kernels;
-  size_t size() const { return other.size() + uops.size() + matches.size() + programs.size() + kernels.size(); }
+  std::vector<ProfileEvent> profile;
+  size_t size() const {
+    return other.size() + uops.size() + matches.size() + programs.size() + kernels.size() + profile.size();
+  }
   bool empty() const { return size() == 0; }
 };
 
@@ -161,6 +164,7 @@ class TraceWriter final : public Recorder {
   void note_uop(const UOp& u) override;
   uint64_t program(const ProgramRecord& p) override;
   void kernel_event(const KernelEvent& e) override;
+  void profile_event(const ProfileEvent& e) override;
   void finish() override;
   void write_checkpoints();
   std::string path() const override { return path_; }
@@ -173,7 +177,7 @@ class TraceWriter final : public Recorder {
   struct ThreadBuf {
     std::mutex mu;
     Batch batch;
-    std::vector<uint64_t> open_steps;  // steps this thread has begun and not ended
+    std::vector<uint64_t> open_steps;                     // steps this thread has begun and not ended
     std::vector<std::pair<detail::UOpNode*, bool>> walk;  // ensure_uop's reusable stack
     int64_t last_handover_ns = 0;
   };
@@ -211,7 +215,7 @@ class TraceWriter final : public Recorder {
   void run(sqlite3_stmt* s);
 
   int lock_fd_ = -1;  // holds the flock that claims path_ (set while path_ is initialized, so declared before it);
-                     // closed only after SQLite closes the file
+                      // closed only after SQLite closes the file
   std::string path_;
   sqlite3* db_ = nullptr;
   uint32_t gen_;
@@ -247,12 +251,14 @@ class TraceWriter final : public Recorder {
   std::unordered_map<uint64_t, std::unordered_map<uint32_t, Agg>> ctx_stats_;
   sqlite3_stmt *st_str_ = nullptr, *st_uop_ = nullptr, *st_rule_ = nullptr, *st_ctx_ = nullptr, *st_ctx_name_ = nullptr,
                *st_ctx_end_ = nullptr, *st_step_ = nullptr, *st_step_end_ = nullptr, *st_match_ = nullptr,
-               *st_cstat_ = nullptr, *st_err_ = nullptr, *st_note_ = nullptr, *st_prog_ = nullptr, *st_kev_ = nullptr;
+               *st_cstat_ = nullptr, *st_err_ = nullptr, *st_note_ = nullptr, *st_prog_ = nullptr, *st_kev_ = nullptr,
+               *st_mem_ = nullptr, *st_marker_ = nullptr, *st_range_ = nullptr, *st_dev_ = nullptr;
+  void write_profile_event(const ProfileEvent& e);
 };
 
 TraceWriter::TraceWriter(const std::string& path) : path_(claim_trace_path(path, lock_fd_)), gen_(++g_generation) {
-  if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                      nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr) !=
+      SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     if (db_) sqlite3_close(db_);
     db_ = nullptr;
@@ -284,7 +290,12 @@ TraceWriter::TraceWriter(const std::string& path) : path_(claim_trace_path(path,
   st_prog_ = prep(
       "INSERT INTO programs(id, name, device, context, source, uops, global_size, local_size, ops, mem, lds) "
       "VALUES(?,?,?,?,?,?,?,?,?,?,?)");
-  st_kev_ = prep("INSERT INTO kernel_events(program, name, device, t_start, t_end, bufs, var_vals) VALUES(?,?,?,?,?,?,?)");
+  st_kev_ =
+      prep("INSERT INTO kernel_events(program, name, device, t_start, t_end, bufs, var_vals) VALUES(?,?,?,?,?,?,?)");
+  st_mem_ = prep("INSERT INTO mem_events(kind, device, t, buffer, dtype, size, nbytes) VALUES(?,?,?,?,?,?,?)");
+  st_marker_ = prep("INSERT INTO markers(t, name, color) VALUES(?,?,?)");
+  st_range_ = prep("INSERT INTO ranges(device, name, t_start, t_end) VALUES(?,?,?,?)");
+  st_dev_ = prep("INSERT OR REPLACE INTO devices(device, tdiff, props) VALUES(?,?,?)");
   exec("BEGIN");
   {
     sqlite3_stmt* s = prep("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)");
@@ -437,6 +448,55 @@ void TraceWriter::kernel_event(const KernelEvent& e) {
   tb.batch.kernels.push_back(e);
   maybe_handover(tb, true);
 }
+void TraceWriter::profile_event(const ProfileEvent& e) {
+  ThreadBuf& tb = tbuf();
+  std::lock_guard<std::mutex> lk(tb.mu);
+  tb.batch.profile.push_back(e);
+  maybe_handover(tb);
+}
+
+void TraceWriter::write_profile_event(const ProfileEvent& ev) {
+  if (auto* p = std::get_if<ProfilePointEvent>(&ev)) {
+    if (p->kind == ProfilePointEvent::Kind::marker) {
+      sqlite3_bind_int64(st_marker_, 1, p->ts_ns);
+      sqlite3_bind_int64(st_marker_, 2, intern(p->name));
+      sqlite3_bind_int64(st_marker_, 3, intern(p->color));
+      return run(st_marker_);
+    }
+    sqlite3_bind_int64(st_mem_, 1, p->kind == ProfilePointEvent::Kind::alloc ? 1 : 0);
+    sqlite3_bind_int64(st_mem_, 2, intern(p->device));
+    sqlite3_bind_int64(st_mem_, 3, p->ts_ns);
+    sqlite3_bind_int64(st_mem_, 4, (int64_t)p->buffer);
+    sqlite3_bind_int64(st_mem_, 5, intern(p->dtype));
+    sqlite3_bind_int64(st_mem_, 6, (int64_t)p->size);
+    sqlite3_bind_int64(st_mem_, 7, (int64_t)p->nbytes);
+    return run(st_mem_);
+  }
+  auto range = [&](const std::string& device, const std::string& name, int64_t st, int64_t en) {
+    sqlite3_bind_int64(st_range_, 1, intern(device));
+    sqlite3_bind_int64(st_range_, 2, intern(name));
+    sqlite3_bind_int64(st_range_, 3, st);
+    sqlite3_bind_int64(st_range_, 4, en);
+    run(st_range_);
+  };
+  if (auto* r = std::get_if<ProfileRangeEvent>(&ev)) return range(r->device, r->name, r->t_start_ns, r->t_end_ns);
+  if (auto* d = std::get_if<ProfileDeviceEvent>(&ev)) {
+    sqlite3_bind_int64(st_dev_, 1, intern(d->device));
+    sqlite3_bind_int64(st_dev_, 2, d->tdiff_ns);
+    sqlite3_bind_text(st_dev_, 3, d->props.data(), (int)d->props.size(), SQLITE_STATIC);
+    return run(st_dev_);
+  }
+  // a batched execution: one span over its entries on "<DEV> Graph" (as the reference's viewer draws it); the entries
+  // themselves are kernel events
+  if (auto* g = std::get_if<ProfileGraphEvent>(&ev); g && !g->ents.empty()) {
+    int64_t st = INT64_MAX, en = INT64_MIN;
+    for (const ProfileGraphEntry& e : g->ents)
+      for (uint32_t i : {e.st_id, e.en_id})
+        if (i < g->sigs_ns.size()) st = std::min(st, g->sigs_ns[i]), en = std::max(en, g->sigs_ns[i]);
+    std::string dev = g->ents[0].device.substr(0, g->ents[0].device.find(':'));
+    if (st <= en) range(dev + " Graph", "batched " + std::to_string(g->ents.size()), st, en);
+  }
+}
 
 uint64_t TraceWriter::context_begin(const std::string& name, int64_t t_ns) {
   ThreadBuf& tb = tbuf();
@@ -565,8 +625,8 @@ void TraceWriter::flush_context_stats(uint64_t ctx) {
 // one per-step stats entry, "[rule,attempts,matches,excl_ns(,early_rejects(,incl_ns))]" (schema.h): the trailing
 // fields are left out when they hold their usual values (no early rejects, no nested rule time)
 static void append_stat_entry(std::string& out, const RuleStat& st) {
-  int64_t v[6] = {(int64_t)st.rule, (int64_t)st.attempts, (int64_t)st.matches, st.excl_ns, (int64_t)st.early_rejects,
-                  st.incl_ns};
+  int64_t v[6] = {(int64_t)st.rule, (int64_t)st.attempts,      (int64_t)st.matches,
+                  st.excl_ns,       (int64_t)st.early_rejects, st.incl_ns};
   int n = st.incl_ns != st.excl_ns ? 6 : st.early_rejects ? 5 : 4;
   char buf[24];
   out += '[';
@@ -661,14 +721,20 @@ void TraceWriter::write_batch(Batch& b) {
         if (!it->second.inserted) {
           insert_step(it->second.begin, &e, &json);
         } else {
-          if (e.b) sqlite3_bind_int64(st_step_end_, 1, (int64_t)e.b);
-          else sqlite3_bind_null(st_step_end_, 1);
+          if (e.b)
+            sqlite3_bind_int64(st_step_end_, 1, (int64_t)e.b);
+          else
+            sqlite3_bind_null(st_step_end_, 1);
           sqlite3_bind_int64(st_step_end_, 2, e.t);
           sqlite3_bind_int64(st_step_end_, 3, (int64_t)e.c);
-          if (e.s.empty()) sqlite3_bind_null(st_step_end_, 4);
-          else sqlite3_bind_int64(st_step_end_, 4, intern(e.s));
-          if (json.empty()) sqlite3_bind_null(st_step_end_, 5);
-          else sqlite3_bind_text(st_step_end_, 5, json.data(), (int)json.size(), SQLITE_STATIC);
+          if (e.s.empty())
+            sqlite3_bind_null(st_step_end_, 4);
+          else
+            sqlite3_bind_int64(st_step_end_, 4, intern(e.s));
+          if (json.empty())
+            sqlite3_bind_null(st_step_end_, 5);
+          else
+            sqlite3_bind_text(st_step_end_, 5, json.data(), (int)json.size(), SQLITE_STATIC);
           sqlite3_bind_int64(st_step_end_, 6, (int64_t)e.a);
           run(st_step_end_);
         }
@@ -703,10 +769,14 @@ void TraceWriter::write_batch(Batch& b) {
     sqlite3_bind_int(st_uop_, 2, (int)u.op());
     sqlite3_bind_int(st_uop_, 3, u.dtype().id());
     sqlite3_bind_int64(st_uop_, 4, intern(encode_arg(u.arg())));
-    if (u.tag().is_none()) sqlite3_bind_null(st_uop_, 5);
-    else sqlite3_bind_int64(st_uop_, 5, intern(encode_arg(u.tag())));
-    if (src.empty()) sqlite3_bind_null(st_uop_, 6);
-    else sqlite3_bind_blob(st_uop_, 6, src.data(), (int)src.size(), SQLITE_STATIC);
+    if (u.tag().is_none())
+      sqlite3_bind_null(st_uop_, 5);
+    else
+      sqlite3_bind_int64(st_uop_, 5, intern(encode_arg(u.tag())));
+    if (src.empty())
+      sqlite3_bind_null(st_uop_, 6);
+    else
+      sqlite3_bind_blob(st_uop_, 6, src.data(), (int)src.size(), SQLITE_STATIC);
     run(st_uop_);
     stats_.uops++;
     keep_.push_back(std::move(ev.u));
@@ -741,7 +811,7 @@ void TraceWriter::write_batch(Batch& b) {
     for (size_t i = 0; i < k.bufs.size(); i++) {
       if (i) json += ',';
       json += '[' + std::to_string(k.bufs[i].id) + ',' + std::to_string(k.bufs[i].nbytes) + ',' +
-              (k.bufs[i].written ? '1' : '0') + ']';
+              (char)('0' + k.bufs[i].mode) + ']';
     }
     json += ']';
     sqlite3_bind_int64(st_kev_, 1, (int64_t)k.program);
@@ -750,10 +820,13 @@ void TraceWriter::write_batch(Batch& b) {
     sqlite3_bind_int64(st_kev_, 4, k.t_start_ns);
     sqlite3_bind_int64(st_kev_, 5, k.t_end_ns);
     sqlite3_bind_text(st_kev_, 6, json.data(), (int)json.size(), SQLITE_STATIC);
-    if (k.var_vals.empty()) sqlite3_bind_null(st_kev_, 7);
-    else sqlite3_bind_text(st_kev_, 7, k.var_vals.data(), (int)k.var_vals.size(), SQLITE_STATIC);
+    if (k.var_vals.empty())
+      sqlite3_bind_null(st_kev_, 7);
+    else
+      sqlite3_bind_text(st_kev_, 7, k.var_vals.data(), (int)k.var_vals.size(), SQLITE_STATIC);
     run(st_kev_);
   }
+  for (const ProfileEvent& e : b.profile) write_profile_event(e);
 }
 
 void TraceWriter::writer_loop() {
@@ -821,8 +894,9 @@ void TraceWriter::finish() {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tinygrad: trace writer: %s\n", e.what());
   }
-  for (sqlite3_stmt* s : {st_str_, st_uop_, st_rule_, st_ctx_, st_ctx_name_, st_ctx_end_, st_step_, st_step_end_,
-                          st_match_, st_cstat_, st_err_, st_note_, st_prog_, st_kev_})
+  for (sqlite3_stmt* s :
+       {st_str_, st_uop_, st_rule_, st_ctx_, st_ctx_name_, st_ctx_end_, st_step_, st_step_end_, st_match_, st_cstat_,
+        st_err_, st_note_, st_prog_, st_kev_, st_mem_, st_marker_, st_range_, st_dev_})
     sqlite3_finalize(s);
   sqlite3_exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
   sqlite3_close(db_);

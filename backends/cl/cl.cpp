@@ -13,6 +13,7 @@
 
 #include "lib/device.h"
 #include "lib/renderer/cstyle.h"
+#include "profiler/profile.h"
 
 namespace tg::cl {
 
@@ -580,6 +581,7 @@ void CLDevice::sync_clocks() {
     if (ok && h1 - h0 < best) best = h1 - h0, tdiff_ns = (h0 + h1) / 2 - (int64_t)(s + e) / 2;
   }
   clReleaseMemObject(m);
+  if (profile::enabled()) profile::emit(ProfileDeviceEvent{device, tdiff_ns, device_name + ", " + driver_version});
 }
 
 }  // namespace

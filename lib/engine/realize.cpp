@@ -404,14 +404,12 @@ void track_stats(ExecContext& ctx, const UOp& call, int64_t st_ns, const std::ve
 }
 // the trace's kernel event of one call (PROFILE or a recorded trace)
 void record_kernel(Recorder& r, ExecContext& ctx, const UOp& call, int64_t st, int64_t en) {
-  static std::mutex mu;
-  static std::unordered_map<const Buffer*, uint64_t> ids;
   KernelEvent e;
   const UOp& ast = call.src(0);
   std::string device = first_device(call.src(1).device());
   std::vector<UOp> args = resolve_params(call, ctx.input_uops);
   std::vector<std::shared_ptr<Buffer>> bufs;
-  std::vector<int64_t> outs = get_call_outs_ins(call).first;
+  auto [outs, ins] = get_call_outs_ins(call);
   for (const UOp& a : args) bufs.push_back(uop_buffer(a));
   e.name = ansistrip(get_call_name(call, bufs, ctx.var_vals));
   e.device = ast.op() == Ops::COPY ? device + ":COPY" : device;
@@ -420,13 +418,12 @@ void record_kernel(Recorder& r, ExecContext& ctx, const UOp& call, int64_t st, i
   // a device that times its kernels (CL's profiling events, tied to the host clock when it opened) places them where
   // they ran, not where the host waited for them
   if (ast.op() == Ops::PROGRAM && ctx.device_range) std::tie(e.t_start_ns, e.t_end_ns) = *ctx.device_range;
-  {
-    std::lock_guard<std::mutex> lk(mu);
-    for (size_t i = 0; i < bufs.size(); i++) {
-      const Buffer* b = &bufs[i]->base();
-      uint64_t id = ids.emplace(b, ids.size() + 1).first->second;
-      e.bufs.push_back(BufferUse{id, bufs[i]->nbytes(), std::find(outs.begin(), outs.end(), (int64_t)i) != outs.end()});
-    }
+  // the reference's exec event: each argument is dataN, read, written or both
+  auto has = [](const std::vector<int64_t>& v, size_t i) { return std::find(v.begin(), v.end(), (int64_t)i) != v.end(); };
+  for (size_t i = 0; i < bufs.size(); i++) {
+    bool w = has(outs, i), rd = has(ins, i);
+    e.bufs.push_back(BufferUse{bufs[i]->base().trace_num, bufs[i]->nbytes(),
+                               w && rd ? BufferUse::write_read : w ? BufferUse::write : BufferUse::read});
   }
   if (!ctx.var_vals.empty()) {
     std::string vv = "{";

@@ -1,5 +1,7 @@
 #include "lib/uop/track.h"
 
+#include "profiler/profile.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cinttypes>
@@ -71,6 +73,15 @@ Recorder* profile_recorder() {
   if (PROFILE.value() < 1 && TRACK_MATCH_STATS.value() < 2) return nullptr;
   return track::active_recorder();
 }
+
+// the profiler's events (buffers, markers, user ranges) go where kernel events go
+static const bool g_profile_hook = [] {
+  profile::set_hook({[] { return PROFILE.value() >= 1 || TRACK_MATCH_STATS.value() >= 2; },
+                     [](ProfileEvent&& e) {
+                       if (Recorder* r = profile_recorder()) r->profile_event(e);
+                     }});
+  return true;
+}();
 
 namespace track {
 

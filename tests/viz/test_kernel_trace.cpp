@@ -74,7 +74,7 @@ TEST(KernelTrace, ProgramLinkedToItsCodegenContext) {
     e.device = "CPU";
     e.t_start_ns = 1000;
     e.t_end_ns = 3000;
-    e.bufs = {{1, 64, true}, {2, 64, false}};
+    e.bufs = {{1, 64, BufferUse::write}, {2, 64, BufferUse::read}};
     profile_recorder()->kernel_event(e);
   });
   ASSERT_NE(id, 0u);

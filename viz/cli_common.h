@@ -1,0 +1,10 @@
+// The commands of tinyviz-cli that live outside cli.cpp.
+#pragma once
+#include "viz/reader.h"
+
+namespace tg::viz {
+
+int cmd_profile(Trace& t, int argc, char** argv, bool as_json);
+int cmd_export(Trace& t, int argc, char** argv, bool as_json);
+
+}  // namespace tg::viz
