@@ -7,6 +7,7 @@
 #include "backends/cpu/cpu.h"
 #include "backends/interp/interp.h"
 #include "lib/tensor.h"
+#include "profiler/profile.h"
 
 using tg::Tensor;
 
@@ -22,6 +23,9 @@ int main() {
     tg::cl::register_device();      // CL (DEV=CL): opened only when used
     tg::interp::register_device();  // PYTHON (host data) and INTERP
 
+    // with PROFILE=1 or VIZ: a span on the trace's USER lane, and markers across its timeline
+    tg::profile_marker("first graphs");
+    tg::profile_range span("first graphs");
     Tensor a = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}).reshape({2, 3});
     Tensor b = Tensor({{1.0, 0.0}, {0.0, 1.0}, {1.0, 1.0}});  // nested lists: float32
     Tensor c = (a.matmul(b) + 1).relu();                      // nothing runs yet: c is a graph
@@ -30,6 +34,7 @@ int main() {
     print("sum(0)", a.sum(0));
     std::printf("mean       %g\n", a.mean().item<float>());
 
+    tg::profile_marker("random", "orange");
     Tensor::manual_seed(42);
     print("rand", Tensor::rand({5}));  // threefry: the same bits as the reference's Tensor.rand
 

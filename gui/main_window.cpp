@@ -22,8 +22,8 @@
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
-#include <QStyledItemDelegate>
 #include <QStyleFactory>
+#include <QStyledItemDelegate>
 #include <QTabWidget>
 #include <QTimer>
 #include <QToolButton>
@@ -137,7 +137,31 @@ MainWindow::MainWindow(QWidget* parent, bool restore) : QMainWindow(parent) {
   stats_ = new StatsView(this);
   tabs_->addTab(stats_, tr("Stats"));
   timeline_ = new TimelineView(this);
-  tabs_->addTab(timeline_, tr("Timeline"));
+  {  // the timeline under a filter box: spans whose names do not match are dimmed
+    auto* page = new QWidget(this);
+    auto* v = new QVBoxLayout(page);
+    v->setContentsMargins(0, 0, 0, 0);
+    v->setSpacing(2);
+    auto* bar = new QHBoxLayout();
+    bar->setContentsMargins(6, 4, 6, 0);
+    timeline_filter_ = new QLineEdit(page);
+    timeline_filter_->setPlaceholderText(tr("Filter spans by name"));
+    timeline_filter_->setClearButtonEnabled(true);
+    auto* hits = new QLabel(page);
+    auto* help = new QLabel(tr("shift+drag: totals of an interval · Esc clears"), page);
+    help->setStyleSheet("color: #8a8ea0;");
+    bar->addWidget(timeline_filter_, 1);
+    bar->addWidget(hits);
+    bar->addWidget(help);
+    v->addLayout(bar);
+    v->addWidget(timeline_, 1);
+    connect(timeline_filter_, &QLineEdit::textChanged, timeline_,
+            [this](const QString& t) { timeline_->set_filter(t); });
+    connect(timeline_, &TimelineView::filter_changed, hits, [this, hits](qulonglong n) {
+      hits->setText(timeline_filter_->text().isEmpty() ? QString() : tr("%n span(s)", nullptr, (int)n));
+    });
+    tabs_->addTab(page, tr("Timeline"));
+  }
   code_ = new CodeView(this);
   tabs_->addTab(code_, tr("Code"));
 
@@ -176,7 +200,8 @@ MainWindow::MainWindow(QWidget* parent, bool restore) : QMainWindow(parent) {
   connect(graph_, &GraphView::cancel_requested, loader_, &FrameLoader::cancel_layout);
   connect(graph_, &GraphView::node_clicked, this, [this](qint64 id) { panel_->show_node(graph_->frame(), id); });
   connect(panel_, &RulePanel::node_link, this, [this](qint64 id) {
-    if (!graph_->reveal_node(id)) statusBar()->showMessage(tr("Node %1 is not drawn (folded or filtered)").arg(id), 4000);
+    if (!graph_->reveal_node(id))
+      statusBar()->showMessage(tr("Node %1 is not drawn (folded or filtered)").arg(id), 4000);
   });
   connect(graph_, &GraphView::collapse_requested, this, [this](qint64 id) { toggle_collapse(id); });
   connect(graph_, &GraphView::expand_all_requested, this, &MainWindow::expand_all);
@@ -285,12 +310,14 @@ QWidget* MainWindow::build_graph_tab() {
   split_box_->setToolTip(tr("Draw leaves with 3 or more users once per user instead of with long edges"));
   implied_box_ = new QCheckBox(tr("Hide implied edges"), bar);
   implied_box_->setChecked(true);
-  implied_box_->setToolTip(tr("A node with 8 or more drawn sources (a schedule's LINEAR, a SINK) draws no edge to a "
-                              "source that another of its sources reaches; its label counts them"));
+  implied_box_->setToolTip(
+      tr("A node with 8 or more drawn sources (a schedule's LINEAR, a SINK) draws no edge to a "
+         "source that another of its sources reaches; its label counts them"));
   column_box_ = new QCheckBox(tr("LINEAR as a column"), bar);
   column_box_->setChecked(true);
-  column_box_->setToolTip(tr("A LINEAR with 8 or more drawn sources (a program's calls) draws them in a column in "
-                             "their order, linked by dashed \"runs after\" edges, instead of in one row"));
+  column_box_->setToolTip(
+      tr("A LINEAR with 8 or more drawn sources (a program's calls) draws them in a column in "
+         "their order, linked by dashed \"runs after\" edges, instead of in one row"));
   focus_box_ = new QComboBox(bar);
   focus_box_->addItem(tr("Whole graph"), 0);
   for (int hops : {2, 4, 8}) focus_box_->addItem(tr("Match ±%1").arg(hops), hops);
@@ -309,8 +336,9 @@ QWidget* MainWindow::build_graph_tab() {
   indexing_box_->setToolTip(tr("Show indexing: the nodes of dtype weakint (r)"));
   call_src_box_ = new QCheckBox(tr("CALL src"), bar);
   call_src_box_->setChecked(false);
-  call_src_box_->setToolTip(tr("Show every CALL's kernel body; off, a CALL is one node with its buffers and X on a "
-                               "CALL shows or hides its body alone. Enter or a double click opens its kernel (c)"));
+  call_src_box_->setToolTip(
+      tr("Show every CALL's kernel body; off, a CALL is one node with its buffers and X on a "
+         "CALL shows or hides its body alone. Enter or a double click opens its kernel (c)"));
   sink_box_ = new QCheckBox(tr("SINK"), bar);
   sink_box_->setChecked(false);
   sink_box_->setToolTip(tr("Show a SINK nothing uses (s)"));
@@ -325,7 +353,8 @@ QWidget* MainWindow::build_graph_tab() {
     if (o.show_call_src != call_src_box_->isChecked() && graph_->frame()) {
       // as the reference: switching every body on or off forgets the CALLs toggled one by one
       for (const GNode& g : graph_->frame()->graph->nodes)
-        if (g.op == "CALL" || g.op == "FUNCTION" || g.op == "PROGRAM") o.collapsed.erase(g.key.id), o.expanded.erase(g.key.id);
+        if (g.op == "CALL" || g.op == "FUNCTION" || g.op == "PROGRAM")
+          o.collapsed.erase(g.key.id), o.expanded.erase(g.key.id);
     }
     o.show_call_src = call_src_box_->isChecked();
     set_frame_options(o);
@@ -335,8 +364,9 @@ QWidget* MainWindow::build_graph_tab() {
   for (QCheckBox* c : {indexing_box_, call_src_box_, sink_box_}) bl->addWidget(c);
   auto* more = new QToolButton(bar);
   more->setText(tr("Drawing"));
-  more->setToolTip(tr("How the graph is drawn: consts folded into their users, shared leaves split, implied edges "
-                      "hidden, big graphs collapsed"));
+  more->setToolTip(
+      tr("How the graph is drawn: consts folded into their users, shared leaves split, implied edges "
+         "hidden, big graphs collapsed"));
   more->setPopupMode(QToolButton::InstantPopup);
   more->setAutoRaise(true);
   auto* menu = new QMenu(more);
@@ -535,8 +565,10 @@ bool MainWindow::open_trace(const QString& path, const Selection& first) {
     const auto& order = model_->step_order();
     bool known = false;
     try {
-      if (first.step) known = session_->ui().step(first.step).id == first.step;
-      else if (first.context) known = session_->ui().context(first.context).id == first.context;
+      if (first.step)
+        known = session_->ui().step(first.step).id == first.step;
+      else if (first.context)
+        known = session_->ui().context(first.context).id == first.context;
     } catch (...) {  // not in this trace: the caller reports it
     }
     if (known)
@@ -751,8 +783,10 @@ void MainWindow::on_frame(FrameResultPtr r) {
                              .arg(last_frame_ms_, 0, 'f', 1));
   if (!g.error.empty()) {
     QString text = tr("Step %1: %2").arg(g.step).arg(QString::fromStdString(g.error));
-    if (g.error_is_damage) report_error(text);  // the trace's problem
-    else msg_->show_error(text);                // the error the program raised, as recorded
+    if (g.error_is_damage)
+      report_error(text);  // the trace's problem
+    else
+      msg_->show_error(text);  // the error the program raised, as recorded
   }
   // hand freed pages back (frames come and go by the megabyte; glibc keeps them resident otherwise): at most every
   // 2 s, on a thread of its own (a trim walks the whole heap: tens of ms)
@@ -873,7 +907,8 @@ void MainWindow::on_search(const QString& text) {
   std::string n = needle.toStdString();
   size_t ctx_hits = 0, step_hits = 0;
   int64_t first = 0;
-  for (const ContextRow& c : session_->ui().contexts()) ctx_hits += session_->context_hay(c.id).find(n) != std::string::npos;
+  for (const ContextRow& c : session_->ui().contexts())
+    ctx_hits += session_->context_hay(c.id).find(n) != std::string::npos;
   for (int64_t st : model_->step_order())
     if (session_->step_hay(st).find(n) != std::string::npos) {
       step_hits++;

@@ -134,6 +134,7 @@ class MainWindow : public QMainWindow {
   GraphView* graph_;
   StatsView* stats_;
   TimelineView* timeline_;
+  QLineEdit* timeline_filter_ = nullptr;
   CodeView* code_;
   RulePanel* panel_;
   MessageBar* msg_;

@@ -25,11 +25,13 @@ namespace tv {
 
 const char* const kUsage =
     "usage: tinyviz [TRACE] [--select CONTEXT[/STEP[/MATCH]]] [--tab graph|stats|timeline|code] [--focus 2|4|8]\n"
+    "               [--interval START [END]]\n"
     "       tinyviz --screenshot OUT.png [--select ...] [--tab ...] [--size WxH] TRACE\n"
     "Opens a tinygrad-cpp trace (record one with VIZ=-1 VIZ_PATH=FILE ./program).\n"
     "  --select C/S/M   context C, step S, match M (1-based; 0 = the step's input graph)\n"
     "  --tab T          the tab to show\n"
     "  --focus N        draw only the nodes within N edges of what the match touched\n"
+    "  --interval A [B] open the timeline between the markers A and B (default: the run's end) with its totals\n"
     "  --screenshot F   render headless (offscreen) to the PNG F once the view is drawn, then exit\n"
     "  --size WxH       window size for --screenshot (default 1600x1000)\n"
     "  --bench-step S   time stepping through every match of step S (headless), print the numbers, exit\n";
@@ -66,6 +68,9 @@ Options parse_options(const QStringList& args) {
       bool ok = false;
       o.bench_step = value("--bench-step").toLongLong(&ok);
       if (!ok || o.bench_step <= 0) o.error = "--bench-step: expected a step id";
+    } else if (a == "--interval") {
+      o.interval << value("--interval");
+      if (i + 1 < args.size() && !args[i + 1].startsWith("-") && i + 2 < args.size()) o.interval << args[++i];
     } else if (a == "--select") {
       QStringList parts = value("--select").split('/');
       bool ok = parts.size() <= 3;
@@ -129,6 +134,15 @@ bool apply_options(MainWindow& w, const Options& o) {
   }
   // the timeline shows the selected step when one was asked for, else the whole run (as the window opens)
   if (o.tab == "timeline" && o.has_select && w.selection().step) w.timeline()->reveal(w.selection().step);
+  if (!o.interval.isEmpty()) {
+    w.show_tab(MainWindow::TimelineTab);
+    QString err = w.timeline()->show_markers(o.interval[0], o.interval.size() > 1 ? o.interval[1] : QString());
+    if (!err.isEmpty()) {
+      std::fprintf(stderr, "tinyviz: --interval: %s\n", qPrintable(err));
+      w.message_bar()->show_error("--interval: " + err);
+      ok = false;
+    }
+  }
   return ok;
 }
 

@@ -21,6 +21,7 @@ struct Options {
   long long context = 0, step = 0, match = 0;
   bool help = false;
   long long bench_step = 0;
+  QStringList interval;  // --interval START [END]: marker names; the timeline opens on that interval, its totals shown
   int focus = 0;  // --focus N: only the nodes within N edges of the match  // --bench-step S: time stepping through
                   // every match of step S, then exit
 };

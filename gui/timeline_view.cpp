@@ -1,5 +1,6 @@
 #include "gui/timeline_view.h"
 
+#include <QFontDatabase>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
@@ -19,7 +20,7 @@ namespace tv {
 using namespace tg::viz;
 
 namespace {
-constexpr int kAxisH = 24, kLaneH = 20, kLaneGap = 2, kGroupGap = 8;
+constexpr int kAxisH = 24, kLaneH = 20, kMemH = 48, kLaneGap = 2, kGroupGap = 8;
 const QRgb kKernelColors[] = {0x8c5a1e, 0x8a6d1f, 0x7f4a26, 0x946b35, 0x7a5530, 0x9a5f2a, 0x85602c, 0x6f4f24};
 const QRgb kStepColors[] = {0x2f5d73, 0x3b6e5a, 0x5a4f7a, 0x6e5a3b, 0x375a8c, 0x4d6b2f,
                             0x7a4860, 0x2e6b6b, 0x5f5f2f, 0x4a4a7a, 0x6b3b3b, 0x2f4f6f};
@@ -57,6 +58,16 @@ QString kernel_tooltip(const Trace& t, const KernelEventRow& k) {
   if (nb > 0) tip += QObject::tr("\n%1 buffers").arg(nb);
   if (!k.var_vals.empty()) tip += "\n" + QString::fromStdString(k.var_vals);
   return tip;
+}
+QString fmt_bytes(double b) {
+  if (b >= 1e9) return QString::number(b / 1e9, 'f', 2) + " GB";
+  if (b >= 1e6) return QString::number(b / 1e6, 'f', 2) + " MB";
+  if (b >= 1e3) return QString::number(b / 1e3, 'f', 2) + " KB";
+  return QString::number(b, 'f', 0) + " B";
+}
+QColor marker_color(const std::string& c) {
+  QColor q(QString::fromStdString(c));
+  return q.isValid() ? q : QColor(Qt::gray);
 }
 }  // namespace
 
@@ -99,6 +110,10 @@ void TimelineView::build_lanes() {
   for (const auto& c : t.contexts()) tmax = std::max(tmax, std::max(c.t_start, c.t_end));
   for (const auto& st : t.steps()) tmax = std::max(tmax, std::max(st.t_start, st.t_end));
   for (const auto& k : t.kernel_events()) tmax = std::max(tmax, k.t_end);
+  profile_ = build_profile(t, /*tiny=*/false);
+  sel_buffer_ = nullptr, sel_buffer_runs_.clear(), iv1_ = iv0_ = 0, totals_.clear();
+  if (!profile_.memory.empty() || !profile_.markers.empty() || !t.ranges().empty())
+    tmax = std::max(tmax, profile_.t_end);
   total_ = std::max<double>(1.0, (double)(tmax - t0));
   // kernel lanes first, one per device (overlapping runs, e.g. from several threads, get extra lanes)
   kernel_lanes_ = 0;
@@ -124,6 +139,33 @@ void TimelineView::build_lanes() {
         it->spans.push_back(sp);
       }
       for (Lane& l : packed) lanes_.push_back(std::move(l)), kernel_lanes_++;
+    }
+  }
+  // host ranges (USER, <DEV> Graph), packed the same way; then a memory lane per device
+  {
+    std::map<std::string, std::vector<Span>> by_lane;
+    const auto& rs = t.ranges();
+    for (size_t i = 0; i < rs.size(); i++)
+      by_lane[rs[i].device].push_back({rs[i].t_start - t0, rs[i].t_end - t0, 0, 0,
+                                       (int)(qHash(QString::fromStdString(rs[i].name)) & 0xffff), 0, (int64_t)i + 1});
+    for (auto& [dev, spans] : by_lane) {
+      std::vector<Lane> packed;
+      for (const Span& sp : spans) {
+        auto it = std::find_if(packed.begin(), packed.end(), [&](const Lane& l) { return l.spans.back().t1 <= sp.t0; });
+        if (it == packed.end()) {
+          QString name = QString::fromStdString(dev);
+          if (!packed.empty()) name += QString(" (%1)").arg(packed.size() + 1);
+          packed.push_back({name, {}});
+          it = packed.end() - 1;
+        }
+        it->spans.push_back(sp);
+      }
+      for (Lane& l : packed) lanes_.push_back(std::move(l));
+    }
+    for (size_t i = 0; i < profile_.memory.size(); i++) {
+      Lane l{tr("%1 memory").arg(QString::fromStdString(profile_.memory[i].device)), {}};
+      l.mem = (int)i;
+      lanes_.push_back(std::move(l));
     }
   }
   // lanes: per thread, contexts then steps by depth; overlapping spans go to extra lanes (first fit)
@@ -157,15 +199,132 @@ void TimelineView::build_lanes() {
     }
     for (Lane& l : packed) lanes_.push_back(std::move(l));
   }
+  place_lanes();
+  if (!filter_.isEmpty()) set_filter(filter_);
   show_all();
+}
+
+void TimelineView::place_lanes() {
+  int y = kAxisH + 4;
+  for (Lane& l : lanes_) {
+    l.h = l.mem >= 0 ? kMemH : kLaneH;
+    l.y = y;
+    y += l.h + kLaneGap;
+  }
+}
+
+QString TimelineView::span_name(const Span& s) const {
+  if (!session_) return {};
+  Trace& t = session_->ui();
+  if (s.kernel) return QString::fromStdString(t.kernel_events()[s.kernel - 1].name);
+  if (s.range) return QString::fromStdString(t.ranges()[s.range - 1].name);
+  if (s.step) return QString::fromStdString(t.step(s.step).name);
+  return QString::fromStdString(t.context(s.context).name);
+}
+
+size_t TimelineView::set_filter(const QString& text) {
+  ensure_lanes();
+  filter_ = text;
+  filter_matches_ = 0;
+  std::unordered_map<int64_t, bool> step_names;  // steps share few names: decide once per name
+  std::unordered_map<std::string, bool> by_name;
+  for (Lane& l : lanes_)
+    for (Span& s : l.spans) {
+      if (text.isEmpty()) {
+        s.dim = false;
+        continue;
+      }
+      std::string key = (s.kernel ? "k" : s.range ? "r" : s.step ? "s" : "c") + span_name(s).toStdString();
+      auto [it, fresh] = by_name.emplace(key, false);
+      if (fresh) it->second = QString::fromStdString(key.substr(1)).contains(text, Qt::CaseInsensitive);
+      s.dim = !it->second;
+      filter_matches_ += it->second;
+    }
+  update();
+  emit filter_changed(filter_matches_);
+  return filter_matches_;
+}
+
+std::vector<TimelineView::Total> TimelineView::select_interval(double t0, double t1) {
+  ensure_lanes();
+  iv0_ = std::min(t0, t1), iv1_ = std::max(t0, t1);
+  std::map<QString, Total> by;
+  for (const Lane& l : lanes_)
+    for (const Span& s : l.spans) {
+      if (!s.kernel && !s.range) continue;
+      if (s.t0 < iv0_ || s.t0 > iv1_) continue;  // as the reference's --interval: spans that start inside
+      QString name = (s.kernel ? QString::fromStdString(session_->ui().kernel_events()[s.kernel - 1].device)
+                               : QString::fromStdString(session_->ui().ranges()[s.range - 1].device)) +
+                     "  " + span_name(s);
+      Total& tt = by[name];
+      tt.name = name, tt.ns += (double)(s.t1 - s.t0), tt.count++;
+    }
+  totals_.clear();
+  for (auto& [k, v] : by) totals_.push_back(v);
+  std::stable_sort(totals_.begin(), totals_.end(), [](const Total& a, const Total& b) { return a.ns > b.ns; });
+  update();
+  return totals_;
+}
+
+QString TimelineView::show_markers(const QString& start, const QString& end) {
+  ensure_lanes();
+  int64_t t0 = session_ ? session_->time_origin() : 0;
+  auto find = [&](const QString& name) -> std::optional<double> {
+    for (const MarkerRow& m : profile_.markers)
+      if (QString::fromStdString(m.name) == name) return (double)(m.t - t0);
+    return std::nullopt;
+  };
+  auto a = find(start);
+  if (!a) return tr("no marker named \"%1\" (the trace has %2)").arg(start).arg(profile_.markers.size());
+  std::optional<double> b = end.isEmpty() ? std::optional<double>(total_) : find(end);
+  if (!b) return tr("no marker named \"%1\" (the trace has %2)").arg(end).arg(profile_.markers.size());
+  double lo = std::min(*a, *b), hi = std::max(*a, *b), pad = std::max((hi - lo) * 0.05, 1000.0);
+  show_range(lo - pad, hi + pad);
+  select_interval(lo, hi);
+  return {};
+}
+
+const BufferLife* TimelineView::buffer_at(QPoint p) const {
+  ensure_lanes();
+  for (size_t li = 0; li < lanes_.size(); li++) {
+    const Lane& l = lanes_[li];
+    if (l.mem < 0 || p.y() < l.y || p.y() >= l.y + l.h || p.x() < plot_left()) continue;
+    const MemoryLane& m = profile_.memory[(size_t)l.mem];
+    int64_t t0 = session_ ? session_->time_origin() : 0;
+    double t = left_ + (p.x() - plot_left()) * npp_ + (double)t0;
+    // an alloc or free within 4 px wins; else the biggest buffer live at that time
+    const BufferLife* best = nullptr;
+    double best_d = 4 * npp_;
+    for (const BufferLife& b : m.buffers)
+      for (int64_t e : {b.t_alloc, b.t_free})
+        if (double d = std::abs((double)e - t); d <= best_d) best_d = d, best = &b;
+    if (best) return best;
+    for (const BufferLife& b : m.buffers)
+      if (b.t_alloc <= t && t <= b.t_free && (!best || b.nbytes > best->nbytes)) best = &b;
+    return best;
+  }
+  return nullptr;
+}
+
+std::optional<QPoint> TimelineView::point_of_buffer(int64_t buffer, bool at_alloc) const {
+  ensure_lanes();
+  int64_t t0 = session_ ? session_->time_origin() : 0;
+  for (const Lane& l : lanes_) {
+    if (l.mem < 0) continue;
+    for (const BufferLife& b : profile_.memory[(size_t)l.mem].buffers)
+      if (b.buffer == buffer) {
+        double x = x_of((double)((at_alloc ? b.t_alloc : b.t_free) - t0));
+        if (x < plot_left() || x > width()) return std::nullopt;
+        return QPoint((int)std::lround(x), l.y + l.h / 2);
+      }
+  }
+  return std::nullopt;
 }
 
 void TimelineView::set_selection(const Selection& s) {
   sel_ = s;
   update();
 }
-
-int TimelineView::lane_y(size_t lane) const { return kAxisH + 4 + (int)lane * (kLaneH + kLaneGap); }
 
 void TimelineView::clamp_view() {
   ensure_lanes();
@@ -187,7 +346,8 @@ void TimelineView::show_range(double t0, double t1) {
 std::vector<std::pair<QString, size_t>> TimelineView::lane_summary() const {
   ensure_lanes();
   std::vector<std::pair<QString, size_t>> r;
-  for (const Lane& l : lanes_) r.emplace_back(l.name, l.spans.size());
+  for (const Lane& l : lanes_)
+    r.emplace_back(l.name, l.mem >= 0 ? profile_.memory[(size_t)l.mem].steps.size() : l.spans.size());
   return r;
 }
 
@@ -225,8 +385,10 @@ void TimelineView::reveal_kernel(size_t event) {
 // the whole run stays in view through resizes until the user zooms or pans (the lanes are often built while the tab
 // is hidden, at a width the widget does not have yet)
 void TimelineView::resizeEvent(QResizeEvent*) {
-  if (whole_run_) show_all();
-  else clamp_view();
+  if (whole_run_)
+    show_all();
+  else
+    clamp_view();
 }
 
 std::optional<TimelineView::Span> TimelineView::hit(QPoint p) const {
@@ -234,7 +396,8 @@ std::optional<TimelineView::Span> TimelineView::hit(QPoint p) const {
   if (p.x() < plot_left() || p.y() < kAxisH) return std::nullopt;
   for (size_t li = 0; li < lanes_.size(); li++) {
     int y = lane_y(li);
-    if (p.y() < y || p.y() >= y + kLaneH) continue;
+    if (p.y() < y || p.y() >= y + lane_h(li)) continue;
+    if (lanes_[li].mem >= 0) return std::nullopt;
     const auto& spans = lanes_[li].spans;
     double t = left_ + (p.x() - plot_left()) * npp_;
     double slack = npp_ * 1.5;  // a span thinner than a pixel is still clickable
@@ -310,9 +473,17 @@ void TimelineView::paintEvent(QPaintEvent*) {
   }
   // lanes
   p.setClipRect(QRect(pl, kAxisH, W - pl, height() - kAxisH));
+  if (iv1_ > iv0_) {  // the selected interval, under the spans
+    double a = std::max(x_of(iv0_), (double)pl), b = std::min(x_of(iv1_), (double)W);
+    if (b > a) p.fillRect(QRectF(a, kAxisH, std::max(b - a, 1.0), height() - kAxisH), QColor(0x4a, 0x6a, 0xa8, 70));
+  }
   for (size_t li = 0; li < lanes_.size(); li++) {
     int y = lane_y(li);
     if (y > height()) break;
+    if (lanes_[li].mem >= 0) {
+      paint_memory(p, lanes_[li]);
+      continue;
+    }
     const auto& spans = lanes_[li].spans;
     // first span that ends after the left edge (spans do not overlap, so ends are sorted too)
     auto it = std::lower_bound(spans.begin(), spans.end(), left_, [](const Span& s, double v) { return s.t1 < v; });
@@ -321,9 +492,14 @@ void TimelineView::paintEvent(QPaintEvent*) {
       double x0 = x_of(it->t0), x1 = x_of(it->t1);
       bool is_sel = (it->step && it->step == sel_.step) ||
                     (!it->step && !sel_.step && it->context && it->context == sel_.context);
-      QColor c = it->kernel ? QColor::fromRgb(kKernelColors[it->name_hash % 8])
-                 : it->step ? QColor::fromRgb(kStepColors[it->name_hash % 12])
-                            : QColor(0x1b, 0x57, 0x45);
+      QColor c = it->kernel  ? QColor::fromRgb(kKernelColors[it->name_hash % 8])
+                 : it->range ? QColor::fromRgb(kStepColors[it->name_hash % 12]).lighter(115)
+                 : it->step  ? QColor::fromRgb(kStepColors[it->name_hash % 12])
+                             : QColor(0x1b, 0x57, 0x45);
+      if (it->dim) c = QColor(0x2a, 0x2c, 0x3a);
+      // the kernels that used the clicked buffer
+      bool uses_buffer = it->kernel && !sel_buffer_runs_.empty() &&
+                         std::binary_search(sel_buffer_runs_.begin(), sel_buffer_runs_.end(), (size_t)it->kernel - 1);
       if (x1 - x0 < 1.0) {
         // sub-pixel: one column for everything that starts in this pixel, then jump past it
         int px = (int)std::floor(x0);
@@ -331,6 +507,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
         double next_t = left_ + (px + 1 - pl) * npp_;
         it = std::lower_bound(it + 1, spans.end(), next_t, [](const Span& s, double v) { return s.t0 < v; });
         if (is_sel) p.fillRect(QRect(px - 1, y - 2, 3, kLaneH + 4), Qt::white);
+        if (uses_buffer) p.fillRect(QRect(px - 1, y - 2, 3, kLaneH + 4), QColor(0xff, 0xc8, 0x40));
         continue;
       }
       QRectF r(std::max(x0, (double)pl - 2), y, std::min(x1, (double)W + 2) - std::max(x0, (double)pl - 2), kLaneH);
@@ -342,19 +519,13 @@ void TimelineView::paintEvent(QPaintEvent*) {
         p.drawLine(QPointF(r.left(), y), QPointF(r.left(), y + kLaneH));
       }
       if (r.width() > 28) {
-        QString name;
-        if (session_) {
-          Trace& t = session_->ui();
-          name = QString::fromStdString(it->kernel ? t.kernel_events()[it->kernel - 1].name
-                                        : it->step ? t.step(it->step).name
-                                                   : t.context(it->context).name);
-        }
-        p.setPen(QColor(0xe8, 0xea, 0xf2));
+        QString name = span_name(*it);
+        p.setPen(it->dim ? QColor(0x70, 0x74, 0x88) : QColor(0xe8, 0xea, 0xf2));
         p.drawText(r.adjusted(4, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
                    fm.elidedText(name, Qt::ElideRight, (int)r.width() - 6));
       }
-      if (is_sel) {
-        p.setPen(QPen(Qt::white, 2));
+      if (is_sel || uses_buffer) {
+        p.setPen(QPen(uses_buffer ? QColor(0xff, 0xc8, 0x40) : QColor(Qt::white), 2));
         p.setBrush(Qt::NoBrush);
         p.drawRect(r.adjusted(1, 1, -1, -1));
       }
@@ -362,15 +533,136 @@ void TimelineView::paintEvent(QPaintEvent*) {
     }
   }
   p.setClipping(false);
+  paint_markers(p);
+  paint_totals(p);
   // lane names
   p.fillRect(QRect(0, 0, pl, height()), QColor(0x15, 0x16, 0x1f));
   p.setPen(QColor(0xb0, 0xb4, 0xc8));
-  for (size_t li = 0; li < lanes_.size(); li++)
-    p.drawText(QRect(6, lane_y(li), pl - 10, kLaneH), Qt::AlignVCenter | Qt::AlignLeft,
+  for (size_t li = 0; li < lanes_.size(); li++) {
+    p.drawText(QRect(6, lane_y(li), pl - 10, std::min(lane_h(li), kLaneH)), Qt::AlignVCenter | Qt::AlignLeft,
                fm.elidedText(lanes_[li].name, Qt::ElideRight, pl - 12));
+    if (lanes_[li].mem >= 0) {  // the scale: the peak
+      p.setPen(QColor(0x80, 0x84, 0x98));
+      p.drawText(QRect(6, lane_y(li) + kLaneH - 2, pl - 10, kLaneH), Qt::AlignVCenter | Qt::AlignLeft,
+                 tr("peak %1").arg(fmt_bytes((double)profile_.memory[(size_t)lanes_[li].mem].peak)));
+      p.setPen(QColor(0xb0, 0xb4, 0xc8));
+    }
+  }
   p.setPen(QColor(0x80, 0x84, 0x98));
   p.drawText(QRect(6, 0, pl - 10, kAxisH), Qt::AlignVCenter, tr("%1 spans").arg(span_count()));
   paint_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start).count();
+}
+
+// a step chart of live bytes: per pixel column the most that was live in it, so a burst of thousands of allocations
+// stays visible at any zoom; the peak is a dashed line with its value
+void TimelineView::paint_memory(QPainter& p, const Lane& l) {
+  const MemoryLane& m = profile_.memory[(size_t)l.mem];
+  int W = width(), pl = plot_left();
+  int64_t t0 = session_ ? session_->time_origin() : 0;
+  int top = l.y + 3, bottom = l.y + l.h - 1;
+  p.fillRect(QRect(pl, l.y, W - pl, l.h), QColor(0x1c, 0x1e, 0x2a));
+  if (m.peak <= 0 || m.steps.empty()) return;
+  auto y_of = [&](int64_t bytes) { return bottom - (double)bytes / (double)m.peak * (bottom - top); };
+  // the column's maximum, walking the steps that fall on screen
+  double right = left_ + (W - pl) * npp_;
+  auto first = std::upper_bound(m.steps.begin(), m.steps.end(), (int64_t)left_ + t0,
+                                [](int64_t v, const std::pair<int64_t, int64_t>& s) { return v < s.first; });
+  int64_t live = first == m.steps.begin() ? 0 : std::prev(first)->second;
+  QPolygonF poly;
+  poly << QPointF(pl, bottom) << QPointF(pl, y_of(live));
+  int col = pl;
+  int64_t col_max = live;
+  for (auto it = first; it != m.steps.end() && (double)(it->first - t0) <= right; ++it) {
+    int x = (int)std::floor(x_of((double)(it->first - t0)));
+    if (x != col) {
+      poly << QPointF(col, y_of(col_max)) << QPointF(x, y_of(col_max)) << QPointF(x, y_of(live));
+      col = x, col_max = live;
+    }
+    live = it->second;
+    col_max = std::max(col_max, live);
+  }
+  poly << QPointF(col, y_of(col_max)) << QPointF(col + 1, y_of(col_max)) << QPointF(col + 1, y_of(live))
+       << QPointF(W, y_of(live)) << QPointF(W, bottom);
+  p.setPen(QPen(QColor(0x6c, 0xa8, 0xd8), 1));
+  p.setBrush(QColor(0x3a, 0x6a, 0x98, 150));
+  p.drawPolygon(poly);
+  // the clicked buffer's life
+  if (sel_buffer_)
+    for (const BufferLife& b : m.buffers)
+      if (&b == sel_buffer_) {
+        double a = x_of((double)(b.t_alloc - t0)), e = x_of((double)(b.t_free - t0));
+        p.fillRect(QRectF(a, l.y, std::max(e - a, 2.0), l.h), QColor(0xff, 0xc8, 0x40, 90));
+      }
+  // the peak
+  double px = x_of((double)(m.t_peak - t0));
+  p.setPen(QPen(QColor(0xe0, 0x80, 0x60), 1, Qt::DashLine));
+  p.drawLine(QPointF(pl, top), QPointF(W, top));
+  if (px >= pl && px <= W) {
+    p.setBrush(QColor(0xe0, 0x80, 0x60));
+    p.setPen(Qt::NoPen);
+    p.drawEllipse(QPointF(px, top), 3, 3);
+    p.setPen(QColor(0xf0, 0xb0, 0x90));
+    p.drawText(QPointF(px + 6, top + 11), tr("peak %1").arg(fmt_bytes((double)m.peak)));
+  }
+}
+
+void TimelineView::paint_markers(QPainter& p) {
+  int64_t t0 = session_ ? session_->time_origin() : 0;
+  QFontMetrics fm(p.font());
+  int last_label_end = -1000;
+  for (const MarkerRow& m : profile_.markers) {
+    double x = x_of((double)(m.t - t0));
+    if (x < plot_left() || x > width()) continue;
+    QColor c = marker_color(m.color);
+    p.setPen(QPen(c, 1, Qt::DashLine));
+    p.drawLine(QPointF(x, kAxisH - fm.height() - 2), QPointF(x, height()));
+    QString name = QString::fromStdString(m.name);
+    int w = fm.horizontalAdvance(name) + 6;
+    if (x + 2 < last_label_end) continue;                         // labels do not overlap: the line alone says where
+    QRectF box(x + 2, kAxisH - fm.height() - 2, w, fm.height());  // in the axis row, over the tick labels
+    p.fillRect(box, QColor(0x15, 0x16, 0x1f, 220));
+    p.setPen(c.lighter(140));
+    p.drawText(box, Qt::AlignCenter, name);
+    last_label_end = (int)(x + 2 + w);
+  }
+}
+
+void TimelineView::paint_totals(QPainter& p) {
+  if (iv1_ <= iv0_) return;
+  p.save();
+  QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+  mono.setPointSizeF(p.font().pointSizeF());
+  p.setFont(mono);  // the columns line up
+  QFontMetrics fm(mono);
+  double total = 0;
+  for (const Total& t : totals_) total += t.ns;
+  QStringList rows;
+  rows << tr("%1 .. %2 (%3): %4 spans").arg(fmt_ns(iv0_), fmt_ns(iv1_), fmt_ns(iv1_ - iv0_)).arg([&] {
+    size_t n = 0;
+    for (const Total& t : totals_) n += t.count;
+    return n;
+  }());
+  for (size_t i = 0; i < totals_.size() && i < 10; i++)
+    rows << QString("%1  %2  %3×  %4%")
+                .arg(totals_[i].name.size() > 44 ? totals_[i].name.left(20) + "…" + totals_[i].name.right(23)
+                                                 : totals_[i].name,
+                     -44)
+                .arg(fmt_ns(totals_[i].ns), 11)
+                .arg(totals_[i].count, 5)
+                .arg(total > 0 ? 100.0 * totals_[i].ns / total : 0.0, 5, 'f', 1);
+  if (totals_.size() > 10) rows << tr("... %1 more names").arg(totals_.size() - 10);
+  int w = 0;
+  for (const QString& r : rows) w = std::max(w, fm.horizontalAdvance(r));
+  QRect box(width() - w - 24, height() - (int)rows.size() * fm.height() - 20, w + 16,
+            (int)rows.size() * fm.height() + 12);
+  p.fillRect(box, QColor(0x15, 0x16, 0x1f, 235));
+  p.setPen(QColor(0x4a, 0x6a, 0xa8));
+  p.setBrush(Qt::NoBrush);
+  p.drawRect(box);
+  p.setPen(QColor(0xd8, 0xdc, 0xe8));
+  for (int i = 0; i < rows.size(); i++)
+    p.drawText(box.left() + 8, box.top() + 6 + fm.ascent() + i * fm.height(), rows[i]);
+  p.restore();
 }
 
 void TimelineView::wheelEvent(QWheelEvent* e) {
@@ -390,9 +682,20 @@ void TimelineView::mousePressEvent(QMouseEvent* e) {
   pressed_ = true;
   dragged_ = false;
   press_ = e->pos();
+  interval_drag_ = (e->modifiers() & Qt::ShiftModifier) && e->pos().x() >= plot_left();
+  if (interval_drag_) {
+    double t = left_ + (e->pos().x() - plot_left()) * npp_;
+    iv0_ = iv1_ = t;
+  }
 }
 
 void TimelineView::mouseMoveEvent(QMouseEvent* e) {
+  if (pressed_ && interval_drag_) {
+    double t = left_ + (e->pos().x() - plot_left()) * npp_;
+    double a = left_ + (press_.x() - plot_left()) * npp_;
+    select_interval(a, t);
+    return;
+  }
   if (pressed_) {
     QPoint d = e->pos() - press_;
     if (dragged_ || d.manhattanLength() > 3) {
@@ -405,6 +708,36 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
     }
     return;
   }
+  if (const BufferLife* b = buffer_at(e->pos())) {
+    int64_t t0 = session_->time_origin();
+    double t = left_ + (e->pos().x() - plot_left()) * npp_ + (double)t0;
+    const MemoryLane* lane = nullptr;
+    for (const MemoryLane& m : profile_.memory)
+      if (!m.buffers.empty() && b >= &m.buffers.front() && b <= &m.buffers.back()) lane = &m;
+    int64_t live = 0;
+    if (lane)
+      for (const auto& [ts, bytes] : lane->steps)
+        if ((double)ts <= t) live = bytes;
+    QString tip = tr("%1 memory: %2 live (peak %3)\n\nbuffer %4: %5 × %6 (%7)\nallocated %8, %9")
+                      .arg(QString::fromStdString(lane ? lane->device : ""), fmt_bytes((double)live),
+                           fmt_bytes(lane ? (double)lane->peak : 0.0))
+                      .arg(b->buffer)
+                      .arg(QString::fromStdString(b->dtype))
+                      .arg(b->size)
+                      .arg(fmt_bytes((double)b->nbytes), fmt_ns((double)(b->t_alloc - t0)),
+                           b->freed ? tr("freed %1").arg(fmt_ns((double)(b->t_free - t0))) : tr("live at the end"));
+    for (size_t i = 0; i < b->users.size() && i < 8; i++)
+      tip += QString("\n  %1 %2@data%3")
+                 .arg(QString::fromStdString(b->users[i].name), mode_name(b->users[i].mode))
+                 .arg(b->users[i].num);
+    if (b->users.size() > 8) tip += tr("\n  ... %1 more runs").arg(b->users.size() - 8);
+    if (b->users.empty())
+      tip += tr("\nno kernel used it");
+    else
+      tip += tr("\nclick: mark the kernels that used it");
+    QToolTip::showText(e->globalPosition().toPoint(), tip, this);
+    return;
+  }
   auto h = hit(e->pos());
   bool changed = h.has_value() != hover_.has_value() ||
                  (h && (h->t0 != hover_->t0 || h->step != hover_->step || h->kernel != hover_->kernel));
@@ -415,6 +748,11 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
     QString tip;
     if (h->kernel) {
       tip = kernel_tooltip(t, t.kernel_events()[h->kernel - 1]);
+    } else if (h->range) {
+      const RangeRow& r = t.ranges()[h->range - 1];
+      tip = tr("%1 on %2\n%3 at %4")
+                .arg(QString::fromStdString(r.name), QString::fromStdString(r.device), fmt_ns(h->t1 - h->t0),
+                     fmt_ns(h->t0));
     } else if (h->step) {
       const StepRow& s = t.step(h->step);
       tip = tr("%1\nstep %2, %3 matches\n%4 at %5\n%6:%7")
@@ -440,9 +778,28 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
 void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
   if (!pressed_) return;
   pressed_ = false;
+  if (interval_drag_) {
+    interval_drag_ = false;
+    if (std::abs(e->pos().x() - press_.x()) < 3) iv0_ = iv1_ = 0, totals_.clear(), update();  // a click clears it
+    return;
+  }
   if (dragged_) return;
+  if (const BufferLife* b = buffer_at(e->pos())) {
+    sel_buffer_ = b == sel_buffer_ ? nullptr : b;
+    sel_buffer_runs_.clear();
+    if (sel_buffer_ && session_) {
+      std::unordered_map<int64_t, size_t> index;
+      const auto& evs = session_->ui().kernel_events();
+      for (size_t i = 0; i < evs.size(); i++) index[evs[i].id] = i;
+      for (const BufferUser& u : sel_buffer_->users)
+        if (auto it = index.find(u.kernel_event); it != index.end()) sel_buffer_runs_.push_back(it->second);
+      std::sort(sel_buffer_runs_.begin(), sel_buffer_runs_.end());
+    }
+    update();
+    return;
+  }
   if (auto h = hit(e->pos())) {
-    if (h->kernel && !h->context) return;  // a kernel whose codegen was not recorded (PROFILE=1 only)
+    if ((h->kernel && !h->context) || h->range) return;  // no codegen recorded (PROFILE=1 only), a host range
     sel_ = {h->context, h->step, 0};
     update();
     emit selected(sel_);
@@ -454,6 +811,11 @@ void TimelineView::mouseDoubleClickEvent(QMouseEvent* e) {
 }
 
 void TimelineView::keyPressEvent(QKeyEvent* e) {
+  if (e->key() == Qt::Key_Escape && (iv1_ > iv0_ || sel_buffer_)) {
+    iv0_ = iv1_ = 0, totals_.clear(), sel_buffer_ = nullptr, sel_buffer_runs_.clear();
+    update();
+    return;
+  }
   if ((e->key() == Qt::Key_Return || e->key() == Qt::Key_Enter) && sel_.context &&
       !session_->ui().context(sel_.context).steps.empty()) {
     emit open_kernel(sel_.context);

@@ -1,6 +1,10 @@
 // The "Timeline" tab: kernel runs on one lane per device (PROFILE; hover shows time, GFLOPS and GB/s, a click opens
-// the kernel's codegen context), then contexts and steps as spans over time (t_start..t_end), one group of lanes per
-// recording thread (contexts, then steps by nesting depth). Wheel zooms around the cursor, dragging pans, hovering
+// the kernel's codegen context), host ranges (USER: tg::profile_range), a memory lane per device (live bytes over
+// time, the peak marked; hover a buffer for its size, dtype, life and the kernels that read and wrote it, click it to
+// mark those kernels), then contexts and steps as spans over time (t_start..t_end), one group of lanes per recording
+// thread (contexts, then steps by nesting depth). Markers (tg::profile_marker) are vertical lines across the lanes.
+// The filter dims every span whose name does not contain its text; shift+drag selects an interval and lists the
+// total time by name inside it. Wheel zooms around the cursor, dragging pans, hovering
 // shows name and duration, clicking selects. Only what is on screen is drawn, and spans narrower than a pixel are
 // merged per pixel column, so 10^5 spans paint in a few milliseconds.
 #pragma once
@@ -9,6 +13,7 @@
 #include <vector>
 
 #include "gui/trace_model.h"
+#include "viz/profile.h"
 
 namespace tv {
 
@@ -20,6 +25,14 @@ class TimelineView : public QWidget {
     int64_t context, step;  // step 0: a context span (or a kernel's codegen context)
     int name_hash;
     int64_t kernel = 0;  // index + 1 into Trace::kernel_events(), 0: not a kernel
+    int64_t range = 0;   // index + 1 into Trace::ranges(), 0: not a host range
+    bool dim = false;    // left out by the filter
+  };
+  // total time and count per span name inside an interval (shift+drag), most time first
+  struct Total {
+    QString name;
+    double ns = 0;
+    size_t count = 0;
   };
   explicit TimelineView(QWidget* parent = nullptr);
   void set_session(SessionPtr s);
@@ -42,12 +55,35 @@ class TimelineView : public QWidget {
     return total_;
   }
   size_t span_count() const;
-  // the lanes top to bottom: name ("CL kernels", "thread 1: depth 0", ...) and how many spans it holds
+  // the lanes top to bottom: name ("CL kernels", "thread 1: depth 0", ...) and how many spans it holds (a memory
+  // lane: how many allocs and frees)
   std::vector<std::pair<QString, size_t>> lane_summary() const;
+  // the memory lanes (one per device with buffers) and the markers, as drawn
+  const std::vector<tg::viz::MemoryLane>& memory_lanes() const {
+    ensure_lanes();
+    return profile_.memory;
+  }
+  size_t marker_count() const {
+    ensure_lanes();
+    return profile_.markers.size();
+  }
+  // the buffer drawn at a point of a memory lane (nullptr: none), and the one clicked
+  const tg::viz::BufferLife* buffer_at(QPoint p) const;
+  const tg::viz::BufferLife* selected_buffer() const { return sel_buffer_; }
+  std::optional<QPoint> point_of_buffer(int64_t buffer, bool at_alloc) const;  // on its lane, if on screen
+  // spans whose name contains `text` (case-insensitive) stay bright, the rest are dimmed; returns how many match
+  size_t set_filter(const QString& text);
+  size_t filter_matches() const { return filter_matches_; }
+  // selects [t0, t1] (ns since the first event) and returns the totals by name of the kernel and range lanes in it
+  std::vector<Total> select_interval(double t0, double t1);
+  const std::vector<Total>& interval_totals() const { return totals_; }
+  // the interval between two markers (end empty: the run's end) selected and in view; "" or what is wrong
+  QString show_markers(const QString& start, const QString& end);
 
  signals:
   void selected(tv::Selection s);
   void open_kernel(qint64 context);  // a double click or Enter on a kernel run: its codegen context, in the graph
+  void filter_changed(qulonglong matches);
 
  protected:
   void paintEvent(QPaintEvent* e) override;
@@ -63,9 +99,17 @@ class TimelineView : public QWidget {
   struct Lane {
     QString name;
     std::vector<Span> spans;  // sorted, not overlapping
+    int mem = -1;             // a memory lane: index into profile_.memory
+    int y = 0, h = 0;         // its place
   };
   int plot_left() const { return 150; }
-  int lane_y(size_t lane) const;
+  int lane_y(size_t lane) const { return lanes_[lane].y; }
+  int lane_h(size_t lane) const { return lanes_[lane].h; }
+  void place_lanes();
+  QString span_name(const Span& s) const;
+  void paint_memory(QPainter& p, const Lane& l);
+  void paint_markers(QPainter& p);
+  void paint_totals(QPainter& p);
   double x_of(double t) const { return plot_left() + (t - left_) / npp_; }
   void clamp_view();
   void ensure_lanes() const;  // builds the lanes of a new session if that has not happened yet
@@ -82,6 +126,14 @@ class TimelineView : public QWidget {
   QPoint press_;
   bool pressed_ = false, dragged_ = false;
   double paint_ms_ = 0;
+  tg::viz::Profile profile_;
+  const tg::viz::BufferLife* sel_buffer_ = nullptr;
+  std::vector<size_t> sel_buffer_runs_;  // kernel events (indexes) that used the selected buffer, sorted
+  QString filter_;
+  size_t filter_matches_ = 0;
+  bool interval_drag_ = false;
+  double iv0_ = 0, iv1_ = 0;  // the selected interval, ns since the first event (iv1_ <= iv0_: none)
+  std::vector<Total> totals_;
 };
 
 }  // namespace tv

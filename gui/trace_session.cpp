@@ -21,6 +21,10 @@ std::shared_ptr<TraceSession> TraceSession::open(const std::string& path) {
   for (const auto& c : s->ui_->contexts()) t0 = std::min(t0, c.t_start);
   for (const auto& st : s->ui_->steps()) t0 = std::min(t0, st.t_start);
   if (!s->ui_->kernel_events().empty()) t0 = std::min(t0, s->ui_->kernel_events().front().t_start);
+  // the profiler's events can come first (a buffer is allocated before the first kernel runs)
+  if (!s->ui_->mem_events().empty()) t0 = std::min(t0, s->ui_->mem_events().front().t);
+  if (!s->ui_->markers().empty()) t0 = std::min(t0, s->ui_->markers().front().t);
+  if (!s->ui_->ranges().empty()) t0 = std::min(t0, s->ui_->ranges().front().t_start);
   s->t0_ = t0 == INT64_MAX ? 0 : t0;
   auto lower = [](const QString& q) { return q.toLower().toStdString(); };
   for (const auto& c : s->ui_->contexts()) s->ctx_hay_[c.id] = lower(QString::fromStdString(c.name));
@@ -31,7 +35,7 @@ std::shared_ptr<TraceSession> TraceSession::open(const std::string& path) {
   for (const auto& r : s->rules_)
     s->rule_hay_[r.id] = lower(QString::fromStdString(r.file) + ":" + QString::number(r.line) + "\n" +
                                QString::fromStdString(r.matcher) + "\n" + QString::fromStdString(r.source));
-  std::unordered_map<int64_t, std::string> device_of;  // context -> the device its program was compiled for
+  std::unordered_map<int64_t, std::string> device_of;           // context -> the device its program was compiled for
   std::unordered_map<std::string, std::string> device_by_name;  // a context whose program was compiled elsewhere
   for (const auto& pr : s->ui_->programs()) {
     if (pr.context > 0) device_of.emplace(pr.context, pr.device);
@@ -42,7 +46,9 @@ std::shared_ptr<TraceSession> TraceSession::open(const std::string& path) {
     auto dev = device_of.find(c.id);
     auto by_name = device_by_name.find(c.name);
     KernelRef ref{c.id, c.name,
-                  dev != device_of.end() ? dev->second : by_name != device_by_name.end() ? by_name->second : ""};
+                  dev != device_of.end()            ? dev->second
+                  : by_name != device_by_name.end() ? by_name->second
+                                                    : ""};
     auto [it, fresh] = s->kernels_.emplace(s->ui_->step(c.steps.front()).input_root, ref);
     if (!fresh && it->second.device.empty() && !ref.device.empty()) it->second = ref;
     // a PROGRAM holds the kernel's SINK as codegen left it: the output of one of its context's steps (a JIT graph's

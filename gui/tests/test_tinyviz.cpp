@@ -640,6 +640,68 @@ class TestTinyviz : public QObject {
     QCOMPARE(w.selection().context, p->context);
   }
 
+  void profile_lanes_match_the_trace() {
+    // examples/hello_tensor under VIZ=-1: its buffers make a memory lane per device, its tg::profile_range a USER
+    // lane, its two markers lines across the timeline. Each is checked against SQL over the same file.
+    QString path = dir_.filePath("profile.trace.db");
+    QString err = record_trace(TV_TENSOR_BIN, path);
+    QVERIFY2(err.isEmpty(), qPrintable(err));
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.open_trace(path));
+    QVERIFY(wait_idle(w));
+    w.show_tab(MainWindow::TimelineTab);
+    TimelineView* tl = w.timeline();
+    QCOMPARE((int64_t)tl->marker_count(), sql_int(path, "SELECT COUNT(*) FROM markers"));
+    QCOMPARE((int64_t)tl->marker_count(), (int64_t)2);
+    std::map<QString, size_t> lanes;
+    for (const auto& [name, n] : tl->lane_summary()) lanes[name] += n;
+    QCOMPARE((int64_t)lanes["USER"], sql_int(path, "SELECT COUNT(*) FROM ranges r JOIN strings d ON d.id=r.device "
+                                                   "WHERE d.value='USER'"));
+    // every device's lane: one point per alloc and free, and its peak is the running sum's maximum
+    QVERIFY(!tl->memory_lanes().empty());
+    for (const auto& m : tl->memory_lanes()) {
+      std::string dev = "(SELECT id FROM strings WHERE value='" + m.device + "')";
+      QCOMPARE((int64_t)lanes[QString::fromStdString(m.device) + " memory"],
+               sql_int(path, "SELECT COUNT(*) FROM mem_events WHERE device=" + dev));
+      QCOMPARE(m.peak, sql_int(path, "SELECT MAX(live) FROM (SELECT SUM(CASE kind WHEN 1 THEN nbytes ELSE -nbytes END) "
+                                     "OVER (ORDER BY t, id) AS live FROM mem_events WHERE device=" + dev + ")"));
+    }
+    // hover and click on a buffer's allocation: it is that buffer, and the kernels that used it are marked
+    const tg::viz::MemoryLane* cpu = nullptr;
+    for (const auto& m : tl->memory_lanes())
+      if (m.device == "CPU") cpu = &m;
+    QVERIFY(cpu);
+    const tg::viz::BufferLife* used = nullptr;
+    for (const auto& b : cpu->buffers)
+      if (!b.users.empty() && (!used || b.nbytes > used->nbytes)) used = &b;
+    QVERIFY(used);
+    tl->show_range((double)(used->t_alloc - w.session()->time_origin()) - 2000,
+                   (double)(used->t_alloc - w.session()->time_origin()) + 2000);
+    auto pt = tl->point_of_buffer(used->buffer, true);
+    QVERIFY(pt);
+    QCOMPARE(tl->buffer_at(*pt), used);
+    QTest::mouseClick(tl, Qt::LeftButton, {}, *pt);
+    QCOMPARE(tl->selected_buffer(), used);
+    // the filter: spans of one kernel name stay, the count is SQL's
+    std::string kname = tg::viz::Trace::open(path.toStdString())->kernel_events().front().name;
+    size_t n = tl->set_filter(QString::fromStdString(kname));
+    QVERIFY(n >= (size_t)sql_int(path, "SELECT COUNT(*) FROM kernel_events_view WHERE name='" + kname + "'"));
+    tl->set_filter("");
+    // an interval's totals: between the two markers, the kernel runs that start inside, by name
+    QVERIFY(tl->show_markers("first graphs", "random").isEmpty());
+    size_t runs = 0;
+    for (const auto& t : tl->interval_totals())
+      if (!t.name.startsWith("USER")) runs += t.count;
+    QCOMPARE((int64_t)runs,
+             sql_int(path, "SELECT COUNT(*) FROM kernel_events WHERE t_start >= (SELECT t FROM markers m JOIN strings s "
+                           "ON s.id=m.name WHERE s.value='first graphs') AND t_start <= (SELECT t FROM markers m JOIN "
+                           "strings s ON s.id=m.name WHERE s.value='random')"));
+    QVERIFY(runs > 0);
+    QVERIFY(!tl->show_markers("nowhere", "").isEmpty());
+  }
+
   void cl_trace_has_device_timed_lanes() {
     // examples/hello_tensor on CL (PoCL): its kernels on a "CL kernels" lane, timed on the device clock, its copies
     // from host data on "CL:COPY"; the Code tab shows the OpenCL C
