@@ -51,6 +51,17 @@ if [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
     env $cfg "$BUILD/examples/beautiful_mnist" --steps 8 | awk '/^step/ && $2 >= 2 {print $5}' | sort -g |
       awk -v cfg="${cfg:-default}" '{t[NR] = $1} END {printf "%s: step min %.3f s, median %.3f s over %d steps\n", cfg, t[1], t[int((NR + 1) / 2)], NR}'
   done
+  # what recording the profile costs: the same steady step without and with PROFILE=1 (kernel runs, buffer allocs and
+  # frees, markers and ranges into a trace), three pairs alternated so the machine's drift hits both
+  echo "== profiling: the steady step (median of steps 2-7) without and with PROFILE=1, three alternated pairs"
+  PTRACE=$(mktemp -d)/profile.trace.db
+  for round in 1 2 3; do
+    for prof in 0 1; do
+      PROFILE=$prof VIZ_PATH="$PTRACE" "$BUILD/examples/beautiful_mnist" --steps 8 | awk '/^step/ && $2 >= 2 {print $5}' |
+        sort -g | awk -v p="$prof" -v r="$round" '{t[NR] = $1} END {printf "round %d PROFILE=%d: median %.3f s\n", r, p, t[int((NR + 1) / 2)]}'
+      rm -f "$PTRACE"*
+    done
+  done | awk '{print} /PROFILE=0/ {off = $5} /PROFILE=1/ {printf "  PROFILE costs %+.1f%% of the step\n", ($5 / off - 1) * 100}'
 else
   echo "(dataset-fashion-mnist is not installed: scripts/install-deps.sh installs it)"
 fi
