@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -18,6 +17,7 @@
 #include <deque>
 #include <fstream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <thread>
 #include <unordered_map>
@@ -624,18 +624,12 @@ void TraceWriter::flush_context_stats(uint64_t ctx) {
 
 // one per-step stats entry, "[rule,attempts,matches,excl_ns(,early_rejects(,incl_ns))]" (schema.h): the trailing
 // fields are left out when they hold their usual values (no early rejects, no nested rule time)
-static void append_stat_entry(std::string& out, const RuleStat& st) {
+// a step's statistics entry: [rule, attempts, matches, excl_ns(, early_rejects(, incl_ns))], trailing defaults left out
+static nlohmann::json stat_entry(const RuleStat& st) {
   int64_t v[6] = {(int64_t)st.rule, (int64_t)st.attempts,      (int64_t)st.matches,
                   st.excl_ns,       (int64_t)st.early_rejects, st.incl_ns};
   int n = st.incl_ns != st.excl_ns ? 6 : st.early_rejects ? 5 : 4;
-  char buf[24];
-  out += '[';
-  for (int i = 0; i < n; i++) {
-    if (i) out += ',';
-    auto r = std::to_chars(buf, buf + sizeof(buf), v[i]);
-    out.append(buf, r.ptr);
-  }
-  out += ']';
+  return nlohmann::json(std::vector<int64_t>(v, v + n));
 }
 
 void TraceWriter::insert_step(const Event& e, const Event* end, const std::string* stats_json) {
@@ -708,15 +702,16 @@ void TraceWriter::write_batch(Batch& b) {
         auto it = open_steps_.find(e.a);
         auto& agg = ctx_stats_[it == open_steps_.end() ? 0 : it->second.begin.b];
         json.clear();
-        for (const RuleStat& st : e.stats) {
-          Agg& a = agg[st.rule];
-          a.cand += st.candidates, a.er += st.early_rejects, a.att += st.attempts, a.mat += st.matches;
-          a.excl += st.excl_ns, a.incl += st.incl_ns;
-          if (!st.attempts) continue;
-          json += json.empty() ? '[' : ',';
-          append_stat_entry(json, st);
+        {
+          nlohmann::json entries = nlohmann::json::array();
+          for (const RuleStat& st : e.stats) {
+            Agg& a = agg[st.rule];
+            a.cand += st.candidates, a.er += st.early_rejects, a.att += st.attempts, a.mat += st.matches;
+            a.excl += st.excl_ns, a.incl += st.incl_ns;
+            if (st.attempts) entries.push_back(stat_entry(st));
+          }
+          if (!entries.empty()) json = entries.dump();
         }
-        if (!json.empty()) json += "]";
         if (it == open_steps_.end()) break;  // its begin was never recorded
         if (!it->second.inserted) {
           insert_step(it->second.begin, &e, &json);
@@ -806,14 +801,9 @@ void TraceWriter::write_batch(Batch& b) {
     run(st_prog_);
   }
   for (const KernelEvent& k : b.kernels) {
-    json.clear();
-    json += '[';
-    for (size_t i = 0; i < k.bufs.size(); i++) {
-      if (i) json += ',';
-      json += '[' + std::to_string(k.bufs[i].id) + ',' + std::to_string(k.bufs[i].nbytes) + ',' +
-              (char)('0' + k.bufs[i].mode) + ']';
-    }
-    json += ']';
+    nlohmann::json bufs = nlohmann::json::array();
+    for (const BufferUse& u : k.bufs) bufs.push_back({u.id, u.nbytes, (int)u.mode});
+    json = bufs.dump();
     sqlite3_bind_int64(st_kev_, 1, (int64_t)k.program);
     sqlite3_bind_int64(st_kev_, 2, intern(k.name));
     sqlite3_bind_int64(st_kev_, 3, intern(k.device));
