@@ -72,12 +72,13 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return d[b.size()];
 }
 // viz/cli.py get(): the item, else an error that names the closest one
-[[noreturn]] void not_found(const std::string& what, const std::string& key, const std::vector<std::string>& have) {
+[[noreturn]] void not_found(const Trace& t, const std::string& what, const std::string& key,
+                            const std::vector<std::string>& have) {
   std::string best;
   size_t bd = SIZE_MAX;
   for (const std::string& h : have)
     if (size_t d = edit_distance(key, h); d < bd) bd = d, best = h;
-  std::string msg = what + " \"" + key + "\" not found in list";
+  std::string msg = "trace '" + t.path() + "': " + what + " \"" + key + "\" not found in list";
   if (!best.empty() && bd <= std::max(key.size(), best.size()) * 2 / 5)
     msg += ", did you mean \"" + best + "\"?";
   else if (!have.empty()) {
@@ -86,6 +87,12 @@ size_t edit_distance(const std::string& a, const std::string& b) {
     msg += have.size() > 12 ? ", ...)" : ")";
   }
   throw TraceError(msg);
+}
+
+// a rate as an integer, saturated (a damaged trace's sizes over a tiny duration overflow an int64)
+int64_t sat(double v) {
+  if (!(v == v)) return 0;
+  return v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v;
 }
 
 struct Row {  // one event of a lane, as viz/cli.py prints it
@@ -146,7 +153,7 @@ int cmd_profile(Trace& t, int argc, char** argv, bool as_json) {
       if (l.name == src[0]) lane = &l;
     for (const MemoryLane& m : p.memory)
       if (m.device + " Memory" == src[0]) mem = &m;
-    if (!lane && !mem) not_found("source", src[0], sources);
+    if (!lane && !mem) not_found(t, "source", src[0], sources);
   }
   auto rel = [&](int64_t ns) { return (double)(ns - p.t_start) / 1e3; };
   std::unordered_map<int64_t, const KernelEventRow*> run_by_id;
@@ -195,8 +202,9 @@ int cmd_profile(Trace& t, int argc, char** argv, bool as_json) {
       std::vector<std::string> names;
       for (const MarkerRow& m : p.markers) names.push_back(m.name);
       if (names.empty())
-        throw TraceError("marker \"" + name + "\" not found: the trace has no markers (tg::profile_marker)");
-      not_found("marker", name, names);
+        throw TraceError("trace '" + t.path() + "': marker \"" + name +
+                         "\" not found: the trace has no markers (tg::profile_marker)");
+      not_found(t, "marker", name, names);
     };
     win = {marker(interval[0]), interval.size() > 1 ? marker(interval[1]) : rel(p.t_end)};
   }
@@ -206,14 +214,14 @@ int cmd_profile(Trace& t, int argc, char** argv, bool as_json) {
     double sec = r.dur_us * 1e-6;
     if (s.program && sec > 0) {
       if (const ProgramRow* prg = t.program(s.program)) {
-        if (prg->ops >= 0) r.fmt["FLOPS"] = (int64_t)(prg->ops / sec);
-        if (prg->mem >= 0) r.fmt["B/s mem"] = (int64_t)(prg->mem / sec);
-        if (prg->lds >= 0) r.fmt["B/s lds"] = (int64_t)(prg->lds / sec);
+        if (prg->ops >= 0) r.fmt["FLOPS"] = sat(prg->ops / sec);
+        if (prg->mem >= 0) r.fmt["B/s mem"] = sat(prg->mem / sec);
+        if (prg->lds >= 0) r.fmt["B/s lds"] = sat(prg->lds / sec);
       }
     } else if (s.kernel_event && sec > 0) {  // a copy: bytes moved
       if (auto it = run_by_id.find(s.kernel_event); it != run_by_id.end()) {
         auto args = parse_bufs(t, *it->second);
-        if (!args.empty()) r.fmt["B/s"] = (int64_t)(args[0].nbytes / sec), r.fmt["B"] = args[0].nbytes;
+        if (!args.empty()) r.fmt["B/s"] = sat(args[0].nbytes / sec), r.fmt["B"] = args[0].nbytes;
       }
     }
     return r;
@@ -283,7 +291,7 @@ int cmd_profile(Trace& t, int argc, char** argv, bool as_json) {
       if (!wanted(key.second)) continue;
       json fmt = json::object();
       for (const char* k : {"FLOPS", "B/s mem", "B/s lds"})
-        if (a.est.count(k)) fmt[k] = (int64_t)(a.est.at(k) / (a.us * 1e-6));
+        if (a.est.count(k)) fmt[k] = sat(a.est.at(k) / (a.us * 1e-6));
       std::string name = src.empty() ? pad(key.first.substr(0, 7), 7) + " " + key.second : key.second;
       line(name, a, fmt);
       list_steps(a.context);

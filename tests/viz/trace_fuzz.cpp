@@ -25,8 +25,8 @@
 #include <sqlite3.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/time.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,15 +67,15 @@ std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
   std::string cur;
   for (char c : s) {
-    if (c == sep) out.push_back(cur), cur.clear();
-    else cur += c;
+    if (c == sep)
+      out.push_back(cur), cur.clear();
+    else
+      cur += c;
   }
   out.push_back(cur);
   return out;
 }
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // ***** SQLite on a mutant (the driver's own connection, writable) *****
 
@@ -88,7 +88,9 @@ struct Db {
   ~Db() {
     if (db) sqlite3_close(db);
   }
-  bool exec(const std::string& sql) { return db && sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK; }
+  bool exec(const std::string& sql) {
+    return db && sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK;
+  }
   std::vector<int64_t> ints(const std::string& sql) {
     std::vector<int64_t> out;
     sqlite3_stmt* s = nullptr;
@@ -146,7 +148,7 @@ std::string varint(uint64_t v) {
   return out;
 }
 std::string zigzag_src(int64_t node, int64_t src) {  // uops.src encoding of one src
-  uint64_t d = (uint64_t)node - (uint64_t)src;  // wraps like the writer's int64 delta, without signed overflow
+  uint64_t d = (uint64_t)node - (uint64_t)src;       // wraps like the writer's int64 delta, without signed overflow
   return varint((d << 1) ^ (0 - (d >> 63)));
 }
 
@@ -157,6 +159,7 @@ struct Base {
   std::vector<int64_t> contexts, steps, matched_steps, uops, arg_strings, dtypes, programs;
   std::map<int64_t, int64_t> n_matches;
   bool kernels = false;
+  bool profile = false;  // schema 5: mem_events, markers, ranges, devices
   size_t size = 0;
 };
 
@@ -168,8 +171,9 @@ Base load_base(const std::string& src, const std::string& dst, bool shrink) {
     Db d(dst);
     d.exec("PRAGMA journal_mode=DELETE");
     if (shrink) {  // the two smallest contexts: verify replays every step of every mutant
-      d.exec("DELETE FROM contexts WHERE id NOT IN (SELECT context FROM steps GROUP BY context ORDER BY COUNT(*) "
-             "LIMIT 2)");
+      d.exec(
+          "DELETE FROM contexts WHERE id NOT IN (SELECT context FROM steps GROUP BY context ORDER BY COUNT(*) "
+          "LIMIT 2)");
       d.exec("DELETE FROM steps WHERE context NOT IN (SELECT id FROM contexts)");
       d.exec("DELETE FROM matches WHERE step NOT IN (SELECT id FROM steps)");
       d.exec("DELETE FROM rule_errors WHERE step NOT IN (SELECT id FROM steps)");
@@ -209,6 +213,7 @@ Base load_base(const std::string& src, const std::string& dst, bool shrink) {
   b.dtypes = d.ints("SELECT id FROM dtypes ORDER BY id");
   b.kernels = !d.ints("SELECT 1 FROM sqlite_master WHERE name='kernel_events'").empty();
   if (b.kernels) b.programs = d.ints("SELECT id FROM programs ORDER BY id");
+  b.profile = !d.ints("SELECT 1 FROM sqlite_master WHERE name='mem_events'").empty();
   return b;
 }
 
@@ -232,8 +237,8 @@ struct Mutator {
     return v.empty() ? typename V::value_type{} : v[pick(v.size())];
   }
   int64_t huge() {
-    static const int64_t v[] = {-1, 0, 1'000'000'000, 4'000'000'000LL, (int64_t)1 << 40, INT64_MAX, INT64_MIN,
-                                -1'000'000'000};
+    static const int64_t v[] = {-1,        0,         1'000'000'000, 4'000'000'000LL, (int64_t)1 << 40,
+                                INT64_MAX, INT64_MIN, -1'000'000'000};
     return v[pick(sizeof v / sizeof v[0])];
   }
   std::string S(int64_t v) { return std::to_string(v); }
@@ -248,17 +253,27 @@ struct Mutator {
     int64_t step = any(b.matched_steps.empty() ? b.steps : b.matched_steps), uop = any(b.uops);
     if (step) m.steps.push_back(step);
     std::string st = S(step), u = S(uop);
-    switch (pick(44)) {
-      case 0: d.exec("UPDATE dtypes SET id=-1 WHERE id=" + S(any(b.dtypes))); return "dtypes id -1";
+    switch (pick(45)) {
+      case 0:
+        d.exec("UPDATE dtypes SET id=-1 WHERE id=" + S(any(b.dtypes)));
+        return "dtypes id -1";
       case 1: {
         int64_t h = huge();
         d.exec("INSERT OR REPLACE INTO dtypes VALUES(" + S(h) + ",'x')");
         return "dtypes id " + S(h);
       }
-      case 2: d.exec("UPDATE uops SET dtype=" + S(huge()) + " WHERE id=" + u); return "uops.dtype huge, uop " + u;
-      case 3: d.exec("UPDATE uops SET op=" + S(huge()) + " WHERE id=" + u); return "uops.op huge, uop " + u;
-      case 4: d.exec("UPDATE uops SET arg=" + S(huge()) + " WHERE id=" + u); return "uops.arg dangling, uop " + u;
-      case 5: d.set_blob("UPDATE uops SET src=? WHERE id=" + u, zigzag_src(uop, uop)); return "self src, uop " + u;
+      case 2:
+        d.exec("UPDATE uops SET dtype=" + S(huge()) + " WHERE id=" + u);
+        return "uops.dtype huge, uop " + u;
+      case 3:
+        d.exec("UPDATE uops SET op=" + S(huge()) + " WHERE id=" + u);
+        return "uops.op huge, uop " + u;
+      case 4:
+        d.exec("UPDATE uops SET arg=" + S(huge()) + " WHERE id=" + u);
+        return "uops.arg dangling, uop " + u;
+      case 5:
+        d.set_blob("UPDATE uops SET src=? WHERE id=" + u, zigzag_src(uop, uop));
+        return "self src, uop " + u;
       case 6: {  // a two-node cycle: a src of uop gets uop as its src
         auto srcs = d.ints("SELECT id FROM uops WHERE id<" + u + " ORDER BY id DESC LIMIT 8");
         int64_t a = any(srcs);
@@ -267,7 +282,9 @@ struct Mutator {
         d.set_blob("UPDATE uops SET src=? WHERE id=" + u, zigzag_src(uop, a));
         return "src cycle " + u + " <-> " + S(a);
       }
-      case 7: d.set_blob("UPDATE uops SET src=? WHERE id=" + u, zigzag_src(uop, huge())); return "src dangling, uop " + u;
+      case 7:
+        d.set_blob("UPDATE uops SET src=? WHERE id=" + u, zigzag_src(uop, huge()));
+        return "src dangling, uop " + u;
       case 8: {
         static const char* blobs[] = {"\x80", "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", "\x81\x80\x80\x80",
                                       "\x03\x03\x03\x03\x03\x03"};
@@ -281,7 +298,8 @@ struct Mutator {
         d.set_blob("UPDATE uops SET src=? WHERE id=" + u, r);
         return "src random bytes, uop " + u;
       }
-      case 10: case 11: {
+      case 10:
+      case 11: {
         static const size_t depths[] = {200'000, 20'000, 1'000, 100};
         size_t n = depths[pick(4)];
         bool param = pick(3) == 0;
@@ -293,16 +311,37 @@ struct Mutator {
       }
       case 12: {
         // the first wraps the parser's position back to the 's' (colon + 1 + length = 1 modulo 2^64)
-        static const char* v[] = {"(s18446744073709551594:x", "s18446744073709551615:ab", "s18446744073709551610:abc", "s999999999999:ab",
-                                  "s-1:ab", "s5:ab", "s:ab", "s99999999999999999999999:a", "R18446744073709551615:x",
+        static const char* v[] = {"(s18446744073709551594:x",
+                                  "s18446744073709551615:ab",
+                                  "s18446744073709551610:abc",
+                                  "s999999999999:ab",
+                                  "s-1:ab",
+                                  "s5:ab",
+                                  "s:ab",
+                                  "s99999999999999999999999:a",
+                                  "R18446744073709551615:x",
                                   "(s18446744073709551614:ab,i1)"};
         std::string a = v[pick(sizeof v / sizeof v[0])];
         d.set_text("UPDATE strings SET value=? WHERE id=" + S(any(b.arg_strings)), a);
         return "arg string length " + a;
       }
       case 13: {
-        static const char* v[] = {"fZZZZZZZZZZZZZZZZ", "f12", "f-000000000000000", "i99999999999999999999999", "i",
-                                  "i-", "d", "P(", "P(i1,i2)", "(", "((", "(i1,", "x", "", "a\xff", "o"};
+        static const char* v[] = {"fZZZZZZZZZZZZZZZZ",
+                                  "f12",
+                                  "f-000000000000000",
+                                  "i99999999999999999999999",
+                                  "i",
+                                  "i-",
+                                  "d",
+                                  "P(",
+                                  "P(i1,i2)",
+                                  "(",
+                                  "((",
+                                  "(i1,",
+                                  "x",
+                                  "",
+                                  "a\xff",
+                                  "o"};
         std::string a = v[pick(sizeof v / sizeof v[0])];
         d.set_text("UPDATE strings SET value=? WHERE id=" + S(any(b.arg_strings)), a);
         return "arg malformed '" + a + "'";
@@ -319,7 +358,8 @@ struct Mutator {
         d.exec("UPDATE steps SET depth=" + S(x) + " WHERE id=" + st);
         return "steps.depth " + S(x) + ", step " + st;
       }
-      case 16: case 17: {
+      case 16:
+      case 17: {
         static const int64_t v[] = {-1, 1'000'000'000'000LL, 1LL << 62, INT64_MAX, INT64_MIN, 100'000'000};
         int64_t x = v[pick(6)];
         d.exec("UPDATE steps SET n_matches=" + S(x) + " WHERE id=" + st);
@@ -343,8 +383,9 @@ struct Mutator {
         return std::string("steps.") + col + " " + S(x) + ", step " + st;
       }
       case 21: {
-        static const char* v[] = {"[[1,-,3,4]]", "[[99999999999999999999999,1,1,1]]", "[[1]]", "[[1,2,3,4,5,6,7]]",
-                                  "[", "[[-]]", "[[1,2,3,-9223372036854775808]]", "]]]]", "[[1,2,3,4]", "x"};
+        static const char* v[] = {
+            "[[1,-,3,4]]", "[[99999999999999999999999,1,1,1]]", "[[1]]", "[[1,2,3,4,5,6,7]]", "[",
+            "[[-]]",       "[[1,2,3,-9223372036854775808]]",    "]]]]",  "[[1,2,3,4]",        "x"};
         std::string j = pick(5) ? v[pick(10)] : std::string(100'000, '[');
         d.set_text("UPDATE steps SET stats=? WHERE id=" + st, j);
         return "steps.stats '" + j.substr(0, 40) + "'";
@@ -379,24 +420,35 @@ struct Mutator {
         d.exec("DELETE FROM strings WHERE id IN (" + list + ")");
         return "strings " + list + " deleted";
       }
-      case 27: d.exec("ALTER TABLE meta RENAME COLUMN value TO v"); return "meta without value";
-      case 28: d.exec("DROP TABLE meta"); return "meta dropped";
+      case 27:
+        d.exec("ALTER TABLE meta RENAME COLUMN value TO v");
+        return "meta without value";
+      case 28:
+        d.exec("DROP TABLE meta");
+        return "meta dropped";
       case 29: {
-        static const char* t[] = {"strings", "ops", "dtypes", "uops", "rules", "contexts", "steps", "matches",
-                                  "context_rule_stats", "rule_errors", "step_uops", "programs", "kernel_events"};
+        static const char* t[] = {"strings",      "ops",       "dtypes",
+                                  "uops",         "rules",     "contexts",
+                                  "steps",        "matches",   "context_rule_stats",
+                                  "rule_errors",  "step_uops", "programs",
+                                  "kernel_events"};
         std::string name = t[pick(13)];
         d.exec("DROP TABLE " + name);
         return "dropped table " + name;
       }
-      case 30: case 31: {  // a column dropped (views go first: SQLite keeps them consistent)
-        for (auto& v : {"kernel_events_view", "uops_view", "steps_view", "matches_view", "rule_stats_view",
-                        "rule_stats"})
+      case 30:
+      case 31: {  // a column dropped (views go first: SQLite keeps them consistent)
+        for (auto& v :
+             {"kernel_events_view", "uops_view", "steps_view", "matches_view", "rule_stats_view", "rule_stats"})
           d.exec(std::string("DROP VIEW IF EXISTS ") + v);
-        static const char* tc[][2] = {{"steps", "depth"},      {"steps", "stats"},        {"steps", "n_matches"},
-                                      {"uops", "src"},         {"uops", "tag"},           {"uops", "arg"},
-                                      {"contexts", "t_end"},   {"strings", "value"},      {"dtypes", "name"},
-                                      {"matches", "dur"},      {"rules", "source"},       {"programs", "uops"},
-                                      {"kernel_events", "bufs"}, {"rule_errors", "message"}, {"step_uops", "uop"}};
+        static const char* tc[][2] = {{"steps", "depth"},        {"steps", "stats"},
+                                      {"steps", "n_matches"},    {"uops", "src"},
+                                      {"uops", "tag"},           {"uops", "arg"},
+                                      {"contexts", "t_end"},     {"strings", "value"},
+                                      {"dtypes", "name"},        {"matches", "dur"},
+                                      {"rules", "source"},       {"programs", "uops"},
+                                      {"kernel_events", "bufs"}, {"rule_errors", "message"},
+                                      {"step_uops", "uop"}};
         auto& c = tc[pick(15)];
         d.exec(std::string("ALTER TABLE ") + c[0] + " DROP COLUMN " + c[1]);
         return std::string("dropped column ") + c[0] + "." + c[1];
@@ -414,9 +466,12 @@ struct Mutator {
         return "table " + name + " as an endless view";
       }
       case 33: {
-        static const char* v[] = {"UPDATE steps SET depth='abc'", "UPDATE uops SET src='text'",
-                                  "UPDATE strings SET value=x'00ff00'", "UPDATE steps SET n_matches=1.5e300",
-                                  "UPDATE steps SET input_root='12'", "UPDATE matches SET before=NULL",
+        static const char* v[] = {"UPDATE steps SET depth='abc'",
+                                  "UPDATE uops SET src='text'",
+                                  "UPDATE strings SET value=x'00ff00'",
+                                  "UPDATE steps SET n_matches=1.5e300",
+                                  "UPDATE steps SET input_root='12'",
+                                  "UPDATE matches SET before=NULL",
                                   "UPDATE contexts SET t_start=-9223372036854775808"};
         std::string q = v[pick(7)];
         d.exec(q);
@@ -428,12 +483,16 @@ struct Mutator {
         return "user_version " + S(v);
       }
       case 35: {  // kernels (schema 3)
-        static const char* v[] = {
-            "UPDATE kernel_events SET t_start=-9223372036854775808", "UPDATE kernel_events SET t_end=9223372036854775807",
-            "UPDATE kernel_events SET program=4000000000", "UPDATE programs SET context=-5",
-            "UPDATE programs SET global_size='[[[[', local_size='x'", "UPDATE programs SET ops=-7, mem=9223372036854775807",
-            "UPDATE kernel_events SET bufs='[[1,2', var_vals='{'", "UPDATE kernel_events SET name=99999999, device=-1",
-            "UPDATE programs SET id=-1", "UPDATE kernel_events SET t_start=t_end+1000000000000"};
+        static const char* v[] = {"UPDATE kernel_events SET t_start=-9223372036854775808",
+                                  "UPDATE kernel_events SET t_end=9223372036854775807",
+                                  "UPDATE kernel_events SET program=4000000000",
+                                  "UPDATE programs SET context=-5",
+                                  "UPDATE programs SET global_size='[[[[', local_size='x'",
+                                  "UPDATE programs SET ops=-7, mem=9223372036854775807",
+                                  "UPDATE kernel_events SET bufs='[[1,2', var_vals='{'",
+                                  "UPDATE kernel_events SET name=99999999, device=-1",
+                                  "UPDATE programs SET id=-1",
+                                  "UPDATE kernel_events SET t_start=t_end+1000000000000"};
         std::string q = v[pick(10)];
         d.exec(q);
         return q;
@@ -443,28 +502,60 @@ struct Mutator {
                ", " + S(huge()) + ")");
         return "rule_errors row dangling, step " + st;
       }
-      case 37: d.exec("INSERT INTO step_uops VALUES(" + st + ", " + S(huge()) + ")"); return "step_uops dangling";
-      case 38: d.exec("UPDATE context_rule_stats SET candidates=9223372036854775807, excl_ns=9223372036854775807");
+      case 37:
+        d.exec("INSERT INTO step_uops VALUES(" + st + ", " + S(huge()) + ")");
+        return "step_uops dangling";
+      case 38:
+        d.exec("UPDATE context_rule_stats SET candidates=9223372036854775807, excl_ns=9223372036854775807");
         return "context_rule_stats huge";
-      case 39: d.exec("UPDATE meta SET value='recording' WHERE key='status'"); return "status recording";
+      case 39:
+        d.exec("UPDATE meta SET value='recording' WHERE key='status'");
+        return "status recording";
       case 40: {  // many more matches than the step says
-        d.exec("INSERT OR IGNORE INTO matches SELECT " + st + ", ordinal + 1000000, before, after, rule, dur FROM "
+        d.exec("INSERT OR IGNORE INTO matches SELECT " + st +
+               ", ordinal + 1000000, before, after, rule, dur FROM "
                "matches");
         return "matches copied into step " + st;
       }
       case 41: {  // a deep chain of uops (replay and layout iterate, never recurse)
         int64_t top = d.ints("SELECT MAX(id) FROM uops").at(0);
-        d.exec("WITH RECURSIVE c(i) AS (SELECT 2 UNION ALL SELECT i+1 FROM c WHERE i<20000) INSERT INTO uops(id, op, "
-               "dtype, arg, tag, src) SELECT " + S(top) + "+i, 31, 1, " + S(any(b.arg_strings)) + ", NULL, x'02' FROM c");
+        d.exec(
+            "WITH RECURSIVE c(i) AS (SELECT 2 UNION ALL SELECT i+1 FROM c WHERE i<20000) INSERT INTO uops(id, op, "
+            "dtype, arg, tag, src) SELECT " +
+            S(top) + "+i, 31, 1, " + S(any(b.arg_strings)) + ", NULL, x'02' FROM c");
         d.set_blob("INSERT INTO uops(id, op, dtype, arg, tag, src) VALUES(" + S(top + 1) + ", 31, 1, " +
                        S(any(b.arg_strings)) + ", NULL, ?)",
                    zigzag_src(top + 1, uop));
         d.exec("UPDATE steps SET input_root=" + S(top + 20000) + " WHERE id=" + st);
         return "a chain of 20000 uops under step " + st;
       }
-      case 42: d.exec("UPDATE steps SET flags=" + S(huge()) + ", line=" + S(huge()) + " WHERE id=" + st);
+      case 42:
+        d.exec("UPDATE steps SET flags=" + S(huge()) + ", line=" + S(huge()) + " WHERE id=" + st);
         return "steps.flags/line huge";
-      default: d.exec("PRAGMA application_id=7"); return "application_id 7";
+      case 43: {  // the profile's rows (schema 5)
+        if (!b.profile) return sql(d);
+        static const char* v[] = {
+            "UPDATE mem_events SET kind=7",
+            "UPDATE mem_events SET nbytes=9223372036854775807",
+            "UPDATE mem_events SET t=-9223372036854775808",
+            "UPDATE mem_events SET device=99999999",
+            "UPDATE markers SET name=-1",
+            "UPDATE ranges SET t_end=t_start-1",
+            "UPDATE kernel_events SET bufs='[[1,2,7]]'",
+            "UPDATE kernel_events SET bufs='{\"a\":1}'",
+            "INSERT INTO mem_events SELECT id+100000, kind, device, t, buffer, dtype, size, nbytes FROM mem_events",
+            "UPDATE mem_events SET buffer=1",
+            "UPDATE devices SET tdiff=9223372036854775807",
+            "DELETE FROM mem_events WHERE kind=1",
+            "UPDATE mem_events SET t=t*1000000",
+            "UPDATE kernel_events SET bufs='[[9223372036854775807,9223372036854775807,2]]'"};
+        std::string q = v[pick(sizeof v / sizeof v[0])];
+        d.exec(q);
+        return q;
+      }
+      default:
+        d.exec("PRAGMA application_id=7");
+        return "application_id 7";
     }
   }
 
@@ -506,9 +597,9 @@ struct Mutator {
     // the runs look at the mutated step, a step with matches and the step with the most
     if (!b.matched_steps.empty()) {
       m.steps.push_back(b.matched_steps.front());
-      m.steps.push_back(std::max_element(b.n_matches.begin(), b.n_matches.end(),
-                                         [](auto& x, auto& y) { return x.second < y.second; })
-                            ->first);
+      m.steps.push_back(std::max_element(b.n_matches.begin(), b.n_matches.end(), [](auto& x, auto& y) {
+                          return x.second < y.second;
+                        })->first);
     }
     std::sort(m.steps.begin(), m.steps.end());
     m.steps.erase(std::unique(m.steps.begin(), m.steps.end()), m.steps.end());
@@ -541,6 +632,12 @@ struct Result {
 // the subcommands run on a mutant: info, then `n` others picked by its seed (0: all of them), verify on the small bases
 std::vector<std::string> cli_runs(const Base& b, const Mutant& m, bool verify, size_t n) {
   std::vector<std::vector<std::string>> r{{"contexts"}, {"steps"}, {"stats"}, {"kernels"}};
+  if (b.profile)  // the profile's views and the export (into nothing)
+    for (auto args : std::vector<std::vector<std::string>>{{"profile"},
+                                                           {"profile", "-t", "--json"},
+                                                           {"profile", "-s", "CPU Memory"},
+                                                           {"export", "--chrome", "/dev/null"}})
+      r.push_back(args);
   if (!b.contexts.empty()) {
     r.push_back({"steps", std::to_string(b.contexts.front())});
     r.push_back({"stats", "--context", std::to_string(b.contexts.back())});
@@ -574,7 +671,7 @@ struct Proc {
   std::vector<size_t> jobs;  // indices into the job list
   size_t next = 0;           // first job not finished
   pid_t pid = -1;
-  int fd = -1;               // progress (workers) or stderr (binary runs)
+  int fd = -1;  // progress (workers) or stderr (binary runs)
   std::string buf;
   double deadline = 0, started = 0;
   bool in_job = false;
@@ -764,8 +861,10 @@ struct Fuzz {
         }
         if (ended) {
           reap(s.p, s.r, killed);
-          if (s.p.next < s.p.jobs.size() && s.r != Runner::CliBinary) spawn(s.p, s.r);
-          else s.p.fd = -1;
+          if (s.p.next < s.p.jobs.size() && s.r != Runner::CliBinary)
+            spawn(s.p, s.r);
+          else
+            s.p.fd = -1;
         }
       }
       running.erase(std::remove_if(running.begin(), running.end(), [](const Slot& s) { return s.p.fd < 0; }),
@@ -785,7 +884,8 @@ std::string verdict(const Job& j, const Result& r, const Mutant& m) {
     if (!line.empty() && line.find(m.path) == std::string::npos) return "unclear message (does not name the file)";
   if (r.msg.empty()) return "error status without a message";
   if (r.msg.find("internal error") != std::string::npos) return "unclear message (an unconverted exception)";
-  if (j.runner != Runner::Gui && r.msg.rfind("tinyviz-cli: ", 0) != 0) return "unclear message (no tinyviz-cli: prefix)";
+  if (j.runner != Runner::Gui && r.msg.rfind("tinyviz-cli: ", 0) != 0)
+    return "unclear message (no tinyviz-cli: prefix)";
   return "";
 }
 
@@ -835,19 +935,32 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) std::fprintf(stderr, "trace_fuzz: %s needs a value\n", a.c_str()), std::exit(2);
       return argv[++i];
     };
-    if (a == "--seed") seed = std::stoull(next());
-    else if (a == "--mutants") n_mutants = std::stoull(next());
-    else if (a == "--jobs") fz.jobs_n = std::max(1, std::stoi(next()));
-    else if (a == "--timeout") fz.timeout = std::stod(next());
-    else if (a == "--cli-bin") fz.cli_bin = next();
-    else if (a == "--gui-bin") fz.gui_bin = next();
-    else if (a == "--gui-every") gui_every = std::stoull(next());
-    else if (a == "--bin-every") bin_every = std::stoull(next());
-    else if (a == "--runs") runs_per_mutant = std::stoull(next());
-    else if (a == "--keep") fz.keep = next();
-    else if (a == "--verbose") fz.verbose = true;
-    else if (a.rfind("--", 0) == 0) std::fprintf(stderr, "trace_fuzz: unknown option %s\n", a.c_str()), std::exit(2);
-    else bases.push_back(a);
+    if (a == "--seed")
+      seed = std::stoull(next());
+    else if (a == "--mutants")
+      n_mutants = std::stoull(next());
+    else if (a == "--jobs")
+      fz.jobs_n = std::max(1, std::stoi(next()));
+    else if (a == "--timeout")
+      fz.timeout = std::stod(next());
+    else if (a == "--cli-bin")
+      fz.cli_bin = next();
+    else if (a == "--gui-bin")
+      fz.gui_bin = next();
+    else if (a == "--gui-every")
+      gui_every = std::stoull(next());
+    else if (a == "--bin-every")
+      bin_every = std::stoull(next());
+    else if (a == "--runs")
+      runs_per_mutant = std::stoull(next());
+    else if (a == "--keep")
+      fz.keep = next();
+    else if (a == "--verbose")
+      fz.verbose = true;
+    else if (a.rfind("--", 0) == 0)
+      std::fprintf(stderr, "trace_fuzz: unknown option %s\n", a.c_str()), std::exit(2);
+    else
+      bases.push_back(a);
   }
   if (bases.empty()) {
     std::fprintf(stderr, "usage: trace_fuzz [options] BASE.trace.db...\n");
@@ -929,12 +1042,16 @@ int main(int argc, char** argv) {
     t.runs++;
     t.secs += r.secs;
     std::string v = verdict(j, r, m);
-    if (r.done && !r.hang && !r.sig && r.rc != 0 && !(j.runner != Runner::Gui && j.args[0] == "verify" && r.msg.empty()))
+    if (r.done && !r.hang && !r.sig && r.rc != 0 &&
+        !(j.runner != Runner::Gui && j.args[0] == "verify" && r.msg.empty()))
       t.errors++, rejected.insert(j.mutant);
     if (v.empty()) continue;
-    if (v.rfind("crash", 0) == 0) t.crashes++;
-    else if (v.rfind("hang", 0) == 0) t.hangs++;
-    else t.unclear++;
+    if (v.rfind("crash", 0) == 0)
+      t.crashes++;
+    else if (v.rfind("hang", 0) == 0)
+      t.hangs++;
+    else
+      t.unclear++;
     by_kind[v.substr(0, v.find(' '))]++;
     if (!bad_mutants.insert(j.mutant).second && !fz.verbose) continue;  // the first failure of each mutant
     std::string cmd = runner_name(j.runner);
@@ -955,10 +1072,11 @@ int main(int argc, char** argv) {
   auto cpu = [](const rusage& u) {
     return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
   };
-  std::printf("trace_fuzz: seed %llu, %zu mutants of %zu base traces (%zu corrupt to SQLite's quick_check), %zu runs "
-              "in %.1f s, %.1f s CPU (mutants made in %.1f s)\n",
-              (unsigned long long)seed, n_mutants, bases.size(), corrupt, fz.jobs.size(), now_s() - t0,
-              cpu(self_use) + cpu(child_use), t_made - t0);
+  std::printf(
+      "trace_fuzz: seed %llu, %zu mutants of %zu base traces (%zu corrupt to SQLite's quick_check), %zu runs "
+      "in %.1f s, %.1f s CPU (mutants made in %.1f s)\n",
+      (unsigned long long)seed, n_mutants, bases.size(), corrupt, fz.jobs.size(), now_s() - t0,
+      cpu(self_use) + cpu(child_use), t_made - t0);
   for (auto& [name, t] : by_runner)
     std::printf("  %-18s %6zu runs (%5.1f s CPU): %zu crashes, %zu hangs, %zu unclear messages, %zu clear errors\n",
                 name.c_str(), t.runs, t.cpu, t.crashes, t.hangs, t.unclear, t.errors);
@@ -971,8 +1089,9 @@ int main(int argc, char** argv) {
     fs::create_directories(fz.keep);
     std::ofstream out(fz.keep + "/failures");
     for (auto& f : failures) out << f << '\n';
-    for (size_t i : bad_mutants) fs::copy_file(mutants[i].path, fz.keep + "/" + fs::path(mutants[i].path).filename().string(),
-                                               fs::copy_options::overwrite_existing);
+    for (size_t i : bad_mutants)
+      fs::copy_file(mutants[i].path, fz.keep + "/" + fs::path(mutants[i].path).filename().string(),
+                    fs::copy_options::overwrite_existing);
   }
   fs::remove_all(fz.dir);
   return failures.empty() ? 0 : 1;
