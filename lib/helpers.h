@@ -66,7 +66,6 @@ extern ContextVar DEBUG, SPEC, VIZ, TRACK_MATCH_STATS, REWRITE_STACK_LIMIT, PROF
 // python's str.strip of balanced outer parens (helpers.strip_parens)
 std::string strip_parens(const std::string& s);
 
-
 // a cheap cycle counter for short durations (rule attempts); ticks_to_ns converts a difference
 int64_t fast_ticks();
 double ns_per_tick();

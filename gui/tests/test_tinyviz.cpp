@@ -657,16 +657,19 @@ class TestTinyviz : public QObject {
     QCOMPARE((int64_t)tl->marker_count(), (int64_t)2);
     std::map<QString, size_t> lanes;
     for (const auto& [name, n] : tl->lane_summary()) lanes[name] += n;
-    QCOMPARE((int64_t)lanes["USER"], sql_int(path, "SELECT COUNT(*) FROM ranges r JOIN strings d ON d.id=r.device "
-                                                   "WHERE d.value='USER'"));
+    QCOMPARE((int64_t)lanes["USER"], sql_int(path,
+                                             "SELECT COUNT(*) FROM ranges r JOIN strings d ON d.id=r.device "
+                                             "WHERE d.value='USER'"));
     // every device's lane: one point per alloc and free, and its peak is the running sum's maximum
     QVERIFY(!tl->memory_lanes().empty());
     for (const auto& m : tl->memory_lanes()) {
       std::string dev = "(SELECT id FROM strings WHERE value='" + m.device + "')";
       QCOMPARE((int64_t)lanes[QString::fromStdString(m.device) + " memory"],
                sql_int(path, "SELECT COUNT(*) FROM mem_events WHERE device=" + dev));
-      QCOMPARE(m.peak, sql_int(path, "SELECT MAX(live) FROM (SELECT SUM(CASE kind WHEN 1 THEN nbytes ELSE -nbytes END) "
-                                     "OVER (ORDER BY t, id) AS live FROM mem_events WHERE device=" + dev + ")"));
+      QCOMPARE(m.peak, sql_int(path,
+                               "SELECT MAX(live) FROM (SELECT SUM(CASE kind WHEN 1 THEN nbytes ELSE -nbytes END) "
+                               "OVER (ORDER BY t, id) AS live FROM mem_events WHERE device=" +
+                                   dev + ")"));
     }
     // hover and click on a buffer's allocation: it is that buffer, and the kernels that used it are marked
     const tg::viz::MemoryLane* cpu = nullptr;
@@ -695,9 +698,10 @@ class TestTinyviz : public QObject {
     for (const auto& t : tl->interval_totals())
       if (!t.name.startsWith("USER")) runs += t.count;
     QCOMPARE((int64_t)runs,
-             sql_int(path, "SELECT COUNT(*) FROM kernel_events WHERE t_start >= (SELECT t FROM markers m JOIN strings s "
-                           "ON s.id=m.name WHERE s.value='first graphs') AND t_start <= (SELECT t FROM markers m JOIN "
-                           "strings s ON s.id=m.name WHERE s.value='random')"));
+             sql_int(path,
+                     "SELECT COUNT(*) FROM kernel_events WHERE t_start >= (SELECT t FROM markers m JOIN strings s "
+                     "ON s.id=m.name WHERE s.value='first graphs') AND t_start <= (SELECT t FROM markers m JOIN "
+                     "strings s ON s.id=m.name WHERE s.value='random')"));
     QVERIFY(runs > 0);
     QVERIFY(!tl->show_markers("nowhere", "").isEmpty());
   }

@@ -419,11 +419,15 @@ void record_kernel(Recorder& r, ExecContext& ctx, const UOp& call, int64_t st, i
   // they ran, not where the host waited for them
   if (ast.op() == Ops::PROGRAM && ctx.device_range) std::tie(e.t_start_ns, e.t_end_ns) = *ctx.device_range;
   // the reference's exec event: each argument is dataN, read, written or both
-  auto has = [](const std::vector<int64_t>& v, size_t i) { return std::find(v.begin(), v.end(), (int64_t)i) != v.end(); };
+  auto has = [](const std::vector<int64_t>& v, size_t i) {
+    return std::find(v.begin(), v.end(), (int64_t)i) != v.end();
+  };
   for (size_t i = 0; i < bufs.size(); i++) {
     bool w = has(outs, i), rd = has(ins, i);
     e.bufs.push_back(BufferUse{bufs[i]->base().trace_num, bufs[i]->nbytes(),
-                               w && rd ? BufferUse::write_read : w ? BufferUse::write : BufferUse::read});
+                               w && rd ? BufferUse::write_read
+                               : w     ? BufferUse::write
+                                       : BufferUse::read});
   }
   if (!ctx.var_vals.empty()) {
     std::string vv = "{";

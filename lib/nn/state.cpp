@@ -137,7 +137,8 @@ SafeTensorsHeader parse_safetensors_header(const uint8_t* data, size_t size, con
     });
   } catch (const Json::exception& e) {
     std::string m = e.what();
-    if (size_t k = m.find("] "); k != std::string::npos) m = m.substr(k + 2);  // drop "[json.exception.parse_error.101]"
+    if (size_t k = m.find("] "); k != std::string::npos)
+      m = m.substr(k + 2);  // drop "[json.exception.parse_error.101]"
     throw Error(what + ": bad safetensors header: " + m);
   }
   if (!root.is_object()) throw Error(what + ": bad safetensors header: the header is not a JSON object");
@@ -188,8 +189,8 @@ SafeTensorsHeader parse_safetensors_header(const uint8_t* data, size_t size, con
       throw bad("data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) + "] run past the " +
                 std::to_string(data_size) + " data bytes of the file (truncated?)");
     if (t.end - t.begin != n)
-      throw bad("data_offsets cover " + std::to_string(t.end - t.begin) + " bytes but " + dts + " of this shape needs " +
-                std::to_string(n));
+      throw bad("data_offsets cover " + std::to_string(t.end - t.begin) + " bytes but " + dts +
+                " of this shape needs " + std::to_string(n));
     h.tensors.push_back(std::move(t));
   }
   std::vector<const SafeTensorInfo*> by_off;

@@ -1,7 +1,5 @@
 #include "lib/uop/track.h"
 
-#include "profiler/profile.h"
-
 #include <algorithm>
 #include <atomic>
 #include <cinttypes>
@@ -10,6 +8,8 @@
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
+
+#include "profiler/profile.h"
 
 namespace tg {
 
