@@ -19,14 +19,6 @@ static void message_handler(QtMsgType type, const QMessageLogContext& ctx, const
   std::fprintf(stderr, "%s\n", qPrintable(qFormatLogMessage(type, ctx, msg)));
 }
 
-// jemalloc (TG_JEMALLOC), read at its start: one arena for every thread, so that what the frame worker frees is
-// reused by the UI thread and the other workers instead of staying resident in the arena of the thread that allocated
-// it, and freed pages handed back at once. On the training trace's biggest step this lowered the peak from 107 MB to
-// 97 MB with no change in the stepping times. (glibc ignores it.)
-extern "C" {
-__attribute__((used)) const char* malloc_conf = "narenas:1,dirty_decay_ms:0,muzzy_decay_ms:0";
-}
-
 int main(int argc, char** argv) {
   auto launch = std::chrono::steady_clock::now();
   // a few worker threads (frames, Graphviz, queries, opening) each got a 64 MB malloc arena whose freed pages stayed
