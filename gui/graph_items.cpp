@@ -1,11 +1,14 @@
 #include "gui/graph_items.h"
 
 #include <QHash>
+#include <QPaintEngine>
 #include <QPainter>
 #include <QStaticText>
 #include <QStyleOptionGraphicsItem>
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstring>
 
 #include "gui/op_style.h"
 
@@ -127,8 +130,9 @@ EdgeItem::EdgeItem(const EdgePath& e, int port, bool show_port, bool crowded, bo
 }
 
 void EdgeItem::set(const EdgePath& e, int port, bool show_port, bool crowded, bool dashed) {
-  bool moved = e.bezier != bezier_ || e.pts.size() != pts_.size() ||
-               !std::equal(e.pts.begin(), e.pts.end(), pts_.begin(), [](Pt a, Pt b) { return a.x == b.x && a.y == b.y; });
+  bool moved =
+      e.bezier != bezier_ || e.pts.size() != pts_.size() ||
+      !std::equal(e.pts.begin(), e.pts.end(), pts_.begin(), [](Pt a, Pt b) { return a.x == b.x && a.y == b.y; });
   bool looks = port != port_ || show_port != show_port_ || crowded != crowded_ || dashed != dashed_;
   port_ = port, show_port_ = show_port, crowded_ = crowded, dashed_ = dashed;
   if (moved) {
@@ -207,8 +211,7 @@ void flatten_cubic(QPointF a, QPointF b, QPointF c, QPointF d, const QRectF& v, 
 }
 }  // namespace
 
-void EdgeItem::draw_visible(QPainter* p, const QRectF& v, double tol) const {
-  static thread_local std::vector<QPolygonF> runs;
+void EdgeItem::visible_runs(const QRectF& v, double tol, std::vector<QPolygonF>& runs) const {
   runs.clear();
   const auto& pts = pts_;
   auto q = [&](size_t i) { return QPointF(pts[i].x, pts[i].y); };
@@ -221,7 +224,6 @@ void EdgeItem::draw_visible(QPainter* p, const QRectF& v, double tol) const {
         runs.back().push_back(q(i));
       }
   }
-  for (const QPolygonF& r : runs) p->drawPolyline(r);
 }
 
 void EdgeItem::set_hi(Hi h) {
@@ -256,9 +258,11 @@ void EdgeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget*)
   // which was most of a frame's paint. A dashed edge is drawn whole, so its dashes stay where they are.
   if (dashed_) {
     p->drawPath(path_);
-  } else {
+  } else if (!(lines_ && plain() && lines_->draws(p))) {
     double m = 2 + 3 / lod;  // the pen's width, and a margin
-    draw_visible(p, opt->exposedRect.adjusted(-m, -m, m, m), 0.25 / lod);
+    static thread_local std::vector<QPolygonF> runs;
+    visible_runs(opt->exposedRect.adjusted(-m, -m, m, m), 0.25 / lod, runs);
+    for (const QPolygonF& r : runs) p->drawPolyline(r);
   }
   p->setPen(Qt::NoPen);
   p->setBrush(c);
@@ -284,6 +288,93 @@ void EdgeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget*)
     QSizeF sz = it->size();
     p->drawStaticText(QPointF(label_pos_.x() - sz.width() / 2, label_pos_.y() - sz.height() / 2), *it);
   }
+}
+
+EdgeLines::EdgeLines(const std::vector<EdgeItem*>* edges) : edges_(edges) {
+  setZValue(-0.5);  // under the edges' arrowheads and highlighted edges, over the ghosts (as the edges were)
+  setFlag(QGraphicsItem::ItemUsesExtendedStyleOption);
+  setAcceptedMouseButtons(Qt::NoButton);
+}
+
+void EdgeLines::set_bounds(const QRectF& r) {
+  if (r == bounds_) return;
+  prepareGeometryChange();
+  bounds_ = r;
+}
+
+bool EdgeLines::draws(const QPainter* p) const {
+  if (!enabled || !p->paintEngine() || p->paintEngine()->type() != QPaintEngine::Raster) return false;
+  const QTransform& t = p->worldTransform();
+  // a one-pixel pen (EdgeItem::paint: 1.1 scaled, cosmetic from 1.5 px down, at least 1) on a plain scale
+  return t.type() <= QTransform::TxScale && t.m11() > 0 && t.m22() > 0 && 1.1 * t.m11() <= 1.0 &&
+         p->device()->devicePixelRatio() == 1.0;
+}
+
+namespace {
+// One-pixel line from (x0, y0) to (x1, y1), in pixels of an image w x h: along its major axis, the pixels whose centre
+// the line passes, on the row (column) the line is in there. Pixels outside the image are skipped, not visited.
+inline void raster_line(uint32_t* bits, qsizetype stride, int w, int h, double x0, double y0, double x1, double y1,
+                        uint32_t c, int& ylo, int& yhi) {
+  double dx = x1 - x0, dy = y1 - y0;
+  const int W = w, H = h;  // (w and h below: along the major axis, and across)
+  auto put = [&](int x, int y) {
+    if ((unsigned)x >= (unsigned)W || (unsigned)y >= (unsigned)H) return;
+    bits[y * stride + x] = c;
+    ylo = std::min(ylo, y), yhi = std::max(yhi, y);
+  };
+  bool xmajor = std::abs(dx) >= std::abs(dy);
+  if (!xmajor) std::swap(x0, y0), std::swap(x1, y1), std::swap(dx, dy), std::swap(w, h);
+  if (dx == 0) {
+    xmajor ? put((int)std::floor(x0), (int)std::floor(y0)) : put((int)std::floor(y0), (int)std::floor(x0));
+    return;
+  }
+  if (x0 > x1) std::swap(x0, x1), std::swap(y0, y1);
+  double k = dy / dx;
+  // (clamped as doubles first: a long edge's ends lie far outside)
+  int a = (int)std::ceil(std::clamp(x0 - 0.5, -1.0, (double)w)),
+      b = (int)std::ceil(std::clamp(x1 - 0.5, -1.0, (double)w)) - 1;
+  a = std::max(a, 0), b = std::min(b, w - 1);
+  for (int i = a; i <= b; i++) {
+    int j = (int)std::floor(y0 + (i + 0.5 - x0) * k);
+    xmajor ? put(i, j) : put(j, i);
+  }
+}
+}  // namespace
+
+void EdgeLines::paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget*) {
+  if (!edges_ || !draws(p)) return;
+  const QTransform t = p->worldTransform();
+  QRect dev = t.mapRect(opt->exposedRect).toAlignedRect().adjusted(-1, -1, 1, 1) &
+              QRect(0, 0, p->device()->width(), p->device()->height());
+  if (dev.isEmpty()) return;
+  static thread_local QImage img;  // reused: a whole view is 6 MB
+  if (img.width() < dev.width() || img.height() < dev.height())
+    img = QImage(std::max(img.width(), dev.width()), std::max(img.height(), dev.height()),
+                 QImage::Format_ARGB32_Premultiplied);
+  auto* bits = reinterpret_cast<uint32_t*>(img.bits());
+  qsizetype stride = img.bytesPerLine() / 4;
+  for (int y = 0; y < dev.height(); y++) std::memset(bits + y * stride, 0, dev.width() * 4);
+  double lod = t.m11();
+  double m = 2 + 3 / lod;
+  QRectF v = opt->exposedRect.adjusted(-m, -m, m, m);
+  uint32_t c = QColor(mark::edge).rgba();  // opaque: premultiplied as it is
+  double sx = t.m11(), sy = t.m22(), ox = t.dx() - dev.left(), oy = t.dy() - dev.top();
+  int ylo = INT_MAX, yhi = -1;
+  static thread_local std::vector<QPolygonF> runs;
+  for (const EdgeItem* e : *edges_) {
+    if (!e->plain() || !e->bounds_.intersects(v)) continue;
+    e->visible_runs(v, 0.25 / lod, runs);
+    for (const QPolygonF& r : runs)
+      for (qsizetype i = 1; i < r.size(); i++)
+        raster_line(bits, stride, dev.width(), dev.height(), r[i - 1].x() * sx + ox, r[i - 1].y() * sy + oy,
+                    r[i].x() * sx + ox, r[i].y() * sy + oy, c, ylo, yhi);
+  }
+  if (yhi < ylo) return;
+  p->save();
+  p->resetTransform();
+  p->setOpacity(1.0);
+  p->drawImage(QPoint(dev.left(), dev.top() + ylo), img, QRect(0, ylo, dev.width(), yhi - ylo + 1));
+  p->restore();
 }
 
 }  // namespace tv

@@ -118,16 +118,18 @@ void GraphView::paintEvent(QPaintEvent* e) {
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
   double cpu_ms = (c1.tv_sec - c0.tv_sec) * 1e3 + (c1.tv_nsec - c0.tv_nsec) / 1e6;
   if (std::getenv("TINYVIZ_TIMING"))
-    std::fprintf(stderr,
-                 "tinyviz: graph paint %.1f ms, cpu %.1f ms (frame %zu, zoom %.2f, %d of %d items, %.0f%% of the view)\n",
-                 ms, cpu_ms, frame_ ? frame_->graph->frame : 0, zoom(), (int)items(e->region().boundingRect()).size(),
-                 (int)scene()->items().size(),
-                 100.0 * e->region().boundingRect().width() * e->region().boundingRect().height() /
-                     std::max(1, viewport()->width() * viewport()->height()));
+    std::fprintf(
+        stderr,
+        "tinyviz: graph paint %.1f ms, cpu %.1f ms (frame %zu, zoom %.2f, %d of %d items, %.0f%% of the view)\n", ms,
+        cpu_ms, frame_ ? frame_->graph->frame : 0, zoom(), (int)items(e->region().boundingRect()).size(),
+        (int)scene()->items().size(),
+        100.0 * e->region().boundingRect().width() * e->region().boundingRect().height() /
+            std::max(1, viewport()->width() * viewport()->height()));
 }
 
 void GraphView::show_message(const QString& text) {
   scene()->clear();  // before the frame its items point into
+  lines_ = nullptr;
   frame_.reset();
   nodes_.clear(), ghosts_.clear(), edges_.clear(), boxes_.clear(), by_id_.clear();
   selected_ = 0;
@@ -168,7 +170,12 @@ void GraphView::show_frame(FrameResultPtr r) {
   if (!reuse) {
     setUpdatesEnabled(false);
     scene()->clear();
+    lines_ = nullptr;
     nodes_.clear(), edges_.clear(), ghosts_.clear(), boxes_.clear();
+  }
+  if (!lines_) {
+    lines_ = new EdgeLines(&edges_);
+    scene()->addItem(lines_);
   }
   for (NodeItem* it : ghosts_) delete it;
   for (QGraphicsItem* it : boxes_) delete it;
@@ -246,6 +253,7 @@ void GraphView::show_frame(FrameResultPtr r) {
       it->set(L.edges[i], e.port, show_port, crowded, e.order);
     } else {
       it = new EdgeItem(L.edges[i], e.port, show_port, crowded, e.order);
+      it->set_lines(lines_);
       scene()->addItem(it);
     }
     edges_.push_back(it);
@@ -258,7 +266,7 @@ void GraphView::show_frame(FrameResultPtr r) {
     item->setZValue(-2);
     boxes_.push_back(item);
   }
-  QRectF bounds = scene()->itemsBoundingRect();
+  QRectF bounds = graph_bounds();
   // 2,000 pixels around the graph to scroll in, in steps of 512: a frame that moves a node at the edge a little
   // keeps the scene rect (a new one re-ranges the scroll bars and has the view re-centred)
   auto snap_down = [](double v) { return std::floor(v / 512) * 512; };
@@ -267,6 +275,7 @@ void GraphView::show_frame(FrameResultPtr r) {
                        QPointF(snap_up(bounds.right() + 2000), snap_up(bounds.bottom() + 2000)));
   bool rect_changed = rect != scene()->sceneRect();
   if (rect_changed) scene()->setSceneRect(rect);
+  lines_->set_bounds(rect);  // (changes with the scene rect only: a new one repaints everything anyway)
 
   if (selected_ && !by_id_.count(selected_)) selected_ = 0;
   apply_highlight();
@@ -293,6 +302,15 @@ void GraphView::show_frame(FrameResultPtr r) {
   }
 }
 
+QRectF GraphView::graph_bounds() const {
+  QRectF b;  // (the items are only moved, never transformed otherwise)
+  for (const auto* items : {&nodes_, &ghosts_})
+    for (const NodeItem* it : *items) b |= it->boundingRect().translated(it->pos());
+  for (const EdgeItem* it : edges_) b |= it->boundingRect();
+  for (const QGraphicsItem* it : boxes_) b |= it->sceneBoundingRect();
+  return b;
+}
+
 void GraphView::update_overlays() {
   QRect vr = viewport()->rect();
   int lh = QFontMetrics(graph_font(false)).height();
@@ -302,7 +320,7 @@ void GraphView::update_overlays() {
 
 void GraphView::initial_view(const QRectF& focus) {
   // a graph that only fits with unreadable labels: start readable, at what the match touched or at the root
-  QRectF b = scene()->itemsBoundingRect().adjusted(-20, -20, 20, 20);
+  QRectF b = graph_bounds().adjusted(-20, -20, 20, 20);
   double fit_scale =
       std::min(viewport()->width() / std::max(1.0, b.width()), viewport()->height() / std::max(1.0, b.height()));
   if (fit_scale >= kMinReadableScale) return fit();
@@ -320,7 +338,7 @@ void GraphView::initial_view(const QRectF& focus) {
 
 void GraphView::fit() {
   if (!frame_) return;
-  QRectF b = scene()->itemsBoundingRect().adjusted(-20, -20, 20, 20);
+  QRectF b = graph_bounds().adjusted(-20, -20, 20, 20);
   if (b.isEmpty()) return;
   fitInView(b, Qt::KeepAspectRatio);
   if (zoom() > kMaxFitScale) {
@@ -486,7 +504,7 @@ void GraphView::contextMenuEvent(QContextMenuEvent* e) {
       connect(menu.addAction(tr("Open the kernel's codegen (Enter)")), &QAction::triggered, this,
               [this, ctx] { emit open_context(ctx); });
     }
-    QAction* a = menu.addAction(body        ? (collapsed ? tr("Show the kernel body (X)") : tr("Hide the kernel body (X)"))
+    QAction* a = menu.addAction(body ? (collapsed ? tr("Show the kernel body (X)") : tr("Hide the kernel body (X)"))
                                 : collapsed ? tr("Expand the sources (X)")
                                             : tr("Collapse the sources (X)"));
     a->setEnabled(collapsed || !frame_->graph->info.count(id) || !frame_->graph->info.at(id).src.empty());
@@ -585,8 +603,9 @@ void GraphView::drawForeground(QPainter* p, const QRectF&) {
             .arg(g.nodes.size())
             .arg((g.collapsed.empty() ? QString()
                                       : QString(" · %1 collapsed (X, Shift+X: expand)").arg(g.collapsed.size())) +
-                 (g.bodies_hidden.empty() ? QString()
-                                          : QString(" · %1 kernel bodies hidden (c shows)").arg(g.bodies_hidden.size())))
+                 (g.bodies_hidden.empty()
+                      ? QString()
+                      : QString(" · %1 kernel bodies hidden (c shows)").arg(g.bodies_hidden.size())))
             .arg(QString::fromStdString(frame_->layout->engine))
             .arg(frame_->layout->ms, 0, 'f', 1);
     p->setPen(QColor(0x80, 0x84, 0x98));

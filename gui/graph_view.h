@@ -17,6 +17,7 @@ namespace tv {
 
 class NodeItem;
 class EdgeItem;
+class EdgeLines;
 
 class GraphView : public QGraphicsView {
   Q_OBJECT
@@ -64,6 +65,7 @@ class GraphView : public QGraphicsView {
 
  private:
   void apply_highlight();
+  QRectF graph_bounds() const;  // of the frame's items (itemsBoundingRect without the edge lines' item)
   void initial_view(const QRectF& focus);
   void place_overlay();
   void update_overlays();  // repaint where drawForeground draws (the legend, the frame's info line and note)
@@ -73,7 +75,8 @@ class GraphView : public QGraphicsView {
   // changed is moved, added, removed and repainted
   std::vector<NodeItem*> nodes_, ghosts_;
   std::vector<EdgeItem*> edges_;
-  std::vector<QGraphicsItem*> boxes_;  // the match's boxes
+  EdgeLines* lines_ = nullptr;                   // draws the plain edges' lines (in the scene while a frame is shown)
+  std::vector<QGraphicsItem*> boxes_;            // the match's boxes
   std::unordered_multimap<int64_t, int> by_id_;  // uop id -> node indices (a leaf drawn per use has several)
   int64_t selected_ = 0;
   std::vector<int> found_;

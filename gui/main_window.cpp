@@ -509,7 +509,7 @@ void MainWindow::report_error(const QString& text) {
 
 // Reading a trace's contexts, steps and kernels takes 60-110 ms on a training run: done on a thread of its own while
 // this waits in a local event loop, so the window keeps painting (user input waits the few hundred ms).
-SessionPtr MainWindow::open_session(const QString& path, QString& error) {
+SessionPtr MainWindow::open_session(const QString& path, QString& error, const Selection& first) {
   Phase p{"open trace"};
   struct Result {
     SessionPtr s;
@@ -520,9 +520,11 @@ SessionPtr MainWindow::open_session(const QString& path, QString& error) {
   QEventLoop loop;
   QPointer<QEventLoop> guard(&loop);
   auto done = std::make_shared<std::atomic<bool>>(false);
-  std::thread([r, file, done, guard] {
+  int64_t warm_step = first.step;
+  size_t warm_frame = first.frame;
+  std::thread([r, file, done, guard, warm_step, warm_frame] {
     try {
-      r->s = TraceSession::open(file);
+      r->s = TraceSession::open(file, warm_step, warm_frame);
     } catch (...) {
       r->error = App::describe(std::current_exception());
     }
@@ -544,7 +546,7 @@ bool MainWindow::open_trace(const QString& path, const Selection& first) {
   if (opening_) return false;  // a second open while the first one reads
   opening_ = true;
   QString error;
-  SessionPtr s = open_session(path, error);
+  SessionPtr s = open_session(path, error, first);
   opening_ = false;
   if (!s) {
     status_trace_->setText(session_ ? QString::fromStdString(session_->path()) : QString());

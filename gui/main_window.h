@@ -102,7 +102,8 @@ class MainWindow : public QMainWindow {
   void build_menus();
   void restore_settings();
   QWidget* build_graph_tab();
-  SessionPtr open_session(const QString& path, QString& error);  // on a worker, the event loop turning
+  SessionPtr open_session(const QString& path, QString& error,
+                          const Selection& first = {});  // on a worker, the event loop turning
   void set_session(SessionPtr s);
   void on_tree_current(const QModelIndex& proxy_index);
   void on_frame(FrameResultPtr r);

@@ -201,6 +201,8 @@ int bench_stepping(MainWindow& w, const Options& o) {
     qint64 now = tick_clock.elapsed();
     double gap = (double)(now - last_tick);
     if (!stalls.empty()) stalls.back().stall_ms = std::max(stalls.back().stall_ms, gap);
+    // in the order of the other timings, so that what filled a long stall can be read off before it
+    if (gap > 60 && std::getenv("TINYVIZ_TIMING")) std::fprintf(stderr, "tinyviz: event loop stalled %.0f ms\n", gap);
     last_tick = now;
   };
   auto doing = [&](std::string what) {

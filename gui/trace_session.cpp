@@ -3,6 +3,7 @@
 #include <QString>
 #include <algorithm>
 #include <climits>
+#include <thread>
 
 #include "viz/argfmt.h"
 
@@ -10,9 +11,27 @@ namespace tv {
 
 using namespace tg::viz;
 
-std::shared_ptr<TraceSession> TraceSession::open(const std::string& path) {
+std::shared_ptr<TraceSession> TraceSession::open(const std::string& path, int64_t warm_step, size_t warm_frame) {
   std::shared_ptr<TraceSession> s(new TraceSession());
   s->path_ = path;
+  std::unique_ptr<Trace> frames;
+  std::unique_ptr<StepReplay> replay;
+  struct Joiner {
+    std::thread t;
+    ~Joiner() {
+      if (t.joinable()) t.join();
+    }
+  } warm;
+  if (warm_step)
+    warm.t = std::thread([&] {
+      try {
+        frames = Trace::open_for_queries(path);
+        replay = std::make_unique<StepReplay>(*frames, warm_step);
+        if (warm_frame < replay->num_frames()) replay->nodes(warm_frame ? warm_frame - 1 : 0);
+      } catch (...) {  // the frame's own request reports it
+        replay.reset();
+      }
+    });
   s->ui_ = Trace::open(path, false);  // kernel sources are read when shown
   s->rules_ = s->ui_->rules();
   if (auto meta = s->ui_->meta(); meta.count("source_root")) s->source_root_ = meta["source_root"];
@@ -57,6 +76,9 @@ std::shared_ptr<TraceSession> TraceSession::open(const std::string& path) {
       for (int64_t st : c.steps)
         if (int64_t out = s->ui_->step(st).output_root) s->kernels_.emplace(out, ref);
   }
+  if (warm.t.joinable()) warm.t.join();
+  if (frames) s->frames_trace_ = std::move(frames);
+  if (replay) s->replays_.emplace_front(warm_step, std::move(replay));
   return s;
 }
 

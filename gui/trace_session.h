@@ -21,12 +21,15 @@ using NodeLookPtr = std::shared_ptr<const NodeLook>;
 
 class TraceSession {
  public:
-  static std::shared_ptr<TraceSession> open(const std::string& path);  // throws tg::viz::TraceError
+  // throws tg::viz::TraceError. warm_step: the step the window opens on (0: none); its replay is read and run to the
+  // frame before warm_frame (where a jump lays out) on a second thread while this reads the catalog, so that a launch
+  // onto a deep frame does not wait for one and then the other (each ~100 ms on a training trace)
+  static std::shared_ptr<TraceSession> open(const std::string& path, int64_t warm_step = 0, size_t warm_frame = 0);
   const std::string& path() const { return path_; }
   tg::viz::Trace& ui() { return *ui_; }  // UI thread only
   const tg::viz::RuleRow* rule(int64_t id) const;
   const std::vector<tg::viz::RuleRow>& rules() const { return rules_; }
-  int64_t time_origin() const { return t0_; }  // earliest t_start of the trace
+  int64_t time_origin() const { return t0_; }                      // earliest t_start of the trace
   const std::string& source_root() const { return source_root_; }  // where the recorded program's sources were
   // lower-case search texts, built with the session (off the UI thread): a context's name; a step's name and
   // file:line; a rule's file:line, matcher and source
@@ -98,7 +101,7 @@ class TraceSession {
   std::mutex frames_mutex_, queries_mutex_;
   std::list<std::pair<int64_t, std::unique_ptr<tg::viz::StepReplay>>> replays_;  // most recent first
   std::unordered_map<int64_t, std::shared_ptr<const NodeText>> node_text_;       // frames side
-  std::unordered_map<int64_t, NodeLookPtr> node_look_[2];                         // frames side, by fold_consts
+  std::unordered_map<int64_t, NodeLookPtr> node_look_[2];                        // frames side, by fold_consts
   size_t cache_bound_ = 4'000;
 };
 
