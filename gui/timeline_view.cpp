@@ -602,7 +602,10 @@ void TimelineView::paint_memory(QPainter& p, const Lane& l) {
     p.setPen(Qt::NoPen);
     p.drawEllipse(QPointF(px, top), 3, 3);
     p.setPen(QColor(0xf0, 0xb0, 0x90));
-    p.drawText(QPointF(px + 6, top + 11), tr("peak %1").arg(fmt_bytes((double)m.peak)));
+    QString label = tr("peak %1").arg(fmt_bytes((double)m.peak));
+    int lw = QFontMetrics(p.font()).horizontalAdvance(label);
+    // right of the dot, or left of it when the dot is near the right edge
+    p.drawText(QPointF(px + 6 + lw > W ? px - 6 - lw : px + 6, top + 11), label);
   }
 }
 
