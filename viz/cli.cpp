@@ -51,6 +51,10 @@ static const char* kUsage =
     "chrome://tracing,\n"
     "                                  speedscope): kernel runs per device, memory counters, markers, user ranges,\n"
     "                                  rewrite contexts and steps per thread\n"
+    "  diff A B                        two traces side by side: contexts aligned by name and order, steps by name,\n"
+    "                                  depth and order; equal steps, the first divergent step and match (rule, nodes\n"
+    "                                  compared by structure), per-rule match-count and kernel-time deltas; exit 1\n"
+    "                                  when they differ\n"
     "every command takes --json: JSON Lines (one object per row) or one object, for scripts\n";
 
 static std::string first_line(const std::string& s, size_t max = 100) {
@@ -437,6 +441,7 @@ int tg::viz::cli_main(int argc_in, char** argv_in) {
     if (cmd == "kernels") return cmd_kernels(*t, argc - 3, argv + 3);
     if (cmd == "profile") return cmd_profile(*t, argc - 3, argv + 3, g_json);
     if (cmd == "export") return cmd_export(*t, argc - 3, argv + 3, g_json);
+    if (cmd == "diff") return cmd_diff(*t, argc - 3, argv + 3, g_json);
     std::fprintf(stderr, "tinyviz-cli: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return 2;
   } catch (const tg::Error& e) {  // TraceError and the argument errors: what and where

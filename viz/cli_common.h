@@ -6,5 +6,7 @@ namespace tg::viz {
 
 int cmd_profile(Trace& t, int argc, char** argv, bool as_json);
 int cmd_export(Trace& t, int argc, char** argv, bool as_json);
+// exit status 0: the traces agree, 1: they differ
+int cmd_diff(Trace& a, int argc, char** argv, bool as_json);
 
 }  // namespace tg::viz

@@ -638,6 +638,7 @@ std::vector<std::string> cli_runs(const Base& b, const Mutant& m, bool verify, s
                                                            {"profile", "-s", "CPU Memory"},
                                                            {"export", "--chrome", "/dev/null"}})
       r.push_back(args);
+  r.push_back({"diff", m.path});  // the mutant against itself: both sides read the damage
   if (!b.contexts.empty()) {
     r.push_back({"steps", std::to_string(b.contexts.front())});
     r.push_back({"stats", "--context", std::to_string(b.contexts.back())});
@@ -878,7 +879,8 @@ std::string verdict(const Job& j, const Result& r, const Mutant& m) {
   if (!r.done) return "never ran";
   if (r.hang) return "hang (over the time limit)";
   if (r.sig) return "crash (signal " + std::to_string(r.sig) + ", " + strsignal(r.sig) + ")";
-  bool verify = j.runner != Runner::Gui && j.args[0] == "verify";
+  // verify and diff exit 1 with no message when the trace fails a replay or differs from the other: an answer
+  bool verify = j.runner != Runner::Gui && (j.args[0] == "verify" || j.args[0] == "diff");
   if (r.rc == 0 || (verify && r.rc == 1 && r.msg.empty())) return "";
   for (const std::string& line : split(r.msg, '\n'))
     if (!line.empty() && line.find(m.path) == std::string::npos) return "unclear message (does not name the file)";
@@ -1043,7 +1045,7 @@ int main(int argc, char** argv) {
     t.secs += r.secs;
     std::string v = verdict(j, r, m);
     if (r.done && !r.hang && !r.sig && r.rc != 0 &&
-        !(j.runner != Runner::Gui && j.args[0] == "verify" && r.msg.empty()))
+        !(j.runner != Runner::Gui && (j.args[0] == "verify" || j.args[0] == "diff") && r.msg.empty()))
       t.errors++, rejected.insert(j.mutant);
     if (v.empty()) continue;
     if (v.rfind("crash", 0) == 0)
