@@ -103,7 +103,9 @@ TEST(CLGoldens, RealizeProgram) {
       run_linear(compiled, var_vals);
       ASSERT_EQ(outs.size(), g->outs.size());
       for (size_t i = 0; i < outs.size(); i++) {
-        if (g->outs[i].index >= 0) EXPECT_EQ(outs[i].device().str(), "CL");  // virtual outputs have none
+        if (g->outs[i].index >= 0) {  // virtual outputs have none
+          EXPECT_EQ(outs[i].device().str(), "CL");
+        }
         std::vector<uint8_t> bytes = tg::test::tensor_bytes(outs[i]);
         EXPECT_EQ(bytes.size() / (size_t)outs[i].dtype().itemsize(), g->outs[i].values.size()) << p.first;
         expect_values(bytes, outs[i].dtype(), g->outs[i], p.first + " on CL");

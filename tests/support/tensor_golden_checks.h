@@ -37,7 +37,9 @@ inline void expect_kernels(const UOp& compiled, const TensorGolden& g, bool chec
     }
     ASSERT_EQ(ast.op(), Ops::PROGRAM) << g.name << " call " << i;
     EXPECT_EQ(ansistrip(ast.arg().as<ProgramInfo>()->name), g.kernels[i].first) << g.name;
-    if (check_ops) EXPECT_EQ(ops_of(ast), g.kernels[i].second) << g.name << " kernel " << g.kernels[i].first;
+    if (check_ops) {  // braces: gtest's EXPECT_ is an if/else
+      EXPECT_EQ(ops_of(ast), g.kernels[i].second) << g.name << " kernel " << g.kernels[i].first;
+    }
     if (!check_sources) continue;
     ASSERT_LT(prg, g.sources.size()) << g.name;
     EXPECT_EQ(ast.src(2).arg().as_str(), g.sources[prg]) << g.name << " kernel " << g.kernels[i].first;
