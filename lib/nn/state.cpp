@@ -5,8 +5,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
-#include <optional>
 
 #include "lib/helpers.h"
 #include "lib/mixin/helpers.h"
@@ -24,8 +22,7 @@ const std::vector<std::pair<const char*, DType>>& safe_dtypes() {
   return t;
 }
 
-// json.dumps(ensure_ascii=True) string escaping: the header is written byte for byte as the reference's json.dumps
-// writes it (nlohmann-json's dump escapes and spaces differently), and read with nlohmann-json
+// json.dumps(ensure_ascii=True) string escaping
 void json_string(std::string& out, const std::string& s) {
   out += '"';
   for (size_t i = 0; i < s.size();) {
@@ -63,6 +60,154 @@ void json_string(std::string& out, const std::string& s) {
   }
   out += '"';
 }
+
+// A small JSON reader for the header: objects, arrays, strings, integers (what safetensors headers hold).
+struct Json {
+  enum Kind { Null, Bool, Int, Str, Arr, Obj } kind = Null;
+  int64_t i = 0;
+  std::string s;
+  std::vector<Json> arr;
+  std::vector<std::pair<std::string, Json>> obj;
+};
+
+struct Parser {
+  const char* p;
+  const char* end;
+  const std::string& what;
+  const char* begin;
+  [[noreturn]] void fail(const std::string& msg) {
+    throw Error(what + ": bad safetensors header: " + msg + " at header byte " + std::to_string(p - begin));
+  }
+  void ws() {
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+  }
+  void expect(char c) {
+    ws();
+    if (p >= end || *p != c) fail(std::string("expected '") + c + "'");
+    p++;
+  }
+  static void utf8(std::string& out, uint32_t cp) {
+    if (cp < 0x80) out += char(cp);
+    else if (cp < 0x800) out += char(0xC0 | cp >> 6), out += char(0x80 | (cp & 0x3F));
+    else if (cp < 0x10000) out += char(0xE0 | cp >> 12), out += char(0x80 | (cp >> 6 & 0x3F)), out += char(0x80 | (cp & 0x3F));
+    else
+      out += char(0xF0 | cp >> 18), out += char(0x80 | (cp >> 12 & 0x3F)), out += char(0x80 | (cp >> 6 & 0x3F)),
+          out += char(0x80 | (cp & 0x3F));
+  }
+  uint32_t hex4() {
+    if (end - p < 4) fail("truncated \\u escape");
+    uint32_t v = 0;
+    for (int k = 0; k < 4; k++, p++) {
+      char c = *p;
+      v = v * 16 + (c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : (fail("bad \\u escape"), 0));
+    }
+    return v;
+  }
+  std::string str() {
+    expect('"');
+    std::string out;
+    while (true) {
+      if (p >= end) fail("unterminated string");
+      char c = *p++;
+      if (c == '"') return out;
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (p >= end) fail("unterminated escape");
+      char e = *p++;
+      switch (e) {
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        case '/': out += '/'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          uint32_t cp = hex4();
+          if (cp >= 0xD800 && cp < 0xDC00 && end - p >= 6 && p[0] == '\\' && p[1] == 'u') {
+            p += 2;
+            uint32_t lo = hex4();
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          }
+          utf8(out, cp);
+          break;
+        }
+        default: fail(std::string("bad escape \\") + e);
+      }
+    }
+  }
+  Json value(int depth = 0) {
+    if (depth > 64) fail("nesting too deep");
+    ws();
+    if (p >= end) fail("unexpected end");
+    Json j;
+    if (*p == '{') {
+      p++;
+      j.kind = Json::Obj;
+      ws();
+      if (p < end && *p == '}') return p++, j;
+      while (true) {
+        std::string k = str();
+        expect(':');
+        j.obj.emplace_back(std::move(k), value(depth + 1));
+        ws();
+        if (p < end && *p == ',') {
+          p++;
+          continue;
+        }
+        expect('}');
+        return j;
+      }
+    }
+    if (*p == '[') {
+      p++;
+      j.kind = Json::Arr;
+      ws();
+      if (p < end && *p == ']') return p++, j;
+      while (true) {
+        j.arr.push_back(value(depth + 1));
+        ws();
+        if (p < end && *p == ',') {
+          p++;
+          continue;
+        }
+        expect(']');
+        return j;
+      }
+    }
+    if (*p == '"') {
+      j.kind = Json::Str;
+      j.s = str();
+      return j;
+    }
+    if (*p == '-' || (*p >= '0' && *p <= '9')) {
+      j.kind = Json::Int;
+      bool neg = *p == '-';
+      if (neg) p++;
+      if (p >= end || *p < '0' || *p > '9') fail("bad number");
+      uint64_t v = 0;
+      while (p < end && *p >= '0' && *p <= '9') {
+        if (v > (UINT64_MAX - 9) / 10) fail("number too large");
+        v = v * 10 + uint64_t(*p++ - '0');
+      }
+      if (p < end && (*p == '.' || *p == 'e' || *p == 'E')) fail("expected an integer");
+      if (v > uint64_t(INT64_MAX)) fail("number too large");
+      j.i = neg ? -int64_t(v) : int64_t(v);
+      return j;
+    }
+    for (auto [lit, kind] : {std::pair{"true", Json::Bool}, {"false", Json::Bool}, {"null", Json::Null}})
+      if (size_t(end - p) >= std::strlen(lit) && std::memcmp(p, lit, std::strlen(lit)) == 0) {
+        p += std::strlen(lit);
+        j.kind = kind;
+        j.i = lit[0] == 't';
+        return j;
+      }
+    fail(std::string("unexpected character '") + *p + "'");
+  }
+};
 
 }  // namespace
 
@@ -127,70 +272,56 @@ SafeTensorsHeader parse_safetensors_header(const uint8_t* data, size_t size, con
   SafeTensorsHeader h;
   h.data_start = 8 + len;
   const char* b = reinterpret_cast<const char*>(data + 8);
-  // nlohmann-json, with its keys in file order (the tensors' order) and a bound on nesting: a header is two levels
-  using Json = nlohmann::ordered_json;
-  Json root;
-  try {
-    root = Json::parse(b, b + len, [&](int depth, Json::parse_event_t, Json&) {
-      if (depth > 64) throw Error(what + ": bad safetensors header: nesting too deep");
-      return true;
-    });
-  } catch (const Json::exception& e) {
-    std::string m = e.what();
-    if (size_t k = m.find("] "); k != std::string::npos)
-      m = m.substr(k + 2);  // drop "[json.exception.parse_error.101]"
-    throw Error(what + ": bad safetensors header: " + m);
-  }
-  if (!root.is_object()) throw Error(what + ": bad safetensors header: the header is not a JSON object");
+  Parser ps{b, b + len, what, b};
+  Json root = ps.value();
+  ps.ws();
+  if (ps.p != ps.end) ps.fail("trailing characters after the header object");
+  if (root.kind != Json::Obj) ps.fail("the header is not a JSON object");
   uint64_t data_size = size - h.data_start;
-  // a non-negative integer of the header (as an int64), or nullopt
-  auto as_count = [](const Json& j) -> std::optional<int64_t> {
-    if (j.is_number_unsigned() && j.get<uint64_t>() <= uint64_t(INT64_MAX)) return (int64_t)j.get<uint64_t>();
-    if (j.is_number_integer() && !j.is_number_unsigned() && j.get<int64_t>() >= 0) return j.get<int64_t>();
-    return std::nullopt;
-  };
-  for (auto& [name, v] : root.items()) {
+  for (auto& [name, v] : root.obj) {
     if (name == "__metadata__") {
-      if (!v.is_object()) throw Error(what + ": __metadata__ must be an object of strings");
-      for (auto& [k, mv] : v.items()) {
-        if (!mv.is_string()) throw Error(what + ": __metadata__[\"" + k + "\"] is not a string");
-        h.metadata.emplace_back(k, mv.get<std::string>());
+      if (v.kind != Json::Obj) throw Error(what + ": __metadata__ must be an object of strings");
+      for (auto& [k, mv] : v.obj) {
+        if (mv.kind != Json::Str) throw Error(what + ": __metadata__[\"" + k + "\"] is not a string");
+        h.metadata.emplace_back(k, mv.s);
       }
       continue;
     }
     auto bad = [&](const std::string& m) { return Error(what + ": tensor \"" + name + "\": " + m); };
-    if (!v.is_object()) throw bad("entry is not an object");
-    auto field = [&](const char* k) -> const Json* { return v.contains(k) ? &v.at(k) : nullptr; };
-    const Json *dt = field("dtype"), *shape = field("shape"), *offs = field("data_offsets");
-    if (!dt || !dt->is_string()) throw bad("missing \"dtype\" string");
-    if (!shape || !shape->is_array()) throw bad("missing \"shape\" array");
-    if (!offs || !offs->is_array() || offs->size() != 2) throw bad("\"data_offsets\" must be [begin, end]");
+    if (v.kind != Json::Obj) throw bad("entry is not an object");
+    const Json *dt = nullptr, *shape = nullptr, *offs = nullptr;
+    for (auto& [k, f] : v.obj) {
+      if (k == "dtype") dt = &f;
+      else if (k == "shape") shape = &f;
+      else if (k == "data_offsets") offs = &f;
+    }
+    if (!dt || dt->kind != Json::Str) throw bad("missing \"dtype\" string");
+    if (!shape || shape->kind != Json::Arr) throw bad("missing \"shape\" array");
+    if (!offs || offs->kind != Json::Arr || offs->arr.size() != 2) throw bad("\"data_offsets\" must be [begin, end]");
     SafeTensorInfo t;
     t.name = name;
-    std::string dts = dt->get<std::string>();
     try {
-      t.dtype = safe_dtype(dts);
+      t.dtype = safe_dtype(dt->s);
     } catch (const Error& e) {
       throw bad(e.what());
     }
     uint64_t n = uint64_t(t.dtype.itemsize());
-    for (auto& d : *shape) {
-      auto c = as_count(d);
-      if (!c) throw bad("shape entries must be non-negative integers (expected an integer, got " + d.dump() + ")");
-      t.shape.push_back(*c);
-      n *= uint64_t(*c);
+    for (auto& d : shape->arr) {
+      if (d.kind != Json::Int || d.i < 0) throw bad("shape entries must be non-negative integers");
+      t.shape.push_back(d.i);
+      n *= uint64_t(d.i);
     }
-    auto o0 = as_count((*offs)[0]), o1 = as_count((*offs)[1]);
-    if (!o0 || !o1) throw bad("data_offsets must be non-negative integers");
-    t.begin = uint64_t(*o0);
-    t.end = uint64_t(*o1);
+    for (auto& o : offs->arr)
+      if (o.kind != Json::Int || o.i < 0) throw bad("data_offsets must be non-negative integers");
+    t.begin = uint64_t(offs->arr[0].i);
+    t.end = uint64_t(offs->arr[1].i);
     if (t.end < t.begin) throw bad("data_offsets end before they begin");
     if (t.end > data_size)
       throw bad("data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) + "] run past the " +
                 std::to_string(data_size) + " data bytes of the file (truncated?)");
     if (t.end - t.begin != n)
-      throw bad("data_offsets cover " + std::to_string(t.end - t.begin) + " bytes but " + dts +
-                " of this shape needs " + std::to_string(n));
+      throw bad("data_offsets cover " + std::to_string(t.end - t.begin) + " bytes but " + dt->s + " of this shape needs " +
+                std::to_string(n));
     h.tensors.push_back(std::move(t));
   }
   std::vector<const SafeTensorInfo*> by_off;
