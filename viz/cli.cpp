@@ -51,10 +51,11 @@ static const char* kUsage =
     "chrome://tracing,\n"
     "                                  speedscope): kernel runs per device, memory counters, markers, user ranges,\n"
     "                                  rewrite contexts and steps per thread\n"
-    "  diff A B                        two traces side by side: contexts aligned by name and order, steps by name,\n"
+    "  diff A B [--by-rule|--by-nodes] two traces side by side: contexts aligned by name and order, steps by name,\n"
     "                                  depth and order; equal steps, the first divergent step and match (rule, nodes\n"
     "                                  compared by structure), per-rule match-count and kernel-time deltas; exit 1\n"
-    "                                  when they differ\n"
+    "                                  when they differ. Traces of different producers (the port and an imported\n"
+    "                                  tinygrad trace) compare matches by their nodes only, as --by-nodes does\n"
     "every command takes --json: JSON Lines (one object per row) or one object, for scripts\n";
 
 static std::string first_line(const std::string& s, size_t max = 100) {

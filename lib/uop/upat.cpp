@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
+#include <string>
 
 #include "lib/uop/track.h"
 
@@ -733,6 +737,46 @@ uint32_t rule_count() {
 
 // ************************* PatternMatcher *************************
 
+// DISABLE_RULE=file:line[,file:line...]: those rules never fire (a file is matched by its base name). For asking what
+// one rule does to a program's rewrites: record with and without it and `tinyviz-cli diff` the two traces. Read once;
+// the rules are left out of the op buckets, so a disabled rule costs nothing while matching
+static bool rule_disabled(const RuleSrc& src) {
+  static const std::vector<std::pair<std::string, int>> disabled = [] {
+    std::vector<std::pair<std::string, int>> out;
+    const char* env = std::getenv("DISABLE_RULE");
+    std::string s = env ? env : "";
+    for (size_t pos = 0; pos < s.size();) {
+      size_t end = s.find(',', pos);
+      if (end == std::string::npos) end = s.size();
+      std::string item = s.substr(pos, end - pos);
+      pos = end + 1;
+      size_t colon = item.rfind(':');
+      char* rest = nullptr;
+      long line = colon == std::string::npos ? 0 : std::strtol(item.c_str() + colon + 1, &rest, 10);
+      if (colon == std::string::npos || colon == 0 || line <= 0 || (rest && *rest)) {
+        // read while the rule tables are built (static initialization): reported as the ContextVars' bad values are
+        std::fprintf(stderr, "tinygrad: environment variable DISABLE_RULE: '%s' is not file:line (e.g. symbolic.cpp:274)\n",
+                     item.c_str());
+        std::exit(2);
+      }
+      out.emplace_back(item.substr(0, colon), (int)line);
+    }
+    return out;
+  }();
+  if (disabled.empty()) return false;
+  const char* base = std::strrchr(src.file, '/');
+  base = base ? base + 1 : src.file;
+  for (auto& [file, line] : disabled)
+    if (line == src.line && (file == base || file == src.file)) {
+      static std::mutex m;
+      static std::set<std::pair<std::string, int>> told;
+      std::lock_guard<std::mutex> lock(m);
+      if (told.insert({file, line}).second) std::fprintf(stderr, "DISABLE_RULE: %s:%d never fires\n", base, line);
+      return true;
+    }
+  return false;
+}
+
 void PatternMatcherBase::add_rules(const std::vector<Rule>& rules) {
   static std::atomic<uint32_t> next_uid{1};
   const uint32_t uid = next_uid.fetch_add(1, std::memory_order_relaxed);
@@ -741,7 +785,8 @@ void PatternMatcherBase::add_rules(const std::vector<Rule>& rules) {
   for (auto& b : pdict_) b.clear();
   root_ops_ = OpSet();
   for (const Rule& r : rules_)
-    for (Ops op : r->ops) pdict_[(int)op].push_back(r.get()), root_ops_.add(op);
+    if (!rule_disabled(r->src))
+      for (Ops op : r->ops) pdict_[(int)op].push_back(r.get()), root_ops_.add(op);
 }
 
 thread_local bool detail::bottom_up_gate = false;

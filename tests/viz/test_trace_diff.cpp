@@ -114,3 +114,80 @@ TEST(TraceDiff, TwoRecordingsAgreeAndASeededRuleChangeIsTheFirstDivergence) {
   EXPECT_FALSE(same.contains("first_divergence"));
   for (auto& p : {a, b, c}) std::filesystem::remove(p);
 }
+
+// A real seeded difference: run B records the same program with one rule disabled (DISABLE_RULE=file:line). The diff's first divergence is that rule's first match in A (in context and
+// step order; it sits in a step nested a few levels below the schedule's top step, whose own match only records its
+// result after the nested rewrites), and the aligned step list marks that step as differing at that match.
+TEST(TraceDiff, ADisabledRulesFirstMatchIsTheFirstDivergence) {
+  std::string a = record("dis_a");
+  // symbolic_simple's bool folding `x | c` (found by its source, not its line): hello_tensor runs without it
+  int64_t line = sql_int(a,
+                         "SELECT r.line FROM rules r JOIN strings f ON f.id=r.file JOIN strings t ON t.id=r.source "
+                         "WHERE f.value LIKE '%/symbolic.cpp' AND t.value LIKE "
+                         "'%UPat::var(\"x\", dtypes::bool_) | UPat::cvar(\"c\")%' LIMIT 1");
+  ASSERT_GT(line, 0);
+  std::string b = tmp_path("dis_b");
+  std::string cmd = "DISABLE_RULE=symbolic.cpp:" + std::to_string(line) + " VIZ=-1 VIZ_PATH=" + b + " " +
+                    TG_TENSOR_BIN + " > /dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  // the rule's first match in A: the earliest (context, step, ordinal) that names it
+  const std::string rule_first =
+      "SELECT m.step, m.ordinal FROM matches m JOIN rules r ON r.id=m.rule JOIN strings f ON f.id=r.file JOIN steps s "
+      "ON s.id=m.step WHERE f.value LIKE '%/symbolic.cpp' AND r.line=" +
+      std::to_string(line) + " ORDER BY s.context, m.step, m.ordinal LIMIT 1";
+  int64_t step = sql_int(a, "SELECT step FROM (" + rule_first + ")");
+  int64_t ordinal = sql_int(a, "SELECT ordinal FROM (" + rule_first + ")");
+  EXPECT_EQ(sql_int(b, "SELECT COUNT(*) FROM matches m JOIN rules r ON r.id=m.rule JOIN strings f ON f.id=r.file "
+                       "WHERE f.value LIKE '%/symbolic.cpp' AND r.line=" +
+                           std::to_string(line)),
+            0);  // B never fired it
+  auto ta = Trace::open(a), tb = Trace::open(b);
+  TraceDiff d = diff_traces(*ta, *tb);
+  ASSERT_TRUE(d.diverged);
+  EXPECT_TRUE(d.compared_rules);
+  EXPECT_EQ(d.first_a.step, step);
+  EXPECT_EQ(d.first_a.ordinal, ordinal + 1);
+  EXPECT_EQ(d.first_a.rule, "symbolic.cpp:" + std::to_string(line));
+  EXPECT_NE(d.first_b.rule, d.first_a.rule);
+  EXPECT_EQ(d.step, ta->step(step).name);
+  // the aligned list: every step before it in order is equal or only an ancestor of it; it differs at that match
+  bool found = false;
+  for (const ContextPair& cp : d.pairs)
+    for (const StepPair& sp : cp.steps)
+      if (sp.a == step) {
+        found = true;
+        EXPECT_EQ(sp.status, DiffStatus::differs);
+        EXPECT_EQ(sp.at, ordinal + 1);
+        EXPECT_EQ(sp.b, d.first_b.step);
+      }
+  EXPECT_TRUE(found);
+  int rc = 0;
+  nlohmann::json j = nlohmann::json::parse(cli_json(a, b, &rc));
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(j["first_divergence"]["a"]["step"].get<int64_t>(), step);
+  EXPECT_EQ(j["first_divergence"]["a"]["match"].get<int64_t>(), ordinal + 1);
+  EXPECT_EQ(j["first_divergence"]["a"]["rule"].get<std::string>(), "symbolic.cpp:" + std::to_string(line));
+  // compared by nodes only (as against an imported reference trace): another rule of B rewrites the same node to the
+  // same result, so by nodes that match agrees, and no step that was equal by rule becomes different
+  TraceDiff n = diff_traces(*ta, *tb, DiffOptions{false});
+  EXPECT_FALSE(n.compared_rules);
+  EXPECT_GE(n.equal_steps, d.equal_steps);
+  EXPECT_EQ(n.aligned_steps, d.aligned_steps);
+  for (const ContextPair& cp : n.pairs)
+    for (const StepPair& sp : cp.steps)
+      if (sp.a == step) EXPECT_EQ(sp.status, DiffStatus::equal);
+  for (auto& p : {a, b}) std::filesystem::remove(p);
+}
+
+// DISABLE_RULE takes file:line; anything else stops the program with a message naming the variable
+TEST(TraceDiff, DisableRuleRejectsWhatIsNotFileLine) {
+  std::string out = tmp_path("bad_env") + ".txt";
+  std::string cmd = std::string("DISABLE_RULE=symbolic.cpp ") + TG_TENSOR_BIN + " > " + out + " 2>&1";
+  int rc = std::system(cmd.c_str());
+  EXPECT_NE(rc, 0);
+  std::ifstream in(out);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_NE(ss.str().find("DISABLE_RULE: 'symbolic.cpp' is not file:line"), std::string::npos) << ss.str();
+  std::filesystem::remove(out);
+}
