@@ -97,9 +97,12 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget*)
       p->drawRoundedRect(r.adjusted(2.5, 2.5, -2.5, -2.5), 3, 3);
     }
   }
-  if (hi_ == Hi::selected || hi_ == Hi::source || hi_ == Hi::user) {
-    QColor c = hi_ == Hi::selected ? QColor(Qt::white) : hi_ == Hi::source ? mark::sources : mark::users;
-    p->setPen(QPen(c, hi_ == Hi::selected ? 2.5 : 2));
+  if (hi_ == Hi::selected || hi_ == Hi::source || hi_ == Hi::user || hi_ == Hi::differs) {
+    QColor c = hi_ == Hi::selected ? QColor(Qt::white)
+               : hi_ == Hi::source ? mark::sources
+               : hi_ == Hi::user   ? mark::users
+                                   : mark::differs;
+    p->setPen(QPen(c, hi_ == Hi::selected ? 2.5 : hi_ == Hi::differs ? 3.5 : 2));
     p->setBrush(Qt::NoBrush);
     p->drawRoundedRect(r.adjusted(-3, -3, 3, 3), 6, 6);
   }

@@ -9,7 +9,8 @@
 
 namespace tv {
 
-enum class Hi : uint8_t { none, selected, source, user, dim };
+// differs: a compared frame's node where the two traces start to differ (the Compare tab)
+enum class Hi : uint8_t { none, selected, source, user, dim, differs };
 
 class NodeItem : public QGraphicsItem {
  public:

@@ -181,6 +181,7 @@ void GraphView::show_frame(FrameResultPtr r) {
   for (QGraphicsItem* it : boxes_) delete it;
   ghosts_.clear(), boxes_.clear(), by_id_.clear();
   found_.clear();
+  differing_.clear();
   message_.clear();
   frame_ = r;
   const FrameGraph& g = *r->graph;
@@ -374,7 +375,10 @@ void GraphView::apply_highlight() {
   const FrameGraph& g = *frame_->graph;
   std::unordered_set<int> found(found_.begin(), found_.end());
   if (!selected_) {
-    for (NodeItem* n : nodes_) n->set_hi(found.empty() || found.count(n->index()) ? Hi::none : Hi::dim);
+    for (NodeItem* n : nodes_)
+      n->set_hi(!found.empty()                     ? (found.count(n->index()) ? Hi::none : Hi::dim)
+                : differing_.count(n->node().key.id) && n->node().key.via != kPlaceholderVia ? Hi::differs
+                                                                                              : Hi::none);
     for (EdgeItem* e : edges_) e->set_hi(found.empty() ? Hi::none : Hi::dim);
     return;
   }
@@ -393,6 +397,16 @@ void GraphView::apply_highlight() {
     edges_[i]->set_hi(e.order ? Hi::dim : d == selected_ ? Hi::source : s == selected_ ? Hi::user : Hi::dim);
   }
 }
+
+int GraphView::mark_differing(const std::vector<int64_t>& ids) {
+  differing_ = std::unordered_set<int64_t>(ids.begin(), ids.end());
+  apply_highlight();
+  int n = 0;
+  for (NodeItem* it : nodes_) n += differing_.count(it->node().key.id) > 0 && it->node().key.via != kPlaceholderVia;
+  return n;
+}
+
+bool GraphView::is_marked_differing(int index) const { return nodes_.at(index)->hi() == Hi::differs; }
 
 int GraphView::find_nodes(const QString& text) {
   found_.clear();

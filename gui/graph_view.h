@@ -4,6 +4,7 @@
 #pragma once
 #include <QGraphicsView>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "gui/frame_loader.h"
@@ -31,6 +32,10 @@ class GraphView : public QGraphicsView {
   void select_node(int64_t id);         // 0 clears
   bool reveal_node(int64_t id);         // selects it and scrolls to it (a drawn node or ghost); false: not drawn
   int find_nodes(const QString& text);  // highlight nodes whose label contains text, centre on the next one
+  // outline these nodes (uop ids) as differing from a compared trace's frame, until the next frame; returns how many
+  // drawn nodes got the outline
+  int mark_differing(const std::vector<int64_t>& ids);
+  bool is_marked_differing(int index) const;  // a drawn node (index into frame()->graph->nodes)
   FrameResultPtr frame() const { return frame_; }
   int64_t selected_node() const { return selected_; }
   double zoom() const;
@@ -80,6 +85,7 @@ class GraphView : public QGraphicsView {
   std::unordered_multimap<int64_t, int> by_id_;  // uop id -> node indices (a leaf drawn per use has several)
   int64_t selected_ = 0;
   std::vector<int> found_;
+  std::unordered_set<int64_t> differing_;  // mark_differing's ids
   size_t found_next_ = 0;
   QString message_;
   QPoint press_pos_;

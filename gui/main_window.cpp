@@ -35,6 +35,7 @@
 #include "gui/app.h"
 #include "gui/async.h"
 #include "gui/code_view.h"
+#include "gui/compare_view.h"
 #include "gui/graph_view.h"
 #include "gui/message_bar.h"
 #include "gui/rule_panel.h"
@@ -164,9 +165,14 @@ MainWindow::MainWindow(QWidget* parent, bool restore) : QMainWindow(parent) {
   }
   code_ = new CodeView(this);
   tabs_->addTab(code_, tr("Code"));
+  compare_ = new CompareView(this);
+  tabs_->addTab(compare_, tr("Compare"));
+  tabs_->setTabVisible(CompareTab, false);
 
   // right: rule panel
   panel_ = new RulePanel(this);
+  // the rule panel explains the window's selection: beside the two compared graphs it only takes room
+  connect(tabs_, &QTabWidget::currentChanged, this, [this](int i) { panel_->setVisible(i != CompareTab); });
 
   auto* split = split_ = new QSplitter(Qt::Horizontal, this);
   split->addWidget(left);
@@ -222,6 +228,11 @@ MainWindow::MainWindow(QWidget* parent, bool restore) : QMainWindow(parent) {
     show_tab(GraphTab);
   });
   connect(timeline_, &TimelineView::selected, this, [this](Selection s) { select(s); });
+  connect(compare_, &CompareView::open_in_trace, this, [this](Selection s) {
+    select(s);
+    show_tab(GraphTab);
+  });
+  connect(compare_, &CompareView::load_failed, this, &MainWindow::report_error);
   connect(timeline_, &TimelineView::open_kernel, this, [this](qint64 c) { open_codegen(c); });
   graph_->show_message(tr("Open a trace: File › Open (Ctrl+O), drop a file here, or run  tinyviz TRACE"));
   if (restore) restore_settings();
@@ -236,7 +247,7 @@ void MainWindow::restore_settings() {
   if (QByteArray g = st.value("window/splitter").toByteArray(); !g.isEmpty()) split_->restoreState(g);
   if (QByteArray g = st.value("window/stats_splitter").toByteArray(); !g.isEmpty()) stats_->splitter()->restoreState(g);
   int tab = st.value("window/tab", 0).toInt();
-  if (tab >= 0 && tab < tabs_->count()) tabs_->setCurrentIndex(tab);
+  if (tab >= 0 && tab < CompareTab) tabs_->setCurrentIndex(tab);  // the Compare tab shows with a comparison only
   QSignalBlocker b1(fold_box_), b2(split_box_), b3(auto_collapse_box_), b4(indexing_box_), b5(call_src_box_),
       b6(sink_box_), b7(implied_box_), b8(column_box_);
   fold_box_->setChecked(st.value("view/fold_consts", true).toBool());
@@ -405,6 +416,7 @@ QWidget* MainWindow::build_graph_tab() {
 void MainWindow::set_frame_options(const FrameOptions& o) {
   if (o == loader_->options()) return;
   loader_->set_options(o);
+  compare_->set_frame_options(o);
   if (sel_.step || sel_.context) {
     Selection s = sel_;
     sel_ = {};
@@ -446,6 +458,14 @@ void MainWindow::build_menus() {
   rebuild_recent_menu();
   file->addAction(tr("&Reload"), QKeySequence(Qt::Key_F5), this, &MainWindow::reload);
   file->addSeparator();
+  file->addAction(tr("&Compare with…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this, [this] {
+    if (!session_) return report_error(tr("Open a trace first: the comparison puts another one beside it."));
+    QString p = QFileDialog::getOpenFileName(this, tr("Compare with a trace"), QString(),
+                                             tr("Traces (*.db *.trace *.sqlite);;All files (*)"));
+    if (!p.isEmpty()) compare_with(p);
+  });
+  file->addAction(tr("Close comparison"), this, &MainWindow::close_compare);
+  file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
@@ -472,8 +492,8 @@ void MainWindow::build_menus() {
     graph_find_->selectAll();
   });
   view->addSeparator();
-  const char* tabs[] = {"&Graph", "&Stats", "&Timeline", "&Code"};
-  for (int i = 0; i < 4; i++)
+  const char* tabs[] = {"&Graph", "&Stats", "&Timeline", "&Code", "Co&mpare"};
+  for (int i = 0; i < 5; i++)
     view->addAction(tr(tabs[i]), QKeySequence(Qt::CTRL | (Qt::Key_1 + i)), this, [this, i] { show_tab((Tab)i); });
 
   QMenu* go = menuBar()->addMenu(tr("&Go"));
@@ -484,6 +504,17 @@ void MainWindow::build_menus() {
   go->addAction(tr("Previous step\tUp"), this, [this] { navigate(Qt::Key_Up); });
   go->addAction(tr("Next match\tRight"), this, [this] { navigate(Qt::Key_Right); });
   go->addAction(tr("Previous match\tLeft"), this, [this] { navigate(Qt::Key_Left); });
+  go->addSeparator();
+  auto divergence = [this](int how) {
+    if (!compare_->active()) return statusBar()->showMessage(tr("No comparison: File › Compare with…"), 4000);
+    show_tab(CompareTab);
+    bool found = how == 0 ? compare_->first_divergence() : compare_->next_divergence(how);
+    if (!found) statusBar()->showMessage(how == 0 ? tr("The traces do not diverge") : tr("No divergence that way"), 4000);
+  };
+  go->addAction(tr("First divergence"), QKeySequence(Qt::CTRL | Qt::Key_F8), this, [divergence] { divergence(0); });
+  go->addAction(tr("Next divergence"), QKeySequence(Qt::Key_F8), this, [divergence] { divergence(1); });
+  go->addAction(tr("Previous divergence"), QKeySequence(Qt::SHIFT | Qt::Key_F8), this,
+                [divergence] { divergence(-1); });
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&Keys"), this, [this] {
@@ -496,7 +527,9 @@ void MainWindow::build_menus() {
            "r / c / s\tshow indexing / every CALL's kernel body / a SINK nothing uses\n"
            "Enter, double click\ton a CALL: open its kernel's codegen\nAlt+Left / Right\tback / forward\n"
            "Ctrl+F\tsearch the tree\nCtrl+Shift+F\tfind a node in the graph\nF5\treload the trace\n"
-           "Ctrl+1..4\tGraph, Stats, Timeline, Code"));
+           "Ctrl+1..5\tGraph, Stats, Timeline, Code, Compare\n"
+           "Ctrl+Shift+O\tcompare with another trace\nCtrl+F8\tits first divergence\n"
+           "F8 / Shift+F8\tthe next / previous divergent step"));
   });
 }
 
@@ -610,7 +643,67 @@ void MainWindow::reload() {
     select({s->ui().step(model_->step_order().front()).context, model_->step_order().front(), 0}, false);
 }
 
+// The other trace's session and the diff of the two files are made on a thread of their own (a diff of two training
+// runs reads every match of both: seconds), while this waits in a local event loop so the window keeps painting.
+bool MainWindow::compare_with(const QString& path) {
+  if (!session_) {
+    report_error(tr("Open a trace first: the comparison puts another one beside it."));
+    return false;
+  }
+  if (comparing_ || opening_) return false;
+  comparing_ = true;
+  struct Result {
+    SessionPtr b;
+    std::shared_ptr<const TraceDiff> diff;
+    QString error;
+  };
+  auto r = std::make_shared<Result>();
+  std::string a_path = session_->path(), b_path = path.toStdString();
+  QEventLoop loop;
+  QPointer<QEventLoop> guard_loop(&loop);
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  std::thread([r, a_path, b_path, done, guard_loop] {
+    try {
+      r->b = TraceSession::open(b_path);
+      auto ta = Trace::open(a_path), tb = Trace::open(b_path);
+      r->diff = std::make_shared<const TraceDiff>(diff_traces(*ta, *tb));
+    } catch (...) {
+      r->error = App::describe(std::current_exception());
+    }
+    done->store(true);
+    QMetaObject::invokeMethod(
+        qApp,
+        [guard_loop] {
+          if (guard_loop) guard_loop->quit();
+        },
+        Qt::QueuedConnection);
+  }).detach();
+  statusBar()->showMessage(tr("Comparing with %1…").arg(path));
+  if (!done->load()) loop.exec(QEventLoop::ExcludeUserInputEvents);
+  comparing_ = false;
+  statusBar()->clearMessage();
+  if (!r->error.isEmpty() || !r->diff) {
+    report_error(tr("Cannot compare with %1: %2").arg(path, r->error));
+    return false;
+  }
+  return guard([&] {
+    compare_->set_frame_options(loader_->options());
+    compare_->set_compare(session_, r->b, r->diff);
+    stats_->set_compare(r->diff.get());
+    tabs_->setTabVisible(CompareTab, true);
+    show_tab(CompareTab);
+    compare_->first_divergence();
+  });
+}
+
+void MainWindow::close_compare() {
+  compare_->clear();
+  stats_->set_compare(nullptr);
+  tabs_->setTabVisible(CompareTab, false);
+}
+
 void MainWindow::set_session(SessionPtr s) {
+  if (compare_->active()) close_compare();
   session_ = std::move(s);
   sel_ = {};
   history_.clear();
@@ -987,7 +1080,9 @@ void MainWindow::rebuild_recent_menu() {
   recent_menu_->setEnabled(!list.isEmpty());
 }
 
-bool MainWindow::idle() const { return !loader_->busy() && !stats_->loading() && !code_->loading(); }
+bool MainWindow::idle() const {
+  return !loader_->busy() && !stats_->loading() && !code_->loading() && !compare_->loading() && !comparing_;
+}
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
   if (e->mimeData()->hasUrls()) e->acceptProposedAction();

@@ -23,6 +23,7 @@ class QSplitter;
 namespace tv {
 
 class CodeView;
+class CompareView;
 class GraphView;
 class MessageBar;
 class RulePanel;
@@ -35,7 +36,7 @@ void apply_theme(QApplication& app);  // Fusion, dark palette, DejaVu fonts
 class MainWindow : public QMainWindow {
   Q_OBJECT
  public:
-  enum Tab { GraphTab, StatsTab, TimelineTab, CodeTab };
+  enum Tab { GraphTab, StatsTab, TimelineTab, CodeTab, CompareTab };
   // restore=false: the defaults instead of the saved window layout and view options (screenshots, benchmarks)
   explicit MainWindow(QWidget* parent = nullptr, bool restore = true);
   ~MainWindow() override;
@@ -47,6 +48,10 @@ class MainWindow : public QMainWindow {
   // loop caught): the banner shows it, error_shown() tells tests
   void report_error(const QString& text);
   void reload();
+  // the Compare tab: this trace beside another, aligned (File › Compare with…). Reads and diffs on workers while the
+  // window keeps painting; false: the error is shown, the comparison before stays
+  bool compare_with(const QString& path);
+  void close_compare();
   void select(const Selection& s, bool record_history = true);
   const Selection& selection() const { return sel_; }
   void navigate(int key);  // Qt::Key_Up/Down: steps, Left/Right: matches
@@ -72,6 +77,7 @@ class MainWindow : public QMainWindow {
   StatsView* stats() const { return stats_; }
   TimelineView* timeline() const { return timeline_; }
   CodeView* code() const { return code_; }
+  CompareView* compare() const { return compare_; }
   RulePanel* panel() const { return panel_; }
   MessageBar* message_bar() const { return msg_; }
   FrameLoader* loader() const { return loader_; }
@@ -119,7 +125,7 @@ class MainWindow : public QMainWindow {
   Selection opening_on_;  // open_trace's first selection, while it opens
   std::vector<Selection> history_;
   size_t history_pos_ = 0;
-  bool syncing_tree_ = false, opening_ = false;
+  bool syncing_tree_ = false, opening_ = false, comparing_ = false;
   std::unordered_map<int64_t, size_t> step_pos_;  // position in the tree's step order
   std::vector<int64_t> expand_queue_;             // steps a rule search opens, one per event-loop turn
   bool select_first_rule_hit_ = false;            // select the first match under the first step it opens
@@ -137,6 +143,7 @@ class MainWindow : public QMainWindow {
   TimelineView* timeline_;
   QLineEdit* timeline_filter_ = nullptr;
   CodeView* code_;
+  CompareView* compare_;
   RulePanel* panel_;
   MessageBar* msg_;
   FrameLoader* loader_;

@@ -19,6 +19,7 @@ inline const QColor added{0x3a, 0xc5, 0x6d};    // green: new in this frame
 inline const QColor changed{0xf0, 0xa0, 0x30};  // amber: rebuilt in place of an old node
 inline const QColor removed{0xe0, 0x50, 0x50};  // red: gone since the previous frame (ghost)
 inline const QColor match_box{0x7a, 0xa2, 0xf7};
+inline const QColor differs{0xe0, 0x5c, 0xe8};  // magenta: where two compared traces' frames start to differ
 inline const QColor sources{0x5f, 0xb3, 0xff};  // highlight: the selected node's sources
 inline const QColor users{0xff, 0x9e, 0x5f};    // highlight: the selected node's users
 inline const QColor canvas{0x1a, 0x1b, 0x26};

@@ -24,14 +24,15 @@
 namespace tv {
 
 const char* const kUsage =
-    "usage: tinyviz [TRACE] [--select CONTEXT[/STEP[/MATCH]]] [--tab graph|stats|timeline|code] [--focus 2|4|8]\n"
-    "               [--interval START [END]]\n"
+    "usage: tinyviz [TRACE] [--select CONTEXT[/STEP[/MATCH]]] [--tab graph|stats|timeline|code|compare] [--focus 2|4|8]\n"
+    "               [--interval START [END]] [--compare OTHER]\n"
     "       tinyviz --screenshot OUT.png [--select ...] [--tab ...] [--size WxH] TRACE\n"
     "Opens a tinygrad-cpp trace (record one with VIZ=-1 VIZ_PATH=FILE ./program).\n"
     "  --select C/S/M   context C, step S, match M (1-based; 0 = the step's input graph)\n"
     "  --tab T          the tab to show\n"
     "  --focus N        draw only the nodes within N edges of what the match touched\n"
     "  --interval A [B] open the timeline between the markers A and B (default: the run's end) with its totals\n"
+    "  --compare OTHER  the Compare tab: OTHER's rewrites aligned with TRACE's, on their first divergence\n"
     "  --screenshot F   render headless (offscreen) to the PNG F once the view is drawn, then exit\n"
     "  --size WxH       window size for --screenshot (default 1600x1000)\n"
     "  --bench-step S   time stepping through every match of step S (headless), print the numbers, exit\n";
@@ -53,8 +54,8 @@ Options parse_options(const QStringList& args) {
       o.screenshot = value("--screenshot");
     } else if (a == "--tab") {
       o.tab = value("--tab").toLower();
-      if (!QStringList{"graph", "stats", "timeline", "code"}.contains(o.tab))
-        o.error = QString("--tab %1: expected graph, stats, timeline or code").arg(o.tab);
+      if (!QStringList{"graph", "stats", "timeline", "code", "compare"}.contains(o.tab))
+        o.error = QString("--tab %1: expected graph, stats, timeline, code or compare").arg(o.tab);
     } else if (a == "--size") {
       QStringList wh = value("--size").split('x');
       bool ok1 = false, ok2 = false;
@@ -68,6 +69,8 @@ Options parse_options(const QStringList& args) {
       bool ok = false;
       o.bench_step = value("--bench-step").toLongLong(&ok);
       if (!ok || o.bench_step <= 0) o.error = "--bench-step: expected a step id";
+    } else if (a == "--compare") {
+      o.compare = value("--compare");
     } else if (a == "--interval") {
       o.interval << value("--interval");
       if (i + 1 < args.size() && !args[i + 1].startsWith("-") && i + 2 < args.size()) o.interval << args[++i];
@@ -127,8 +130,16 @@ bool apply_options(MainWindow& w, const Options& o) {
       ok = false;
     }
   }
-  static const QStringList tabs{"graph", "stats", "timeline", "code"};
+  static const QStringList tabs{"graph", "stats", "timeline", "code", "compare"};
   w.show_tab((MainWindow::Tab)std::max<qsizetype>(0, tabs.indexOf(o.tab)));
+  if (!o.compare.isEmpty()) {
+    if (!w.compare_with(o.compare)) {
+      std::fprintf(stderr, "tinyviz: --compare: cannot compare with %s\n", qPrintable(o.compare));
+      ok = false;
+    } else if (o.tab != "graph" && o.tab != "compare") {
+      w.show_tab((MainWindow::Tab)tabs.indexOf(o.tab));  // e.g. the Stats tab with its per-rule deltas
+    }
+  }
   if (o.tab == "stats" && w.selection().step && w.selection().frame) {
     if (const auto* m = w.model()->match(w.selection().step, w.selection().frame)) w.stats()->select_rule(m->rule);
   }

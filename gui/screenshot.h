@@ -16,6 +16,7 @@ class MainWindow;
 
 struct Options {
   QString trace, screenshot, tab = "graph", error;
+  QString compare;  // --compare B: the Compare tab with B beside the trace, on the first divergence
   QSize size{1600, 1000};
   bool has_select = false;
   long long context = 0, step = 0, match = 0;

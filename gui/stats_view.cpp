@@ -8,6 +8,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QSplitter>
+#include <QStandardItemModel>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -248,8 +249,24 @@ StatsView::StatsView(QWidget* parent) : QWidget(parent) {
   ll->addWidget(rule_label_);
   ll->addWidget(match_table_, 1);
   split->addWidget(lower);
+  delta_box_ = new QWidget(split);
+  auto* dl = new QVBoxLayout(delta_box_);
+  dl->setContentsMargins(0, 4, 0, 0);
+  delta_label_ = new QLabel(delta_box_);
+  delta_table_ = new QTableView(delta_box_);
+  delta_table_->setModel(new QStandardItemModel(delta_table_));
+  delta_table_->setSortingEnabled(true);
+  delta_table_->verticalHeader()->hide();
+  delta_table_->verticalHeader()->setDefaultSectionSize(20);
+  delta_table_->horizontalHeader()->setStretchLastSection(true);
+  delta_table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  dl->addWidget(delta_label_);
+  dl->addWidget(delta_table_, 1);
+  split->addWidget(delta_box_);
+  delta_box_->hide();
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
+  split->setStretchFactor(2, 2);
   lay->addWidget(split, 1);
 
   connect(scope_box_, &QComboBox::currentIndexChanged, this, [this](int i) {
@@ -367,6 +384,36 @@ void StatsView::show_rule(int64_t rule) {
         match_table_->setColumnWidth(1, 160);
         match_table_->setColumnWidth(2, 160);
       });
+}
+
+}  // namespace tv
+
+namespace tv {
+
+void StatsView::set_compare(const tg::viz::TraceDiff* d) {
+  auto* m = static_cast<QStandardItemModel*>(delta_table_->model());
+  m->clear();
+  delta_box_->setVisible(d != nullptr);
+  if (!d) return;
+  m->setHorizontalHeaderLabels({tr("rule"), tr("matches in A"), tr("in B"), tr("B − A")});
+  for (const auto& r : d->rules) {
+    QList<QStandardItem*> row;
+    row << new QStandardItem(QString::fromStdString(r.rule));
+    for (int64_t v : {r.a, r.b, r.b - r.a}) {
+      auto* it = new QStandardItem();
+      it->setData((qlonglong)v, Qt::DisplayRole);
+      it->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+      row << it;
+    }
+    m->appendRow(row);
+  }
+  delta_label_->setText(d->rules.empty()
+                            ? tr("Compared with B: every rule matched as often in both traces.")
+                            : tr("Compared with B: %n rule(s) whose match counts differ, biggest difference first%1",
+                                 nullptr, (int)d->rules.size())
+                                  .arg(d->compared_rules ? QString()
+                                                         : tr(" (different producers: their rules are their own)")));
+  for (int c = 0; c < 3; c++) delta_table_->setColumnWidth(c, c == 0 ? 200 : 100);
 }
 
 }  // namespace tv

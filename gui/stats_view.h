@@ -8,6 +8,7 @@
 #include <QWidget>
 
 #include "gui/trace_model.h"
+#include "viz/diff.h"
 
 class QCheckBox;
 class QComboBox;
@@ -63,6 +64,10 @@ class StatsView : public QWidget {
   void set_scope(Scope s);
   void show_rule(int64_t rule);    // list every match of it
   void select_rule(int64_t rule);  // select its row (once loaded) and list its matches
+  // a comparison's per-rule match-count deltas (the rules whose counts differ between the two traces) in a table
+  // under the statistics; null hides it
+  void set_compare(const tg::viz::TraceDiff* d);
+  QTableView* delta_table() const { return delta_table_; }
   bool loading() const { return pending_ > 0; }
   StatsModel* model() const { return model_; }
   QSortFilterProxyModel* proxy() const { return proxy_; }
@@ -95,6 +100,9 @@ class StatsView : public QWidget {
   QLabel* rule_label_;
   QTableView* table_;
   QTableView* match_table_;
+  QWidget* delta_box_;
+  QLabel* delta_label_;
+  QTableView* delta_table_;
   QSplitter* split_;
 };
 
