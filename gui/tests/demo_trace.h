@@ -6,14 +6,18 @@
 #include <QProcess>
 #include <QProcessEnvironment>
 #include <QString>
+#include <QStringList>
 #include <QThread>
 
 #include "gui/main_window.h"
 
 // "" when the program ran and recorded its trace into path, else what went wrong
-inline QString record_trace(const QString& program, const QString& path, int timeout_ms = 120000) {
+// extra_env: more variables, "NAME=VALUE"
+inline QString record_trace(const QString& program, const QString& path, int timeout_ms = 120000,
+                            const QStringList& extra_env = {}) {
   QProcess p;
   QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  for (const QString& kv : extra_env) env.insert(kv.section('=', 0, 0), kv.section('=', 1));
   env.insert("VIZ", "-1");
   env.insert("VIZ_PATH", path);
   env.insert("PRINT_MATCH_STATS", "0");
