@@ -56,6 +56,11 @@ static const char* kUsage =
     "                                  compared by structure), per-rule match-count and kernel-time deltas; exit 1\n"
     "                                  when they differ. Traces of different producers (the port and an imported\n"
     "                                  tinygrad trace) compare matches by their nodes only, as --by-nodes does\n"
+    "  import-tinygrad REWRITES.pkl [PROFILE.pkl] OUT.db\n"
+    "                                  a trace from tinygrad's own VIZ=-1 pickles (rewrites.pkl.<user>,\n"
+    "                                  profile.pkl.<user>): its contexts, steps, matches, UOps, kernels and profile;\n"
+    "                                  the pickles are read through an allow-list of tinygrad's classes and nothing\n"
+    "                                  in them is executed\n"
     "every command takes --json: JSON Lines (one object per row) or one object, for scripts\n";
 
 static std::string first_line(const std::string& s, size_t max = 100) {
@@ -421,6 +426,7 @@ int tg::viz::cli_main(int argc_in, char** argv_in) {
   }
   std::string cmd = argv[1];
   try {
+    if (cmd == "import-tinygrad") return cmd_import_tinygrad(argc - 2, argv + 2, g_json);
     auto t = Trace::open(argv[2]);
     if (cmd == "info") return cmd_info(*t);
     if (cmd == "contexts") return cmd_contexts(*t);

@@ -39,6 +39,13 @@ constexpr int64_t kMaxTime = (int64_t)1 << 61;
 constexpr int64_t kMaxDtypes = 1024;   // dtype ids index a table; the engine has a few dozen
 constexpr int64_t kMinMatchBytes = 8;  // a matches row takes at least this much of the file
 
+}  // namespace
+
+const char* trace_op_name(int op) { return op > 0 && op <= kNumOps ? kOpNames[op] : nullptr; }
+int trace_num_ops() { return kNumOps; }
+
+namespace {
+
 thread_local bool g_load_catalog = true;  // open_for_queries: load() stops after the dtype names
 
 std::string S(int64_t v) { return std::to_string(v); }

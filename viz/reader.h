@@ -117,6 +117,11 @@ struct Node {
   std::vector<int64_t> src;
 };
 
+// the name of an Ops value as traces store it ("ADD"; the engine's Ops order, which is the reference's), nullptr
+// outside 1..trace_num_ops()
+const char* trace_op_name(int op);
+int trace_num_ops();
+
 class Trace {
  public:
   // throws TraceError. program_text=false leaves ProgramRow::source and ::uops empty (a training run's 145 kernels
