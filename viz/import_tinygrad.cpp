@@ -831,6 +831,7 @@ void Importer::write_programs() {
   int64_t pid = 0;
   for (auto [ctx, n] : last) {
     where_ = "the PROGRAM of context " + std::to_string(ctx);
+    budget_ = 0;
     const Content& x = nodes_[(size_t)n - 1];
     uint32_t pi = argv_.at(n);
     if (!is_obj(pi, "tinygrad.uop.ops.ProgramInfo")) continue;
@@ -982,10 +983,23 @@ void Importer::read_profile(const std::string& path) {
       vv = o.dump();
     }
   };
+  // the buffers first: the reference pickles its host events, then the devices', then the buffers' (not by time)
+  for (size_t i = 0; i < evs.size(); i++) {
+    uint32_t e = evs[i];
+    where_ = "event " + std::to_string(i);
+    if (P->class_of(e) != "tinygrad.helpers.ProfilePointEvent" || as_str(field(e, "name"), "name") != "alloc") continue;
+    uint32_t arg = field(e, "arg"), sz = P->dict_get(arg, "sz");
+    const DT& x = dtype_of(P->dict_get(arg, "dtype"));
+    Buf b{x.name, sz == kNoValue ? 0 : as_int(sz, "sz"), 0};
+    if (b.size < 0 || b.size > ((int64_t)1 << 50)) fail("a buffer of " + std::to_string(b.size) + " elements");
+    b.nbytes = b.size * x.itemsize;
+    bufs[as_int(field(e, "key"), "key")] = b;
+  }
   for (size_t i = 0; i < evs.size(); i++) {
     uint32_t e = evs[i];
     const std::string& c = P->class_of(e);
     where_ = "event " + std::to_string(i) + " (" + (c.empty() ? kind_name(e) : c) + ")";
+    budget_ = 0;
     if (i % 5000 == 0) progress("profile events", i, evs.size());
     if (c == "tinygrad.helpers.ProfileRangeEvent") {
       std::string d = as_str(field(e, "device"), "device"), name = name_of(field(e, "name"));
@@ -1012,11 +1026,7 @@ void Importer::read_profile(const std::string& path) {
         sum_.markers++;
       } else if (kind == "alloc") {
         int64_t key = as_int(field(e, "key"), "key");
-        uint32_t dt = P->dict_get(arg, "dtype"), sz = P->dict_get(arg, "sz");
-        const DT& x = dtype_of(dt);
-        Buf b{x.name, sz == kNoValue ? 0 : as_int(sz, "sz"), 0};
-        b.nbytes = b.size * x.itemsize;
-        bufs[key] = b;
+        const Buf& b = bufs[key];
         mem.i64(1, 1).i64(2, intern(d)).i64(3, t).i64(4, key).i64(5, intern(b.dtype)).i64(6, b.size).i64(7, b.nbytes).run();
         sum_.mem_events++;
       } else if (kind == "free") {

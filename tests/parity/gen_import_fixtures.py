@@ -99,9 +99,17 @@ def profile_counts(profile: str) -> dict:
     elif isinstance(e, ProfileDeviceEvent): kinds["devices"] += 1
     elif isinstance(e, ProfileProgramEvent): kinds["program_events"] += 1
     elif isinstance(e, ProfileGraphEvent): kinds["graphs"] += 1
+  kinds["devices"] = len({e.device for e in events if isinstance(e, ProfileDeviceEvent)})  # the last clock of each counts
   kinds["user_ranges"] = sum(1 for e in events if isinstance(e, ProfileRangeEvent) and e.device == "USER")
   kinds["tiny_ranges"] = sum(1 for e in events if isinstance(e, ProfileRangeEvent) and e.device == "TINY")
   kinds["graph_entries"] = sum(len(e.ents) for e in events if isinstance(e, ProfileGraphEvent))
+  # kernel and copy runs: the ranges on device lanes, the graphs' entries, and the exec points of devices that have
+  # neither (DEV=CPU without HCQ2 times no kernel: an exec is all there is of a run)
+  device_ranges = [e for e in events if isinstance(e, ProfileRangeEvent) and e.device not in ("TINY", "USER", "GC")]
+  timed = {e.device for e in device_ranges if ":COPY" not in e.device}
+  timed |= {x.device for e in events if isinstance(e, ProfileGraphEvent) for x in e.ents}
+  kinds["device_ranges"] = len(device_ranges)
+  kinds["exec_untimed"] = sum(1 for e in events if isinstance(e, ProfilePointEvent) and e.name == "exec" and e.device not in timed)
   return {f"profile_{k}": v for k, v in kinds.items()}
 
 if __name__ == "__main__":

@@ -1,0 +1,344 @@
+// tinyviz-cli import-tinygrad: the reference's own VIZ pickles (tests/data/tinygrad_*.pkl, recorded by
+// tests/parity/gen_import_fixtures.py) become traces that pass `verify` and hold what the generator counted with the
+// reference's classes; args come out in the engine's own encoding; pickles that name os.system, builtins.eval or a
+// class the importer does not know are refused, naming it, and never run; truncated and mutated pickles give errors.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "lib/uop/serialize.h"
+#include "viz/cli.h"
+#include "viz/import_tinygrad.h"
+#include "viz/pickle.h"
+#include "viz/reader.h"
+#include "viz/replay.h"
+
+using namespace tg::viz;
+
+namespace {
+
+std::string data(const std::string& name) { return std::string(TG_TEST_DATA) + "/" + name; }
+std::string tmp_path(const std::string& name) {
+  return std::string(::testing::TempDir()) + "tg_import_" + name + "_" + std::to_string(getpid());
+}
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+void spit(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << bytes;
+}
+// tests/data/tinygrad_import_counts.txt: fixture -> key -> value
+std::map<std::string, std::map<std::string, int64_t>> counts() {
+  std::map<std::string, std::map<std::string, int64_t>> r;
+  std::ifstream f(data("tinygrad_import_counts.txt"));
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ss(line);
+    std::string fixture, key;
+    int64_t v;
+    ss >> fixture >> key >> v;
+    r[fixture][key] = v;
+  }
+  return r;
+}
+int64_t sql_int(const std::string& path, const std::string& q) {
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* s = nullptr;
+  int64_t v = -1;
+  if (sqlite3_prepare_v2(db, q.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+    v = sqlite3_column_int64(s, 0);
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return v;
+}
+int cli(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  static std::string prog = "tinyviz-cli";
+  argv.push_back(prog.data());
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  return cli_main((int)argv.size() - 1, argv.data());
+}
+ImportSummary import(const std::string& rewrites, const std::string& profile, const std::string& out) {
+  ImportOptions o;
+  o.rewrites_path = rewrites, o.profile_path = profile, o.out_path = out;
+  return import_tinygrad(o);
+}
+
+// a protocol 2 pickle calling module.name(arg) through GLOBAL + REDUCE (what a hostile pickle does)
+std::string reduce_pickle(const std::string& module, const std::string& name, const std::string& arg) {
+  std::string p = "\x80\x02";
+  p += "c" + module + "\n" + name + "\n";
+  p += "X";
+  uint32_t n = (uint32_t)arg.size();
+  for (int i = 0; i < 4; i++) p += (char)(n >> (8 * i));
+  p += arg + "\x85R.";
+  return p;
+}
+// the same through STACK_GLOBAL (protocol 4, what current Pythons write)
+std::string stack_global_pickle(const std::string& module, const std::string& name, const std::string& arg) {
+  std::string p = "\x80\x04";
+  auto str = [&](const std::string& s) {
+    p += '\x8c';
+    p += (char)s.size();
+    p += s;
+  };
+  str(module), str(name);
+  p += '\x93';
+  str(arg);
+  p += "\x85R.";
+  return p;
+}
+
+TEST(ImportTinygrad, FixturesMatchTheReferencesCounts) {
+  auto c = counts();
+  ASSERT_TRUE(c.count("tinygrad_small") && c.count("tinygrad_hcq2")) << "no tests/data/tinygrad_import_counts.txt";
+  struct Case {
+    const char* fixture;
+    std::string profile;
+  };
+  for (const Case& k : {Case{"tinygrad_small", data("tinygrad_small.profile.pkl")},
+                        Case{"tinygrad_hcq2", data("tinygrad_hcq2.profile.pkl")}}) {
+    SCOPED_TRACE(k.fixture);
+    auto& rw = c["tinygrad_small"];  // both import the small program's rewrites
+    auto& pf = c[k.fixture];
+    std::string out = tmp_path(std::string(k.fixture) + ".trace.db");
+    ImportSummary s = import(data("tinygrad_small.rewrites.pkl"), k.profile, out);
+    auto t = Trace::open(out);
+    EXPECT_EQ(t->contexts().size(), (size_t)rw["contexts"]);
+    EXPECT_EQ(t->steps().size(), (size_t)rw["steps"]);
+    int64_t errors = sql_int(out, "SELECT COUNT(*) FROM rule_errors");
+    EXPECT_EQ(errors, rw["rule_errors"]);
+    EXPECT_EQ((int64_t)t->match_count() + errors, rw["matches"]);
+    EXPECT_EQ((int64_t)(t->uop_count() - s.replay_uops), rw["uops"]);
+    EXPECT_EQ((int64_t)s.uop_records, rw["uop_records"]);
+    EXPECT_EQ((int64_t)t->programs().size(), rw["programs"]);
+    EXPECT_EQ((int64_t)t->mem_events().size(), pf["profile_alloc"] + pf["profile_free"]);
+    EXPECT_EQ((int64_t)t->markers().size(), pf["profile_markers"]);
+    EXPECT_EQ((int64_t)t->devices().size(), pf["profile_devices"]);
+    // USER ranges, and one "<DEV> Graph" span per graph
+    EXPECT_EQ((int64_t)t->ranges().size(), pf["profile_user_ranges"] + pf["profile_graphs"]);
+    // runs: the kernel and copy ranges, the graphs' entries, and the exec points of devices without either
+    EXPECT_EQ((int64_t)t->kernel_events().size(),
+              pf["profile_device_ranges"] + pf["profile_graph_entries"] + pf["profile_exec_untimed"]);
+    // a buffer's size comes from its alloc, wherever the pickle has it
+    EXPECT_EQ(sql_int(out, "SELECT COUNT(*) FROM mem_events WHERE kind=1 AND nbytes=0"), 0);
+    auto meta = t->meta();
+    EXPECT_EQ(meta["producer"], "tinygrad (imported)");
+    // every step that finished reproduces its output root
+    size_t replayed = 0;
+    for (const StepRow& st : t->steps()) {
+      if (!st.output_root) continue;
+      StepReplay r(*t, st.id);
+      EXPECT_TRUE(r.reproduces_output()) << "step " << st.id << " " << st.name;
+      replayed++;
+    }
+    EXPECT_EQ((int64_t)replayed, rw["steps"] - rw["rule_errors"]);
+    EXPECT_EQ(cli({"verify", out}), 0);
+    EXPECT_EQ(cli({"verify", out, "--full"}), 0);
+    std::remove(out.c_str());
+  }
+}
+
+TEST(ImportTinygrad, ArgsAreInTheEnginesOwnEncoding) {
+  std::string out = tmp_path("encoding.trace.db");
+  import(data("tinygrad_small.rewrites.pkl"), "", out);
+  auto t = Trace::open(out);
+  std::set<std::string> dtypes;
+  for (tg::DType d : tg::dtypes::every()) dtypes.insert(d.repr().substr(7));
+  size_t checked = 0, reprs = 0, params = 0;
+  for (int64_t id = 1; id <= (int64_t)t->uop_count(); id++) {
+    const Node& n = t->node(id);
+    EXPECT_TRUE(dtypes.count(t->dtype_name(n.dtype))) << t->dtype_name(n.dtype);
+    for (int64_t s : {n.arg, n.tag}) {
+      if (!s) continue;
+      const std::string& enc = t->str(s);
+      if (enc[0] == 'R') {  // a record the engine also stores by repr (ProgramInfo), or a kernel's binary
+        EXPECT_TRUE(n.op_name == std::string_view("PROGRAM") || n.op_name == std::string_view("BINARY")) << n.op_name;
+        reprs++;
+        continue;
+      }
+      // the engine reads the arg and writes it back unchanged: what the port's writer stores for the same arg
+      EXPECT_EQ(tg::encode_arg(tg::decode_arg(enc)), enc);
+      checked++;
+      params += n.op_name == std::string_view("PARAM");
+    }
+  }
+  EXPECT_GT(checked, 300u);
+  EXPECT_GT(params, 0u);
+  EXPECT_GT(reprs, 0u);
+  // a buffer PARAM of the reference reads as the engine writes it
+  EXPECT_GT(sql_int(out, "SELECT COUNT(*) FROM uops_view WHERE op='PARAM' AND arg='P(i0,dfloat ,N,N,N,AGLOBAL ,N,s3:CPU,F)'"),
+            0);
+  std::remove(out.c_str());
+}
+
+TEST(ImportTinygrad, RefusesGlobalsOutsideTheAllowList) {
+  std::string marker = tmp_path("executed");
+  std::remove(marker.c_str());
+  std::string cmd = "touch " + marker;
+  struct Case {
+    std::string bytes, names;
+  };
+  std::vector<Case> cases = {
+      {reduce_pickle("os", "system", cmd), "os.system"},
+      {stack_global_pickle("os", "system", cmd), "os.system"},
+      {stack_global_pickle("builtins", "eval", "__import__('os').system('" + cmd + "')"), "builtins.eval"},
+      {reduce_pickle("subprocess", "getoutput", cmd), "subprocess.getoutput"},
+      {stack_global_pickle("tinygrad.tensor", "Tensor", "x"), "tinygrad.tensor.Tensor"},  // a tinygrad class, not a record
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.names);
+    std::string pkl = tmp_path("hostile.pkl"), out = tmp_path("hostile.trace.db");
+    spit(pkl, c.bytes);
+    try {
+      import(pkl, "", out);
+      ADD_FAILURE() << "imported";
+    } catch (const tg::Error& e) {
+      std::string m = e.what();
+      EXPECT_NE(m.find("refused global " + c.names), std::string::npos) << m;
+      EXPECT_NE(m.find(pkl), std::string::npos) << m;   // the file
+      EXPECT_NE(m.find("byte "), std::string::npos) << m;  // and where
+    }
+    // the same through the command: exit status 2, the class named on stderr, no trace left behind
+    std::string err = tmp_path("stderr.txt");
+    std::string run = std::string(TG_CLI_BIN) + " import-tinygrad " + pkl + " " + out + " 2> " + err;
+    EXPECT_EQ(WEXITSTATUS(std::system(run.c_str())), 2);
+    EXPECT_NE(slurp(err).find(c.names), std::string::npos) << slurp(err);
+    EXPECT_FALSE(std::filesystem::exists(out));
+    EXPECT_FALSE(std::filesystem::exists(marker)) << "the pickle's payload ran";
+    std::remove(pkl.c_str()), std::remove(err.c_str());
+  }
+  // the payload does run when Python unpickles it (the test's pickle is a real attack), when python3 is there
+  if (std::system("command -v python3 > /dev/null 2>&1") == 0) {
+    std::string pkl = tmp_path("hostile.pkl");
+    spit(pkl, cases[1].bytes);
+    std::system(("python3 -c \"import pickle; pickle.load(open('" + pkl + "', 'rb'))\" > /dev/null 2>&1").c_str());
+    EXPECT_TRUE(std::filesystem::exists(marker)) << "the hostile pickle does nothing even in Python";
+    std::remove(marker.c_str()), std::remove(pkl.c_str());
+  }
+}
+
+TEST(ImportTinygrad, RefusesWhatIsNotATraceAsOutput) {
+  std::string out = tmp_path("not_a_trace.txt");
+  spit(out, "keep me");
+  EXPECT_THROW(import(data("tinygrad_small.rewrites.pkl"), "", out), tg::Error);
+  EXPECT_EQ(slurp(out), "keep me");
+  std::remove(out.c_str());
+}
+
+// every prefix of a real pickle: an error naming the file, never a crash; a few through the whole import
+TEST(ImportTinygrad, TruncatedPicklesGiveErrors) {
+  std::string bytes = slurp(data("tinygrad_small.rewrites.pkl"));
+  ASSERT_GT(bytes.size(), 1000u);
+  for (size_t n = 0; n < bytes.size(); n++) {
+    try {
+      pickle::load(std::string_view(bytes).substr(0, n), "cut.pkl");
+      ADD_FAILURE() << "a prefix of " << n << " bytes loaded";
+    } catch (const pickle::PickleError& e) {
+      EXPECT_NE(std::string(e.what()).find("cut.pkl"), std::string::npos);
+    }
+  }
+  std::string pkl = tmp_path("cut.pkl"), out = tmp_path("cut.trace.db");
+  for (size_t n : {(size_t)0, (size_t)1, (size_t)2, bytes.size() / 3, bytes.size() - 1}) {
+    spit(pkl, bytes.substr(0, n));
+    EXPECT_THROW(import(pkl, "", out), tg::Error) << n;
+    EXPECT_FALSE(std::filesystem::exists(out));
+  }
+  // garbage, and a pickle of the wrong thing
+  for (std::string g : {std::string("not a pickle at all"), std::string("\x80\x04K\x05.", 5),
+                        std::string("\x80\x04\x95\xff\xff\xff\xff\xff\xff\xff\x7f", 11),
+                        std::string("\x80\x04\x8b\xff\xff\xff\x7f", 7), std::string("\x80\x04j\xff\xff\xff\xff.", 8)}) {
+    spit(pkl, g);
+    EXPECT_THROW(import(pkl, "", out), tg::Error);
+  }
+  std::remove(pkl.c_str());
+}
+
+// seeded mutants (byte flips, cut ranges, duplicated ranges) of both pickles: every one imports or gives a tg::Error
+// (a crash or any other exception fails the test)
+TEST(ImportTinygrad, MutatedPicklesNeverCrash) {
+  std::string rw = slurp(data("tinygrad_small.rewrites.pkl")), pf = slurp(data("tinygrad_small.profile.pkl"));
+  std::mt19937_64 rng(20261128);
+  std::string pkl = tmp_path("mut.pkl"), prof = tmp_path("mut_profile.pkl"), out = tmp_path("mut.trace.db");
+  int imported = 0, refused = 0;
+  for (int i = 0; i < 300; i++) {
+    bool on_profile = i % 3 == 2;
+    std::string m = on_profile ? pf : rw;
+    int edits = 1 + (int)(rng() % 4);
+    for (int e = 0; e < edits; e++) {
+      size_t at = rng() % m.size();
+      switch (rng() % 4) {
+        case 0: m[at] = (char)rng(); break;
+        case 1: m[at] ^= (char)(1 << (rng() % 8)); break;
+        case 2: m.erase(at, 1 + rng() % 16); break;
+        case 3: m.insert(at, m.substr(rng() % m.size(), 1 + rng() % 32)); break;
+      }
+      if (m.empty()) m = "x";
+    }
+    spit(pkl, on_profile ? rw : m);
+    spit(prof, on_profile ? m : pf);
+    try {
+      import(pkl, prof, out);
+      imported++;
+    } catch (const tg::Error&) {
+      refused++;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "mutant " << i << ": not a tg::Error: " << e.what();
+    }
+  }
+  EXPECT_GT(refused, 0);
+  std::printf("mutants: %d imported, %d refused\n", imported, refused);
+  // many more through the unpickler alone (fast): each loads or gives a PickleError
+  int loaded = 0;
+  for (int i = 0; i < 20000; i++) {
+    std::string m = i % 2 ? rw : pf;
+    for (int e = 1 + (int)(rng() % 3); e > 0; e--) {
+      size_t at = rng() % m.size();
+      if (rng() % 2) m[at] = (char)rng();
+      else m.erase(at, 1 + rng() % 8);
+      if (m.empty()) m = ".";
+    }
+    try {
+      pickle::load(m, "mutant");
+      loaded++;
+    } catch (const pickle::PickleError&) {
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "unpickler mutant " << i << ": not a PickleError: " << e.what();
+    }
+  }
+  EXPECT_GT(loaded, 0);
+  std::remove(pkl.c_str()), std::remove(prof.c_str()), std::remove(out.c_str());
+}
+
+TEST(ImportTinygrad, CliJsonSummary) {
+  std::string out = tmp_path("cli.trace.db"), js = tmp_path("cli.json");
+  std::string run = std::string(TG_CLI_BIN) + " import-tinygrad --json " + data("tinygrad_small.rewrites.pkl") + " " +
+                    data("tinygrad_small.profile.pkl") + " " + out + " > " + js;
+  ASSERT_EQ(std::system(run.c_str()), 0);
+  auto j = nlohmann::json::parse(slurp(js));
+  auto c = counts()["tinygrad_small"];
+  EXPECT_EQ(j["contexts"].get<int64_t>(), c["contexts"]);
+  EXPECT_EQ(j["steps"].get<int64_t>(), c["steps"]);
+  EXPECT_EQ(j["matches"].get<int64_t>() + j["rule_errors"].get<int64_t>(), c["matches"]);
+  // a usage error: exit status 2
+  EXPECT_EQ(WEXITSTATUS(std::system((std::string(TG_CLI_BIN) + " import-tinygrad only_one.pkl 2> /dev/null").c_str())),
+            2);
+  std::remove(out.c_str()), std::remove(js.c_str());
+}
+
+}  // namespace
