@@ -82,7 +82,8 @@ int cmd_diff(Trace& a, int argc, char** argv, bool as_json) {
     std::printf("no steps to compare: no context of one trace has a twin in the other\n");
   }
   if (!d.rules.empty()) {
-    std::printf("rules whose match counts differ (%zu):\n%10s %10s %10s  rule\n", d.rules.size(), "A", "B", "B-A");
+    std::printf("%s whose match counts differ (%zu):\n%10s %10s %10s  %s\n", d.compared_rules ? "rules" : "modules",
+                d.rules.size(), "A", "B", "B-A", d.compared_rules ? "rule" : "module");
     for (size_t i = 0; i < d.rules.size() && i < 20; i++)
       std::printf("%10lld %10lld %+10lld  %s\n", (long long)d.rules[i].a, (long long)d.rules[i].b,
                   (long long)(d.rules[i].b - d.rules[i].a), d.rules[i].rule.c_str());

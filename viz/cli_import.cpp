@@ -26,8 +26,9 @@ int cmd_import_tinygrad(int argc, char** argv, bool as_json) {
   bool tty = isatty(2);
   o.progress = [&](const char* what, uint64_t done, uint64_t total) {
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (tty && s > 1) std::fprintf(stderr, "\rimport-tinygrad: %s %llu/%llu   ", what, (unsigned long long)done,
-                                   (unsigned long long)total);
+    if (tty && s > 1)
+      std::fprintf(stderr, "\rimport-tinygrad: %s %llu/%llu   ", what, (unsigned long long)done,
+                   (unsigned long long)total);
   };
   ImportSummary s = import_tinygrad(o);
   if (tty && std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > 1)
@@ -55,16 +56,18 @@ int cmd_import_tinygrad(int argc, char** argv, bool as_json) {
   }
   std::printf("imported %s%s%s into %s\n", o.rewrites_path.c_str(), o.profile_path.empty() ? "" : " and ",
               o.profile_path.c_str(), o.out_path.c_str());
-  std::printf("contexts   %llu\nsteps      %llu\nmatches    %llu (+%llu rule errors)\nuops       %llu (%llu records, %llu built by replaying steps to their outputs)\n"
-              "rules      %llu\nkernels    %llu\n",
-              (unsigned long long)s.contexts, (unsigned long long)s.steps, (unsigned long long)s.matches,
-              (unsigned long long)s.rule_errors, (unsigned long long)s.uops, (unsigned long long)s.uop_records,
-              (unsigned long long)s.replay_uops,
-              (unsigned long long)s.rules, (unsigned long long)s.programs);
+  std::printf(
+      "contexts   %llu\nsteps      %llu\nmatches    %llu (+%llu rule errors)\nuops       %llu (%llu records, %llu "
+      "built by replaying steps to their outputs)\n"
+      "rules      %llu\nkernels    %llu\n",
+      (unsigned long long)s.contexts, (unsigned long long)s.steps, (unsigned long long)s.matches,
+      (unsigned long long)s.rule_errors, (unsigned long long)s.uops, (unsigned long long)s.uop_records,
+      (unsigned long long)s.replay_uops, (unsigned long long)s.rules, (unsigned long long)s.programs);
   if (!o.profile_path.empty())
-    std::printf("runs       %llu\nbuffers    %llu allocs and frees\nmarkers    %llu\nranges     %llu\ndevices    %llu\n",
-                (unsigned long long)s.kernel_events, (unsigned long long)s.mem_events, (unsigned long long)s.markers,
-                (unsigned long long)s.ranges, (unsigned long long)s.devices);
+    std::printf(
+        "runs       %llu\nbuffers    %llu allocs and frees\nmarkers    %llu\nranges     %llu\ndevices    %llu\n",
+        (unsigned long long)s.kernel_events, (unsigned long long)s.mem_events, (unsigned long long)s.markers,
+        (unsigned long long)s.ranges, (unsigned long long)s.devices);
   return 0;
 }
 

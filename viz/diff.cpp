@@ -20,6 +20,16 @@ std::string one_line(std::string s) {
   return s;
 }
 
+// the module a rule lives in: its file's name without the extension, a package's __init__ named by its folder
+std::string rule_module(Trace& t, int64_t rule) {
+  auto r = t.rule(rule);
+  if (!r) return "rule " + std::to_string(rule);
+  std::string b = base_name(r->file);
+  b = b.substr(0, b.rfind('.'));
+  if (b == "__init__" && r->file.find('/') != std::string::npos) b = base_name(r->file.substr(0, r->file.rfind('/')));
+  return b;
+}
+
 // items keyed by (key, occurrence of that key): the k-th context named X on one side meets the k-th on the other
 template <class F>
 std::vector<std::string> occurrence_keys(size_t n, F key_of) {
@@ -190,10 +200,18 @@ TraceDiff diff_traces(Trace& a, Trace& b, std::optional<DiffOptions> opt) {
     side(a, x, d.first_a);
     side(b, y, d.first_b);
   }
-  // per-rule match counts over the whole trace
+  // per-rule match counts over the whole trace (the statistics': they also count matches a trace does not record, a
+  // renderer's strings). Without comparing rules (the traces' rules live in different languages), the recorded
+  // matches per module: a rule file's name without its extension, a package's __init__ by its folder (files are
+  // named after their Python module: symbolic.cpp and symbolic.py are twins), as an imported trace has no other counts
   std::map<std::string, std::pair<int64_t, int64_t>> rules;
-  for (const RuleStatRow& r : a.rule_stats()) rules[rule_key(a, r.rule)].first += (int64_t)r.matches;
-  for (const RuleStatRow& r : b.rule_stats()) rules[rule_key(b, r.rule)].second += (int64_t)r.matches;
+  if (d.compared_rules) {
+    for (const RuleStatRow& r : a.rule_stats()) rules[rule_key(a, r.rule)].first += (int64_t)r.matches;
+    for (const RuleStatRow& r : b.rule_stats()) rules[rule_key(b, r.rule)].second += (int64_t)r.matches;
+  } else {
+    for (const RuleRow& r : a.rules()) rules[rule_module(a, r.id)].first += (int64_t)a.matches_of_rule(r.id).size();
+    for (const RuleRow& r : b.rules()) rules[rule_module(b, r.id)].second += (int64_t)b.matches_of_rule(r.id).size();
+  }
   for (auto& [k, v] : rules)
     if (v.first != v.second) d.rules.push_back({k, v.first, v.second});
   std::stable_sort(d.rules.begin(), d.rules.end(),

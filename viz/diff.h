@@ -54,7 +54,7 @@ struct TraceDiff {
   int64_t step_depth = 0;
   DiffMatch first_a, first_b;
   struct RuleDelta {
-    std::string rule;  // "file:line"
+    std::string rule;  // "file:line" (rules not compared: the module, "symbolic", and its recorded matches)
     int64_t a = 0, b = 0;
   };
   std::vector<RuleDelta> rules;  // rules whose match counts differ, biggest difference first

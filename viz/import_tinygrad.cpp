@@ -5,13 +5,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
-#include <set>
-#include <array>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 #include <vector>
@@ -39,22 +39,33 @@ struct DT {
   int id, itemsize;
 };
 constexpr DT kDTypes[] = {
-    {"void", "void", 0, 0},          {"weakint", "weakint", 1, 100},
-    {"bool", "bool", 2, 1},          {"signed char", "char", 3, 1},
-    {"unsigned char", "uchar", 4, 1}, {"short", "short", 5, 2},
-    {"unsigned short", "ushort", 6, 2}, {"int", "int", 7, 4},
-    {"unsigned int", "uint", 8, 4},  {"long", "long", 9, 8},
-    {"unsigned long", "ulong", 10, 8}, {"uint128", "_uint128", 11, 16},
-    {"uint256", "_uint256", 12, 32}, {"weakfloat", "weakfloat", 13, 100},
-    {"float8_e4m3", "fp8e4m3", 14, 1}, {"float8_e5m2", "fp8e5m2", 15, 1},
-    {"float8_e4m3fnuz", "fp8e4m3fnuz", 16, 1}, {"float8_e5m2fnuz", "fp8e5m2fnuz", 17, 1},
-    {"half", "half", 18, 2},         {"__bf16", "bfloat16", 19, 2},
-    {"float", "float", 20, 4},       {"double", "double", 21, 8},
+    {"void", "void", 0, 0},
+    {"weakint", "weakint", 1, 100},
+    {"bool", "bool", 2, 1},
+    {"signed char", "char", 3, 1},
+    {"unsigned char", "uchar", 4, 1},
+    {"short", "short", 5, 2},
+    {"unsigned short", "ushort", 6, 2},
+    {"int", "int", 7, 4},
+    {"unsigned int", "uint", 8, 4},
+    {"long", "long", 9, 8},
+    {"unsigned long", "ulong", 10, 8},
+    {"uint128", "_uint128", 11, 16},
+    {"uint256", "_uint256", 12, 32},
+    {"weakfloat", "weakfloat", 13, 100},
+    {"float8_e4m3", "fp8e4m3", 14, 1},
+    {"float8_e5m2", "fp8e5m2", 15, 1},
+    {"float8_e4m3fnuz", "fp8e4m3fnuz", 16, 1},
+    {"float8_e5m2fnuz", "fp8e5m2fnuz", 17, 1},
+    {"half", "half", 18, 2},
+    {"__bf16", "bfloat16", 19, 2},
+    {"float", "float", 20, 4},
+    {"double", "double", 21, 8},
 };
-const char* const kAxisTypes[] = {nullptr,   "DEVICE",  "GLOBAL", "WARP",   "LOCAL",       "WEAK", "GROUP_REDUCE",
-                                  "REDUCE",  "UPCAST",  "UNROLL", "THREAD", "PLACEHOLDER", "LOOP"};
+const char* const kAxisTypes[] = {nullptr,  "DEVICE", "GLOBAL", "WARP",   "LOCAL",       "WEAK", "GROUP_REDUCE",
+                                  "REDUCE", "UPCAST", "UNROLL", "THREAD", "PLACEHOLDER", "LOOP"};
 const char* const kAddrSpaces[] = {nullptr, "GLOBAL", "LOCAL", "REG", "ALU"};
-const char* const kOptOps[] = {nullptr, "TC",    "UPCAST",   "UNROLL", "LOCAL", "THREAD",
+const char* const kOptOps[] = {nullptr, "TC",       "UPCAST",   "UNROLL", "LOCAL", "THREAD",
                                "GROUP", "GROUPTOP", "NOLOCALS", "PADTO",  "SWAP"};
 
 constexpr int kMaxNesting = kMaxArgNesting;
@@ -161,18 +172,32 @@ class Importer {
   std::string kind_name(uint32_t v) const {
     const pickle::Value& x = V(v);
     switch (x.kind) {
-      case Kind::None: return "None";
-      case Kind::Bool: return "a bool";
-      case Kind::Int: case Kind::BigInt: return "an int";
-      case Kind::Float: return "a float";
-      case Kind::Str: return "a str";
-      case Kind::Bytes: return "bytes";
-      case Kind::Tuple: return "a tuple";
-      case Kind::List: return "a list";
-      case Kind::Dict: return "a dict";
-      case Kind::Set: case Kind::FrozenSet: return "a set";
-      case Kind::Global: return "the class " + x.s;
-      case Kind::Object: return "a " + P->class_of(v);
+      case Kind::None:
+        return "None";
+      case Kind::Bool:
+        return "a bool";
+      case Kind::Int:
+      case Kind::BigInt:
+        return "an int";
+      case Kind::Float:
+        return "a float";
+      case Kind::Str:
+        return "a str";
+      case Kind::Bytes:
+        return "bytes";
+      case Kind::Tuple:
+        return "a tuple";
+      case Kind::List:
+        return "a list";
+      case Kind::Dict:
+        return "a dict";
+      case Kind::Set:
+      case Kind::FrozenSet:
+        return "a set";
+      case Kind::Global:
+        return "the class " + x.s;
+      case Kind::Object:
+        return "a " + P->class_of(v);
     }
     return "?";
   }
@@ -212,7 +237,8 @@ class Importer {
   }
   const std::vector<uint32_t>& seq(uint32_t v, const char* what) const {
     const pickle::Value& x = V(v);
-    if (x.kind != Kind::Tuple && x.kind != Kind::List) fail(std::string(what) + " is " + kind_name(v) + ", not a sequence");
+    if (x.kind != Kind::Tuple && x.kind != Kind::List)
+      fail(std::string(what) + " is " + kind_name(v) + ", not a sequence");
     return x.items;
   }
   int64_t enum_value(uint32_t v, const char* cls, int max) const {
@@ -239,17 +265,24 @@ class Importer {
     if (++budget_ > 1000000) fail("an arg with more than a million parts");
     const pickle::Value& x = V(v);
     switch (x.kind) {
-      case Kind::None: return "N";
-      case Kind::Bool: return x.b ? "T" : "F";
-      case Kind::Int: return "i" + std::to_string(x.i);
-      case Kind::BigInt: return "i" + x.s;
-      case Kind::Float: return "f" + hex_double(x.f);
-      case Kind::Str: return "s" + std::to_string(x.s.size()) + ":" + x.s;
+      case Kind::None:
+        return "N";
+      case Kind::Bool:
+        return x.b ? "T" : "F";
+      case Kind::Int:
+        return "i" + std::to_string(x.i);
+      case Kind::BigInt:
+        return "i" + x.s;
+      case Kind::Float:
+        return "f" + hex_double(x.f);
+      case Kind::Str:
+        return "s" + std::to_string(x.s.size()) + ":" + x.s;
       case Kind::Bytes: {
         std::string r = bytes_repr(x.s);
         return "R" + std::to_string(r.size()) + ":" + r;
       }
-      case Kind::Tuple: case Kind::List: {
+      case Kind::Tuple:
+      case Kind::List: {
         std::string r = "(";
         for (size_t i = 0; i < x.items.size(); i++) {
           if (i) r += ",";
@@ -258,7 +291,8 @@ class Importer {
         }
         return r + ")";
       }
-      case Kind::Object: return enc_object(v, depth);
+      case Kind::Object:
+        return enc_object(v, depth);
       default: {
         std::string r = repr(v, depth);
         return "R" + std::to_string(r.size()) + ":" + r;
@@ -292,15 +326,17 @@ class Importer {
     if (c == "tinygrad.dtype.InvalidType") return "I";
     if (c == "tinygrad.uop.ops.ParamArg")
       return "P(" +
-             enc_fields(v, {"slot", "dtype", "vmin_vmax", "multiple_of", "name", "addrspace", "axis", "device", "volatile"},
-                        depth) +
+             enc_fields(
+                 v, {"slot", "dtype", "vmin_vmax", "multiple_of", "name", "addrspace", "axis", "device", "volatile"},
+                 depth) +
              ")";
     if (c == "tinygrad.uop.ops.KernelInfo") {
       uint32_t est = field(v, "estimates");
       std::string e = V(est).kind == Kind::None
                           ? "N"
-                          : "(" + enc_fields(need_obj(est, "tinygrad.renderer.Estimates", "KernelInfo.estimates"),
-                                             {"ops", "lds", "mem"}, depth + 1) +
+                          : "(" +
+                                enc_fields(need_obj(est, "tinygrad.renderer.Estimates", "KernelInfo.estimates"),
+                                           {"ops", "lds", "mem"}, depth + 1) +
                                 ")";
       return "K(" + enc_fields(v, {"name", "axis_types", "dont_use_locals"}, depth) + "," +
              opts(field(v, "applied_opts"), depth + 1) + "," + opts(field(v, "opts_to_apply"), depth + 1) + "," + e +
@@ -308,8 +344,8 @@ class Importer {
     }
     if (c == "tinygrad.uop.ops.CallInfo") {  // CallInfo(grad_fxn=None, name, precompile, precompile_backward, aux)
       if (P->num_args(v) < 4) fail("a CallInfo with " + std::to_string(P->num_args(v)) + " arguments");
-      return "C(" + enc(P->arg(v, 1), depth + 1) + "," + enc(P->arg(v, 2), depth + 1) + "," + enc(P->arg(v, 3), depth + 1) +
-             ")";
+      return "C(" + enc(P->arg(v, 1), depth + 1) + "," + enc(P->arg(v, 2), depth + 1) + "," +
+             enc(P->arg(v, 3), depth + 1) + ")";
     }
     if (c == "tinygrad.schedule.indexing.BufferizeOpts")
       return "B(" + enc_fields(v, {"device", "addrspace", "removable"}, depth) + ")";
@@ -337,7 +373,7 @@ class Importer {
         continue;
       }
       std::string key = std::to_string(op_of(P->arg(v, 0))) + "|" + dtype_of(P->arg(v, 1)).attr + "|" +
-                         repr(P->arg(v, 3), depth + 1) + "|" + repr(P->arg(v, 4), depth + 1);
+                        repr(P->arg(v, 3), depth + 1) + "|" + repr(P->arg(v, 4), depth + 1);
       uint64_t h = std::hash<std::string>()(key);
       for (uint32_t s : srcs) h = (h ^ uop_hash_.at(s)) * 0x100000001b3ull + 0x9e3779b97f4a7c15ull;
       uop_hash_[v] = h;
@@ -352,15 +388,20 @@ class Importer {
     std::string r = "b";
     r += q;
     for (unsigned char c : b) {
-      if (c == (unsigned char)q || c == '\\') r += '\\', r += (char)c;
-      else if (c == '\t') r += "\\t";
-      else if (c == '\n') r += "\\n";
-      else if (c == '\r') r += "\\r";
+      if (c == (unsigned char)q || c == '\\')
+        r += '\\', r += (char)c;
+      else if (c == '\t')
+        r += "\\t";
+      else if (c == '\n')
+        r += "\\n";
+      else if (c == '\r')
+        r += "\\r";
       else if (c < 32 || c >= 127) {
         char buf[8];
         std::snprintf(buf, sizeof buf, "\\x%02x", c);
         r += buf;
-      } else r += (char)c;
+      } else
+        r += (char)c;
     }
     return r + q;
   }
@@ -369,14 +410,24 @@ class Importer {
     if (++budget_ > 1000000) fail("a value with more than a million parts");
     const pickle::Value& x = V(v);
     switch (x.kind) {
-      case Kind::None: return "None";
-      case Kind::Bool: return x.b ? "True" : "False";
-      case Kind::Int: return std::to_string(x.i);
-      case Kind::BigInt: return x.s;
-      case Kind::Float: return py_float_repr(x.f);
-      case Kind::Str: return py_str_repr(x.s);
-      case Kind::Bytes: return bytes_repr(x.s);
-      case Kind::Tuple: case Kind::List: case Kind::Set: case Kind::FrozenSet: {
+      case Kind::None:
+        return "None";
+      case Kind::Bool:
+        return x.b ? "True" : "False";
+      case Kind::Int:
+        return std::to_string(x.i);
+      case Kind::BigInt:
+        return x.s;
+      case Kind::Float:
+        return py_float_repr(x.f);
+      case Kind::Str:
+        return py_str_repr(x.s);
+      case Kind::Bytes:
+        return bytes_repr(x.s);
+      case Kind::Tuple:
+      case Kind::List:
+      case Kind::Set:
+      case Kind::FrozenSet: {
         bool tup = x.kind == Kind::Tuple;
         std::string r = tup ? "(" : x.kind == Kind::List ? "[" : "{";
         for (size_t i = 0; i < x.items.size(); i++) r += (i ? ", " : "") + repr(x.items[i], depth + 1);
@@ -389,8 +440,10 @@ class Importer {
           r += (i ? ", " : "") + repr(x.items[i], depth + 1) + ": " + repr(x.items[i + 1], depth + 1);
         return r + "}";
       }
-      case Kind::Global: return "<class '" + x.s + "'>";
-      case Kind::Object: break;
+      case Kind::Global:
+        return "<class '" + x.s + "'>";
+      case Kind::Object:
+        break;
     }
     const std::string& c = P->class_of(v);
     if (c == "tinygrad.uop.Ops") return std::string("Ops.") + trace_op_name(op_of(v));
@@ -405,7 +458,8 @@ class Importer {
         while (!t.empty() && t.back() == ':') t.pop_back();
         return t;
       };
-      std::string fst = trim(s("interface") + ":" + s("indices")), snd = trim(s("device") + ":" + s("renderer") + ":" + s("arch"));
+      std::string fst = trim(s("interface") + ":" + s("indices")),
+                  snd = trim(s("device") + ":" + s("renderer") + ":" + s("arch"));
       return (fst.empty() ? "" : fst + "+") + snd;
     }
     if (c == "tinygrad.uop.ops.UOp") {  // a UOp in an arg (a ProgramInfo's Variables): its name, as the port's expr()
@@ -510,7 +564,8 @@ class Importer {
   };
   struct ContentHash {
     size_t operator()(const Content& c) const {
-      uint64_t h = (uint64_t)c.op * 0x9e3779b97f4a7c15ull ^ (uint64_t)c.dtype << 20 ^ (uint64_t)c.arg * 31 ^ (uint64_t)c.tag;
+      uint64_t h =
+          (uint64_t)c.op * 0x9e3779b97f4a7c15ull ^ (uint64_t)c.dtype << 20 ^ (uint64_t)c.arg * 31 ^ (uint64_t)c.tag;
       for (int64_t s : c.src) h = (h ^ (uint64_t)s) * 0x100000001b3ull;
       return h;
     }
@@ -519,7 +574,7 @@ class Importer {
   std::unordered_map<int64_t, int64_t> by_num_;  // trace_num -> uop id
   std::unordered_map<int64_t, int> op_by_id_;
   std::unordered_map<int64_t, int64_t> arg_by_id_;
-  std::vector<Content> nodes_;                   // id - 1 -> content
+  std::vector<Content> nodes_;                  // id - 1 -> content
   std::unordered_map<int64_t, uint32_t> argv_;  // PROGRAM and SINK nodes: their arg's pickle value
   static constexpr int kProgram = 8, kLinear = 9, kSource = 10, kSink = 12, kConst = 60, kRewriteError = 4;
   // a str arg's text ("s<len>:<text>"), else its display
@@ -546,10 +601,14 @@ class Importer {
       src.push_back((char)z);
     }
     st_uop_->i64(1, id).i64(2, c.op).i64(3, c.dtype).i64(4, c.arg);
-    if (c.tag) st_uop_->i64(5, c.tag);
-    else st_uop_->null(5);
-    if (src.empty()) st_uop_->null(6);
-    else st_uop_->blob(6, src);
+    if (c.tag)
+      st_uop_->i64(5, c.tag);
+    else
+      st_uop_->null(5);
+    if (src.empty())
+      st_uop_->null(6);
+    else
+      st_uop_->blob(6, src);
     st_uop_->run();
     content_.emplace(c, id);
     nodes_.push_back(c);
@@ -560,7 +619,8 @@ class Importer {
   }
   int64_t uop(int64_t num, const char* what) {
     auto it = by_num_.find(num);
-    if (it == by_num_.end()) fail(std::string(what) + " refers to UOp " + std::to_string(num) + ", which uop_fields does not hold");
+    if (it == by_num_.end())
+      fail(std::string(what) + " refers to UOp " + std::to_string(num) + ", which uop_fields does not hold");
     return it->second;
   }
 
@@ -609,7 +669,7 @@ class Importer {
   // profile state
   std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> tiny_;  // TINY spans: (name, (st, en))
   std::unordered_map<std::string, int64_t> program_by_key_;                // PROGRAM key bytes -> programs.id
-  std::vector<std::vector<std::string>> ctx_keys_;                          // per context: its bytes keys
+  std::vector<std::vector<std::string>> ctx_keys_;                         // per context: its bytes keys
   std::unordered_map<std::string, int64_t> program_by_name_;
   void set_times();
 };
@@ -668,7 +728,8 @@ void Importer::read_uops(uint32_t fields) {
   const pickle::Value& d = V(fields);
   if (d.kind != Kind::Dict) fail("is " + kind_name(fields) + ", not a dict");
   std::vector<std::pair<int64_t, uint32_t>> recs;
-  for (size_t i = 0; i + 1 < d.items.size(); i += 2) recs.push_back({as_int(d.items[i], "a trace_num"), d.items[i + 1]});
+  for (size_t i = 0; i + 1 < d.items.size(); i += 2)
+    recs.push_back({as_int(d.items[i], "a trace_num"), d.items[i + 1]});
   std::sort(recs.begin(), recs.end());  // a UOp's sources are numbered before it
   sum_.uop_records = recs.size();
   for (size_t k = 0; k < recs.size(); k++) {
@@ -704,7 +765,8 @@ void Importer::read_rewrites(uint32_t trace) {
   const auto& ks = seq(keys, "RewriteTrace.keys");
   const auto& rs = seq(rewrites, "RewriteTrace.rewrites");
   if (ks.size() != rs.size())
-    fail("RewriteTrace has " + std::to_string(ks.size()) + " keys and " + std::to_string(rs.size()) + " lists of rewrites");
+    fail("RewriteTrace has " + std::to_string(ks.size()) + " keys and " + std::to_string(rs.size()) +
+         " lists of rewrites");
   Stmt ctx(this, "INSERT INTO contexts(id, name, thread, t_start, t_end) VALUES(?,?,?,?,?)");
   Stmt step(this,
             "INSERT INTO steps(id, context, parent, depth, name, file, line, flags, input_root, t_start, t_end, "
@@ -784,10 +846,14 @@ void Importer::read_rewrites(uint32_t trace) {
       step.i64(1, id).i64(2, ci.id).i64(3, parent).i64(4, depth).i64(5, intern(name));
       step.i64(6, intern(rel(as_str(loc[0], "loc's file")))).i64(7, as_int(loc[1], "loc's line")).i64(8, flags);
       step.i64(9, input).i64(10, t0).i64(11, cursor_).i64(12, n_matches);
-      if (error.empty()) step.null(13);
-      else step.i64(13, intern(error));
-      if (js.empty()) step.null(14);
-      else step.text(14, js.dump());
+      if (error.empty())
+        step.null(13);
+      else
+        step.i64(13, intern(error));
+      if (js.empty())
+        step.null(14);
+      else
+        step.text(14, js.dump());
       step.run();
       ci.steps.push_back(id);
       ci.step_names.push_back(name);
@@ -802,7 +868,6 @@ void Importer::read_rewrites(uint32_t trace) {
   }
   where_.clear();
 }
-
 
 // one program per codegen context: its last PROGRAM node that has its SOURCE (the reference's "View Program" and
 // linearize/render steps hold it)
@@ -859,11 +924,12 @@ void Importer::write_programs() {
             auto it = index.find(u.src[k]);
             const Content& w = nodes_[(size_t)u.src[k] - 1];
             srcs += (k ? ", " : "") + (it == index.end() ? std::string("'--'")
-                                       : w.op == kConst ? "'" + arg_text_of(u.src[k]) + "'"
-                                                        : std::to_string(it->second));
+                                       : w.op == kConst  ? "'" + arg_text_of(u.src[k]) + "'"
+                                                         : std::to_string(it->second));
           }
           srcs += "]";
-          std::string op = std::string("Ops.") + trace_op_name(u.op), dt = std::string("dtypes.") + kDTypes[u.dtype].attr;
+          std::string op = std::string("Ops.") + trace_op_name(u.op),
+                      dt = std::string("dtypes.") + kDTypes[u.dtype].attr;
           std::snprintf(buf, sizeof buf, "%4zu ", i);
           std::string a;
           try {
@@ -925,7 +991,8 @@ void Importer::read_profile(const std::string& path) {
   for (size_t i = 0; i < evs.size(); i++) {
     const std::string& c = P->class_of(evs[i]);
     where_ = "event " + std::to_string(i);
-    if (c == "tinygrad.device.ProfileDeviceEvent") tdiff[as_str(field(evs[i], "device"), "device")] = ts(field(evs[i], "tdiff"), "tdiff");
+    if (c == "tinygrad.device.ProfileDeviceEvent")
+      tdiff[as_str(field(evs[i], "device"), "device")] = ts(field(evs[i], "tdiff"), "tdiff");
     if (c == "tinygrad.helpers.ProfileRangeEvent") {
       const std::string& d = as_str(field(evs[i], "device"), "device");
       if (d != "TINY" && d != "USER" && d != "GC" && d.find(":COPY") == std::string::npos) timed.insert(d);
@@ -953,8 +1020,10 @@ void Importer::read_profile(const std::string& path) {
     if (!p)
       if (auto it = program_by_name_.find(name); it != program_by_name_.end()) p = it->second;
     kev.i64(1, p).i64(2, intern(name)).i64(3, intern(device)).i64(4, st).i64(5, std::max(st, en)).text(6, b);
-    if (vv.empty()) kev.null(7);
-    else kev.text(7, vv);
+    if (vv.empty())
+      kev.null(7);
+    else
+      kev.text(7, vv);
     kev.run();
     sum_.kernel_events++;
   };
@@ -979,7 +1048,8 @@ void Importer::read_profile(const std::string& path) {
       nlohmann::json o = nlohmann::json::object();
       const auto& kv = V(x).items;
       for (size_t k = 0; k + 1 < kv.size(); k += 2)
-        o[V(kv[k]).kind == Kind::Str ? V(kv[k]).s : repr(kv[k], 1)] = V(kv[k + 1]).kind == Kind::Int ? V(kv[k + 1]).i : 0;
+        o[V(kv[k]).kind == Kind::Str ? V(kv[k]).s : repr(kv[k], 1)] =
+            V(kv[k + 1]).kind == Kind::Int ? V(kv[k + 1]).i : 0;
       vv = o.dump();
     }
   };
@@ -1022,25 +1092,44 @@ void Importer::read_profile(const std::string& path) {
       uint32_t arg = field(e, "arg");
       if (kind == "marker") {
         uint32_t n = P->dict_get(arg, "name"), col = P->dict_get(arg, "color");
-        marker.i64(1, t).i64(2, intern(n == kNoValue ? "" : name_of(n))).i64(3, intern(col == kNoValue ? "gray" : name_of(col))).run();
+        marker.i64(1, t)
+            .i64(2, intern(n == kNoValue ? "" : name_of(n)))
+            .i64(3, intern(col == kNoValue ? "gray" : name_of(col)))
+            .run();
         sum_.markers++;
       } else if (kind == "alloc") {
         int64_t key = as_int(field(e, "key"), "key");
         const Buf& b = bufs[key];
-        mem.i64(1, 1).i64(2, intern(d)).i64(3, t).i64(4, key).i64(5, intern(b.dtype)).i64(6, b.size).i64(7, b.nbytes).run();
+        mem.i64(1, 1)
+            .i64(2, intern(d))
+            .i64(3, t)
+            .i64(4, key)
+            .i64(5, intern(b.dtype))
+            .i64(6, b.size)
+            .i64(7, b.nbytes)
+            .run();
         sum_.mem_events++;
       } else if (kind == "free") {
         int64_t key = as_int(field(e, "key"), "key");
         Buf b = bufs.count(key) ? bufs[key] : Buf{};
-        mem.i64(1, 0).i64(2, intern(d)).i64(3, t).i64(4, key).i64(5, intern(b.dtype)).i64(6, b.size).i64(7, b.nbytes).run();
+        mem.i64(1, 0)
+            .i64(2, intern(d))
+            .i64(3, t)
+            .i64(4, key)
+            .i64(5, intern(b.dtype))
+            .i64(6, b.size)
+            .i64(7, b.nbytes)
+            .run();
         sum_.mem_events++;
       } else if (kind == "exec") {
         std::string b, vv;
         exec_bufs(arg, b, vv);
         uint32_t n = P->dict_get(arg, "name");
         std::string name = strip_ansi(n == kNoValue ? "" : name_of(n));
-        if (timed.count(d)) last_exec[d] = {b, vv};
-        else kernel(d, name, t, t, kNoValue, b, vv);  // an untimed run (DEV=CPU without HCQ2): a point in time
+        if (timed.count(d))
+          last_exec[d] = {b, vv};
+        else
+          kernel(d, name, t, t, kNoValue, b, vv);  // an untimed run (DEV=CPU without HCQ2): a point in time
       }
     } else if (c == "tinygrad.device.ProfileDeviceEvent") {
       std::string d = as_str(field(e, "device"), "device");
@@ -1056,7 +1145,8 @@ void Importer::read_profile(const std::string& path) {
       for (uint32_t x : ents) {
         std::string d = as_str(field(x, "device"), "device");
         int64_t a = as_int(field(x, "st_id"), "st_id"), b = as_int(field(x, "en_id"), "en_id");
-        if (a < 0 || b < 0 || (size_t)a >= sigs.size() || (size_t)b >= sigs.size()) fail("a graph entry's signal is out of range");
+        if (a < 0 || b < 0 || (size_t)a >= sigs.size() || (size_t)b >= sigs.size())
+          fail("a graph entry's signal is out of range");
         int64_t diff = tdiff.count(d) ? tdiff[d] : 0;
         int64_t st = ts(sigs[(size_t)a], "a signal") + diff, en = ts(sigs[(size_t)b], "a signal") + diff;
         lo = std::min(lo, st), hi = std::max(hi, en);
@@ -1067,7 +1157,11 @@ void Importer::read_profile(const std::string& path) {
         le = {};
       }
       if (!ents.empty() && lo <= hi) {
-        range.i64(1, intern(gdev + " Graph")).i64(2, intern("batched " + std::to_string(ents.size()))).i64(3, lo).i64(4, hi).run();
+        range.i64(1, intern(gdev + " Graph"))
+            .i64(2, intern("batched " + std::to_string(ents.size())))
+            .i64(3, lo)
+            .i64(4, hi)
+            .run();
         sum_.ranges++;
       }
     }
@@ -1113,7 +1207,9 @@ void Importer::set_times() {
     } else {
       for (int64_t s : c.steps) {
         sqlite3_bind_int64(q, 1, s);
-        if (sqlite3_step(q) == SQLITE_ROW) st = std::min<int64_t>(st, sqlite3_column_int64(q, 0)), en = std::max<int64_t>(en, sqlite3_column_int64(q, 1));
+        if (sqlite3_step(q) == SQLITE_ROW)
+          st = std::min<int64_t>(st, sqlite3_column_int64(q, 0)),
+          en = std::max<int64_t>(en, sqlite3_column_int64(q, 1));
         sqlite3_reset(q);
       }
     }

@@ -61,7 +61,7 @@ std::string printable(std::string_view s, size_t max = 80) {
 std::string long_to_decimal(std::string_view b) {
   bool neg = !b.empty() && ((unsigned char)b.back() & 0x80);
   std::vector<uint8_t> mag(b.begin(), b.end());  // little-endian magnitude
-  if (neg) {  // two's complement negate
+  if (neg) {                                     // two's complement negate
     unsigned carry = 1;
     for (uint8_t& x : mag) {
       unsigned v = (uint8_t)~x + carry;
@@ -241,7 +241,8 @@ class Machine {
   }
   uint32_t object(uint32_t cls, uint32_t args) {
     if (val(cls).kind != Kind::Global) fail("calls something that is not an allowed class");
-    if (args != kNoValue && val(args).kind != Kind::Tuple) fail("calls " + val(cls).s + " with arguments that are not a tuple");
+    if (args != kNoValue && val(args).kind != Kind::Tuple)
+      fail("calls " + val(cls).s + " with arguments that are not a tuple");
     Value v;
     v.kind = Kind::Object;
     v.cls = cls;
@@ -282,27 +283,48 @@ class Machine {
       }
       case 0x95: {  // FRAME: the length of the next frame (checked, then read as a stream)
         uint64_t n = le(8);
-        if (n > d_.size() - pos_) fail("a frame of " + std::to_string(n) + " bytes, past the end of the file (truncated?)");
+        if (n > d_.size() - pos_)
+          fail("a frame of " + std::to_string(n) + " bytes, past the end of the file (truncated?)");
         return false;
       }
-      case '.': return true;  // STOP
-      case '(': marks_.push_back(stack_.size()); return false;  // MARK
-      case '0': pop(); return false;                             // POP
-      case '1': pop_mark(); return false;                        // POP_MARK
-      case '2': push(top()); return false;                       // DUP
-      case 'N': push(make(Kind::None)); return false;
-      case 0x88: case 0x89: {  // NEWTRUE, NEWFALSE
+      case '.':
+        return true;  // STOP
+      case '(':
+        marks_.push_back(stack_.size());
+        return false;  // MARK
+      case '0':
+        pop();
+        return false;  // POP
+      case '1':
+        pop_mark();
+        return false;  // POP_MARK
+      case '2':
+        push(top());
+        return false;  // DUP
+      case 'N':
+        push(make(Kind::None));
+        return false;
+      case 0x88:
+      case 0x89: {  // NEWTRUE, NEWFALSE
         Value v;
         v.kind = Kind::Bool;
         v.b = op == 0x88;
         push(make(std::move(v)));
         return false;
       }
-      case 'J': push(int_value((int32_t)(uint32_t)le(4))); return false;  // BININT
-      case 'K': push(int_value((int64_t)le(1))); return false;            // BININT1
-      case 'M': push(int_value((int64_t)le(2))); return false;            // BININT2
-      case 0x8a: push(long_value(take(le(1)))); return false;             // LONG1
-      case 0x8b: {                                                         // LONG4
+      case 'J':
+        push(int_value((int32_t)(uint32_t)le(4)));
+        return false;  // BININT
+      case 'K':
+        push(int_value((int64_t)le(1)));
+        return false;  // BININT1
+      case 'M':
+        push(int_value((int64_t)le(2)));
+        return false;  // BININT2
+      case 0x8a:
+        push(long_value(take(le(1))));
+        return false;  // LONG1
+      case 0x8b: {     // LONG4
         int32_t n = (int32_t)(uint32_t)le(4);
         if (n < 0) fail("LONG4 with a negative length");
         push(long_value(take((uint64_t)n)));
@@ -319,31 +341,55 @@ class Machine {
         push(make(std::move(v)));
         return false;
       }
-      case 0x8c: push(str_value(Kind::Str, take(le(1)))); return false;    // SHORT_BINUNICODE
-      case 'X': push(str_value(Kind::Str, take(le(4)))); return false;     // BINUNICODE
-      case 0x8d: push(str_value(Kind::Str, take(le(8)))); return false;    // BINUNICODE8
-      case 'U': push(str_value(Kind::Str, take(le(1)))); return false;     // SHORT_BINSTRING
-      case 'T': {                                                          // BINSTRING
+      case 0x8c:
+        push(str_value(Kind::Str, take(le(1))));
+        return false;  // SHORT_BINUNICODE
+      case 'X':
+        push(str_value(Kind::Str, take(le(4))));
+        return false;  // BINUNICODE
+      case 0x8d:
+        push(str_value(Kind::Str, take(le(8))));
+        return false;  // BINUNICODE8
+      case 'U':
+        push(str_value(Kind::Str, take(le(1))));
+        return false;  // SHORT_BINSTRING
+      case 'T': {      // BINSTRING
         int32_t n = (int32_t)(uint32_t)le(4);
         if (n < 0) fail("BINSTRING with a negative length");
         push(str_value(Kind::Str, take((uint64_t)n)));
         return false;
       }
-      case 'C': push(str_value(Kind::Bytes, take(le(1)))); return false;   // SHORT_BINBYTES
-      case 'B': push(str_value(Kind::Bytes, take(le(4)))); return false;   // BINBYTES
-      case 0x8e: push(str_value(Kind::Bytes, take(le(8)))); return false;  // BINBYTES8
-      case 0x96: push(str_value(Kind::Bytes, take(le(8)))); return false;  // BYTEARRAY8
-      case ')': push(tuple_of({})); return false;                          // EMPTY_TUPLE
-      case 't': push(tuple_of(pop_mark())); return false;                  // TUPLE
-      case 0x85: case 0x86: case 0x87: {                                   // TUPLE1..3
+      case 'C':
+        push(str_value(Kind::Bytes, take(le(1))));
+        return false;  // SHORT_BINBYTES
+      case 'B':
+        push(str_value(Kind::Bytes, take(le(4))));
+        return false;  // BINBYTES
+      case 0x8e:
+        push(str_value(Kind::Bytes, take(le(8))));
+        return false;  // BINBYTES8
+      case 0x96:
+        push(str_value(Kind::Bytes, take(le(8))));
+        return false;  // BYTEARRAY8
+      case ')':
+        push(tuple_of({}));
+        return false;  // EMPTY_TUPLE
+      case 't':
+        push(tuple_of(pop_mark()));
+        return false;  // TUPLE
+      case 0x85:
+      case 0x86:
+      case 0x87: {  // TUPLE1..3
         size_t n = op - 0x84;
         std::vector<uint32_t> items(n);
         for (size_t i = n; i-- > 0;) items[i] = pop();
         push(tuple_of(std::move(items)));
         return false;
       }
-      case ']': push(make(Kind::List)); return false;  // EMPTY_LIST
-      case 'l': {                                      // LIST
+      case ']':
+        push(make(Kind::List));
+        return false;  // EMPTY_LIST
+      case 'l': {      // LIST
         Value v;
         v.kind = Kind::List;
         v.items = pop_mark();
@@ -360,8 +406,10 @@ class Machine {
         append(top(), items);
         return false;
       }
-      case '}': push(make(Kind::Dict)); return false;  // EMPTY_DICT
-      case 'd': {                                      // DICT
+      case '}':
+        push(make(Kind::Dict));
+        return false;  // EMPTY_DICT
+      case 'd': {      // DICT
         std::vector<uint32_t> kv = pop_mark();
         if (kv.size() % 2) fail("DICT with an odd number of items");
         Value v;
@@ -380,8 +428,10 @@ class Machine {
         set_items(top(), kv);
         return false;
       }
-      case 0x8f: push(make(Kind::Set)); return false;  // EMPTY_SET
-      case 0x90: {                                     // ADDITEMS
+      case 0x8f:
+        push(make(Kind::Set));
+        return false;  // EMPTY_SET
+      case 0x90: {     // ADDITEMS
         std::vector<uint32_t> items = pop_mark();
         uint32_t s = top();
         if (val(s).kind != Kind::Set) fail("ADDITEMS to a value that is not a set");
@@ -432,17 +482,41 @@ class Machine {
         val(o).state = state;
         return false;
       }
-      case 0x94: memo_put(memo_.size()); return false;  // MEMOIZE
-      case 'q': memo_put(le(1)); return false;          // BINPUT
-      case 'r': memo_put(le(4)); return false;          // LONG_BINPUT
-      case 'h': memo_get(le(1)); return false;          // BINGET
-      case 'j': memo_get(le(4)); return false;          // LONG_BINGET
-      case 'i': case 'o':
+      case 0x94:
+        memo_put(memo_.size());
+        return false;  // MEMOIZE
+      case 'q':
+        memo_put(le(1));
+        return false;  // BINPUT
+      case 'r':
+        memo_put(le(4));
+        return false;  // LONG_BINPUT
+      case 'h':
+        memo_get(le(1));
+        return false;  // BINGET
+      case 'j':
+        memo_get(le(4));
+        return false;  // LONG_BINGET
+      case 'i':
+      case 'o':
         fail(std::string("opcode ") + (op == 'i' ? "INST" : "OBJ") + " (a protocol 0/1 instantiation) is not read");
-      case 0x82: case 0x83: case 0x84: fail("extension registry opcodes (EXT1/2/4) are not read");
-      case 'P': case 'Q': fail("persistent ids (PERSID/BINPERSID) are not read");
-      case 0x97: case 0x98: fail("out-of-band buffers (NEXT_BUFFER/READONLY_BUFFER) are not read");
-      case 'I': case 'L': case 'F': case 'S': case 'V': case 'p': case 'g':
+      case 0x82:
+      case 0x83:
+      case 0x84:
+        fail("extension registry opcodes (EXT1/2/4) are not read");
+      case 'P':
+      case 'Q':
+        fail("persistent ids (PERSID/BINPERSID) are not read");
+      case 0x97:
+      case 0x98:
+        fail("out-of-band buffers (NEXT_BUFFER/READONLY_BUFFER) are not read");
+      case 'I':
+      case 'L':
+      case 'F':
+      case 'S':
+      case 'V':
+      case 'p':
+      case 'g':
         fail(std::string("text opcode '") + (char)op + "' of protocol 0 is not read (protocols 2 to 5 are)");
       default: {
         char buf[8];

@@ -23,7 +23,22 @@ class PickleError : public tg::Error {
   using tg::Error::Error;
 };
 
-enum class Kind : uint8_t { None, Bool, Int, BigInt, Float, Str, Bytes, Tuple, List, Dict, Set, FrozenSet, Global, Object };
+enum class Kind : uint8_t {
+  None,
+  Bool,
+  Int,
+  BigInt,
+  Float,
+  Str,
+  Bytes,
+  Tuple,
+  List,
+  Dict,
+  Set,
+  FrozenSet,
+  Global,
+  Object
+};
 
 constexpr uint32_t kNoValue = 0xffffffffu;
 

@@ -31,7 +31,7 @@ def hello():
     profile_marker("random", "orange")
     Tensor.manual_seed(42)
     show("rand", Tensor.rand(5))
-    x = Tensor.zeros(3).contiguous()
+    x = Tensor.zeros(3)
     x.assign(Tensor([7.0, 8.0, 9.0]))
     show("assigned", x.realize())
     try: (a + Tensor.ones(4)).realize()

@@ -16,6 +16,7 @@
 
 #include "lib/uop/serialize.h"
 #include "viz/cli.h"
+#include "viz/diff.h"
 #include "viz/import_tinygrad.h"
 #include "viz/pickle.h"
 #include "viz/reader.h"
@@ -182,8 +183,9 @@ TEST(ImportTinygrad, ArgsAreInTheEnginesOwnEncoding) {
   EXPECT_GT(params, 0u);
   EXPECT_GT(reprs, 0u);
   // a buffer PARAM of the reference reads as the engine writes it
-  EXPECT_GT(sql_int(out, "SELECT COUNT(*) FROM uops_view WHERE op='PARAM' AND arg='P(i0,dfloat ,N,N,N,AGLOBAL ,N,s3:CPU,F)'"),
-            0);
+  EXPECT_GT(
+      sql_int(out, "SELECT COUNT(*) FROM uops_view WHERE op='PARAM' AND arg='P(i0,dfloat ,N,N,N,AGLOBAL ,N,s3:CPU,F)'"),
+      0);
   std::remove(out.c_str());
 }
 
@@ -199,7 +201,8 @@ TEST(ImportTinygrad, RefusesGlobalsOutsideTheAllowList) {
       {stack_global_pickle("os", "system", cmd), "os.system"},
       {stack_global_pickle("builtins", "eval", "__import__('os').system('" + cmd + "')"), "builtins.eval"},
       {reduce_pickle("subprocess", "getoutput", cmd), "subprocess.getoutput"},
-      {stack_global_pickle("tinygrad.tensor", "Tensor", "x"), "tinygrad.tensor.Tensor"},  // a tinygrad class, not a record
+      {stack_global_pickle("tinygrad.tensor", "Tensor", "x"),
+       "tinygrad.tensor.Tensor"},  // a tinygrad class, not a record
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.names);
@@ -211,7 +214,7 @@ TEST(ImportTinygrad, RefusesGlobalsOutsideTheAllowList) {
     } catch (const tg::Error& e) {
       std::string m = e.what();
       EXPECT_NE(m.find("refused global " + c.names), std::string::npos) << m;
-      EXPECT_NE(m.find(pkl), std::string::npos) << m;   // the file
+      EXPECT_NE(m.find(pkl), std::string::npos) << m;      // the file
       EXPECT_NE(m.find("byte "), std::string::npos) << m;  // and where
     }
     // the same through the command: exit status 2, the class named on stderr, no trace left behind
@@ -283,10 +286,18 @@ TEST(ImportTinygrad, MutatedPicklesNeverCrash) {
     for (int e = 0; e < edits; e++) {
       size_t at = rng() % m.size();
       switch (rng() % 4) {
-        case 0: m[at] = (char)rng(); break;
-        case 1: m[at] ^= (char)(1 << (rng() % 8)); break;
-        case 2: m.erase(at, 1 + rng() % 16); break;
-        case 3: m.insert(at, m.substr(rng() % m.size(), 1 + rng() % 32)); break;
+        case 0:
+          m[at] = (char)rng();
+          break;
+        case 1:
+          m[at] ^= (char)(1 << (rng() % 8));
+          break;
+        case 2:
+          m.erase(at, 1 + rng() % 16);
+          break;
+        case 3:
+          m.insert(at, m.substr(rng() % m.size(), 1 + rng() % 32));
+          break;
       }
       if (m.empty()) m = "x";
     }
@@ -309,8 +320,10 @@ TEST(ImportTinygrad, MutatedPicklesNeverCrash) {
     std::string m = i % 2 ? rw : pf;
     for (int e = 1 + (int)(rng() % 3); e > 0; e--) {
       size_t at = rng() % m.size();
-      if (rng() % 2) m[at] = (char)rng();
-      else m.erase(at, 1 + rng() % 8);
+      if (rng() % 2)
+        m[at] = (char)rng();
+      else
+        m.erase(at, 1 + rng() % 8);
       if (m.empty()) m = ".";
     }
     try {
@@ -323,6 +336,66 @@ TEST(ImportTinygrad, MutatedPicklesNeverCrash) {
   }
   EXPECT_GT(loaded, 0);
   std::remove(pkl.c_str()), std::remove(prof.c_str()), std::remove(out.c_str());
+}
+
+void sql(const std::string& path, const std::string& q) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, q.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "") << "\n" << q;
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+// a trace of another producer (the port's rules are C++ files) compares by node structure: the same matches with
+// other rule names are equal there, and only there; a changed node is a divergence in both modes
+TEST(ImportTinygrad, DiffAcrossProducersComparesNodes) {
+  std::string a = tmp_path("diff_a.trace.db"), b = tmp_path("diff_b.trace.db");
+  import(data("tinygrad_small.rewrites.pkl"), "", a);
+  import(data("tinygrad_small.rewrites.pkl"), "", b);
+  {
+    auto ta = Trace::open(a), tb = Trace::open(b);
+    TraceDiff d = diff_traces(*ta, *tb);
+    EXPECT_TRUE(d.compared_rules);
+    EXPECT_FALSE(d.diverged);
+    EXPECT_EQ(d.equal_steps, ta->steps().size());
+  }
+  // b's rules now live in C++ files, as a port's recording of the same program would have them
+  sql(b,
+      "UPDATE strings SET value=replace(replace(value, 'tinygrad/', 'lib/'), '.py', '.cpp') WHERE id IN "
+      "(SELECT file FROM rules); UPDATE rules SET line=line+1000;");
+  {
+    auto ta = Trace::open(a), tb = Trace::open(b);
+    TraceDiff same = diff_traces(*ta, *tb);  // one producer: by rule, every step with a match differs
+    EXPECT_TRUE(same.diverged);
+    EXPECT_LT(same.equal_steps, ta->steps().size());
+    TraceDiff by_nodes = diff_traces(*ta, *tb, DiffOptions{false});
+    EXPECT_FALSE(by_nodes.compared_rules);
+    EXPECT_FALSE(by_nodes.diverged);
+    EXPECT_EQ(by_nodes.equal_steps, ta->steps().size());
+  }
+  sql(b, "UPDATE meta SET value='tinygrad-cpp' WHERE key='producer'");
+  {
+    auto ta = Trace::open(a), tb = Trace::open(b);
+    TraceDiff d = diff_traces(*ta, *tb);  // different producers: by nodes without being asked
+    EXPECT_FALSE(d.compared_rules);
+    EXPECT_FALSE(d.diverged);
+    EXPECT_TRUE(d.rules.empty());  // the counts per module (symbolic.py and symbolic.cpp are one) agree
+  }
+  // a match whose replacement differs is a divergence, named by its step and match
+  int64_t step = sql_int(b, "SELECT step FROM matches ORDER BY step, ordinal LIMIT 1");
+  sql(b, "UPDATE matches SET after=before WHERE step=" + std::to_string(step) +
+             " AND ordinal=(SELECT MIN(ordinal) "
+             "FROM matches WHERE step=" +
+             std::to_string(step) + ")");
+  {
+    auto ta = Trace::open(a), tb = Trace::open(b);
+    TraceDiff d = diff_traces(*ta, *tb);
+    EXPECT_TRUE(d.diverged);
+    EXPECT_EQ(d.first_b.step, step);
+    EXPECT_EQ(d.first_b.ordinal, 1);
+  }
+  std::remove(a.c_str()), std::remove(b.c_str());
 }
 
 TEST(ImportTinygrad, CliJsonSummary) {
