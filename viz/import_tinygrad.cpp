@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -1228,6 +1229,7 @@ void Importer::replay_outputs() {
     std::vector<std::pair<int64_t, Content>> built;  // (replay id, content with replay ids)
   };
   std::vector<Out> outs;
+  std::vector<std::tuple<int64_t, int64_t, std::string>> checkpoints;  // (step, frame, graph)
   {
     auto t = Trace::open(tmp_path_);
     size_t n = 0;
@@ -1246,6 +1248,16 @@ void Importer::replay_outputs() {
             o.built.push_back({id, Content{x.op, x.dtype, x.arg, x.tag, x.src}});
           }
       outs.push_back(std::move(o));
+      // the replay checkpoints the port's writer stores for long top-down steps (schema.h), so a deep frame of an
+      // imported step opens as fast
+      if (!s.bottom_up && !s.walk && r.matches().size() >= StepReplay::kCheckpointMin) {
+        StepReplay c(*t, s.id, StepReplay::Mode::scratch);
+        for (size_t k = StepReplay::kCheckpointEvery; k < c.num_frames(); k += StepReplay::kCheckpointEvery) {
+          std::string g = c.encode_frame(k);
+          if (g.empty()) break;
+          checkpoints.emplace_back(s.id, (int64_t)k, std::move(g));
+        }
+      }
     }
   }
   exec("BEGIN");
@@ -1262,6 +1274,8 @@ void Importer::replay_outputs() {
     up.i64(1, o.root < 0 ? ids.at(o.root) : o.root).i64(2, o.step).run();
     sum_.replayed_steps++;
   }
+  Stmt cp(this, "INSERT OR REPLACE INTO replay_checkpoints(step, frame, graph) VALUES(?, ?, ?)");
+  for (auto& [step, frame, graph] : checkpoints) cp.i64(1, step).i64(2, frame).blob(3, graph).run();
 }
 
 ImportSummary Importer::run() {

@@ -212,7 +212,7 @@ class Machine {
     return make(std::move(v));
   }
   uint32_t long_value(std::string_view bytes) {
-    if (bytes.size() > 1024) fail("an integer of " + std::to_string(bytes.size()) + " bytes (at most 1024 are read)");
+    if (bytes.size() > 64) fail("an integer of " + std::to_string(bytes.size()) + " bytes (at most 64 are read)");
     if (bytes.size() <= 8) {
       uint64_t u = 0;
       for (size_t i = 0; i < bytes.size(); i++) u |= (uint64_t)(uint8_t)bytes[i] << (8 * i);
