@@ -15,6 +15,7 @@
 #include <sstream>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "lib/pyfmt.h"
@@ -170,6 +171,8 @@ class Importer {
     if (v == kNoValue) fail("a field is missing");
     return P->at(v);
   }
+  std::string S(uint32_t v) const { return std::string(P->str(v)); }  // a Str's, Bytes', BigInt's or Global's bytes
+  const std::vector<uint32_t>& I(uint32_t v) const { return P->items(v); }
   std::string kind_name(uint32_t v) const {
     const pickle::Value& x = V(v);
     switch (x.kind) {
@@ -196,9 +199,9 @@ class Importer {
       case Kind::FrozenSet:
         return "a set";
       case Kind::Global:
-        return "the class " + x.s;
+        return "the class " + S(v);
       case Kind::Object:
-        return "a " + P->class_of(v);
+        return "a " + std::string(P->class_of(v));
     }
     return "?";
   }
@@ -209,7 +212,7 @@ class Importer {
   }
   uint32_t field(uint32_t obj, const char* name) const {
     uint32_t f = P->field(obj, name);
-    if (f == kNoValue) fail(P->class_of(obj) + " without its field '" + name + "'");
+    if (f == kNoValue) fail(std::string(P->class_of(obj)) + " without its field '" + name + "'");
     return f;
   }
   int64_t as_int(uint32_t v, const char* what) const {
@@ -218,10 +221,10 @@ class Importer {
     if (x.kind == Kind::Bool) return x.b;
     fail(std::string(what) + " is " + kind_name(v) + ", not an int");
   }
-  const std::string& as_str(uint32_t v, const char* what) const {
+  std::string as_str(uint32_t v, const char* what) const {
     const pickle::Value& x = V(v);
     if (x.kind != Kind::Str) fail(std::string(what) + " is " + kind_name(v) + ", not a str");
-    return x.s;
+    return S(v);
   }
   bool as_bool(uint32_t v, const char* what) const {
     const pickle::Value& x = V(v);
@@ -240,7 +243,7 @@ class Importer {
     const pickle::Value& x = V(v);
     if (x.kind != Kind::Tuple && x.kind != Kind::List)
       fail(std::string(what) + " is " + kind_name(v) + ", not a sequence");
-    return x.items;
+    return I(v);
   }
   int64_t enum_value(uint32_t v, const char* cls, int max) const {
     need_obj(v, cls, cls);
@@ -250,7 +253,7 @@ class Importer {
     return x;
   }
   const DT& dtype_of(uint32_t v) const {
-    const std::string& c = P->class_of(v);
+    std::string c(P->class_of(v));
     if (c != "tinygrad.dtype.DType") fail("a dtype is " + kind_name(v) + ", not a tinygrad.dtype.DType");
     const std::string& name = as_str(P->arg(v, 2), "DType.name");
     for (const DT& d : kDTypes)
@@ -273,21 +276,21 @@ class Importer {
       case Kind::Int:
         return "i" + std::to_string(x.i);
       case Kind::BigInt:
-        return "i" + x.s;
+        return "i" + S(v);
       case Kind::Float:
         return "f" + hex_double(x.f);
       case Kind::Str:
-        return "s" + std::to_string(x.s.size()) + ":" + x.s;
+        return "s" + std::to_string(P->str(v).size()) + ":" + S(v);
       case Kind::Bytes: {
-        std::string r = bytes_repr(x.s);
+        std::string r = bytes_repr(S(v));
         return "R" + std::to_string(r.size()) + ":" + r;
       }
       case Kind::Tuple:
       case Kind::List: {
         std::string r = "(";
-        for (size_t i = 0; i < x.items.size(); i++) {
+        for (size_t i = 0; i < I(v).size(); i++) {
           if (i) r += ",";
-          r += enc(x.items[i], depth + 1);
+          r += enc(I(v)[i], depth + 1);
           if (r.size() > kMaxArgBytes) fail("an arg longer than 64 MB");
         }
         return r + ")";
@@ -318,7 +321,7 @@ class Importer {
     return r + ")";
   }
   std::string enc_object(uint32_t v, int depth) {
-    const std::string& c = P->class_of(v);
+    std::string c(P->class_of(v));
     if (c == "tinygrad.uop.Ops") return std::string("o") + trace_op_name(op_of(v)) + " ";
     if (c == "tinygrad.uop.ops.AxisType") return std::string("a") + kAxisTypes[enum_value(v, c.c_str(), 12)] + " ";
     if (c == "tinygrad.dtype.AddrSpace") return std::string("A") + kAddrSpaces[enum_value(v, c.c_str(), 4)] + " ";
@@ -418,35 +421,35 @@ class Importer {
       case Kind::Int:
         return std::to_string(x.i);
       case Kind::BigInt:
-        return x.s;
+        return S(v);
       case Kind::Float:
         return py_float_repr(x.f);
       case Kind::Str:
-        return py_str_repr(x.s);
+        return py_str_repr(S(v));
       case Kind::Bytes:
-        return bytes_repr(x.s);
+        return bytes_repr(S(v));
       case Kind::Tuple:
       case Kind::List:
       case Kind::Set:
       case Kind::FrozenSet: {
         bool tup = x.kind == Kind::Tuple;
         std::string r = tup ? "(" : x.kind == Kind::List ? "[" : "{";
-        for (size_t i = 0; i < x.items.size(); i++) r += (i ? ", " : "") + repr(x.items[i], depth + 1);
-        if (tup && x.items.size() == 1) r += ",";
+        for (size_t i = 0; i < I(v).size(); i++) r += (i ? ", " : "") + repr(I(v)[i], depth + 1);
+        if (tup && I(v).size() == 1) r += ",";
         return r + (tup ? ")" : x.kind == Kind::List ? "]" : "}");
       }
       case Kind::Dict: {
         std::string r = "{";
-        for (size_t i = 0; i + 1 < x.items.size(); i += 2)
-          r += (i ? ", " : "") + repr(x.items[i], depth + 1) + ": " + repr(x.items[i + 1], depth + 1);
+        for (size_t i = 0; i + 1 < I(v).size(); i += 2)
+          r += (i ? ", " : "") + repr(I(v)[i], depth + 1) + ": " + repr(I(v)[i + 1], depth + 1);
         return r + "}";
       }
       case Kind::Global:
-        return "<class '" + x.s + "'>";
+        return "<class '" + S(v) + "'>";
       case Kind::Object:
         break;
     }
-    const std::string& c = P->class_of(v);
+    std::string c(P->class_of(v));
     if (c == "tinygrad.uop.Ops") return std::string("Ops.") + trace_op_name(op_of(v));
     if (c == "tinygrad.uop.ops.AxisType") return std::string("AxisType.") + kAxisTypes[enum_value(v, c.c_str(), 12)];
     if (c == "tinygrad.dtype.AddrSpace") return std::string("AddrSpace.") + kAddrSpaces[enum_value(v, c.c_str(), 4)];
@@ -466,7 +469,7 @@ class Importer {
     if (c == "tinygrad.uop.ops.UOp") {  // a UOp in an arg (a ProgramInfo's Variables): its name, as the port's expr()
       uint32_t a = P->arg(v, 3);
       if (is_obj(a, "tinygrad.uop.ops.ParamArg") && V(P->field(a, "name")).kind == Kind::Str)
-        return V(P->field(a, "name")).s;
+        return S(P->field(a, "name"));
       char h[20];
       std::snprintf(h, sizeof h, "%016llx", (unsigned long long)uop_hash(v, depth));
       return "UOp(Ops." + std::string(trace_op_name(op_of(P->arg(v, 0)))) + ", #" + h + ")";
@@ -485,10 +488,10 @@ class Importer {
     // a dataclass: Name(field=value, ...) from its state, else Name(args...)
     std::string name = c.substr(c.rfind('.') + 1), r = name + "(";
     const pickle::Value& o = V(v);
-    if (o.state != kNoValue && V(o.state).kind == Kind::Dict) {
-      const auto& kv = V(o.state).items;
+    if (o.state() != kNoValue && V(o.state()).kind == Kind::Dict) {
+      const auto& kv = I(o.state());
       for (size_t i = 0; i + 1 < kv.size(); i += 2)
-        r += (i ? ", " : "") + (V(kv[i]).kind == Kind::Str ? V(kv[i]).s : repr(kv[i], depth + 1)) + "=" +
+        r += (i ? ", " : "") + (V(kv[i]).kind == Kind::Str ? S(kv[i]) : repr(kv[i], depth + 1)) + "=" +
              repr(kv[i + 1], depth + 1);
     } else {
       for (size_t i = 0; i < P->num_args(v); i++) r += (i ? ", " : "") + repr(P->arg(v, i), depth + 1);
@@ -563,24 +566,30 @@ class Importer {
       return op == o.op && dtype == o.dtype && arg == o.arg && tag == o.tag && src == o.src;
     }
   };
-  struct ContentHash {
-    size_t operator()(const Content& c) const {
-      uint64_t h =
-          (uint64_t)c.op * 0x9e3779b97f4a7c15ull ^ (uint64_t)c.dtype << 20 ^ (uint64_t)c.arg * 31 ^ (uint64_t)c.tag;
-      for (int64_t s : c.src) h = (h ^ (uint64_t)s) * 0x100000001b3ull;
-      return h;
-    }
+  static size_t content_hash(const Content& c) {
+    uint64_t h = (uint64_t)c.op * 0x9e3779b97f4a7c15ull ^ (uint64_t)c.dtype << 20 ^ (uint64_t)c.arg * 31 ^ (uint64_t)c.tag;
+    for (int64_t s : c.src) h = (h ^ (uint64_t)s) * 0x100000001b3ull;
+    return h;
+  }
+  std::vector<Content> nodes_;  // id - 1 -> content
+  // the ids by content (hashing and comparing nodes_[id - 1]; id 0 stands for the content being looked up)
+  const Content* probe_ = nullptr;
+  const Content& content_of(int64_t id) const { return id ? nodes_[(size_t)id - 1] : *probe_; }
+  struct IdHash {
+    const Importer* im;
+    size_t operator()(int64_t id) const { return content_hash(im->content_of(id)); }
   };
-  std::unordered_map<Content, int64_t, ContentHash> content_;
+  struct IdEq {
+    const Importer* im;
+    bool operator()(int64_t a, int64_t b) const { return im->content_of(a) == im->content_of(b); }
+  };
+  std::unordered_set<int64_t, IdHash, IdEq> content_{64, IdHash{this}, IdEq{this}};
   std::unordered_map<int64_t, int64_t> by_num_;  // trace_num -> uop id
-  std::unordered_map<int64_t, int> op_by_id_;
-  std::unordered_map<int64_t, int64_t> arg_by_id_;
-  std::vector<Content> nodes_;                  // id - 1 -> content
   std::unordered_map<int64_t, uint32_t> argv_;  // PROGRAM and SINK nodes: their arg's pickle value
   static constexpr int kProgram = 8, kLinear = 9, kSource = 10, kSink = 12, kConst = 60, kRewriteError = 4;
   // a str arg's text ("s<len>:<text>"), else its display
   std::string arg_text_of(int64_t id) const {
-    const std::string& e = str(arg_by_id_.at(id));
+    const std::string& e = str(nodes_.at((size_t)id - 1).arg);
     size_t colon = e.find(':');
     if (!e.empty() && e[0] == 's' && colon != std::string::npos) return e.substr(colon + 1);
     try {
@@ -592,7 +601,8 @@ class Importer {
   int64_t next_uop_ = 1;
   std::unique_ptr<Stmt> st_uop_;
   int64_t add_uop(const Content& c) {
-    if (auto it = content_.find(c); it != content_.end()) return it->second;
+    probe_ = &c;
+    if (auto it = content_.find(0); it != content_.end()) return *it;
     int64_t id = next_uop_++;
     std::string src;
     for (int64_t s : c.src) {
@@ -611,10 +621,8 @@ class Importer {
     else
       st_uop_->blob(6, src);
     st_uop_->run();
-    content_.emplace(c, id);
     nodes_.push_back(c);
-    op_by_id_[id] = c.op;
-    arg_by_id_[id] = c.arg;
+    content_.insert(id);
     sum_.uops++;
     return id;
   }
@@ -729,8 +737,8 @@ void Importer::read_uops(uint32_t fields) {
   const pickle::Value& d = V(fields);
   if (d.kind != Kind::Dict) fail("is " + kind_name(fields) + ", not a dict");
   std::vector<std::pair<int64_t, uint32_t>> recs;
-  for (size_t i = 0; i + 1 < d.items.size(); i += 2)
-    recs.push_back({as_int(d.items[i], "a trace_num"), d.items[i + 1]});
+  for (size_t i = 0; i + 1 < I(fields).size(); i += 2)
+    recs.push_back({as_int(I(fields)[i], "a trace_num"), I(fields)[i + 1]});
   std::sort(recs.begin(), recs.end());  // a UOp's sources are numbered before it
   sum_.uop_records = recs.size();
   for (size_t k = 0; k < recs.size(); k++) {
@@ -788,8 +796,8 @@ void Importer::read_rewrites(uint32_t trace) {
     ci.name = as_str(field(key, "display_name"), "TracingKey.display_name");
     std::vector<std::string> bkeys;
     if (uint32_t kk = P->field(key, "keys"); kk != kNoValue && (V(kk).kind == Kind::Tuple || V(kk).kind == Kind::List))
-      for (uint32_t x : V(kk).items)
-        if (V(x).kind == Kind::Bytes) bkeys.push_back(V(x).s);
+      for (uint32_t x : I(kk))
+        if (V(x).kind == Kind::Bytes) bkeys.push_back(S(x));
     ctx_keys_.push_back(bkeys);
     std::map<int64_t, std::array<int64_t, 2>> stats;  // rule -> (matches, ns)
     std::vector<int64_t> parents;                     // the open step at each depth
@@ -822,7 +830,7 @@ void Importer::read_rewrites(uint32_t trace) {
         int64_t rl = rule(m[2]);
         double secs = as_float(m[3], "a match's duration");
         int64_t dur = secs > 0 && secs < 1e9 ? (int64_t)(secs * 1e9 + 0.5) : 0;
-        if (op_by_id_[after] == kRewriteError) {  // REWRITE_ERROR: its arg is "ExcType\nmessage"
+        if (nodes_[(size_t)after - 1].op == kRewriteError) {  // REWRITE_ERROR: its arg is "ExcType\nmessage"
           std::string msg = arg_text_of(after);
           err.i64(1, id).i64(2, (int64_t)k).i64(3, before).i64(4, after).i64(5, rl).i64(6, intern(msg)).run();
           error = msg;
@@ -984,13 +992,13 @@ void Importer::read_profile(const std::string& path) {
   };
   auto name_of = [&](uint32_t v) -> std::string {
     if (is_obj(v, "tinygrad.helpers.TracingKey")) return as_str(field(v, "display_name"), "TracingKey.display_name");
-    if (V(v).kind == Kind::Str) return V(v).s;
+    if (V(v).kind == Kind::Str) return S(v);
     return repr(v, 0);
   };
   std::unordered_map<std::string, int64_t> tdiff;
   std::set<std::string> timed;  // devices whose kernels have ranges (HCQ): their exec points only give the buffers
   for (size_t i = 0; i < evs.size(); i++) {
-    const std::string& c = P->class_of(evs[i]);
+    std::string c(P->class_of(evs[i]));
     where_ = "event " + std::to_string(i);
     if (c == "tinygrad.device.ProfileDeviceEvent")
       tdiff[as_str(field(evs[i], "device"), "device")] = ts(field(evs[i], "tdiff"), "tdiff");
@@ -1017,7 +1025,7 @@ void Importer::read_profile(const std::string& path) {
                     const std::string& b, const std::string& vv) {
     int64_t p = 0;
     if (key != kNoValue && V(key).kind == Kind::Bytes)
-      if (auto it = program_by_key_.find(V(key).s); it != program_by_key_.end()) p = it->second;
+      if (auto it = program_by_key_.find(S(key)); it != program_by_key_.end()) p = it->second;
     if (!p)
       if (auto it = program_by_name_.find(name); it != program_by_name_.end()) p = it->second;
     kev.i64(1, p).i64(2, intern(name)).i64(3, intern(device)).i64(4, st).i64(5, std::max(st, en)).text(6, b);
@@ -1045,11 +1053,11 @@ void Importer::read_profile(const std::string& path) {
     }
     b = j.dump();
     vv.clear();
-    if (uint32_t x = P->dict_get(arg, "var_vals"); x != kNoValue && V(x).kind == Kind::Dict && !V(x).items.empty()) {
+    if (uint32_t x = P->dict_get(arg, "var_vals"); x != kNoValue && V(x).kind == Kind::Dict && !I(x).empty()) {
       nlohmann::json o = nlohmann::json::object();
-      const auto& kv = V(x).items;
+      const auto& kv = I(x);
       for (size_t k = 0; k + 1 < kv.size(); k += 2)
-        o[V(kv[k]).kind == Kind::Str ? V(kv[k]).s : repr(kv[k], 1)] =
+        o[V(kv[k]).kind == Kind::Str ? S(kv[k]) : repr(kv[k], 1)] =
             V(kv[k + 1]).kind == Kind::Int ? V(kv[k + 1]).i : 0;
       vv = o.dump();
     }
@@ -1068,7 +1076,7 @@ void Importer::read_profile(const std::string& path) {
   }
   for (size_t i = 0; i < evs.size(); i++) {
     uint32_t e = evs[i];
-    const std::string& c = P->class_of(e);
+    std::string c(P->class_of(e));
     where_ = "event " + std::to_string(i) + " (" + (c.empty() ? kind_name(e) : c) + ")";
     budget_ = 0;
     if (i % 5000 == 0) progress("profile events", i, evs.size());
@@ -1279,17 +1287,19 @@ void Importer::replay_outputs() {
 }
 
 ImportSummary Importer::run() {
-  std::string data = read_file(opt_.rewrites_path);
   file_ = opt_.rewrites_path;
   open_out();
   try {
-    Pickle pk = pickle::load(data, opt_.rewrites_path);
-    P = &pk;
-    read_rewrites(pk.root());
-    write_programs();
-    std::string version = "tinygrad";
-    sum_.producer = version;
-    P = nullptr;
+    {  // the rewrites' pickle and its values are let go before the profile and the replays
+      std::string data = read_file(opt_.rewrites_path);
+      Pickle pk = pickle::load(data, opt_.rewrites_path);
+      P = &pk;
+      read_rewrites(pk.root());
+      write_programs();
+      P = nullptr;
+      argv_.clear();
+      uop_hash_.clear();
+    }
     if (!opt_.profile_path.empty()) read_profile(opt_.profile_path);
     file_ = opt_.rewrites_path;
     set_times();

@@ -168,6 +168,7 @@ class Machine {
     return (uint32_t)(p_.values_.size() - 1);
   }
   uint32_t make(Kind k) {
+    if (is_container(k)) return container(k);
     Value v;
     v.kind = k;
     return make(std::move(v));
@@ -193,18 +194,34 @@ class Machine {
     return items;
   }
   Value& val(uint32_t v) { return p_.values_[v]; }
+  std::string_view str_of(uint32_t v) { return p_.str(v); }
+  static bool is_container(Kind k) {
+    return k == Kind::Tuple || k == Kind::List || k == Kind::Set || k == Kind::FrozenSet || k == Kind::Dict;
+  }
+  std::vector<uint32_t>& items_of(uint32_t v) { return p_.lists_[val(v).u0]; }
+  uint32_t container(Kind k, std::vector<uint32_t> items = {}) {
+    Value v;
+    v.kind = k;
+    v.u0 = (uint32_t)p_.lists_.size();
+    uint32_t id = make(std::move(v));
+    p_.lists_.push_back(std::move(items));
+    return id;
+  }
+  uint32_t text(Kind k, std::string_view s) {
+    if (p_.text_.size() + s.size() > 0xffffffffull) fail("more text than 4 GB");
+    Value v;
+    v.kind = k;
+    v.u0 = (uint32_t)p_.text_.size(), v.u1 = (uint32_t)s.size();
+    p_.text_.append(s.data(), s.size());
+    return make(std::move(v));
+  }
   void memo_put(uint64_t idx) { memo_[idx] = top(); }
   void memo_get(uint64_t idx) {
     auto it = memo_.find(idx);
     if (it == memo_.end()) fail("memo entry " + std::to_string(idx) + " does not exist");
     push(it->second);
   }
-  uint32_t tuple_of(std::vector<uint32_t> items) {
-    Value v;
-    v.kind = Kind::Tuple;
-    v.items = std::move(items);
-    return make(std::move(v));
-  }
+  uint32_t tuple_of(std::vector<uint32_t> items) { return container(Kind::Tuple, std::move(items)); }
   uint32_t int_value(int64_t i) {
     Value v;
     v.kind = Kind::Int;
@@ -219,43 +236,31 @@ class Machine {
       if (!bytes.empty() && bytes.size() < 8 && ((uint8_t)bytes.back() & 0x80)) u |= ~0ull << (8 * bytes.size());
       return int_value((int64_t)u);
     }
-    Value v;
-    v.kind = Kind::BigInt;
-    v.s = long_to_decimal(bytes);
-    return make(std::move(v));
+    return text(Kind::BigInt, long_to_decimal(bytes));
   }
-  uint32_t str_value(Kind k, std::string_view s) {
-    Value v;
-    v.kind = k;
-    v.s.assign(s.data(), s.size());
-    return make(std::move(v));
-  }
+  uint32_t str_value(Kind k, std::string_view s) { return text(k, s); }
   void global(std::string_view module, std::string_view name) {
     if (!allowed_global(module, name))
       fail("refused global " + printable(module) + "." + printable(name) +
            ": not one of the reference's classes a VIZ pickle holds (nothing in a pickle is executed)");
-    Value v;
-    v.kind = Kind::Global;
-    v.s = std::string(module) + "." + std::string(name);
-    push(make(std::move(v)));
+    push(text(Kind::Global, std::string(module) + "." + std::string(name)));
   }
   uint32_t object(uint32_t cls, uint32_t args) {
     if (val(cls).kind != Kind::Global) fail("calls something that is not an allowed class");
-    if (args != kNoValue && val(args).kind != Kind::Tuple)
-      fail("calls " + val(cls).s + " with arguments that are not a tuple");
+    std::string name(str_of(cls));
+    if (args != kNoValue && val(args).kind != Kind::Tuple) fail("calls " + name + " with arguments that are not a tuple");
     Value v;
     v.kind = Kind::Object;
-    v.cls = cls;
-    v.args = args;
+    v.u0 = cls;
+    v.u1 = args;
     // copyreg._reconstructor(cls, base, state): an instance of cls with that state (never called)
-    if (val(cls).s == "copyreg._reconstructor") {
-      const Value& a = val(args);
-      if (a.items.size() != 3 || val(a.items[0]).kind != Kind::Global)
-        fail("copyreg._reconstructor without (class, base, state)");
-      v.cls = a.items[0];
-      v.args = kNoValue;
-      if (val(a.items[2]).kind != Kind::None) v.state = a.items[2];
-    } else if (val(cls).s == "builtins.object") {
+    if (name == "copyreg._reconstructor") {
+      const std::vector<uint32_t>& a = items_of(args);
+      if (a.size() != 3 || val(a[0]).kind != Kind::Global) fail("copyreg._reconstructor without (class, base, state)");
+      v.u0 = a[0];
+      v.u1 = kNoValue;
+      if (val(a[2]).kind != Kind::None) v.u2 = a[2];
+    } else if (name == "builtins.object") {
       fail("builtins.object is only read as copyreg._reconstructor's base");
     }
     return make(std::move(v));
@@ -263,13 +268,13 @@ class Machine {
   void append(uint32_t list, const std::vector<uint32_t>& items) {
     Kind k = val(list).kind;
     if (k != Kind::List) fail("APPEND(S) to a value that is not a list");
-    auto& dst = val(list).items;
+    auto& dst = items_of(list);
     dst.insert(dst.end(), items.begin(), items.end());
   }
   void set_items(uint32_t dict, const std::vector<uint32_t>& kv) {
     if (val(dict).kind != Kind::Dict) fail("SETITEM(S) on a value that is not a dict");
     if (kv.size() % 2) fail("SETITEMS with an odd number of items");
-    auto& dst = val(dict).items;
+    auto& dst = items_of(dict);
     dst.insert(dst.end(), kv.begin(), kv.end());
   }
 
@@ -389,13 +394,7 @@ class Machine {
       case ']':
         push(make(Kind::List));
         return false;  // EMPTY_LIST
-      case 'l': {      // LIST
-        Value v;
-        v.kind = Kind::List;
-        v.items = pop_mark();
-        push(make(std::move(v)));
-        return false;
-      }
+      case 'l': push(container(Kind::List, pop_mark())); return false;  // LIST
       case 'a': {  // APPEND
         uint32_t x = pop();
         append(top(), {x});
@@ -412,10 +411,7 @@ class Machine {
       case 'd': {      // DICT
         std::vector<uint32_t> kv = pop_mark();
         if (kv.size() % 2) fail("DICT with an odd number of items");
-        Value v;
-        v.kind = Kind::Dict;
-        v.items = std::move(kv);
-        push(make(std::move(v)));
+        push(container(Kind::Dict, std::move(kv)));
         return false;
       }
       case 's': {  // SETITEM
@@ -435,16 +431,10 @@ class Machine {
         std::vector<uint32_t> items = pop_mark();
         uint32_t s = top();
         if (val(s).kind != Kind::Set) fail("ADDITEMS to a value that is not a set");
-        val(s).items.insert(val(s).items.end(), items.begin(), items.end());
+        items_of(s).insert(items_of(s).end(), items.begin(), items.end());
         return false;
       }
-      case 0x91: {  // FROZENSET
-        Value v;
-        v.kind = Kind::FrozenSet;
-        v.items = pop_mark();
-        push(make(std::move(v)));
-        return false;
-      }
+      case 0x91: push(container(Kind::FrozenSet, pop_mark())); return false;  // FROZENSET
       case 'c': {  // GLOBAL module\nname\n
         std::string_view m = line(), n = line();
         global(m, n);
@@ -453,7 +443,7 @@ class Machine {
       case 0x93: {  // STACK_GLOBAL
         uint32_t n = pop(), m = pop();
         if (val(m).kind != Kind::Str || val(n).kind != Kind::Str) fail("STACK_GLOBAL of values that are not strings");
-        global(val(m).s, val(n).s);
+        global(std::string(str_of(m)), std::string(str_of(n)));
         return false;
       }
       case 'R': {  // REDUCE
@@ -470,7 +460,7 @@ class Machine {
         uint32_t kwargs = pop(), args = pop(), cls = pop();
         if (val(kwargs).kind != Kind::Dict) fail("NEWOBJ_EX with keyword arguments that are not a dict");
         uint32_t o = object(cls, args);
-        if (!val(kwargs).items.empty()) val(o).state = kwargs;
+        if (!items_of(kwargs).empty()) val(o).u2 = kwargs;
         push(o);
         return false;
       }
@@ -478,8 +468,8 @@ class Machine {
         uint32_t state = pop();
         uint32_t o = top();
         if (val(o).kind != Kind::Object) fail("BUILD on a value that is not an object");
-        if (val(o).state != kNoValue) fail("BUILD on an object that already has its state");
-        val(o).state = state;
+        if (val(o).u2 != kNoValue) fail("BUILD on an object that already has its state");
+        val(o).u2 = state;
         return false;
       }
       case 0x94:
@@ -537,47 +527,60 @@ const Value& Pickle::at(uint32_t v) const {
   return values_[v];
 }
 
-const std::string& Pickle::class_of(uint32_t v) const {
-  static const std::string none;
+std::string_view Pickle::str(uint32_t v) const {
   const Value& x = at(v);
-  if (x.kind != Kind::Object) return none;
-  return at(x.cls).s;
+  if (x.kind != Kind::Str && x.kind != Kind::Bytes && x.kind != Kind::BigInt && x.kind != Kind::Global) return {};
+  return std::string_view(text_).substr(x.u0, x.u1);
+}
+
+const std::vector<uint32_t>& Pickle::items(uint32_t v) const {
+  static const std::vector<uint32_t> none;
+  const Value& x = at(v);
+  switch (x.kind) {
+    case Kind::Tuple: case Kind::List: case Kind::Set: case Kind::FrozenSet: case Kind::Dict: return lists_[x.u0];
+    default: return none;
+  }
+}
+
+std::string_view Pickle::class_of(uint32_t v) const {
+  const Value& x = at(v);
+  if (x.kind != Kind::Object) return {};
+  return str(x.cls());
 }
 
 uint32_t Pickle::dict_get(uint32_t dict, std::string_view key) const {
-  const Value& d = at(dict);
-  if (d.kind != Kind::Dict) return kNoValue;
-  for (size_t i = d.items.size(); i >= 2; i -= 2) {  // the last one set wins, as in Python
-    const Value& k = at(d.items[i - 2]);
-    if (k.kind == Kind::Str && k.s == key) return d.items[i - 1];
-  }
+  if (at(dict).kind != Kind::Dict) return kNoValue;
+  const std::vector<uint32_t>& d = items(dict);
+  for (size_t i = d.size(); i >= 2; i -= 2)  // the last one set wins, as in Python
+    if (at(d[i - 2]).kind == Kind::Str && str(d[i - 2]) == key) return d[i - 1];
   return kNoValue;
 }
 
 uint32_t Pickle::field(uint32_t obj, std::string_view name) const {
   const Value& o = at(obj);
-  if (o.kind != Kind::Object || o.state == kNoValue) return kNoValue;
-  const Value& st = at(o.state);
-  if (st.kind == Kind::Dict) return dict_get(o.state, name);
+  if (o.kind != Kind::Object || o.state() == kNoValue) return kNoValue;
+  const Value& st = at(o.state());
+  if (st.kind == Kind::Dict) return dict_get(o.state(), name);
   // (dict or None, slots dict)
-  if (st.kind == Kind::Tuple && st.items.size() == 2) {
-    uint32_t r = dict_get(st.items[1], name);
-    return r != kNoValue ? r : dict_get(st.items[0], name);
+  const std::vector<uint32_t>& t = items(o.state());
+  if (st.kind == Kind::Tuple && t.size() == 2) {
+    uint32_t r = dict_get(t[1], name);
+    return r != kNoValue ? r : dict_get(t[0], name);
   }
   return kNoValue;
 }
 
 uint32_t Pickle::arg(uint32_t obj, size_t i) const {
   const Value& o = at(obj);
-  if (o.kind != Kind::Object || o.args == kNoValue) return kNoValue;
-  const Value& a = at(o.args);
-  return i < a.items.size() ? a.items[i] : kNoValue;
+  if (o.kind != Kind::Object || o.args() == kNoValue) return kNoValue;
+  const std::vector<uint32_t>& a = items(o.args());
+  return i < a.size() ? a[i] : kNoValue;
 }
 
 size_t Pickle::num_args(uint32_t obj) const {
   const Value& o = at(obj);
-  if (o.kind != Kind::Object || o.args == kNoValue) return 0;
-  return at(o.args).items.size();
+  if (o.kind != Kind::Object || o.args() == kNoValue) return 0;
+  return items(o.args()).size();
 }
 
 }  // namespace tg::viz::pickle
