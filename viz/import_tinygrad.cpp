@@ -567,7 +567,8 @@ class Importer {
     }
   };
   static size_t content_hash(const Content& c) {
-    uint64_t h = (uint64_t)c.op * 0x9e3779b97f4a7c15ull ^ (uint64_t)c.dtype << 20 ^ (uint64_t)c.arg * 31 ^ (uint64_t)c.tag;
+    uint64_t h =
+        (uint64_t)c.op * 0x9e3779b97f4a7c15ull ^ (uint64_t)c.dtype << 20 ^ (uint64_t)c.arg * 31 ^ (uint64_t)c.tag;
     for (int64_t s : c.src) h = (h ^ (uint64_t)s) * 0x100000001b3ull;
     return h;
   }
@@ -585,7 +586,7 @@ class Importer {
   };
   std::unordered_set<int64_t, IdHash, IdEq> content_{64, IdHash{this}, IdEq{this}};
   std::unordered_map<int64_t, int64_t> by_num_;  // trace_num -> uop id
-  std::unordered_map<int64_t, uint32_t> argv_;  // PROGRAM and SINK nodes: their arg's pickle value
+  std::unordered_map<int64_t, uint32_t> argv_;   // PROGRAM and SINK nodes: their arg's pickle value
   static constexpr int kProgram = 8, kLinear = 9, kSource = 10, kSink = 12, kConst = 60, kRewriteError = 4;
   // a str arg's text ("s<len>:<text>"), else its display
   std::string arg_text_of(int64_t id) const {
@@ -1057,8 +1058,7 @@ void Importer::read_profile(const std::string& path) {
       nlohmann::json o = nlohmann::json::object();
       const auto& kv = I(x);
       for (size_t k = 0; k + 1 < kv.size(); k += 2)
-        o[V(kv[k]).kind == Kind::Str ? S(kv[k]) : repr(kv[k], 1)] =
-            V(kv[k + 1]).kind == Kind::Int ? V(kv[k + 1]).i : 0;
+        o[V(kv[k]).kind == Kind::Str ? S(kv[k]) : repr(kv[k], 1)] = V(kv[k + 1]).kind == Kind::Int ? V(kv[k + 1]).i : 0;
       vv = o.dump();
     }
   };

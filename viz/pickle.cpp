@@ -248,7 +248,8 @@ class Machine {
   uint32_t object(uint32_t cls, uint32_t args) {
     if (val(cls).kind != Kind::Global) fail("calls something that is not an allowed class");
     std::string name(str_of(cls));
-    if (args != kNoValue && val(args).kind != Kind::Tuple) fail("calls " + name + " with arguments that are not a tuple");
+    if (args != kNoValue && val(args).kind != Kind::Tuple)
+      fail("calls " + name + " with arguments that are not a tuple");
     Value v;
     v.kind = Kind::Object;
     v.u0 = cls;
@@ -394,8 +395,10 @@ class Machine {
       case ']':
         push(make(Kind::List));
         return false;  // EMPTY_LIST
-      case 'l': push(container(Kind::List, pop_mark())); return false;  // LIST
-      case 'a': {  // APPEND
+      case 'l':
+        push(container(Kind::List, pop_mark()));
+        return false;  // LIST
+      case 'a': {      // APPEND
         uint32_t x = pop();
         append(top(), {x});
         return false;
@@ -434,8 +437,10 @@ class Machine {
         items_of(s).insert(items_of(s).end(), items.begin(), items.end());
         return false;
       }
-      case 0x91: push(container(Kind::FrozenSet, pop_mark())); return false;  // FROZENSET
-      case 'c': {  // GLOBAL module\nname\n
+      case 0x91:
+        push(container(Kind::FrozenSet, pop_mark()));
+        return false;  // FROZENSET
+      case 'c': {      // GLOBAL module\nname\n
         std::string_view m = line(), n = line();
         global(m, n);
         return false;
@@ -537,8 +542,14 @@ const std::vector<uint32_t>& Pickle::items(uint32_t v) const {
   static const std::vector<uint32_t> none;
   const Value& x = at(v);
   switch (x.kind) {
-    case Kind::Tuple: case Kind::List: case Kind::Set: case Kind::FrozenSet: case Kind::Dict: return lists_[x.u0];
-    default: return none;
+    case Kind::Tuple:
+    case Kind::List:
+    case Kind::Set:
+    case Kind::FrozenSet:
+    case Kind::Dict:
+      return lists_[x.u0];
+    default:
+      return none;
   }
 }
 

@@ -88,7 +88,7 @@ class Pickle {
  private:
   friend class Machine;
   std::vector<Value> values_;
-  std::string text_;                         // the strings' bytes
+  std::string text_;                          // the strings' bytes
   std::vector<std::vector<uint32_t>> lists_;  // the containers' items
   uint32_t root_ = kNoValue;
 };
