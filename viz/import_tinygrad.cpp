@@ -1303,8 +1303,8 @@ ImportSummary Importer::run() {
     if (!opt_.profile_path.empty()) read_profile(opt_.profile_path);
     file_ = opt_.rewrites_path;
     set_times();
-    write_meta("tinygrad (imported)");
-    sum_.producer = "tinygrad (imported)";
+    write_meta(kImportedProducer);
+    sum_.producer = kImportedProducer;
     replay_outputs();
     exec(TRACE_INDEX_SQL);
     exec("COMMIT");

@@ -35,8 +35,12 @@ struct ImportSummary {
   uint64_t kernel_events = 0, mem_events = 0, markers = 0, ranges = 0, devices = 0;
   uint64_t replayed_steps = 0;  // steps whose output root is their replayed last frame
   uint64_t replay_uops = 0;     // of uops: nodes built by those replays (the reference stores no output roots)
-  std::string producer;         // "tinygrad <version>"
+  std::string producer;         // kImportedProducer
 };
+
+// the meta row `producer` of an imported trace (the port's writer says "tinygrad-cpp"): `diff` compares a trace of
+// each by their nodes only. The pickles name no version of tinygrad, so none is given
+inline constexpr const char* kImportedProducer = "tinygrad (imported)";
 
 struct ImportOptions {
   std::string rewrites_path, profile_path;  // profile_path empty: no profile

@@ -139,7 +139,8 @@ TEST(ImportTinygrad, FixturesMatchTheReferencesCounts) {
     // a buffer's size comes from its alloc, wherever the pickle has it
     EXPECT_EQ(sql_int(out, "SELECT COUNT(*) FROM mem_events WHERE kind=1 AND nbytes=0"), 0);
     auto meta = t->meta();
-    EXPECT_EQ(meta["producer"], "tinygrad (imported)");
+    EXPECT_EQ(meta["producer"], kImportedProducer);
+    EXPECT_NE(meta["producer"], "tinygrad-cpp");
     // every step that finished reproduces its output root
     size_t replayed = 0;
     for (const StepRow& st : t->steps()) {
