@@ -172,7 +172,16 @@ class Importer {
     return P->at(v);
   }
   std::string S(uint32_t v) const { return std::string(P->str(v)); }  // a Str's, Bytes', BigInt's or Global's bytes
-  const std::vector<uint32_t>& I(uint32_t v) const { return P->items(v); }
+  // every container read costs its size: a file whose records all name one huge list would otherwise take
+  // quadratic time. A real trace reads each of its values a few times
+  mutable uint64_t work_ = 0, work_max_ = 0;
+  const std::vector<uint32_t>& I(uint32_t v) const {
+    const std::vector<uint32_t>& it = P->items(v);
+    if ((work_ += it.size() + 1) > work_max_)
+      fail("reads its values over and over (more than " + std::to_string(work_max_) +
+           " items for a file of this size): not a trace the reference wrote");
+    return it;
+  }
   std::string kind_name(uint32_t v) const {
     const pickle::Value& x = V(v);
     switch (x.kind) {
@@ -288,9 +297,10 @@ class Importer {
       case Kind::Tuple:
       case Kind::List: {
         std::string r = "(";
-        for (size_t i = 0; i < I(v).size(); i++) {
+        const std::vector<uint32_t>& items = I(v);
+        for (size_t i = 0; i < items.size(); i++) {
           if (i) r += ",";
-          r += enc(I(v)[i], depth + 1);
+          r += enc(items[i], depth + 1);
           if (r.size() > kMaxArgBytes) fail("an arg longer than 64 MB");
         }
         return r + ")";
@@ -434,14 +444,16 @@ class Importer {
       case Kind::FrozenSet: {
         bool tup = x.kind == Kind::Tuple;
         std::string r = tup ? "(" : x.kind == Kind::List ? "[" : "{";
-        for (size_t i = 0; i < I(v).size(); i++) r += (i ? ", " : "") + repr(I(v)[i], depth + 1);
-        if (tup && I(v).size() == 1) r += ",";
+        const std::vector<uint32_t>& items = I(v);
+        for (size_t i = 0; i < items.size(); i++) r += (i ? ", " : "") + repr(items[i], depth + 1);
+        if (tup && items.size() == 1) r += ",";
         return r + (tup ? ")" : x.kind == Kind::List ? "]" : "}");
       }
       case Kind::Dict: {
         std::string r = "{";
-        for (size_t i = 0; i + 1 < I(v).size(); i += 2)
-          r += (i ? ", " : "") + repr(I(v)[i], depth + 1) + ": " + repr(I(v)[i + 1], depth + 1);
+        const std::vector<uint32_t>& items = I(v);
+        for (size_t i = 0; i + 1 < items.size(); i += 2)
+          r += (i ? ", " : "") + repr(items[i], depth + 1) + ": " + repr(items[i + 1], depth + 1);
         return r + "}";
       }
       case Kind::Global:
@@ -738,8 +750,8 @@ void Importer::read_uops(uint32_t fields) {
   const pickle::Value& d = V(fields);
   if (d.kind != Kind::Dict) fail("is " + kind_name(fields) + ", not a dict");
   std::vector<std::pair<int64_t, uint32_t>> recs;
-  for (size_t i = 0; i + 1 < I(fields).size(); i += 2)
-    recs.push_back({as_int(I(fields)[i], "a trace_num"), I(fields)[i + 1]});
+  const std::vector<uint32_t>& kv = I(fields);
+  for (size_t i = 0; i + 1 < kv.size(); i += 2) recs.push_back({as_int(kv[i], "a trace_num"), kv[i + 1]});
   std::sort(recs.begin(), recs.end());  // a UOp's sources are numbered before it
   sum_.uop_records = recs.size();
   for (size_t k = 0; k < recs.size(); k++) {
@@ -981,6 +993,7 @@ void Importer::read_profile(const std::string& path) {
   Pickle pk = pickle::load(data, path);
   P = &pk;
   uop_hash_.clear();  // keyed by the values of the rewrites' pickle
+  work_ = 0, work_max_ = 32 * (uint64_t)data.size() + 10000000;
   const auto& evs = seq(pk.root(), "the profile");
   auto ts = [&](uint32_t v, const char* what) -> int64_t {
     if (!is_obj(v, "decimal.Decimal")) {
@@ -1054,7 +1067,7 @@ void Importer::read_profile(const std::string& path) {
     }
     b = j.dump();
     vv.clear();
-    if (uint32_t x = P->dict_get(arg, "var_vals"); x != kNoValue && V(x).kind == Kind::Dict && !I(x).empty()) {
+    if (uint32_t x = P->dict_get(arg, "var_vals"); x != kNoValue && V(x).kind == Kind::Dict && !P->items(x).empty()) {
       nlohmann::json o = nlohmann::json::object();
       const auto& kv = I(x);
       for (size_t k = 0; k + 1 < kv.size(); k += 2)
@@ -1294,6 +1307,7 @@ ImportSummary Importer::run() {
       std::string data = read_file(opt_.rewrites_path);
       Pickle pk = pickle::load(data, opt_.rewrites_path);
       P = &pk;
+      work_ = 0, work_max_ = 32 * (uint64_t)data.size() + 10000000;
       read_rewrites(pk.root());
       write_programs();
       P = nullptr;

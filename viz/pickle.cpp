@@ -562,6 +562,9 @@ std::string_view Pickle::class_of(uint32_t v) const {
 uint32_t Pickle::dict_get(uint32_t dict, std::string_view key) const {
   if (at(dict).kind != Kind::Dict) return kNoValue;
   const std::vector<uint32_t>& d = items(dict);
+  // a record's state has a few fields: a dict of thousands read as one (shared by many objects of a hostile file)
+  // would make every lookup a long scan
+  if (d.size() > 2 * kMaxLookupKeys) return kNoValue;
   for (size_t i = d.size(); i >= 2; i -= 2)  // the last one set wins, as in Python
     if (at(d[i - 2]).kind == Kind::Str && str(d[i - 2]) == key) return d[i - 1];
   return kNoValue;

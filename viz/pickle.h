@@ -79,7 +79,8 @@ class Pickle {
   bool is(uint32_t v, Kind k) const { return at(v).kind == k; }
   // a field of an Object's state dict (dataclass __dict__ or a slots dict), kNoValue when missing
   uint32_t field(uint32_t obj, std::string_view name) const;
-  // the value of a dict's key (a Str key), kNoValue when missing
+  // the value of a dict's key (a Str key), kNoValue when missing or when the dict has more than kMaxLookupKeys keys
+  static constexpr size_t kMaxLookupKeys = 1024;
   uint32_t dict_get(uint32_t dict, std::string_view key) const;
   // an Object's constructor argument i (REDUCE / NEWOBJ args), kNoValue when missing
   uint32_t arg(uint32_t obj, size_t i) const;

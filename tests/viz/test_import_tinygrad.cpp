@@ -237,6 +237,53 @@ TEST(ImportTinygrad, RefusesGlobalsOutsideTheAllowList) {
   }
 }
 
+// a small file whose 20,000 UOp records all name one list of 100,000 items as their arg: reading it as a trace would
+// encode that list 20,000 times. The importer stops, saying why, instead of working for minutes
+TEST(ImportTinygrad, SharedValuesDoNotMultiplyTheWork) {
+  std::string p = "\x80\x04";
+  auto str = [&](const std::string& x) {
+    p += '\x8c';
+    p += (char)x.size();
+    p += x;
+  };
+  auto i32 = [&](int32_t v) {
+    p += 'J';
+    for (int k = 0; k < 4; k++) p += (char)((uint32_t)v >> (8 * k));
+  };
+  auto put = [&](int k) { p += 'q', p += (char)k; };
+  auto get = [&](int k) { p += 'h', p += (char)k; };
+  str("tinygrad.uop.ops"), str("RewriteTrace"), p += "\x93)\x81}(";
+  str("keys"), p += "]";
+  str("rewrites"), p += "]";
+  str("uop_fields"), p += "}(";
+  for (int n = 1; n <= 20000; n++) {
+    i32(n);
+    p += "(";
+    if (n == 1) {
+      str("tinygrad.uop"), str("Ops"), p += "\x93K\x01\x85R", put(0);
+      str("tinygrad.dtype"), str("DType"), p += "\x93(", i32(-1), i32(0), str("void"), p += "NtR", put(1);
+      p += ")";
+      p += "](";
+      for (int k = 0; k < 100000; k++) p += "K\x07";
+      p += "e", put(2);
+    } else {
+      get(0), get(1), p += ")", get(2);
+    }
+    p += "Nt";
+  }
+  p += "uub.";
+  std::string pkl = tmp_path("shared.pkl"), out = tmp_path("shared.trace.db");
+  spit(pkl, p);
+  ASSERT_NO_THROW(pickle::load(p, "shared.pkl"));  // a well-formed pickle
+  try {
+    import(pkl, "", out);
+    ADD_FAILURE() << "imported";
+  } catch (const tg::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("over and over"), std::string::npos) << e.what();
+  }
+  std::remove(pkl.c_str());
+}
+
 TEST(ImportTinygrad, RefusesWhatIsNotATraceAsOutput) {
   std::string out = tmp_path("not_a_trace.txt");
   spit(out, "keep me");
