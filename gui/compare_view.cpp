@@ -222,12 +222,17 @@ void CompareView::set_compare(SessionPtr a, SessionPtr b, std::shared_ptr<const 
   if (!df.only_a.empty() || !df.only_b.empty())
     s += tr("; %1 contexts only in A, %2 only in B").arg(df.only_a.size()).arg(df.only_b.size());
   if (!df.compared_rules) s += tr("; matches compared by their nodes only (different producers)");
-  if (df.diverged)
+  int64_t at = df.first_a.ordinal ? df.first_a.ordinal : df.first_b.ordinal;
+  if (df.diverged && at)
     s += tr("<br>First divergence: <b>%1</b> › <b>%2</b>, match %3 (A: %4, B: %5)")
              .arg(QString::fromStdString(df.context).toHtmlEscaped(), QString::fromStdString(df.step).toHtmlEscaped())
-             .arg(df.first_a.ordinal ? df.first_a.ordinal : df.first_b.ordinal)
+             .arg(at)
              .arg(QString::fromStdString(df.first_a.rule.empty() ? "-" : df.first_a.rule).toHtmlEscaped(),
                   QString::fromStdString(df.first_b.rule.empty() ? "-" : df.first_b.rule).toHtmlEscaped());
+  else if (df.diverged)
+    s += tr("<br>First divergence: <b>%1</b> › <b>%2</b>: its input graph differs (what ran before it, outside the "
+            "rewrites, made different graphs)")
+             .arg(QString::fromStdString(df.context).toHtmlEscaped(), QString::fromStdString(df.step).toHtmlEscaped());
   else
     s += tr("<br>No divergence: every aligned step has the same input and the same matches.");
   summary_->setText(s);
@@ -464,6 +469,17 @@ bool CompareView::first_divergence() {
     for (size_t k = 0; k < diff_->pairs[c].steps.size(); k++)
       if (diff_->pairs[c].steps[k].a == diff_->first_a.step && diff_->pairs[c].steps[k].b == diff_->first_b.step) {
         select_pair(c, k);
+        return true;
+      }
+  return false;
+}
+
+bool CompareView::select_a_step(int64_t step, size_t frame) {
+  if (!diff_) return false;
+  for (size_t c = 0; c < diff_->pairs.size(); c++)
+    for (size_t k = 0; k < diff_->pairs[c].steps.size(); k++)
+      if (diff_->pairs[c].steps[k].a == step) {
+        select_pair(c, k, frame);
         return true;
       }
   return false;

@@ -17,6 +17,7 @@
 
 #include "gui/graph_view.h"
 #include "gui/main_window.h"
+#include "gui/compare_view.h"
 #include "gui/message_bar.h"
 #include "gui/stats_view.h"
 #include "gui/timeline_view.h"
@@ -32,7 +33,8 @@ const char* const kUsage =
     "  --tab T          the tab to show\n"
     "  --focus N        draw only the nodes within N edges of what the match touched\n"
     "  --interval A [B] open the timeline between the markers A and B (default: the run's end) with its totals\n"
-    "  --compare OTHER  the Compare tab: OTHER's rewrites aligned with TRACE's, on their first divergence\n"
+    "  --compare OTHER  the Compare tab: OTHER's rewrites aligned with TRACE's, on their first divergence (with\n"
+    "                   --select: on that step of TRACE and its twin)\n"
     "  --screenshot F   render headless (offscreen) to the PNG F once the view is drawn, then exit\n"
     "  --size WxH       window size for --screenshot (default 1600x1000)\n"
     "  --bench-step S   time stepping through every match of step S (headless), print the numbers, exit\n";
@@ -135,6 +137,9 @@ bool apply_options(MainWindow& w, const Options& o) {
   if (!o.compare.isEmpty()) {
     if (!w.compare_with(o.compare)) {
       std::fprintf(stderr, "tinyviz: --compare: cannot compare with %s\n", qPrintable(o.compare));
+      ok = false;
+    } else if (o.has_select && o.step && !w.compare()->select_a_step(o.step, (size_t)o.match)) {
+      std::fprintf(stderr, "tinyviz: --compare: step %lld has no twin in %s\n", o.step, qPrintable(o.compare));
       ok = false;
     } else if (o.tab != "graph" && o.tab != "compare") {
       w.show_tab((MainWindow::Tab)tabs.indexOf(o.tab));  // e.g. the Stats tab with its per-rule deltas

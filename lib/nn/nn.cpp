@@ -37,9 +37,11 @@ Shape channel_shape(const Tensor& x) {
 // ***** BatchNorm *****
 
 BatchNorm::BatchNorm(int64_t sz, double eps, bool affine, bool track_running_stats, double momentum)
-    : eps(eps), momentum(momentum), track_running_stats(track_running_stats),
-      num_batches_tracked(Tensor::zeros({}, dtypes::int64).is_param_(false)) {
+    : eps(eps), momentum(momentum), track_running_stats(track_running_stats) {
+  // the reference's order: each tensor's buffer takes the next unique number when it is made, so weight and bias come
+  // before num_batches_tracked, as in a model the reference builds (its graphs then name the same buffers)
   if (affine) weight = Tensor::ones({sz}), bias = Tensor::zeros({sz});
+  num_batches_tracked = Tensor::zeros({}, dtypes::int64).is_param_(false);
   if (track_running_stats)
     running_mean = Tensor::zeros({sz}).is_param_(false), running_var = Tensor::ones({sz}).is_param_(false);
 }

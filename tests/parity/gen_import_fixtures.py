@@ -13,6 +13,8 @@
 #   cd <tinygrad> && PYTHONPATH=. python3 <repo>/tests/parity/gen_import_fixtures.py <repo>/tests/data
 #   ... gen_import_fixtures.py --hello DIR: the pickles of a Python twin of examples/hello_tensor.cpp (VIZ=-1), to
 #   import and compare with a VIZ=-1 run of hello_tensor (`tinyviz-cli diff`)
+#   ... gen_import_fixtures.py --mnist DIR: the same for the first training step of examples/beautiful_mnist.cpp (its
+#   twin below), to compare with VIZ=-1 beautiful_mnist --steps 1
 import os, sys, subprocess, tempfile, shutil, pickle, getpass
 
 def hello():
@@ -37,6 +39,41 @@ def hello():
     try: (a + Tensor.ones(4)).realize()
     except Exception as e: print("error     ", e)
 
+def mnist():
+  # examples/beautiful_mnist.cpp's first training step (STEPS, default 1), as the reference runs it: tinygrad's
+  # examples/beautiful_mnist.py with the C++ example's two differences, so the two programs build the same graphs: the
+  # model's __call__ is a plain method (the script makes it a @function), and the four data tensors are made first and
+  # the training pair realized before the seed is set (the C++ example loads the dataset up front)
+  import gzip
+  from typing import Callable
+  from tinygrad import Tensor, TinyJit, nn, Context
+  from tinygrad.helpers import getenv, profile_marker, cpu_profile
+  d = getenv("FASHION_MNIST_PATH", "/usr/share/datasets/fashion-mnist")
+  def load(name, skip): return Tensor(gzip.open(os.path.join(d, name)).read()[skip:])
+  X_train, Y_train = load("train-images-idx3-ubyte.gz", 16).reshape(-1, 1, 28, 28), load("train-labels-idx1-ubyte.gz", 8)
+  X_test, Y_test = load("t10k-images-idx3-ubyte.gz", 16).reshape(-1, 1, 28, 28), load("t10k-labels-idx1-ubyte.gz", 8)
+  X_train.realize(Y_train)
+  class Model:
+    def __init__(self):
+      self.layers: list[Callable[[Tensor], Tensor]] = [
+        nn.Conv2d(1, 32, 5), Tensor.relu, nn.Conv2d(32, 32, 5), Tensor.relu, nn.BatchNorm(32), Tensor.max_pool2d,
+        nn.Conv2d(32, 64, 3), Tensor.relu, nn.Conv2d(64, 64, 3), Tensor.relu, nn.BatchNorm(64), Tensor.max_pool2d,
+        lambda x: x.flatten(1), nn.Linear(576, 10)]
+    def __call__(self, x:Tensor) -> Tensor: return x.sequential(self.layers)
+  Tensor.manual_seed(1337)
+  model = Model()
+  opt = nn.optim.Adam(nn.state.get_parameters(model))
+  @TinyJit
+  @Context(TRAINING=1)
+  def train_step(X:Tensor, Y:Tensor) -> Tensor:
+    samples = Tensor.randint(512, high=X.shape[0])
+    opt.zero_grad()
+    loss = model(X[samples]).sparse_categorical_crossentropy(Y[samples]).backward()
+    return loss.realize(*opt.schedule_step())
+  for i in range(getenv("STEPS", 1)):
+    profile_marker(f"train @ {i}")
+    with cpu_profile(f"train step {i}", "USER"): print(f"step {i} loss {train_step(X_train, Y_train).item():.6f}")
+
 def small():
   from tinygrad import Tensor
   from tinygrad.helpers import profile_marker, cpu_profile
@@ -48,7 +85,7 @@ def small():
     except Exception as e: print("error", e)
 
 if (child := os.environ.get("GEN_IMPORT_CHILD")):
-  {"hello": hello, "small": small}[child]()
+  {"hello": hello, "small": small, "mnist": mnist}[child]()
   sys.exit(0)
 
 def record(kind: str, env: dict) -> tuple[str, str, str]:
@@ -113,9 +150,10 @@ def profile_counts(profile: str) -> dict:
   return {f"profile_{k}": v for k, v in kinds.items()}
 
 if __name__ == "__main__":
-  if sys.argv[1:2] == ["--hello"]:
-    tmp, rw, prof = record("hello", {"VIZ": "-1"})
-    for src, name in ((rw, "tinygrad_hello.rewrites.pkl"), (prof, "tinygrad_hello.profile.pkl")): shutil.copy(src, os.path.join(sys.argv[2], name))
+  if sys.argv[1:2] in (["--hello"], ["--mnist"]):
+    kind = sys.argv[1][2:]
+    tmp, rw, prof = record(kind, {"VIZ": "-1"})
+    for src, name in ((rw, f"tinygrad_{kind}.rewrites.pkl"), (prof, f"tinygrad_{kind}.profile.pkl")): shutil.copy(src, os.path.join(sys.argv[2], name))
     shutil.rmtree(tmp)
     sys.exit(0)
   dest = sys.argv[1] if len(sys.argv) > 1 else "."
