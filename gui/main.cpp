@@ -12,7 +12,6 @@
 #include "gui/frame_loader.h"
 #include "gui/main_window.h"
 #include "gui/screenshot.h"
-#include "gui/trace_session.h"
 
 // the offscreen platform warns about a window feature it lacks on every top-level window: noise for users
 static void message_handler(QtMsgType type, const QMessageLogContext& ctx, const QString& msg) {
@@ -35,11 +34,6 @@ int main(int argc, char** argv) {
   if (!o.error.isEmpty()) {
     std::fprintf(stderr, "tinyviz: %s\n%s", qPrintable(o.error), tv::kUsage);
     return 2;
-  }
-  // the trace is read while Qt starts and the window is built (each ~100-200 ms): the window's open takes it over
-  if (!o.trace.isEmpty()) {
-    tv::Selection first = tv::first_selection(o);
-    tv::TraceSession::preopen(o.trace.toStdString(), first.step, first.frame);
   }
   // headless screenshots need no display; Qt warns without a runtime dir (root, CI)
   if ((!o.screenshot.isEmpty() || o.bench_step) && !std::getenv("QT_QPA_PLATFORM"))

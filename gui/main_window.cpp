@@ -557,8 +557,7 @@ SessionPtr MainWindow::open_session(const QString& path, QString& error, const S
   size_t warm_frame = first.frame;
   std::thread([r, file, done, guard, warm_step, warm_frame] {
     try {
-      auto pre = TraceSession::take_preopened(file, warm_step, warm_frame);
-      r->s = pre ? *pre : TraceSession::open(file, warm_step, warm_frame);
+      r->s = TraceSession::open(file, warm_step, warm_frame);
     } catch (...) {
       r->error = App::describe(std::current_exception());
     }

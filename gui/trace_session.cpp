@@ -3,7 +3,6 @@
 #include <QString>
 #include <algorithm>
 #include <climits>
-#include <future>
 #include <thread>
 
 #include "viz/argfmt.h"
@@ -81,39 +80,6 @@ std::shared_ptr<TraceSession> TraceSession::open(const std::string& path, int64_
   if (frames) s->frames_trace_ = std::move(frames);
   if (replay) s->replays_.emplace_front(warm_step, std::move(replay));
   return s;
-}
-
-namespace {
-struct Preopened {
-  std::string path;
-  int64_t step = 0;
-  size_t frame = 0;
-  std::future<std::shared_ptr<TraceSession>> session;
-};
-std::mutex g_pre_mutex;
-std::optional<Preopened> g_pre;
-}  // namespace
-
-void TraceSession::preopen(const std::string& path, int64_t warm_step, size_t warm_frame) {
-  std::lock_guard<std::mutex> lock(g_pre_mutex);
-  g_pre = Preopened{path, warm_step, warm_frame,
-                    std::async(std::launch::async, [=] { return open(path, warm_step, warm_frame); })};
-}
-
-std::optional<std::shared_ptr<TraceSession>> TraceSession::take_preopened(const std::string& path, int64_t warm_step,
-                                                                          size_t warm_frame) {
-  std::optional<Preopened> pre;
-  {
-    std::lock_guard<std::mutex> lock(g_pre_mutex);
-    if (!g_pre) return std::nullopt;
-    pre = std::move(g_pre);
-    g_pre.reset();
-  }
-  if (pre->path != path || pre->step != warm_step || pre->frame != warm_frame) {
-    pre->session.wait();  // another trace or warm-up: not used (its thread ends before the caller opens its own)
-    return std::nullopt;
-  }
-  return pre->session.get();
 }
 
 const RuleRow* TraceSession::rule(int64_t id) const {

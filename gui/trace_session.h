@@ -7,7 +7,6 @@
 #include <list>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -26,12 +25,6 @@ class TraceSession {
   // frame before warm_frame (where a jump lays out) on a second thread while this reads the catalog, so that a launch
   // onto a deep frame does not wait for one and then the other (each ~100 ms on a training trace)
   static std::shared_ptr<TraceSession> open(const std::string& path, int64_t warm_step = 0, size_t warm_frame = 0);
-  // open() on a thread of its own, started before Qt and the window exist (the command line's trace): a launch then
-  // reads the trace while Qt starts. take_preopened hands it to the first open of the same path and warm-up (it
-  // waits for it; it rethrows what open threw); nothing when none was started for those
-  static void preopen(const std::string& path, int64_t warm_step, size_t warm_frame);
-  static std::optional<std::shared_ptr<TraceSession>> take_preopened(const std::string& path, int64_t warm_step,
-                                                                      size_t warm_frame);
   const std::string& path() const { return path_; }
   tg::viz::Trace& ui() { return *ui_; }  // UI thread only
   const tg::viz::RuleRow* rule(int64_t id) const;
