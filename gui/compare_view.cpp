@@ -107,9 +107,8 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   bar->addWidget(frame_label_);
   button(tr("▶"), tr("Next match on both sides (Right)"), [this] { step_frame(+1); });
   bar->addStretch(1);
-  auto* legend = new QLabel(tr("<span style='color:%1'>▢</span> where the frames start to differ")
-                                .arg(mark::differs.name()),
-                            right);
+  auto* legend = new QLabel(
+      tr("<span style='color:%1'>▢</span> where the frames start to differ").arg(mark::differs.name()), right);
   bar->addWidget(legend);
   rl->addLayout(bar);
 
@@ -149,11 +148,8 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     connect(loader, &FrameLoader::frame_failed, this, [this, graph, b](qint64 step, qulonglong frame, QString msg) {
       graph->show_message(tr("Frame %1 of step %2 cannot be built:\n%3").arg(frame).arg(step).arg(msg));
       (b ? want_b_ : want_a_) = 0;
-      emit load_failed(tr("Frame %1 of step %2 of %3 cannot be built: %4")
-                           .arg(frame)
-                           .arg(step)
-                           .arg(b ? "B" : "A")
-                           .arg(msg));
+      emit load_failed(
+          tr("Frame %1 of step %2 of %3 cannot be built: %4").arg(frame).arg(step).arg(b ? "B" : "A").arg(msg));
       if (!loading()) emit frames_shown();
     });
     connect(graph, &GraphView::nav_key, this, [this](int key) {
@@ -212,9 +208,9 @@ void CompareView::set_compare(SessionPtr a, SessionPtr b, std::shared_ptr<const 
   loader_a_->set_session(a_);
   loader_b_->set_session(b_);
   const TraceDiff& df = *diff_;
-  QString s = tr("<b>A</b> %1 &nbsp;⇄&nbsp; <b>B</b> %2<br>")
-                  .arg(QString::fromStdString(a_->path()).toHtmlEscaped(),
-                       QString::fromStdString(b_->path()).toHtmlEscaped());
+  QString s =
+      tr("<b>A</b> %1 &nbsp;⇄&nbsp; <b>B</b> %2<br>")
+          .arg(QString::fromStdString(a_->path()).toHtmlEscaped(), QString::fromStdString(b_->path()).toHtmlEscaped());
   s += tr("%1 of %2 aligned steps equal, in %3 aligned contexts")
            .arg(df.equal_steps)
            .arg(df.aligned_steps)
@@ -262,7 +258,8 @@ void CompareView::fill_tree() {
       const StepPair& p = cp.steps[k];
       auto* it = new QTreeWidgetItem(top);
       it->setText(0, p.a ? step_name(ta, p.a) : step_name(tb, p.b));
-      it->setToolTip(0, tr("A: step %1\nB: step %2").arg(p.a ? QString::number(p.a) : "-", p.b ? QString::number(p.b) : "-"));
+      it->setToolTip(
+          0, tr("A: step %1\nB: step %2").arg(p.a ? QString::number(p.a) : "-", p.b ? QString::number(p.b) : "-"));
       it->setText(1, status_text(p));
       it->setForeground(1, status_color(p.status));
       it->setData(0, CtxRole, (qulonglong)c);
@@ -339,8 +336,8 @@ QString CompareView::caption(bool side_b, int64_t step, size_t frame) const {
   if (frame > ms.size()) return text;
   const MatchRow& m = ms[frame - 1];
   QString rule = QStringLiteral("?");
-  if (auto r = t.rule(m.rule)) rule = QString::fromStdString(r->file.substr(r->file.rfind('/') + 1)) + ":" +
-                                     QString::number(r->line);
+  if (auto r = t.rule(m.rule))
+    rule = QString::fromStdString(r->file.substr(r->file.rfind('/') + 1)) + ":" + QString::number(r->line);
   auto first_line = [](std::string l) { return QString::fromStdString(l.substr(0, l.find('\n'))).toHtmlEscaped(); };
   return text + tr(" · match %1/%2 · %3<br>%4 → %5")
                     .arg(frame)

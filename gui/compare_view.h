@@ -39,7 +39,7 @@ class CompareView : public QWidget {
   // the pair at (context pair, step pair) of diff()->pairs, at this frame (default: the frame after the first
   // differing match, else the input graph)
   void select_pair(size_t ctx, size_t step, std::optional<size_t> frame = std::nullopt);
-  bool first_divergence();  // the step and match diff() names first; false: the traces agree
+  bool first_divergence();                         // the step and match diff() names first; false: the traces agree
   bool select_a_step(int64_t step, size_t frame);  // the pair holding A's step (`tinyviz A --compare B --select`)
   bool next_divergence(int dir);  // the next (+1) or previous (-1) differing pair from the selected one
   void step_frame(int delta);     // both graphs, each within its step's frames

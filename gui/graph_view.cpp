@@ -376,9 +376,9 @@ void GraphView::apply_highlight() {
   std::unordered_set<int> found(found_.begin(), found_.end());
   if (!selected_) {
     for (NodeItem* n : nodes_)
-      n->set_hi(!found.empty()                     ? (found.count(n->index()) ? Hi::none : Hi::dim)
+      n->set_hi(!found.empty() ? (found.count(n->index()) ? Hi::none : Hi::dim)
                 : differing_.count(n->node().key.id) && n->node().key.via != kPlaceholderVia ? Hi::differs
-                                                                                              : Hi::none);
+                                                                                             : Hi::none);
     for (EdgeItem* e : edges_) e->set_hi(found.empty() ? Hi::none : Hi::dim);
     return;
   }

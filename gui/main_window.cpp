@@ -509,7 +509,8 @@ void MainWindow::build_menus() {
     if (!compare_->active()) return statusBar()->showMessage(tr("No comparison: File › Compare with…"), 4000);
     show_tab(CompareTab);
     bool found = how == 0 ? compare_->first_divergence() : compare_->next_divergence(how);
-    if (!found) statusBar()->showMessage(how == 0 ? tr("The traces do not diverge") : tr("No divergence that way"), 4000);
+    if (!found)
+      statusBar()->showMessage(how == 0 ? tr("The traces do not diverge") : tr("No divergence that way"), 4000);
   };
   go->addAction(tr("First divergence"), QKeySequence(Qt::CTRL | Qt::Key_F8), this, [divergence] { divergence(0); });
   go->addAction(tr("Next divergence"), QKeySequence(Qt::Key_F8), this, [divergence] { divergence(1); });

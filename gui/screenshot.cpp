@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "gui/compare_view.h"
 #include "gui/graph_view.h"
 #include "gui/main_window.h"
-#include "gui/compare_view.h"
 #include "gui/message_bar.h"
 #include "gui/stats_view.h"
 #include "gui/timeline_view.h"
@@ -25,7 +25,8 @@
 namespace tv {
 
 const char* const kUsage =
-    "usage: tinyviz [TRACE] [--select CONTEXT[/STEP[/MATCH]]] [--tab graph|stats|timeline|code|compare] [--focus 2|4|8]\n"
+    "usage: tinyviz [TRACE] [--select CONTEXT[/STEP[/MATCH]]] [--tab graph|stats|timeline|code|compare] [--focus "
+    "2|4|8]\n"
     "               [--interval START [END]] [--compare OTHER]\n"
     "       tinyviz --screenshot OUT.png [--select ...] [--tab ...] [--size WxH] TRACE\n"
     "Opens a tinygrad-cpp trace (record one with VIZ=-1 VIZ_PATH=FILE ./program).\n"

@@ -407,12 +407,12 @@ void StatsView::set_compare(const tg::viz::TraceDiff* d) {
     }
     m->appendRow(row);
   }
-  delta_label_->setText(d->rules.empty()
-                            ? tr("Compared with B: every rule matched as often in both traces.")
-                            : tr("Compared with B: %n rule(s) whose match counts differ, biggest difference first%1",
-                                 nullptr, (int)d->rules.size())
-                                  .arg(d->compared_rules ? QString()
-                                                         : tr(" (different producers: their rules are their own)")));
+  delta_label_->setText(
+      d->rules.empty()
+          ? tr("Compared with B: every rule matched as often in both traces.")
+          : tr("Compared with B: %n rule(s) whose match counts differ, biggest difference first%1", nullptr,
+               (int)d->rules.size())
+                .arg(d->compared_rules ? QString() : tr(" (different producers: their rules are their own)")));
   for (int c = 0; c < 3; c++) delta_table_->setColumnWidth(c, c == 0 ? 200 : 100);
 }
 

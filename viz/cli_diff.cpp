@@ -14,9 +14,12 @@ int cmd_diff(Trace& a, int argc, char** argv, bool as_json) {
   if (argc < 1) throw TraceError("diff takes two traces: tinyviz-cli diff A.db B.db [--by-rule|--by-nodes] [--json]");
   std::optional<DiffOptions> opt;
   for (int i = 1; i < argc; i++) {
-    if (!std::strcmp(argv[i], "--by-rule")) opt = DiffOptions{true};
-    else if (!std::strcmp(argv[i], "--by-nodes")) opt = DiffOptions{false};
-    else throw TraceError(std::string("diff: unknown argument '") + argv[i] + "' (--by-rule, --by-nodes, --json)");
+    if (!std::strcmp(argv[i], "--by-rule"))
+      opt = DiffOptions{true};
+    else if (!std::strcmp(argv[i], "--by-nodes"))
+      opt = DiffOptions{false};
+    else
+      throw TraceError(std::string("diff: unknown argument '") + argv[i] + "' (--by-rule, --by-nodes, --json)");
   }
   auto b = Trace::open(argv[0]);
   TraceDiff d = diff_traces(a, *b, opt);
@@ -52,8 +55,9 @@ int cmd_diff(Trace& a, int argc, char** argv, bool as_json) {
   std::printf("A  %s: %zu contexts\nB  %s: %zu contexts\n", a.path().c_str(), d.contexts_a, b->path().c_str(),
               d.contexts_b);
   if (!d.compared_rules)
-    std::printf("matches compared by their nodes only, not by rule (the traces come from different producers, or "
-                "--by-nodes)\n");
+    std::printf(
+        "matches compared by their nodes only, not by rule (the traces come from different producers, or "
+        "--by-nodes)\n");
   std::printf("aligned %zu contexts and %zu steps: %zu steps equal (same input graph, same matches)\n",
               d.aligned_contexts, d.aligned_steps, d.equal_steps);
   auto list = [](const char* what, const std::vector<std::string>& v) {

@@ -1,11 +1,12 @@
 // The Compare tab on a real seeded difference: hello_tensor recorded as is (A) and with one rule disabled
-// (DISABLE_RULE=file:line: B, whose other rules rewrite to the same graphs, and C, whose graphs differ). The tab opens on that rule's first match in A, its row says where the step differs,
-// F8 / Shift+F8 / Ctrl+F8 move between divergences, the outlined nodes of a differing frame have no structural twin in
-// the other trace's frame (checked against the reader's replay), the Stats tab lists the rule's counts in both, and a
-// double click opens A's step in the Graph tab.
+// (DISABLE_RULE=file:line: B, whose other rules rewrite to the same graphs, and C, whose graphs differ). The tab opens
+// on that rule's first match in A, its row says where the step differs, F8 / Shift+F8 / Ctrl+F8 move between
+// divergences, the outlined nodes of a differing frame have no structural twin in the other trace's frame (checked
+// against the reader's replay), the Stats tab lists the rule's counts in both, and a double click opens A's step in the
+// Graph tab.
 #include <QLabel>
-#include <QTableView>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTreeWidget>
 #include <QtTest>
@@ -45,9 +46,9 @@ class TestCompare : public QObject {
   Q_OBJECT
   QTemporaryDir dir_;
   QString a_, b_, c_;
-  int line_ = 0;                             // the disabled rule's line in symbolic.cpp
+  int line_ = 0;                            // the disabled rule's line in symbolic.cpp
   int64_t first_step_ = 0, first_ord_ = 0;  // its first match in A (0-based ordinal)
-  int64_t count_a_ = 0;                      // its matches in A
+  int64_t count_a_ = 0;                     // its matches in A
 
  private slots:
   void initTestCase() {
@@ -59,8 +60,8 @@ class TestCompare : public QObject {
     auto t = Trace::open(a_.toStdString());
     // symbolic_simple's bool folding `x | c`, found by its source (hello_tensor runs without it)
     for (const RuleRow& r : t->rules())
-      if (r.file.ends_with("/symbolic.cpp") && r.source.find("UPat::var(\"x\", dtypes::bool_) | UPat::cvar(\"c\")") !=
-                                                   std::string::npos)
+      if (r.file.ends_with("/symbolic.cpp") &&
+          r.source.find("UPat::var(\"x\", dtypes::bool_) | UPat::cvar(\"c\")") != std::string::npos)
         line_ = r.line;
     QVERIFY(line_ > 0);
     // its first match: contexts in order, their steps in order, matches in order

@@ -755,7 +755,8 @@ static bool rule_disabled(const RuleSrc& src) {
       long line = colon == std::string::npos ? 0 : std::strtol(item.c_str() + colon + 1, &rest, 10);
       if (colon == std::string::npos || colon == 0 || line <= 0 || (rest && *rest)) {
         // read while the rule tables are built (static initialization): reported as the ContextVars' bad values are
-        std::fprintf(stderr, "tinygrad: environment variable DISABLE_RULE: '%s' is not file:line (e.g. symbolic.cpp:274)\n",
+        std::fprintf(stderr,
+                     "tinygrad: environment variable DISABLE_RULE: '%s' is not file:line (e.g. symbolic.cpp:274)\n",
                      item.c_str());
         std::exit(2);
       }

@@ -115,9 +115,10 @@ TEST(TraceDiff, TwoRecordingsAgreeAndASeededRuleChangeIsTheFirstDivergence) {
   for (auto& p : {a, b, c}) std::filesystem::remove(p);
 }
 
-// A real seeded difference: run B records the same program with one rule disabled (DISABLE_RULE=file:line). The diff's first divergence is that rule's first match in A (in context and
-// step order; it sits in a step nested a few levels below the schedule's top step, whose own match only records its
-// result after the nested rewrites), and the aligned step list marks that step as differing at that match.
+// A real seeded difference: run B records the same program with one rule disabled (DISABLE_RULE=file:line). The diff's
+// first divergence is that rule's first match in A (in context and step order; it sits in a step nested a few levels
+// below the schedule's top step, whose own match only records its result after the nested rewrites), and the aligned
+// step list marks that step as differing at that match.
 TEST(TraceDiff, ADisabledRulesFirstMatchIsTheFirstDivergence) {
   std::string a = record("dis_a");
   // symbolic_simple's bool folding `x | c` (found by its source, not its line): hello_tensor runs without it
@@ -137,9 +138,10 @@ TEST(TraceDiff, ADisabledRulesFirstMatchIsTheFirstDivergence) {
       std::to_string(line) + " ORDER BY s.context, m.step, m.ordinal LIMIT 1";
   int64_t step = sql_int(a, "SELECT step FROM (" + rule_first + ")");
   int64_t ordinal = sql_int(a, "SELECT ordinal FROM (" + rule_first + ")");
-  EXPECT_EQ(sql_int(b, "SELECT COUNT(*) FROM matches m JOIN rules r ON r.id=m.rule JOIN strings f ON f.id=r.file "
-                       "WHERE f.value LIKE '%/symbolic.cpp' AND r.line=" +
-                           std::to_string(line)),
+  EXPECT_EQ(sql_int(b,
+                    "SELECT COUNT(*) FROM matches m JOIN rules r ON r.id=m.rule JOIN strings f ON f.id=r.file "
+                    "WHERE f.value LIKE '%/symbolic.cpp' AND r.line=" +
+                        std::to_string(line)),
             0);  // B never fired it
   auto ta = Trace::open(a), tb = Trace::open(b);
   TraceDiff d = diff_traces(*ta, *tb);
