@@ -534,7 +534,11 @@ void MainWindow::build_menus() {
   });
 }
 
-void MainWindow::show_tab(Tab t) { tabs_->setCurrentIndex((int)t); }
+void MainWindow::show_tab(Tab t) {
+  if (t == CompareTab && !compare_->active())
+    return statusBar()->showMessage(tr("No comparison: File › Compare with… (Ctrl+Shift+O)"), 4000);
+  tabs_->setCurrentIndex((int)t);
+}
 
 void MainWindow::report_error(const QString& text) {
   msg_->show_error(text);
