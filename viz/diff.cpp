@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <unordered_map>
 
 namespace tg::viz {
@@ -92,6 +93,15 @@ uint64_t NodeShapes::of(int64_t root) {
 
 TraceDiff diff_traces(Trace& a, Trace& b, std::optional<DiffOptions> opt) {
   TraceDiff d;
+  // one read transaction per file: the diff reads every step's matches and nodes, tens of thousands of statements,
+  // and SQLite otherwise takes and drops each file's lock around every one
+  Trace::Batch batch_a(a), batch_b(b);
+  // and it hashes nearly every node of both: one scan of each uops table instead of a lookup per node
+  for (Trace* t : {&a, &b}) {
+    std::vector<int64_t> ids(t->uop_count());
+    std::iota(ids.begin(), ids.end(), int64_t{1});
+    t->preload(std::move(ids));
+  }
   if (!opt) {
     auto producer = [](Trace& t) {
       auto m = t.meta();
@@ -209,8 +219,8 @@ TraceDiff diff_traces(Trace& a, Trace& b, std::optional<DiffOptions> opt) {
     for (const RuleStatRow& r : a.rule_stats()) rules[rule_key(a, r.rule)].first += (int64_t)r.matches;
     for (const RuleStatRow& r : b.rule_stats()) rules[rule_key(b, r.rule)].second += (int64_t)r.matches;
   } else {
-    for (const RuleRow& r : a.rules()) rules[rule_module(a, r.id)].first += (int64_t)a.matches_of_rule(r.id).size();
-    for (const RuleRow& r : b.rules()) rules[rule_module(b, r.id)].second += (int64_t)b.matches_of_rule(r.id).size();
+    for (auto [rule, n] : a.match_count_per_rule()) rules[rule_module(a, rule)].first += (int64_t)n;
+    for (auto [rule, n] : b.match_count_per_rule()) rules[rule_module(b, rule)].second += (int64_t)n;
   }
   for (auto& [k, v] : rules)
     if (v.first != v.second) d.rules.push_back({k, v.first, v.second});

@@ -1080,6 +1080,12 @@ uint64_t Trace::uop_count() const {
   Stmt q(db_, "SELECT COUNT(*) FROM uops", *this, "uops");
   return q.step() ? (uint64_t)q.i(0) : 0;
 }
+std::map<int64_t, uint64_t> Trace::match_count_per_rule() const {
+  std::map<int64_t, uint64_t> out;
+  Stmt q(db_, "SELECT rule, COUNT(*) FROM matches GROUP BY rule", *this, "matches");
+  while (q.step()) out[q.i(0)] = (uint64_t)q.i(1);
+  return out;
+}
 uint64_t Trace::match_count() const {
   Stmt q(db_, "SELECT COUNT(*) FROM matches", *this, "matches");
   return q.step() ? (uint64_t)q.i(0) : 0;

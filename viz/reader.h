@@ -206,6 +206,7 @@ class Trace {
   std::string shallow_label(int64_t node) const;
   uint64_t uop_count() const;
   uint64_t match_count() const;
+  std::map<int64_t, uint64_t> match_count_per_rule() const;  // the rows of table matches by rule id
   uint64_t file_bytes() const { return file_bytes_; }  // the database and its WAL when opened
 
   // nodes synthesized by replay live here too
