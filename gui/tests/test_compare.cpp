@@ -25,23 +25,6 @@
 using namespace tv;
 using namespace tg::viz;
 
-namespace {
-
-bool wait_compare(MainWindow& w, int ms = 30000) {
-  QElapsedTimer t;
-  t.start();
-  int quiet = 0;
-  while (t.elapsed() < ms) {
-    QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
-    quiet = w.idle() ? quiet + 1 : 0;
-    if (quiet >= 3) return true;
-    QThread::msleep(2);
-  }
-  return false;
-}
-
-}  // namespace
-
 class TestCompare : public QObject {
   Q_OBJECT
   QTemporaryDir dir_;
@@ -97,10 +80,10 @@ class TestCompare : public QObject {
     w.resize(1600, 1000);
     w.show();
     QVERIFY(w.open_trace(a_));
-    QVERIFY(wait_compare(w));
+    QVERIFY(wait_idle(w, 30000));
     QVERIFY(!w.tabs()->isTabVisible(MainWindow::CompareTab));
     QVERIFY(w.compare_with(b_));
-    QVERIFY(wait_compare(w));
+    QVERIFY(wait_idle(w, 30000));
     CompareView* c = w.compare();
     QVERIFY(c->active());
     QVERIFY(w.tabs()->isTabVisible(MainWindow::CompareTab));
@@ -141,7 +124,7 @@ class TestCompare : public QObject {
     QVERIFY(listed);
     // a double click on the row opens A's step at that frame in the Graph tab
     emit c->tree()->itemDoubleClicked(row, 0);
-    QVERIFY(wait_compare(w));
+    QVERIFY(wait_idle(w, 30000));
     QCOMPARE(w.selection().step, first_step_);
     QCOMPARE(w.selection().frame, (size_t)first_ord_ + 1);
     QCOMPARE(w.tabs()->currentIndex(), (int)MainWindow::GraphTab);
@@ -153,14 +136,14 @@ class TestCompare : public QObject {
     w.show();
     QVERIFY(w.open_trace(a_));
     QVERIFY(w.compare_with(c_));
-    QVERIFY(wait_compare(w));
+    QVERIFY(wait_idle(w, 30000));
     CompareView* c = w.compare();
     const TraceDiff& d = *c->diff();
     auto at = [&] { return std::pair{c->current().ctx, c->current().step}; };
     auto first = at();
     // F8: the next differing pair (both sides present, not equal); Shift+F8 back; Ctrl+F8 the first again
     QTest::keyClick(&w, Qt::Key_F8);
-    QVERIFY(wait_compare(w));
+    QVERIFY(wait_idle(w, 30000));
     auto next = at();
     QVERIFY(next != first);
     const StepPair& np = d.pairs[next.first].steps[next.second];
@@ -177,12 +160,12 @@ class TestCompare : public QObject {
       }
     QVERIFY(!between);
     QTest::keyClick(&w, Qt::Key_F8, Qt::ShiftModifier);
-    QVERIFY(wait_compare(w));
+    QVERIFY(wait_idle(w, 30000));
     QVERIFY(at() == first);
     QTest::keyClick(&w, Qt::Key_F8);
-    QVERIFY(wait_compare(w));
+    QVERIFY(wait_idle(w, 30000));
     QTest::keyClick(&w, Qt::Key_F8, Qt::ControlModifier);
-    QVERIFY(wait_compare(w));
+    QVERIFY(wait_idle(w, 30000));
     QVERIFY(at() == first);
 
     // walk the divergences until a pair whose frames differ in structure; its outlines, checked with the reader
@@ -232,10 +215,10 @@ class TestCompare : public QObject {
       // the next match on both sides, then the next divergence
       size_t before = c->current().frame;
       c->step_frame(+1);
-      QVERIFY(wait_compare(w));
+      QVERIFY(wait_idle(w, 30000));
       if (c->current().frame == before) {
         if (!c->next_divergence(+1)) break;
-        QVERIFY(wait_compare(w));
+        QVERIFY(wait_idle(w, 30000));
       }
     }
     QVERIFY2(checked, "no compared frame pair differs in structure");

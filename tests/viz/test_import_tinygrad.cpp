@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "lib/uop/serialize.h"
+#include "tests/support/sql.h"
 #include "viz/cli.h"
 #include "viz/diff.h"
 #include "viz/import_tinygrad.h"
@@ -23,6 +24,8 @@
 #include "viz/replay.h"
 
 using namespace tg::viz;
+using tg::test::sql_exec;
+using tg::test::sql_int;
 
 namespace {
 
@@ -54,17 +57,6 @@ std::map<std::string, std::map<std::string, int64_t>> counts() {
     r[fixture][key] = v;
   }
   return r;
-}
-int64_t sql_int(const std::string& path, const std::string& q) {
-  sqlite3* db = nullptr;
-  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
-  sqlite3_stmt* s = nullptr;
-  int64_t v = -1;
-  if (sqlite3_prepare_v2(db, q.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
-    v = sqlite3_column_int64(s, 0);
-  sqlite3_finalize(s);
-  sqlite3_close(db);
-  return v;
 }
 int cli(std::vector<std::string> args) {
   std::vector<char*> argv;
@@ -386,15 +378,6 @@ TEST(ImportTinygrad, MutatedPicklesNeverCrash) {
   std::remove(pkl.c_str()), std::remove(prof.c_str()), std::remove(out.c_str());
 }
 
-void sql(const std::string& path, const std::string& q) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* err = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, q.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "") << "\n" << q;
-  sqlite3_free(err);
-  sqlite3_close(db);
-}
-
 // a trace of another producer (the port's rules are C++ files) compares by node structure: the same matches with
 // other rule names are equal there, and only there; a changed node is a divergence in both modes
 TEST(ImportTinygrad, DiffAcrossProducersComparesNodes) {
@@ -409,9 +392,10 @@ TEST(ImportTinygrad, DiffAcrossProducersComparesNodes) {
     EXPECT_EQ(d.equal_steps, ta->steps().size());
   }
   // b's rules now live in C++ files, as a port's recording of the same program would have them
-  sql(b,
-      "UPDATE strings SET value=replace(replace(value, 'tinygrad/', 'lib/'), '.py', '.cpp') WHERE id IN "
-      "(SELECT file FROM rules); UPDATE rules SET line=line+1000;");
+  EXPECT_EQ(sql_exec(b,
+                     "UPDATE strings SET value=replace(replace(value, 'tinygrad/', 'lib/'), '.py', '.cpp') WHERE id IN "
+                     "(SELECT file FROM rules); UPDATE rules SET line=line+1000;"),
+            "");
   {
     auto ta = Trace::open(a), tb = Trace::open(b);
     TraceDiff same = diff_traces(*ta, *tb);  // one producer: by rule, every step with a match differs
@@ -422,7 +406,7 @@ TEST(ImportTinygrad, DiffAcrossProducersComparesNodes) {
     EXPECT_FALSE(by_nodes.diverged);
     EXPECT_EQ(by_nodes.equal_steps, ta->steps().size());
   }
-  sql(b, "UPDATE meta SET value='tinygrad-cpp' WHERE key='producer'");
+  EXPECT_EQ(sql_exec(b, "UPDATE meta SET value='tinygrad-cpp' WHERE key='producer'"), "");
   {
     auto ta = Trace::open(a), tb = Trace::open(b);
     TraceDiff d = diff_traces(*ta, *tb);  // different producers: by nodes without being asked
@@ -432,10 +416,11 @@ TEST(ImportTinygrad, DiffAcrossProducersComparesNodes) {
   }
   // a match whose replacement differs is a divergence, named by its step and match
   int64_t step = sql_int(b, "SELECT step FROM matches ORDER BY step, ordinal LIMIT 1");
-  sql(b, "UPDATE matches SET after=before WHERE step=" + std::to_string(step) +
-             " AND ordinal=(SELECT MIN(ordinal) "
-             "FROM matches WHERE step=" +
-             std::to_string(step) + ")");
+  EXPECT_EQ(sql_exec(b, "UPDATE matches SET after=before WHERE step=" + std::to_string(step) +
+                            " AND ordinal=(SELECT MIN(ordinal) "
+                            "FROM matches WHERE step=" +
+                            std::to_string(step) + ")"),
+            "");
   {
     auto ta = Trace::open(a), tb = Trace::open(b);
     TraceDiff d = diff_traces(*ta, *tb);

@@ -11,11 +11,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tests/support/sql.h"
 #include "viz/cli.h"
 #include "viz/diff.h"
 #include "viz/reader.h"
 
 using namespace tg::viz;
+using tg::test::sql_exec;
+using tg::test::sql_int;
 
 namespace {
 
@@ -27,24 +30,6 @@ std::string record(const std::string& name) {
   std::string cmd = "VIZ=-1 VIZ_PATH=" + path + " " + TG_TENSOR_BIN + " > /dev/null 2>&1";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   return path;
-}
-void sql(const std::string& path, const std::string& q) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* err = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, q.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "") << "\n" << q;
-  sqlite3_free(err);
-  sqlite3_close(db);
-}
-int64_t sql_int(const std::string& path, const std::string& q) {
-  sqlite3* db = nullptr;
-  sqlite3_open(path.c_str(), &db);
-  sqlite3_stmt* s = nullptr;
-  sqlite3_prepare_v2(db, q.c_str(), -1, &s, nullptr);
-  int64_t v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
-  sqlite3_finalize(s);
-  sqlite3_close(db);
-  return v;
 }
 std::string cli_json(const std::string& a, const std::string& b, int* rc) {
   std::string out_path = tmp_path("out") + ".json";
@@ -91,7 +76,9 @@ TEST(TraceDiff, TwoRecordingsAgreeAndASeededRuleChangeIsTheFirstDivergence) {
       sql_int(c, "SELECT id FROM rules WHERE line <> (SELECT line FROM rules WHERE id=" + std::to_string(rule) +
                      ") ORDER BY id LIMIT 1");
   ASSERT_GE(other, 0);  // rule ids start at 0
-  sql(c, "UPDATE matches SET rule=" + std::to_string(other) + " WHERE step=" + std::to_string(step) + " AND ordinal=2");
+  EXPECT_EQ(sql_exec(c, "UPDATE matches SET rule=" + std::to_string(other) + " WHERE step=" + std::to_string(step) +
+                            " AND ordinal=2"),
+            "");
   auto ta = Trace::open(a), tc = Trace::open(c);
   TraceDiff d = diff_traces(*ta, *tc);
   ASSERT_TRUE(d.diverged);
