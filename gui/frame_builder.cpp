@@ -449,7 +449,13 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
       add_implied_line(fg->nodes.back());
     }
   }
-  // one placeholder under each collapsed node, counting what it hides
+  // one placeholder under each collapsed node, counting what it hides. It feeds the collapsed node and every drawn
+  // user of what it hides (folded consts aside). A shared subtree (a kernel's index arithmetic) can have users all
+  // over the graph: with split_leaves on and three or more users in all, the placeholder is a leaf drawn once per
+  // user, as a shared leaf is (key {c, user}), instead of one box with edges across every rank in between (on a
+  // training run's biggest kernel, such fans made three quarters of a frame's edge crossings and half of Graphviz's
+  // time)
+  std::vector<std::pair<int, int>> ph_edges;  // (placeholder, user)
   for (auto& [c, h] : hides) {
     if (!index.count({c, 0})) continue;
     GNode g;
@@ -464,8 +470,32 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
         g.mark = Mark::added;
     }
     size_node(g);
-    index[g.key] = (int)fg->nodes.size();
-    fg->nodes.push_back(std::move(g));
+    int owner = index[{c, 0}];
+    std::vector<int> to;  // the other drawn users, in the order met
+    std::unordered_set<int> seen{owner};
+    for (int64_t x : h) {
+      if (fold[x]) continue;  // a folded const is drawn in each user's label: no edge says where it is
+      for (int64_t u : users[x]) {
+        auto it = index.find({u, 0});
+        if (it != index.end() && !hidden.count(u) && seen.insert(it->second).second) to.push_back(it->second);
+      }
+    }
+    bool copies = opt.split_leaves && to.size() >= 2;
+    int at = (int)fg->nodes.size();
+    index[g.key] = at;
+    ph_edges.push_back({at, owner});
+    fg->nodes.push_back(g);
+    for (int u : to) {
+      if (!copies) {
+        ph_edges.push_back({at, u});
+        continue;
+      }
+      GNode copy = g;
+      copy.key = {c, fg->nodes[u].key.id};
+      index[copy.key] = (int)fg->nodes.size();
+      ph_edges.push_back({(int)fg->nodes.size(), u});
+      fg->nodes.push_back(std::move(copy));
+    }
   }
   for (const GNode& gn : fg->nodes) {
     if (gn.key.via) continue;
@@ -488,19 +518,7 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
       auto a = index.find({srcs[i], 0}), b = index.find({srcs[i - 1], 0});
       if (a != index.end() && b != index.end()) fg->edges.push_back({a->second, b->second, 1 << 20, 0, 1, true});
     }
-  // a placeholder feeds its collapsed node and every drawn user of what it hides
-  for (auto& [c, h] : hides) {
-    auto pi = index.find({c, kPlaceholderVia});
-    if (pi == index.end()) continue;
-    std::unordered_set<int> to{index[{c, 0}]};
-    fg->edges.push_back({pi->second, index[{c, 0}], 0, 0, 1});
-    for (int64_t x : h)
-      for (int64_t u : users[x]) {
-        auto it = index.find({u, 0});
-        if (it != index.end() && !hidden.count(u) && to.insert(it->second).second)
-          fg->edges.push_back({pi->second, it->second, 0, 0, 1});
-      }
-  }
+  for (auto [ph, u] : ph_edges) fg->edges.push_back({ph, u, 0, 0, 1});
   // focus: the boundary says how much is hidden beyond it
   if (!keep.empty()) {
     for (GNode& g : fg->nodes) {

@@ -377,8 +377,8 @@ void GraphView::apply_highlight() {
   if (!selected_) {
     for (NodeItem* n : nodes_)
       n->set_hi(!found.empty() ? (found.count(n->index()) ? Hi::none : Hi::dim)
-                : differing_.count(n->node().key.id) && n->node().key.via != kPlaceholderVia ? Hi::differs
-                                                                                             : Hi::none);
+                : differing_.count(n->node().key.id) && !n->node().hides ? Hi::differs
+                                                                         : Hi::none);
     for (EdgeItem* e : edges_) e->set_hi(found.empty() ? Hi::none : Hi::dim);
     return;
   }
@@ -402,7 +402,7 @@ int GraphView::mark_differing(const std::vector<int64_t>& ids) {
   differing_ = std::unordered_set<int64_t>(ids.begin(), ids.end());
   apply_highlight();
   int n = 0;
-  for (NodeItem* it : nodes_) n += differing_.count(it->node().key.id) > 0 && it->node().key.via != kPlaceholderVia;
+  for (NodeItem* it : nodes_) n += differing_.count(it->node().key.id) > 0 && !it->node().hides;
   return n;
 }
 

@@ -44,6 +44,11 @@ int main(int argc, char** argv) {
     chmod(dir.c_str(), 0700);
     setenv("XDG_RUNTIME_DIR", dir.c_str(), 1);
   }
+  // a launch onto a deep frame: its replay starts while Qt does
+  if (!o.trace.isEmpty()) {
+    tv::Selection first = tv::first_selection(o);
+    tv::TraceSession::prepare(o.trace.toStdString(), first.step, first.frame);
+  }
   int rc;
   {
     qInstallMessageHandler(message_handler);

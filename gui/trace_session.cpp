@@ -3,6 +3,7 @@
 #include <QString>
 #include <algorithm>
 #include <climits>
+#include <future>
 #include <thread>
 
 #include "viz/argfmt.h"
@@ -11,27 +12,61 @@ namespace tv {
 
 using namespace tg::viz;
 
-std::shared_ptr<TraceSession> TraceSession::open(const std::string& path, int64_t warm_step, size_t warm_frame) {
+namespace {
+// the session prepare() started for open() to take over
+std::mutex g_prepared_mutex;
+std::shared_ptr<TraceSession> g_prepared;
+struct PreparedKey {
+  std::string path;
+  int64_t step = 0;
+  size_t frame = 0;
+} g_prepared_key;
+}  // namespace
+
+void TraceSession::start_warm(int64_t warm_step, size_t warm_frame) {
+  // the warm thread takes the frames side before this returns, so that the first frame request (made as soon as
+  // the window has the catalog) waits for the replay instead of starting one of its own
+  std::promise<void> taken;
+  auto is_taken = taken.get_future();
+  warm_ = std::thread([this, warm_step, warm_frame, taken = std::move(taken)]() mutable {
+    std::lock_guard<std::mutex> lock(frames_mutex_);
+    taken.set_value();
+    try {
+      frames_trace_ = Trace::open_for_queries(path_);
+      auto replay = std::make_unique<StepReplay>(*frames_trace_, warm_step);
+      if (warm_frame < replay->num_frames()) replay->nodes(warm_frame ? warm_frame - 1 : 0);
+      replays_.emplace_front(warm_step, std::move(replay));
+    } catch (...) {  // the frame's own request reports it
+    }
+  });
+  is_taken.wait();
+}
+
+void TraceSession::prepare(const std::string& path, int64_t warm_step, size_t warm_frame) {
+  if (!warm_step) return;
   std::shared_ptr<TraceSession> s(new TraceSession());
   s->path_ = path;
-  std::unique_ptr<Trace> frames;
-  std::unique_ptr<StepReplay> replay;
-  struct Joiner {
-    std::thread t;
-    ~Joiner() {
-      if (t.joinable()) t.join();
-    }
-  } warm;
-  if (warm_step)
-    warm.t = std::thread([&] {
-      try {
-        frames = Trace::open_for_queries(path);
-        replay = std::make_unique<StepReplay>(*frames, warm_step);
-        if (warm_frame < replay->num_frames()) replay->nodes(warm_frame ? warm_frame - 1 : 0);
-      } catch (...) {  // the frame's own request reports it
-        replay.reset();
-      }
-    });
+  s->start_warm(warm_step, warm_frame);
+  std::lock_guard<std::mutex> lock(g_prepared_mutex);
+  g_prepared = std::move(s);
+  g_prepared_key = {path, warm_step, warm_frame};
+}
+
+std::shared_ptr<TraceSession> TraceSession::open(const std::string& path, int64_t warm_step, size_t warm_frame) {
+  std::shared_ptr<TraceSession> s, unused;
+  {
+    std::lock_guard<std::mutex> lock(g_prepared_mutex);
+    if (g_prepared && g_prepared_key.path == path && g_prepared_key.step == warm_step &&
+        g_prepared_key.frame == warm_frame)
+      s = std::move(g_prepared);
+    unused = std::move(g_prepared);  // joined below, outside the lock
+  }
+  unused.reset();
+  if (!s) {
+    s.reset(new TraceSession());
+    s->path_ = path;
+    if (warm_step) s->start_warm(warm_step, warm_frame);
+  }
   s->ui_ = Trace::open(path, false);  // kernel sources are read when shown
   s->rules_ = s->ui_->rules();
   if (auto meta = s->ui_->meta(); meta.count("source_root")) s->source_root_ = meta["source_root"];
@@ -76,10 +111,11 @@ std::shared_ptr<TraceSession> TraceSession::open(const std::string& path, int64_
       for (int64_t st : c.steps)
         if (int64_t out = s->ui_->step(st).output_root) s->kernels_.emplace(out, ref);
   }
-  if (warm.t.joinable()) warm.t.join();
-  if (frames) s->frames_trace_ = std::move(frames);
-  if (replay) s->replays_.emplace_front(warm_step, std::move(replay));
   return s;
+}
+
+TraceSession::~TraceSession() {
+  if (warm_.joinable()) warm_.join();
 }
 
 const RuleRow* TraceSession::rule(int64_t id) const {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 
 #include "viz/reader.h"
@@ -22,9 +23,17 @@ using NodeLookPtr = std::shared_ptr<const NodeLook>;
 class TraceSession {
  public:
   // throws tg::viz::TraceError. warm_step: the step the window opens on (0: none); its replay is read and run to the
-  // frame before warm_frame (where a jump lays out) on a second thread while this reads the catalog, so that a launch
-  // onto a deep frame does not wait for one and then the other (each ~100 ms on a training trace)
+  // frame before warm_frame (where a jump lays out) on a thread of its own, which holds the frames side until it is
+  // done: the catalog is read meanwhile, and the window builds its tree and selects while the replay goes on, so a
+  // launch onto a deep frame waits for neither (~65 ms and ~120 ms on a training trace). A replay that fails is left
+  // to the frame's own request to report
   static std::shared_ptr<TraceSession> open(const std::string& path, int64_t warm_step = 0, size_t warm_frame = 0);
+  // starts open()'s warm replay of this path now, before the window exists (tinyviz's main calls it ahead of Qt's
+  // start, ~30 ms): the next open() of the same path, step and frame takes it over; another open() drops it
+  static void prepare(const std::string& path, int64_t warm_step, size_t warm_frame);
+  ~TraceSession();  // joins the warm replay
+  TraceSession(const TraceSession&) = delete;
+  TraceSession& operator=(const TraceSession&) = delete;
   const std::string& path() const { return path_; }
   tg::viz::Trace& ui() { return *ui_; }  // UI thread only
   const tg::viz::RuleRow* rule(int64_t id) const;
@@ -90,6 +99,7 @@ class TraceSession {
  private:
   TraceSession() = default;
   void ensure(std::unique_ptr<tg::viz::Trace>& t);
+  void start_warm(int64_t step, size_t frame);
   std::string path_;
   std::unique_ptr<tg::viz::Trace> ui_, frames_trace_, queries_trace_;
   std::vector<tg::viz::RuleRow> rules_;
@@ -99,6 +109,7 @@ class TraceSession {
   std::unordered_map<int64_t, std::string> ctx_hay_, step_hay_, rule_hay_;
   std::unordered_map<int64_t, KernelRef> kernels_;  // AST root -> codegen context
   std::mutex frames_mutex_, queries_mutex_;
+  std::thread warm_;  // the replay open() starts (holds frames_mutex_ while it runs)
   std::list<std::pair<int64_t, std::unique_ptr<tg::viz::StepReplay>>> replays_;  // most recent first
   std::unordered_map<int64_t, std::shared_ptr<const NodeText>> node_text_;       // frames side
   std::unordered_map<int64_t, NodeLookPtr> node_look_[2];                        // frames side, by fold_consts

@@ -108,7 +108,11 @@ struct Stmt {
   sqlite3_stmt* s = nullptr;
   const Trace& t;
   const char* table;
-  std::string key;  // the row being read ("" before its id is known)
+  // the row being read, named when an error is thrown (building its text for every row cost more than the row's
+  // read): "" before its id is known, its id (at), "step S, ordinal K" (at_ordinal), or a text (name)
+  std::string key;
+  enum { kText, kRow, kOrdinal } key_kind = kText;
+  int64_t key_row = 0, key_step = 0;
   bool owned = true;
   Stmt(sqlite3* db, const std::string& sql, const Trace& tr, const char* tbl) : t(tr), table(tbl) {
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK)
@@ -128,15 +132,22 @@ struct Stmt {
     int rc = sqlite3_step(s);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
-    t.fail_key(table, key, std::string("cannot be read: ") + sqlite3_errmsg(sqlite3_db_handle(s)));
+    t.fail_key(table, key_text(), std::string("cannot be read: ") + sqlite3_errmsg(sqlite3_db_handle(s)));
   }
   void reset() {
     sqlite3_reset(s);
-    key.clear();
+    name("");
   }
-  void at(int64_t row) { key = S(row); }
+  void at(int64_t row) { key_kind = kRow, key_row = row; }
+  void at_ordinal(int64_t step, int64_t ordinal) { key_kind = kOrdinal, key_step = step, key_row = ordinal; }
+  void name(std::string k) { key_kind = kText, key = std::move(k); }
+  std::string key_text() const {
+    return key_kind == kRow       ? S(key_row)
+           : key_kind == kOrdinal ? "step " + S(key_step) + ", ordinal " + S(key_row)
+                                  : key;
+  }
   [[noreturn]] void bad(int c, const std::string& what) {
-    t.fail_key(table, key, std::string(sqlite3_column_name(s, c)) + " " + what);
+    t.fail_key(table, key_text(), std::string(sqlite3_column_name(s, c)) + " " + what);
   }
   bool null(int c) { return sqlite3_column_type(s, c) == SQLITE_NULL; }
   int64_t i(int c) {  // an integer column (NULL, text, a float or a blob there is damage)
@@ -286,7 +297,7 @@ void Trace::read_meta() {
   Stmt q(db_, "SELECT key, value FROM meta", *this, "meta");
   while (q.step()) {
     if (sqlite3_column_type(q.s, 0) != SQLITE_TEXT) q.bad(0, "is not text");
-    q.key = "'" + q.t_(0).substr(0, 40) + "'";
+    q.name("'" + q.t_(0).substr(0, 40) + "'");
     if (sqlite3_column_type(q.s, 1) != SQLITE_TEXT) q.bad(1, "is not text");
     if (q.t_(0) == "status") complete_ = q.t_(1) == "complete";
   }
@@ -593,7 +604,6 @@ std::vector<MatchRow> Trace::matches(int64_t step_id) const {
       reserve(step(step_id).n_matches);
     } catch (const TraceError&) {  // no such step: no matches
     }
-  auto key = [&](int64_t ordinal) { return "step " + S(step_id) + ", ordinal " + S(ordinal); };
   {
     Stmt q(db_, "SELECT ordinal, before, after, rule, dur FROM matches WHERE step=? ORDER BY ordinal", *this,
            "matches");
@@ -601,30 +611,33 @@ std::vector<MatchRow> Trace::matches(int64_t step_id) const {
     while (q.step()) {
       MatchRow m;
       m.step = step_id, m.ordinal = q.i(0);
-      q.key = key(m.ordinal);
+      q.at_ordinal(step_id, m.ordinal);
       m.before = q.i(1), m.after = q.i(2), m.rule = q.i(3), m.dur_ns = q.i(4);
       if (m.before < 1) q.bad(1, S(m.before) + " is not a uop id");
       if (m.after < 1) q.bad(2, S(m.after) + " is not a uop id");
       out.push_back(m);
     }
   }
+  size_t n_matches = out.size();
   {
     Stmt q(db_, "SELECT ordinal, before, error_uop, rule, message FROM rule_errors WHERE step=?", *this, "rule_errors");
     sqlite3_bind_int64(q.s, 1, step_id);
     while (q.step()) {
       MatchRow m;
       m.step = step_id, m.ordinal = q.i(0);
-      q.key = key(m.ordinal);
+      q.at_ordinal(step_id, m.ordinal);
       m.before = q.i(1), m.after = q.i(2), m.rule = q.i(3);
       if (m.before < 1) q.bad(1, S(m.before) + " is not a uop id");
       if (m.after < 1) q.bad(2, S(m.after) + " is not a uop id");
       m.is_error = true;
       m.error = q.i(4);
-      str_ref(m.error, "rule_errors", q.key, "message");
+      str_ref(m.error, "rule_errors", q.key_text(), "message");
       out.push_back(m);
     }
   }
-  std::stable_sort(out.begin(), out.end(), [](const MatchRow& a, const MatchRow& b) { return a.ordinal < b.ordinal; });
+  if (out.size() > n_matches)  // the matches came in ordinal order: merge the rule errors in
+    std::stable_sort(out.begin(), out.end(),
+                     [](const MatchRow& a, const MatchRow& b) { return a.ordinal < b.ordinal; });
   return out;
 }
 
@@ -764,7 +777,7 @@ std::vector<RuleStatRow> Trace::rule_stats(int64_t step_id, int64_t context_id) 
     while (q.step()) {
       RuleStatRow r;
       r.rule = q.i(0);
-      q.key = "rule " + S(r.rule);
+      q.name("rule " + S(r.rule));
       r.candidates = (uint64_t)q.in_range(1, 0, INT64_MAX), r.early_rejects = (uint64_t)q.in_range(2, 0, INT64_MAX);
       r.attempts = (uint64_t)q.in_range(3, 0, INT64_MAX), r.matches = (uint64_t)q.in_range(4, 0, INT64_MAX);
       r.excl_ns = q.in_range(5, 0, INT64_MAX), r.incl_ns = q.in_range(6, 0, INT64_MAX);
@@ -783,7 +796,7 @@ std::vector<int64_t> Trace::step_notes(int64_t step_id) const {
   std::vector<int64_t> out;
   Stmt q(db_, "SELECT uop FROM step_uops WHERE step=?", *this, "step_uops");
   sqlite3_bind_int64(q.s, 1, step_id);
-  q.key = "step " + S(step_id);
+  q.name("step " + S(step_id));
   while (q.step()) out.push_back(q.i(0));
   return out;
 }
@@ -860,6 +873,9 @@ static Node parse_uop(Stmt& q, int64_t cur, int col) {
     q.bad(col + 4, std::string("holds ") + type_name(type) + ", not a blob");
   const unsigned char* b = (const unsigned char*)sqlite3_column_blob(q.s, col + 4);
   int len = sqlite3_column_bytes(q.s, col + 4);
+  size_t count = 0;  // a varint ends at each byte without the continuation bit
+  for (int p = 0; p < len; p++) count += !(b[p] & 0x80);
+  n.src.reserve(count);
   for (int p = 0; p < len;) {
     uint64_t v = 0;
     int shift = 0, start = p;
@@ -918,7 +934,7 @@ std::vector<std::pair<int64_t, std::string>> Trace::checkpoints(int64_t step) co
   Stmt q(db_, "SELECT frame, graph FROM replay_checkpoints WHERE step=? ORDER BY frame", *this, "replay_checkpoints");
   sqlite3_bind_int64(q.s, 1, step);
   while (q.step()) {
-    q.key = "step " + S(step) + ", frame " + S(q.i(0));
+    q.name("step " + S(step) + ", frame " + S(q.i(0)));
     if (sqlite3_column_type(q.s, 1) != SQLITE_BLOB) q.bad(1, "is not a blob");
     out.push_back({q.i(0), std::string((const char*)sqlite3_column_blob(q.s, 1), sqlite3_column_bytes(q.s, 1))});
   }
@@ -937,6 +953,10 @@ void Trace::preload(std::vector<int64_t> ids) const {
   int64_t lo = ids[first], hi = ids.back();
   if ((uint64_t)(hi - lo) + 1 > 4 * (ids.size() - first)) return;
   std::vector<std::pair<int64_t, int64_t>> outside;  // (src, its user) below the range and not loaded
+  size_t more = (size_t)(hi - lo) + 1;               // growing the tables row by row rehashed them a dozen times
+  nodes_.reserve(nodes_.size() + more);
+  const_cast<Trace*>(this)->content_.reserve(content_.size() + more);
+  const_cast<Trace*>(this)->content_any_.reserve(content_any_.size() + more);
   {
     Stmt q(db_, "SELECT id, op, dtype, arg, tag, src FROM uops WHERE id BETWEEN ? AND ? ORDER BY id", *this, "uops");
     sqlite3_bind_int64(q.s, 1, lo), sqlite3_bind_int64(q.s, 2, hi);

@@ -11,8 +11,11 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <map>
+#include <set>
+#include <tuple>
 #include <unordered_set>
 
+#include "gui/frame_builder.h"
 #include "gui/graph_items.h"
 #include "gui/graph_view.h"
 #include "gui/main_window.h"
@@ -216,6 +219,65 @@ class TestFeatures : public QObject {
     QCOMPARE(a.n_removed, b.n_removed);
     QCOMPARE(a.n_changed, b.n_changed);
     QVERIFY(a.changed == b.changed);
+  }
+
+  // a collapsed subtree that other drawn nodes use too: with split leaves its placeholder is drawn once per user
+  // (one edge each, nothing crossing the graph); without, one placeholder feeds them all
+  void a_shared_placeholder_is_drawn_once_per_user() {
+    auto session = TraceSession::open(trace_.toStdString());
+    auto build = [&](const FrameOptions& o) {
+      return session->with_frames([&](TraceSession::Frames& fr) { return build_frame(fr, big_, 0, o); });
+    };
+    FrameOptions base;
+    base.auto_collapse = false;
+    FrameGraphPtr open = build(base);
+    auto placeholders = [](const FrameGraph& g, int64_t c) {
+      std::vector<int> out;
+      for (size_t i = 0; i < g.nodes.size(); i++)
+        if (g.nodes[i].hides && g.nodes[i].key.id == c) out.push_back((int)i);
+      return out;
+    };
+    auto out_edges = [](const FrameGraph& g, int n) {
+      std::vector<int> dst;
+      for (const GEdge& e : g.edges)
+        if (e.src == n) dst.push_back(e.dst);
+      return dst;
+    };
+    size_t shared = 0;
+    for (const GNode& cand : open->nodes) {
+      if (cand.key.via || cand.is_root) continue;
+      int64_t c = cand.key.id;
+      FrameOptions one = base, joined = base;
+      one.collapsed = joined.collapsed = {c};
+      joined.split_leaves = false;
+      FrameGraphPtr a = build(one), b = build(joined);
+      std::vector<int> pa = placeholders(*a, c), pb = placeholders(*b, c);
+      if (pb.empty()) continue;  // nothing to hide below it
+      QCOMPARE(pb.size(), size_t(1));
+      std::vector<int> users = out_edges(*b, pb[0]);
+      if (users.size() < 3) {
+        QCOMPARE(pa.size(), size_t(1));
+        continue;
+      }
+      shared++;
+      // one copy per user, each with the count and the one edge to its user, the first under the collapsed node
+      QCOMPARE(pa.size(), users.size());
+      std::set<NodeKey, bool (*)(const NodeKey&, const NodeKey&)> fed(
+          [](const NodeKey& x, const NodeKey& y) { return std::tie(x.id, x.via) < std::tie(y.id, y.via); });
+      for (int u : users) fed.insert(b->nodes[u].key);
+      for (int p : pa) {
+        QCOMPARE(a->nodes[p].hides, b->nodes[pb[0]].hides);
+        std::vector<int> to = out_edges(*a, p);
+        QCOMPARE(to.size(), size_t(1));
+        QVERIFY(fed.erase(a->nodes[to[0]].key));
+        if (a->nodes[p].key.via == kPlaceholderVia)
+          QCOMPARE(a->nodes[to[0]].key, (NodeKey{c, 0}));
+        else
+          QCOMPARE(a->nodes[p].key.via, a->nodes[to[0]].key.id);
+      }
+      QVERIFY(fed.empty());
+    }
+    QVERIFY2(shared > 0, "no collapse in the demo's biggest graph hides a subtree that three nodes use");
   }
 
   // a graph above the threshold starts collapsed; what the match put in stays drawn; unticking the box restores it

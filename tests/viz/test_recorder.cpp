@@ -361,23 +361,34 @@ TEST(Recorder, SigkillLeavesReadableTrace) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     close(ready[0]);
-    Context ctx({{"TRACK_MATCH_STATS", 2}});
-    Recorder* r = open_trace_writer(path).release();
-    set_recorder(r);
-    UOp a = UOp::variable("a", 0, 100);
-    for (int i = 0;; i++) {
-      track::Group g("loop");
-      graph_rewrite((a * (i % 7 + 1) + 3).floordiv(c(i % 5 + 1)) % c(9), sym(), {.name = "spin"});
-      if (i == 2000) {
-        char x = 1;
-        (void)!write(ready[1], &x, 1);  // well into the run: batches have been committed
+    try {
+      Context ctx({{"TRACK_MATCH_STATS", 2}});
+      Recorder* r = open_trace_writer(path).release();
+      set_recorder(r);
+      UOp a = UOp::variable("a", 0, 100);
+      for (int i = 0;; i++) {
+        track::Group g("loop");
+        graph_rewrite((a * (i % 7 + 1) + 3).floordiv(c(i % 5 + 1)) % c(9), sym(), {.name = "spin"});
+        if (i == 2000) {
+          char x = 1;
+          (void)!write(ready[1], &x, 1);  // well into the run: batches have been committed
+        }
       }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "recording child: %s\n", e.what());
+      _exit(3);
     }
     _exit(0);
   }
   close(ready[1]);
   char x;
-  ASSERT_EQ(read(ready[0], &x, 1), 1);
+  if (read(ready[0], &x, 1) != 1) {  // the child ended before its 2000th rewrite: say how
+    int st = 0;
+    waitpid(pid, &st, 0);
+    FAIL() << "the recording child ended early: "
+           << (WIFEXITED(st) ? "exit status " + std::to_string(WEXITSTATUS(st))
+                             : "signal " + std::to_string(WIFSIGNALED(st) ? WTERMSIG(st) : -1));
+  }
   // wait until the writer (50 ms commit period) has committed matches; a loaded machine can take a while
   for (int i = 0; i < 200; i++) {
     usleep(50 * 1000);
