@@ -454,8 +454,12 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
   // over the graph: with split_leaves on and three or more users in all, the placeholder is a leaf drawn once per
   // user, as a shared leaf is (key {c, user}), instead of one box with edges across every rank in between (on a
   // training run's biggest kernel, such fans made three quarters of a frame's edge crossings and half of Graphviz's
-  // time)
+  // time).
   std::vector<std::pair<int, int>> ph_edges;  // (placeholder, user)
+  // not in a frame that collapsing left with more than twice the nodes it aims at: copies there would add nodes (a
+  // synthetic 5,000-node graph kept ~3,600 drawn with 110 placeholders and would get 1,400 copies) where the frame
+  // is already past reading node by node, and cost its stepping time
+  bool split_placeholders = drawn <= 2 * opt.auto_collapse_above;
   for (auto& [c, h] : hides) {
     if (!index.count({c, 0})) continue;
     GNode g;
@@ -480,17 +484,22 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
         if (it != index.end() && !hidden.count(u) && seen.insert(it->second).second) to.push_back(it->second);
       }
     }
-    bool copies = opt.split_leaves && to.size() >= 2;
+    bool copies = opt.split_leaves && to.size() >= 2 && split_placeholders;
     int at = (int)fg->nodes.size();
     index[g.key] = at;
     ph_edges.push_back({at, owner});
     fg->nodes.push_back(g);
+    GNode shared = g;
+    if (copies) {
+      shared.lines[1] = "shared, collapsed (X expands)";  // the same nodes as the placeholder under c
+      size_node(shared);
+    }
     for (int u : to) {
       if (!copies) {
         ph_edges.push_back({at, u});
         continue;
       }
-      GNode copy = g;
+      GNode copy = shared;
       copy.key = {c, fg->nodes[u].key.id};
       index[copy.key] = (int)fg->nodes.size();
       ph_edges.push_back({(int)fg->nodes.size(), u});
@@ -543,8 +552,11 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
       for (size_t i = 0; i < es.size(); i++) fg->edges[es[i]].slot = (int)i, fg->edges[es[i]].nslots = (int)es.size();
     }
   }
+  // a copy drawn for one user (a split leaf, a shared placeholder) is in the box when its user is: the copies beside
+  // users elsewhere would stretch the box, and the view that centres on it, across the graph
   for (GNode& g : fg->nodes)
-    if (box.count(g.key.id)) g.in_match = true;
+    if (box.count(g.key.id) && (g.key.via == 0 || g.key.via == kPlaceholderVia || box.count(g.key.via)))
+      g.in_match = true;
   // ghosts of what the match removed (folded consts have no place of their own)
   for (int64_t n : fg->removed) {
     const Node& node = t.node(n);
