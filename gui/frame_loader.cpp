@@ -396,9 +396,10 @@ void FrameLoader::start_job(bool force_fallback, bool force_full, bool exact) {
               return;
             }
             if (std::getenv("TINYVIZ_TIMING"))
-              std::fprintf(stderr, "tinyviz: step %lld frame %zu%s: build %.1f ms, %s %.1f ms\n", (long long)step,
-                           r->graph->frame, r->graph->frame != k ? " (the frame before the one asked for)" : "",
-                           r->build_ms, r->layout->engine.c_str(), r->layout->ms);
+              std::fprintf(stderr, "tinyviz: step %lld frame %zu%s: build %.1f ms, %s %.1f ms (%zu nodes, work %zu)\n",
+                           (long long)step, r->graph->frame,
+                           r->graph->frame != k ? " (the frame before the one asked for)" : "", r->build_ms,
+                           r->layout->engine.c_str(), r->layout->ms, n, work);
             post([gen, r, k](FrameLoader* l) {
               if (l->gen_ != gen || l->fallback_started_) return;  // too late: the simple layout is up
               l->sh_->attach_ghosts(*r);

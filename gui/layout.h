@@ -62,7 +62,8 @@ struct DotOptions {
 // Graphviz dot. Throws std::runtime_error when Graphviz fails (no dot plugin, bad graph).
 Layout layout_dot(const LayoutGraph& g, const DotOptions& opt = {});
 // What dot costs is driven by its position phase, network simplex on the graph plus one virtual node per rank an
-// edge crosses, not by the node count. dot_work estimates that size (nodes + virtual nodes);
+// edge crosses, and by mincross on wide ranks, not by the node count. dot_work estimates that size (nodes + virtual
+// nodes + the squares of the ranks' widths / 64);
 // dot_tuning is the tuning layout_dot applies for it, empty when dot is not worth trying (use layout_layered).
 size_t dot_work(const LayoutGraph& g);
 std::string dot_tuning(size_t work);
