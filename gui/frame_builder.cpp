@@ -489,16 +489,14 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     index[g.key] = at;
     ph_edges.push_back({at, owner});
     fg->nodes.push_back(g);
-    GNode shared = g;
-    if (copies) {
-      shared.lines[1] = "shared, collapsed (X expands)";  // the same nodes as the placeholder under c
-      size_node(shared);
+    if (!copies) {
+      for (int u : to) ph_edges.push_back({at, u});
+      continue;
     }
+    GNode shared = g;
+    shared.lines[1] = "shared, collapsed (X expands)";  // the same nodes as the placeholder under c
+    size_node(shared);
     for (int u : to) {
-      if (!copies) {
-        ph_edges.push_back({at, u});
-        continue;
-      }
       GNode copy = shared;
       copy.key = {c, fg->nodes[u].key.id};
       index[copy.key] = (int)fg->nodes.size();
