@@ -25,10 +25,11 @@ int64_t noopt_value() {
   ContextVar* v = ContextVar::find("NOOPT");
   return v ? v->value() : 0;
 }
-// the codegen settings a cached program was made with besides its AST (NOOPT, LOOP_ORDER), as one key
+// the codegen settings a cached program was made with besides its AST (NOOPT, LOOP_ORDER, CPU_TILE), as one key
 int64_t codegen_flags() {
   ContextVar* lo = ContextVar::find("LOOP_ORDER");
-  return noopt_value() * 2 + (lo && lo->value() ? 1 : 0);
+  ContextVar* tile = ContextVar::find("CPU_TILE");
+  return noopt_value() * 2 + (lo && lo->value() ? 1 : 0) + (tile && tile->value() ? 4 : 0);
 }
 
 std::unordered_map<std::string, pyint> to_umap(const VarVals& v) { return {v.begin(), v.end()}; }

@@ -1,6 +1,7 @@
 #include "lib/codegen/opt/heuristic.h"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 
 #include "lib/codegen/helpers.h"
@@ -24,6 +25,145 @@ static sint sprod(const std::vector<sint>& v) {
       p = sint(p.to_uop() * s.to_uop());
   }
   return p;
+}
+
+
+// ***** CPU register tiles (CPU_TILE=1, not in the reference) *****
+ContextVar CPU_TILE("CPU_TILE", 1, 0, 1);
+
+namespace {
+// how far one step of `r` moves the linear index `idx`: 0 when idx does not depend on r, nullopt when it is not
+// linear in r (a division, a modulo, a product of two ranges)
+std::optional<pyint> index_stride(const UOp& idx, const UOp& r) {
+  if (idx == r) return 1;
+  if (!in_bs(idx, r)) return 0;
+  if (idx.op() == Ops::ADD) {
+    auto a = index_stride(idx.src(0), r), b = index_stride(idx.src(1), r);
+    if (!a || !b) return std::nullopt;
+    return *a + *b;
+  }
+  if (idx.op() == Ops::MUL)
+    for (int i : {0, 1})
+      if (idx.src(1 - i).op() == Ops::CONST && idx.src(1 - i).val().is_int()) {
+        auto a = index_stride(idx.src(i), r);
+        if (!a) return std::nullopt;
+        return *a * idx.src(1 - i).val().as_int();
+      }
+  return std::nullopt;
+}
+
+// the host's vector registers: 32 with AVX-512 (zmm0-31, and ymm16-31 through AVX-512VL), 16 with AVX/AVX2
+int host_vector_registers() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const int n = __builtin_cpu_supports("avx512vl") ? 32 : 16;
+  return n;
+#else
+  return 16;
+#endif
+}
+}  // namespace
+
+// whether one of the reference's upcast axes steps an input of the reduce by one element: its tile then has a
+// contiguous vector to load, and it is kept
+static bool ref_lanes_contiguous(const Scheduler& ref) {
+  auto reduce = ref.ranges_of({AxisType::REDUCE, AxisType::UNROLL});
+  for (const UOp& b : ref.bufs()) {
+    UOp idx = b.src(1).get_idx();
+    bool in_reduce = false;
+    for (const UOp& r : reduce) in_reduce |= in_bs(idx, r);
+    if (!in_reduce) continue;
+    for (const UOp& u : ref.ranges_of({AxisType::UPCAST}))
+      if (auto s = index_stride(idx, u); s && *s == 1) return true;
+  }
+  return false;
+}
+
+// A reduce kernel on the CPU computes a tile of V x R outputs per step of its reduce loops: V lanes along one output
+// axis (one vector of the host after LLVM's SLP vectorizer, CPU_SLP_MAX_VF wide) and R rows along another, R vector
+// accumulators in registers. Each reduce step loads, for every input, one vector (stride 1 along the lanes), one
+// broadcast (stride 0) or a gather (anything else), once if the rows share it (stride 0 along the rows) or once per
+// row. The tile with the fewest loads per vector FMA wins; each output is still summed by the same ops in the same
+// order, so values do not change. Returns false (and changes nothing) when no tile of at least 8 outputs fits.
+static bool cpu_register_tile(Scheduler& k, pyint unrolled) {
+  const int lanes = 8;  // CPU_SLP_MAX_VF's default: one ymm register
+  const pyint kMaxBody = getenv_int("CPU_TILE_BODY", 512);
+  const double kRowBytes = 256 * 1024;
+  const pyint max_rows = host_vector_registers() - 4;
+  auto fs = k.full_shape();
+  auto rs = k.rngs();
+  auto reduce = k.ranges_of({AxisType::REDUCE});
+  if (reduce.empty()) return false;
+  std::vector<UOp> loads;
+  std::vector<double> load_bytes;  // the size of each load's buffer (unknown: larger than any cache)
+  for (const UOp& b : k.bufs()) {
+    UOp idx = b.src(1).get_idx();
+    for (const UOp& r : reduce)
+      if (in_bs(idx, r)) {
+        loads.push_back(idx);
+        const UOp& buf = b.src(0);
+        load_bytes.push_back(buf.op() == Ops::PARAM && buf.nsrc() > 0 && buf.src(0).op() == Ops::CONST
+                                 ? (double)buf.src(0).val().as_int() * std::max(1, buf.dtype().itemsize())
+                                 : 1e18);
+        break;
+      }
+  }
+  if (loads.empty()) return false;
+  auto dims = k.upcastable_dims();
+  struct Best {
+    double cost = 1e30;
+    int64_t vec = -1, row = -1;
+    pyint v = 0, r = 0;
+  } best;
+  for (int64_t a : dims) {
+    if (!fs[(size_t)a].is_int()) continue;
+    pyint na = fs[(size_t)a].i();
+    for (pyint v : {(pyint)lanes}) {
+      if (na % v != 0) continue;
+      // per input: the loads that make one V-lane vector of it. Lanes that would gather (a stride other than 0 or 1)
+      // are not a tile: LLVM builds such a vector from scalar loads and inserts, slower than the reference's tile
+      std::vector<double> lane_cost;
+      int gathers = 0;
+      for (const UOp& idx : loads) {
+        auto s = index_stride(idx, rs[(size_t)a]);
+        bool g = !s || (*s != 0 && *s != 1);
+        gathers += g;
+        lane_cost.push_back(s && *s == 0 ? 1.0 : g ? 2.0 * (double)v : (double)v / 4);
+      }
+      if (gathers > 1) continue;
+      for (int64_t b : dims) {
+        if (b == a || !fs[(size_t)b].is_int()) continue;
+        pyint nb = fs[(size_t)b].i();
+        for (pyint r = std::min<pyint>({nb, max_rows * lanes / v, 16, std::max<pyint>(1, kMaxBody / (v * unrolled))}); r >= 1; r--) {  // apply_opt: upcasts of <= 16
+          if (nb % r != 0) continue;
+          double ld = 0;
+          bool rows_cached = true;
+          for (size_t i = 0; i < loads.size(); i++) {
+            auto s = index_stride(loads[i], rs[(size_t)b]);
+            ld += lane_cost[i] * (s && *s == 0 ? 1.0 : (double)r);
+            // what each row loads on its own must come from a buffer the core's L2 holds (the weights): rows that
+            // stream an activation each wait on memory, slower than the reference's tile
+            if (r > 1 && !(s && *s == 0) && load_bytes[i] > kRowBytes) rows_cached = false;
+          }
+          if (!rows_cached) continue;
+          double cost = ld / ((double)r * (double)v / lanes);
+          if (cost < best.cost - 1e-9 || (cost < best.cost + 1e-9 && r * v > best.r * best.v))
+            best = {cost, a, b, v, r};
+        }
+      }
+    }
+  }
+  if (best.vec < 0 || best.v * best.r < 8) return false;
+  Scheduler t = k.copy();
+  try {
+    t.apply_opt(Opt(OptOps::UPCAST, best.vec, Arg((long long)best.v)));
+    // an upcast of a whole axis removes it: the row axis after it moves down by one
+    int64_t row = best.row - (best.row > best.vec && best.v == fs[(size_t)best.vec].i() ? 1 : 0);
+    if (best.r > 1) t.apply_opt(Opt(OptOps::UPCAST, row, Arg((long long)best.r)));
+  } catch (const KernelOptError&) {
+    return false;
+  }
+  k = std::move(t);
+  return true;
 }
 
 Scheduler hand_coded_optimizations(const Scheduler& k0) {
@@ -136,6 +276,33 @@ Scheduler hand_coded_optimizations(const Scheduler& k0) {
   }
   for (auto it = to_upcast.rbegin(); it != to_upcast.rend(); ++it) k.apply_opt(Opt(OptOps::UPCAST, *it, Arg(0)));
 
+  // on the CPU, a register tile sized for the host's vectors instead (CPU_TILE=1), with the reference's unrolls of the
+  // reduce axes and its threads: an unroll changes how the products are added (the reference's sums are kept)
+  if (CPU_TILE.value() && !k.ren->has_local && k.ren->target.device == "CPU" && to_upcast.empty() &&
+      !k0.ren->has_local) {
+    Scheduler ref = [&] {
+      Context off({{"CPU_TILE", 0}});
+      return hand_coded_optimizations(k0);
+    }();
+    pyint unrolled = 1;
+    {
+      auto fs = ref.full_shape();
+      for (int64_t a : ref.axes_of({AxisType::UNROLL})) unrolled *= iv(fs[(size_t)a]);
+    }
+    Scheduler t = k.copy();
+    if (!ref_lanes_contiguous(ref) && cpu_register_tile(t, unrolled)) {
+      try {
+        for (const Opt& o : ref.applied_opts)
+          if (o.op == OptOps::UNROLL) t.apply_opt(o);
+        for (const Opt& o : ref.applied_opts)
+          if (o.op == OptOps::THREAD) t.apply_opt(o);
+        return t;
+      } catch (const KernelOptError&) {
+      }
+    }
+  }
+  bool cpu_tiled = false;
+
   // potentially do more upcasts of non reduce axes based on a heuristic
   bool is_dsp = k.ren->target.device == "DSP";
   std::vector<int64_t> upcasted_axis;
@@ -145,7 +312,7 @@ Scheduler hand_coded_optimizations(const Scheduler& k0) {
     for (int64_t i : k.upcastable_dims()) v.push_back(os[(size_t)i]);
     sint p = sprod(v);
     bool big = p.is_int() ? p.i() >= 1024 : resolve(p.u().ge(PyConst(1024)));
-    if (!(big && k.upcast_size() < 32)) break;
+    if (cpu_tiled || !(big && k.upcast_size() < 32)) break;
     std::vector<std::tuple<pyint, pyint, int64_t, int64_t>> xb_choices;
     std::vector<int64_t> amounts = is_dsp ? (upcasted_axis.empty() ? std::vector<int64_t>{128} : std::vector<int64_t>{})
                                           : std::vector<int64_t>{3, 4};
