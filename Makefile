@@ -41,7 +41,8 @@ test: build
 	       "-DTG_BUILD_TESTS=ON (needs GoogleTest, libgtest-dev) or use another BUILD directory" >&2; exit 1; fi
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-bench: deps
+bench:
+	@./scripts/install-deps.sh --bench
 	@$(MAKE) --no-print-directory build BUILD=$(BENCH_BUILD) PGO=1 BUILD_FLAGS="-DTG_BUILD_TESTS=OFF"
 	@./scripts/bench.sh $(BENCH_BUILD)
 

@@ -44,13 +44,37 @@ echo "== CPU backend: LLVM compile per kernel, 16M-element add (GB/s) and 1024^3
 "$BUILD/tests/bench_cpu" --benchmark_counters_tabular=true
 
 echo
-echo "== training: beautiful_mnist's steady step (Fashion-MNIST, batch 512, TinyJit), steps 2-7; then the same with the"
-echo "   reference's loop nesting and LLVM's own SLP width (LOOP_ORDER=0 CPU_SLP_MAX_VF=0)"
+echo "== training: beautiful_mnist's steady step (Fashion-MNIST, batch 512, Adam, TinyJit), median of steps 2-7, side by"
+echo "   side with PyTorch (tests/bench/torch_mnist.py: the same model, batch, optimizer and thread count), alternating"
+echo "   in three rounds; then ours with the reference's programs (CPU_TILE=0 LOOP_ORDER=0 CPU_SLP_MAX_VF=0)"
+echo "   CPU: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, $(grep -o -m1 -w 'avx512f' /proc/cpuinfo || grep -o -m1 -w 'avx2' /proc/cpuinfo)"
 if [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
-  for cfg in "" "LOOP_ORDER=0 CPU_SLP_MAX_VF=0"; do
-    env $cfg "$BUILD/examples/beautiful_mnist" --steps 8 | awk '/^step/ && $2 >= 2 {print $5}' | sort -g |
-      awk -v cfg="${cfg:-default}" '{t[NR] = $1} END {printf "%s: step min %.3f s, median %.3f s over %d steps\n", cfg, t[1], t[int((NR + 1) / 2)], NR}'
+  # median STEP_LINES: the median of the "step N ... T s" lines' times for N >= 2
+  median() { awk '/^step/ && $2 >= 2 {print $5}' | sort -g | awk '{t[NR] = $1} END {printf "%.3f", t[int((NR + 1) / 2)]}'; }
+  TORCH_OK=0
+  /usr/bin/python3 -c "import torch" 2>/dev/null && TORCH_OK=1
+  for round in 1 2 3; do
+    ours=$("$BUILD/examples/beautiful_mnist" --steps 8 | median)
+    if [ $TORCH_OK = 1 ]; then
+      torch=$(/usr/bin/python3 "$ROOT/tests/bench/torch_mnist.py" --steps 8 --threads "$(nproc)" | median)
+      awk -v r=$round -v o="$ours" -v t="$torch" \
+        'BEGIN {printf "round %d: tinygrad-cpp %.3f s, PyTorch %.3f s, ratio %.2fx\n", r, o, t, o / t}'
+    else
+      echo "round $round: tinygrad-cpp $ours s (PyTorch: /usr/bin/python3 has no torch; make bench installs python3-torch)"
+    fi
   done
+  echo "reference programs (CPU_TILE=0 LOOP_ORDER=0 CPU_SLP_MAX_VF=0): $(CPU_TILE=0 LOOP_ORDER=0 CPU_SLP_MAX_VF=0 \
+    "$BUILD/examples/beautiful_mnist" --steps 8 | median) s"
+  # where one steady step's time goes: the kernels of step 2 (between its marker and step 3's), from the profile
+  echo "== the kernels of one steady step (PROFILE=1, tinyviz-cli profile -t between the markers of steps 2 and 3)"
+  KTRACE=$(mktemp -d)/kernels.trace.db
+  PROFILE=1 VIZ_PATH="$KTRACE" "$BUILD/examples/beautiful_mnist" --steps 4 >/dev/null
+  "$BUILD/viz/tinyviz-cli" profile "$KTRACE" --interval "train @ 2" "train @ 3" -t 16 |
+    awk 'BEGIN {printf "%-34s %10s %8s %8s %7s\n", "kernel", "ms", "GFLOP", "GFLOPS", "% step"}
+         $1 == "USER" {step = $5 + 0; next}
+         $1 == "CPU" {ms = $3 + 0; if ($3 ~ /us$/) ms /= 1000; gf = $6 + 0;
+                      printf "%-34s %10.1f %8.2f %8.0f %6.1f%%\n", $2, ms, ms * gf / 1000, gf, 100 * ms / step}'
+  rm -f "$KTRACE"*
   # what recording the profile costs: the same steady step without and with PROFILE=1 (kernel runs, buffer allocs and
   # frees, markers and ranges into a trace), three pairs alternated so the machine's drift hits both
   echo "== profiling: the steady step (median of steps 2-7) without and with PROFILE=1, three alternated pairs"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages tinygrad-cpp needs, only when some are missing.
 # Uses sudo when not root. Prints nothing and exits 0 when everything is present.
+#   scripts/install-deps.sh           what `make`, `make demo` and `make test` need
+#   scripts/install-deps.sh --bench   also what only `make bench` needs (PyTorch, the training step's CPU yardstick)
 set -euo pipefail
 PACKAGES=(
   cmake ninja-build pkg-config g++ make ccache git time
@@ -14,6 +16,9 @@ PACKAGES=(
 # node runs the Trace Event consumer that tests tinyviz-cli's export (any node >= 18 on PATH will do: Debian's, or one
 # installed from elsewhere, which also brings npm)
 command -v node >/dev/null && command -v npm >/dev/null || PACKAGES+=(nodejs npm)
+# make bench runs beautiful_mnist's training step in PyTorch beside ours (tests/bench/torch_mnist.py, Debian's
+# /usr/bin/python3); make test never needs it
+if [ "${1:-}" = "--bench" ]; then PACKAGES+=(python3-torch python3-numpy); fi
 missing=()
 for p in "${PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then missing+=("$p"); fi

@@ -31,8 +31,8 @@ using namespace tg;
 
 namespace {
 
-using tg::test::join_lines;
 using tg::test::first_diff;
+using tg::test::join_lines;
 
 const std::vector<CgKernel>& goldens() {
   static const std::vector<CgKernel> g = load_codegen_goldens(TG_TEST_DATA "/codegen_goldens.txt");
@@ -88,7 +88,7 @@ const Result& lower(const CgKernel& k, const CgVariant& v) {
   set_recorder(rec);
   const Renderer& ren = renderer_for(v.kind);
   try {
-    Context c({{"TRACK_MATCH_STATS", 2}, {"NOOPT", v.kind == "noopt" ? 1 : 0}});
+    Context c({{"TRACK_MATCH_STATS", 2}, {"NOOPT", v.kind == "noopt" ? 1 : 0}, {"CPU_TILE", 0}});
     if (v.kind == "local") {
       r.sink = full_rewrite_to_sink(k.ast, ren, k.ast.tag().is_none());
       r.program = do_linearize(r.sink);
@@ -275,8 +275,8 @@ TEST(CodegenGoldens, OptsAndName) {
     if (ok)
       t.ok++;
     else
-      ADD_FAILURE() << "opts: " << join_lines(opts) << "\nwant: " << join_lines(v.opts) << "\nname " << ki->name << " want "
-                    << v.name;
+      ADD_FAILURE() << "opts: " << join_lines(opts) << "\nwant: " << join_lines(v.opts) << "\nname " << ki->name
+                    << " want " << v.name;
   });
 }
 
@@ -316,7 +316,7 @@ TEST(CodegenGoldens, UnobservedEqualsRecorded) {
     if (!r.error.empty()) return;
     t.total++;
     const Renderer& ren = renderer_for(v.kind);
-    Context c({{"TRACK_MATCH_STATS", 0}, {"NOOPT", v.kind == "noopt" ? 1 : 0}});
+    Context c({{"TRACK_MATCH_STATS", 0}, {"NOOPT", v.kind == "noopt" ? 1 : 0}, {"CPU_TILE", 0}});
     UOp sink;
     std::string source;
     if (v.kind == "local") {

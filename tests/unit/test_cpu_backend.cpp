@@ -291,10 +291,26 @@ TEST(CPUDevice, DamagedDiskCacheEntriesAreMissesAndAreRewritten) {
       {"one byte short", [](std::string s) { return s.substr(0, s.size() - 1); }},
       {"zeroed", [](std::string s) { return std::string(s.size(), '\0'); }},
       {"library zeroed", [&](std::string s) { return s.substr(0, body) + std::string(s.size() - body, '\0'); }},
-      {"bit flipped in the library start", [&](std::string s) { s[body] ^= 0x01; return s; }},
-      {"bit flipped mid-library", [&](std::string s) { s[body + good.size() / 2] ^= 0x10; return s; }},
-      {"bit flipped at the end", [](std::string s) { s.back() ^= 0x80; return s; }},
-      {"bit flipped in the checksum", [&](std::string s) { s[s.find('\n') - 1] ^= 0x01; return s; }},
+      {"bit flipped in the library start",
+       [&](std::string s) {
+         s[body] ^= 0x01;
+         return s;
+       }},
+      {"bit flipped mid-library",
+       [&](std::string s) {
+         s[body + good.size() / 2] ^= 0x10;
+         return s;
+       }},
+      {"bit flipped at the end",
+       [](std::string s) {
+         s.back() ^= 0x80;
+         return s;
+       }},
+      {"bit flipped in the checksum",
+       [&](std::string s) {
+         s[s.find('\n') - 1] ^= 0x01;
+         return s;
+       }},
       {"bytes appended", [](std::string s) { return s + "xyz"; }},
   };
   for (auto& [what, damage] : damages) {
@@ -874,8 +890,15 @@ struct UopsRecord {
 std::vector<UopsRecord> load_uops() {
   std::vector<UopsRecord> rs;
   for (const UopsCase& c : load_uops_goldens(TG_TEST_DATA "/uops_kernel_goldens.txt").cases) {
-    UopsRecord r{.test = c.test, .is_case = !c.is_linear, .has_llvm_source = c.has_llvm_source, .program = c.program,
-                 .llvm_source = c.llvm_source, .global = c.global, .vals = c.vals, .bufs = c.bufs, .runs = (int)c.runs.size()};
+    UopsRecord r{.test = c.test,
+                 .is_case = !c.is_linear,
+                 .has_llvm_source = c.has_llvm_source,
+                 .program = c.program,
+                 .llvm_source = c.llvm_source,
+                 .global = c.global,
+                 .vals = c.vals,
+                 .bufs = c.bufs,
+                 .runs = (int)c.runs.size()};
     if (!c.runs.empty()) r.global = c.runs.back().global, r.vals = c.runs.back().vals, r.bufs = c.runs.back().bufs;
     rs.push_back(std::move(r));
   }
@@ -987,6 +1010,58 @@ TEST(CPUDevice, FloatLiteralsWithoutADotCompile) {
   EXPECT_DOUBLE_EQ(got[0], 1e+100);
   std::vector<double> small = (x * 1e-05).to_vector<double>();
   EXPECT_DOUBLE_EQ(small[1], 2e-05);
+}
+
+// CPU_TILE (codegen/opt/heuristic.cpp): a reduce kernel whose reference tile gathers every vector (the convolution
+// gradients: lanes along images and channels) gets an 8-lane register tile instead, with the reference's unrolls of
+// the reduce axes. Each output is summed by the same ops in the same order, so the gradients are bit-identical.
+namespace {
+struct TileRun {
+  std::vector<std::string> names;  // the reduce kernels' names (their shapes show the upcasts)
+  std::vector<float> dx, dw;
+};
+TileRun tile_run(int64_t tile, const std::vector<float>& hx, const std::vector<float>& hw) {
+  Context c({{"CPU_TILE", tile}});
+  auto grads = [&] {
+    Tensor x = Tensor::from_vector(hx).reshape({16, 32, 12, 12}).realize().requires_grad_();
+    Tensor w = Tensor::from_vector(hw).reshape({32, 32, 5, 5}).realize().requires_grad_();
+    x.relu().conv2d(w).relu().sum().backward();
+    return std::make_pair(*x.grad(), *w.grad());
+  };
+  TileRun r;
+  auto [gx, gw] = grads();
+  UOp linear = Tensor::schedule_linear({gx, gw});
+  for (const UOp& call : linear.src()) {
+    if (call.src(0).op() != Ops::SINK) continue;
+    std::string name = to_program(call.src(0), dev().renderer()).arg().as<ProgramInfo>()->function_name();
+    if (name.rfind("r_", 0) == 0) r.names.push_back(name);
+  }
+  auto [vx, vw] = grads();
+  r.dx = vx.to_vector<float>(), r.dw = vw.to_vector<float>();
+  return r;
+}
+}  // namespace
+
+TEST(CPUDevice, RegisterTileKeepsTheReferenceSums) {
+  cpu::register_device();
+  interp::register_device();
+  std::vector<float> hx(16 * 32 * 12 * 12), hw(32 * 32 * 5 * 5);
+  for (size_t n = 0; n < hx.size(); n++) hx[n] = std::sin(0.37f * (float)n) - 0.1f;
+  for (size_t n = 0; n < hw.size(); n++) hw[n] = 0.05f * std::cos(0.11f * (float)n);
+  TileRun ref = tile_run(0, hx, hw), ours = tile_run(1, hx, hw);
+  ASSERT_EQ(ref.names.size(), ours.names.size());
+  // the input gradient's reference tile gathers along images and input channels (4 x 4); ours has 8 lanes
+  int tiled = 0;
+  for (size_t i = 0; i < ref.names.size(); i++)
+    if (ref.names[i] != ours.names[i]) {
+      tiled++;
+      EXPECT_NE(ours.names[i].find("_8_"), std::string::npos) << ours.names[i] << " has no 8-wide upcast";
+    }
+  EXPECT_GE(tiled, 1) << "no kernel got a register tile";
+  ASSERT_EQ(ref.dx.size(), ours.dx.size());
+  ASSERT_EQ(ref.dw.size(), ours.dw.size());
+  EXPECT_EQ(0, std::memcmp(ref.dx.data(), ours.dx.data(), ours.dx.size() * sizeof(float)));
+  EXPECT_EQ(0, std::memcmp(ref.dw.data(), ours.dw.data(), ours.dw.size() * sizeof(float)));
 }
 
 // LOOP_ORDER (codegen/late/linearizer.cpp): the output loops of a CPU kernel nest so the one whose step moves the

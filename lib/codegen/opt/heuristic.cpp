@@ -27,7 +27,6 @@ static sint sprod(const std::vector<sint>& v) {
   return p;
 }
 
-
 // ***** CPU register tiles (CPU_TILE=1, not in the reference) *****
 ContextVar CPU_TILE("CPU_TILE", 1, 0, 1);
 
@@ -78,15 +77,19 @@ static bool ref_lanes_contiguous(const Scheduler& ref) {
   return false;
 }
 
-// A reduce kernel on the CPU computes a tile of V x R outputs per step of its reduce loops: V lanes along one output
-// axis (one vector of the host after LLVM's SLP vectorizer, CPU_SLP_MAX_VF wide) and R rows along another, R vector
-// accumulators in registers. Each reduce step loads, for every input, one vector (stride 1 along the lanes), one
-// broadcast (stride 0) or a gather (anything else), once if the rows share it (stride 0 along the rows) or once per
-// row. The tile with the fewest loads per vector FMA wins; each output is still summed by the same ops in the same
-// order, so values do not change. Returns false (and changes nothing) when no tile of at least 8 outputs fits.
+// A reduce kernel on the CPU computes a tile of V x R outputs per step of its reduce loops: V = 8 lanes along one
+// output axis (one ymm vector after LLVM's SLP vectorizer, CPU_SLP_MAX_VF wide) and R rows along another, R vector
+// accumulators in registers (at most the host's vector registers less 4, for the loaded vectors). Each reduce step
+// loads, for every input, one vector (stride 1 along the lanes), one broadcast (stride 0) or a gather (anything
+// else), once if the rows share it (stride 0 along the rows) or once per row. The tile with the fewest loads per
+// vector FMA wins, under three limits measured on beautiful_mnist's convolutions (slower tiles otherwise): at most
+// one input gathers its lanes; what each row loads on its own comes from a buffer the L2 holds (the weights), not an
+// activation streamed per row; and the unrolled reduce body stays at most kMaxBody FMAs. Each output is still summed
+// by the same ops in the same order, so values do not change. Returns false, changing nothing, when no tile of at
+// least 8 outputs fits.
 static bool cpu_register_tile(Scheduler& k, pyint unrolled) {
-  const int lanes = 8;  // CPU_SLP_MAX_VF's default: one ymm register
-  const pyint kMaxBody = getenv_int("CPU_TILE_BODY", 512);
+  const int lanes = 8;         // CPU_SLP_MAX_VF's default: one ymm register
+  const pyint kMaxBody = 512;  // FMAs in the unrolled body of the reduce loop (the reference's largest: 320)
   const double kRowBytes = 256 * 1024;
   const pyint max_rows = host_vector_registers() - 4;
   auto fs = k.full_shape();
@@ -133,7 +136,8 @@ static bool cpu_register_tile(Scheduler& k, pyint unrolled) {
       for (int64_t b : dims) {
         if (b == a || !fs[(size_t)b].is_int()) continue;
         pyint nb = fs[(size_t)b].i();
-        for (pyint r = std::min<pyint>({nb, max_rows * lanes / v, 16, std::max<pyint>(1, kMaxBody / (v * unrolled))}); r >= 1; r--) {  // apply_opt: upcasts of <= 16
+        for (pyint r = std::min<pyint>({nb, max_rows * lanes / v, 16, std::max<pyint>(1, kMaxBody / (v * unrolled))});
+             r >= 1; r--) {  // apply_opt: upcasts of <= 16
           if (nb % r != 0) continue;
           double ld = 0;
           bool rows_cached = true;
@@ -166,7 +170,7 @@ static bool cpu_register_tile(Scheduler& k, pyint unrolled) {
   return true;
 }
 
-Scheduler hand_coded_optimizations(const Scheduler& k0) {
+static Scheduler hand_coded(const Scheduler& k0, bool cpu_tile) {
   // first try the tensor cores
   // NOTE: unless TC_OPT is > 0, we only trigger tensor cores if there's only one reduce axis
   // No ported renderer has tensor cores, so apply_opt(TC) raises KernelOptError on every axis (its last check): the
@@ -276,32 +280,28 @@ Scheduler hand_coded_optimizations(const Scheduler& k0) {
   }
   for (auto it = to_upcast.rbegin(); it != to_upcast.rend(); ++it) k.apply_opt(Opt(OptOps::UPCAST, *it, Arg(0)));
 
-  // on the CPU, a register tile sized for the host's vectors instead (CPU_TILE=1), with the reference's unrolls of the
-  // reduce axes and its threads: an unroll changes how the products are added (the reference's sums are kept)
-  if (CPU_TILE.value() && !k.ren->has_local && k.ren->target.device == "CPU" && to_upcast.empty() &&
-      !k0.ren->has_local) {
-    Scheduler ref = [&] {
-      Context off({{"CPU_TILE", 0}});
-      return hand_coded_optimizations(k0);
-    }();
+  // on the CPU, a register tile sized for the host's vectors where the reference's tile gathers every vector
+  // (CPU_TILE=1), with the reference's unrolls of the reduce axes and its threads: an unroll changes how the products
+  // are added, so keeping them keeps the reference's sums. Only for DEV=CPU (the CLANG renderer), whose IR spells
+  // every contraction (llvm.fmuladd) as clang does: with DEV=CPU:LLVM, LLVM's instruction selection decides which
+  // multiply and add fuse, and another tile changes that, so the values would leave the reference's
+  if (cpu_tile && !k.ren->has_local && k.ren->target.device == "CPU" && k.ren->target.renderer == "CLANG" &&
+      to_upcast.empty()) {
+    Scheduler ref = hand_coded(k0, false);
     pyint unrolled = 1;
-    {
-      auto fs = ref.full_shape();
-      for (int64_t a : ref.axes_of({AxisType::UNROLL})) unrolled *= iv(fs[(size_t)a]);
-    }
+    auto fs = ref.full_shape();
+    for (int64_t a : ref.axes_of({AxisType::UNROLL})) unrolled *= iv(fs[(size_t)a]);
     Scheduler t = k.copy();
-    if (!ref_lanes_contiguous(ref) && cpu_register_tile(t, unrolled)) {
+    if (!ref.ranges_of({AxisType::UPCAST}).empty() && !ref_lanes_contiguous(ref) && cpu_register_tile(t, unrolled)) {
       try {
-        for (const Opt& o : ref.applied_opts)
-          if (o.op == OptOps::UNROLL) t.apply_opt(o);
-        for (const Opt& o : ref.applied_opts)
-          if (o.op == OptOps::THREAD) t.apply_opt(o);
+        for (OptOps op : {OptOps::UNROLL, OptOps::THREAD})
+          for (const Opt& o : ref.applied_opts)
+            if (o.op == op) t.apply_opt(o);
         return t;
       } catch (const KernelOptError&) {
       }
     }
   }
-  bool cpu_tiled = false;
 
   // potentially do more upcasts of non reduce axes based on a heuristic
   bool is_dsp = k.ren->target.device == "DSP";
@@ -312,7 +312,7 @@ Scheduler hand_coded_optimizations(const Scheduler& k0) {
     for (int64_t i : k.upcastable_dims()) v.push_back(os[(size_t)i]);
     sint p = sprod(v);
     bool big = p.is_int() ? p.i() >= 1024 : resolve(p.u().ge(PyConst(1024)));
-    if (cpu_tiled || !(big && k.upcast_size() < 32)) break;
+    if (!(big && k.upcast_size() < 32)) break;
     std::vector<std::tuple<pyint, pyint, int64_t, int64_t>> xb_choices;
     std::vector<int64_t> amounts = is_dsp ? (upcasted_axis.empty() ? std::vector<int64_t>{128} : std::vector<int64_t>{})
                                           : std::vector<int64_t>{3, 4};
@@ -462,5 +462,7 @@ Scheduler hand_coded_optimizations(const Scheduler& k0) {
   }
   return k;
 }
+
+Scheduler hand_coded_optimizations(const Scheduler& k0) { return hand_coded(k0, CPU_TILE.value() != 0); }
 
 }  // namespace tg
