@@ -62,8 +62,8 @@ int host_vector_registers() {
 }
 }  // namespace
 
-// whether one of the reference's upcast axes steps an input of the reduce by one element: its tile then has a
-// contiguous vector to load, and it is kept
+// whether one of the reference's upcast axes steps an input of the reduce by one element: its tile then loads
+// contiguous vectors, and only a tile that does too replaces it
 static bool ref_lanes_contiguous(const Scheduler& ref) {
   auto reduce = ref.ranges_of({AxisType::REDUCE, AxisType::UNROLL});
   for (const UOp& b : ref.bufs()) {
@@ -77,17 +77,18 @@ static bool ref_lanes_contiguous(const Scheduler& ref) {
   return false;
 }
 
-// A reduce kernel on the CPU computes a tile of V x R outputs per step of its reduce loops: V = 8 lanes along one
-// output axis (one ymm vector after LLVM's SLP vectorizer, CPU_SLP_MAX_VF wide) and R rows along another, R vector
-// accumulators in registers (at most the host's vector registers less 4, for the loaded vectors). Each reduce step
-// loads, for every input, one vector (stride 1 along the lanes), one broadcast (stride 0) or a gather (anything
-// else), once if the rows share it (stride 0 along the rows) or once per row. The tile with the fewest loads per
-// vector FMA wins, under three limits measured on beautiful_mnist's convolutions (slower tiles otherwise): at most
-// one input gathers its lanes; what each row loads on its own comes from a buffer the L2 holds (the weights), not an
-// activation streamed per row; and the unrolled reduce body stays at most kMaxBody FMAs. Each output is still summed
-// by the same ops in the same order, so values do not change. Returns false, changing nothing, when no tile of at
-// least 8 outputs fits.
-static bool cpu_register_tile(Scheduler& k, pyint unrolled) {
+// A reduce kernel on the CPU computes a tile of V x R outputs per step of its reduce loops: V lanes along one output
+// axis and R rows along another, R accumulators in registers (at most the host's vector registers less 4, for the
+// loaded vectors). V is 8 (a ymm vector after LLVM's SLP vectorizer, CPU_SLP_MAX_VF wide) or 4 (an xmm vector, for
+// axes that 8 does not divide, like a 20-wide image row). Each reduce step loads, for every input, one vector
+// (stride 1 along the lanes), one broadcast (stride 0) or a gather (anything else), once if the rows share it
+// (stride 0 along the rows) or once per row. The tile with the fewest loads per vector FMA wins, under limits
+// measured on beautiful_mnist's convolutions (slower tiles otherwise): 4 lanes only load contiguously; at most one
+// input gathers 8 lanes, and none when the reference's own tile loads contiguously (allow_gather false); what each row
+// loads on its own comes from a buffer the L2 holds (the weights), not an activation streamed per row; the unrolled
+// reduce body stays at most kMaxBody FMAs. Each output is still summed by the same ops in the same order, so values do
+// not change. Returns false, changing nothing, when no tile of at least 8 outputs fits.
+static bool cpu_register_tile(Scheduler& k, pyint unrolled, bool allow_gather) {
   const int lanes = 8;         // CPU_SLP_MAX_VF's default: one ymm register
   const pyint kMaxBody = 512;  // FMAs in the unrolled body of the reduce loop (the reference's largest: 320)
   const double kRowBytes = 256 * 1024;
@@ -120,7 +121,7 @@ static bool cpu_register_tile(Scheduler& k, pyint unrolled) {
   for (int64_t a : dims) {
     if (!fs[(size_t)a].is_int()) continue;
     pyint na = fs[(size_t)a].i();
-    for (pyint v : {(pyint)lanes}) {
+    for (pyint v : {(pyint)lanes, (pyint)lanes / 2}) {
       if (na % v != 0) continue;
       // per input: the loads that make one V-lane vector of it. Lanes that would gather (a stride other than 0 or 1)
       // are not a tile: LLVM builds such a vector from scalar loads and inserts, slower than the reference's tile
@@ -132,7 +133,8 @@ static bool cpu_register_tile(Scheduler& k, pyint unrolled) {
         gathers += g;
         lane_cost.push_back(s && *s == 0 ? 1.0 : g ? 2.0 * (double)v : (double)v / 4);
       }
-      if (gathers > 1) continue;
+      // 4 lanes (an xmm vector) only where they load contiguously
+      if (gathers > (allow_gather && v == lanes ? 1 : 0)) continue;
       for (int64_t b : dims) {
         if (b == a || !fs[(size_t)b].is_int()) continue;
         pyint nb = fs[(size_t)b].i();
@@ -292,7 +294,7 @@ static Scheduler hand_coded(const Scheduler& k0, bool cpu_tile) {
     auto fs = ref.full_shape();
     for (int64_t a : ref.axes_of({AxisType::UNROLL})) unrolled *= iv(fs[(size_t)a]);
     Scheduler t = k.copy();
-    if (!ref.ranges_of({AxisType::UPCAST}).empty() && !ref_lanes_contiguous(ref) && cpu_register_tile(t, unrolled)) {
+    if (!ref.ranges_of({AxisType::UPCAST}).empty() && cpu_register_tile(t, unrolled, !ref_lanes_contiguous(ref))) {
       try {
         for (OptOps op : {OptOps::UNROLL, OptOps::THREAD})
           for (const Opt& o : ref.applied_opts)
