@@ -46,7 +46,7 @@ echo "== CPU backend: LLVM compile per kernel, 16M-element add (GB/s) and 1024^3
 echo
 echo "== training: beautiful_mnist's steady step (Fashion-MNIST, batch 512, Adam, TinyJit), median of steps 2-7, side by"
 echo "   side with PyTorch (tests/bench/torch_mnist.py: the same model, batch, optimizer and thread count), alternating"
-echo "   in three rounds; then ours with the reference's programs (CPU_TILE=0 LOOP_ORDER=0 CPU_SLP_MAX_VF=0)"
+echo "   in three rounds; then ours with the reference's opts and loop nesting (CPU_TILE=0 LOOP_ORDER=0)"
 echo "   CPU: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, $(grep -o -m1 -w 'avx512f' /proc/cpuinfo || grep -o -m1 -w 'avx2' /proc/cpuinfo)"
 if [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
   # median STEP_LINES: the median of the "step N ... T s" lines' times for N >= 2
@@ -63,7 +63,7 @@ if [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
       echo "round $round: tinygrad-cpp $ours s (PyTorch: /usr/bin/python3 has no torch; make bench installs python3-torch)"
     fi
   done
-  echo "reference programs (CPU_TILE=0 LOOP_ORDER=0 CPU_SLP_MAX_VF=0): $(CPU_TILE=0 LOOP_ORDER=0 CPU_SLP_MAX_VF=0 \
+  echo "the reference's opts and loop nesting (CPU_TILE=0 LOOP_ORDER=0): $(CPU_TILE=0 LOOP_ORDER=0 \
     "$BUILD/examples/beautiful_mnist" --steps 8 | median) s"
   # where one steady step's time goes: the kernels of step 2 (between its marker and step 3's), from the profile
   echo "== the kernels of one steady step (PROFILE=1, tinyviz-cli profile -t between the markers of steps 2 and 3)"

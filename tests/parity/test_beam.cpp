@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "lib/codegen/opt/search.h"
@@ -126,6 +127,33 @@ TEST(Beam, KernelActionsEqualTheReferenceOnEveryGoldenKernel) {
   }
   EXPECT_GE(checked, 80u);
   std::printf("get_kernel_actions: %zu kernels, %zu second-level paths equal the reference\n", checked, paths);
+}
+
+// On DEV=CPU (the CLANG renderer) BEAM can also take the register tiles' upcasts (8 and 16 lanes, CPU_TILE=1),
+// numbered after the reference's table; the LLVM renderer, and CPU_TILE=0, keep the reference's actions only
+TEST(Beam, CpuTileUpcastsJoinTheActionsOnDevCpu) {
+  auto kernels = load_codegen_goldens(TG_TEST_DATA "/codegen_goldens.txt");
+  CPULLVMRenderer clang(Target{"CPU", "CLANG", "x86_64,native", "", ""}, true);
+  // the upcast amounts of the actions numbered after the reference's table, over every golden kernel
+  auto extra_upcasts = [&](const Renderer& ren) {
+    std::set<pyint> amounts;
+    for (const CgKernel& k : kernels) {
+      if (!k.ast.tag().is_none()) continue;
+      Scheduler s(k.ast, ren);
+      s.convert_loop_to_global();
+      for (auto& [i, s2] : get_kernel_actions(s, false))
+        if (i > (int64_t)beam_actions().size()) {
+          const Opt& o = s2.applied_opts.back();
+          EXPECT_EQ(o.op, OptOps::UPCAST) << k.program << " action " << i;
+          amounts.insert(o.arg.as_int());
+        }
+    }
+    return amounts;
+  };
+  EXPECT_EQ(extra_upcasts(clang), (std::set<pyint>{8, 16}));
+  EXPECT_TRUE(extra_upcasts(llvm_renderer()).empty());
+  Context off({{"CPU_TILE", 0}});
+  EXPECT_TRUE(extra_upcasts(clang).empty());
 }
 
 namespace {

@@ -286,13 +286,12 @@ static Scheduler hand_coded(const Scheduler& k0, bool cpu_tile) {
   }
   for (auto it = to_upcast.rbegin(); it != to_upcast.rend(); ++it) k.apply_opt(Opt(OptOps::UPCAST, *it, Arg(0)));
 
-  // on the CPU, a register tile sized for the host's vectors (CPU_TILE=1), keeping the reference's unrolls of the
-  // reduce axes and its threads: an unroll changes how the products are added, so keeping them keeps the reference's
-  // sums. Only for DEV=CPU (the CLANG renderer), whose IR spells every contraction (llvm.fmuladd) as clang does: with
-  // DEV=CPU:LLVM, LLVM's instruction selection decides which multiply and add fuse, and another tile changes that,
-  // so the values would leave the reference's
-  if (cpu_tile && !k.ren->has_local && k.ren->target.device == "CPU" && k.ren->target.renderer == "CLANG" &&
-      to_upcast.empty()) {
+  // on the CPU, a reduce kernel gets a register tile sized for the host's vectors (CPU_TILE=1), keeping the reference's
+  // unrolls of the reduce axes and its threads: an unroll changes how the products are added, so keeping them keeps the
+  // reference's sums. Only for DEV=CPU (the CLANG renderer), whose IR spells every contraction (llvm.fmuladd) as clang
+  // does: with DEV=CPU:LLVM, LLVM's instruction selection decides which multiply and add fuse, and another tile changes
+  // that, so the values would leave the reference's
+  if (cpu_tile && cpu_tiles_apply(*k.ren) && to_upcast.empty() && !k.ranges_of({AxisType::REDUCE}).empty()) {
     Scheduler ref = hand_coded(k0, false);
     if (!ref.ranges_of({AxisType::UPCAST}).empty()) {
       pyint unrolled = 1;
@@ -491,5 +490,9 @@ static Scheduler hand_coded(const Scheduler& k0, bool cpu_tile) {
 }
 
 Scheduler hand_coded_optimizations(const Scheduler& k0) { return hand_coded(k0, CPU_TILE.value() != 0); }
+
+bool cpu_tiles_apply(const Renderer& ren) {
+  return CPU_TILE.value() && !ren.has_local && ren.target.device == "CPU" && ren.target.renderer == "CLANG";
+}
 
 }  // namespace tg

@@ -13,6 +13,7 @@
 
 #include "lib/codegen/codegen.h"
 #include "lib/codegen/late/program.h"
+#include "lib/codegen/opt/heuristic.h"
 #include "lib/device.h"
 #include "lib/diskcache.h"
 #include "lib/engine/realize.h"
@@ -188,19 +189,19 @@ std::map<int64_t, Scheduler> get_kernel_actions(const Scheduler& s, bool include
   pyint max_lcl = getenv_int("BEAM_LOCAL_MAX", 1024);
   const std::vector<Opt>& actions = beam_actions();
   std::vector<sint> fs = s.full_shape();
-  for (size_t i = 0; i < actions.size(); i++) {
-    const Opt& a = actions[i];
+  // the action a, numbered i + 1, in `acted` when it applies within the limits; `table` says which actions exist
+  auto try_action = [&](size_t i, const Opt& a, const std::vector<Opt>& table) {
     if (a.axis && a.op != OptOps::TC) {
       int64_t ax;
       try {
         ax = s.real_axis(a.op, a.axis);
       } catch (const KernelOptError&) {
-        continue;
+        return;
       }
-      if (ax >= (int64_t)s.shape_len()) continue;
+      if (ax >= (int64_t)s.shape_len()) return;
       if (a.arg.is_int() && fs[(size_t)ax].is_int() && fs[(size_t)ax].i() == a.arg.as_int() &&
-          std::find(actions.begin(), actions.end(), Opt(a.op, a.axis, Arg(0))) != actions.end())
-        continue;
+          std::find(table.begin(), table.end(), Opt(a.op, a.axis, Arg(0))) != table.end())
+        return;
     }
     Scheduler s2 = s.copy();
     try {
@@ -219,11 +220,23 @@ std::map<int64_t, Scheduler> get_kernel_actions(const Scheduler& s, bool include
         if (getenv_int("BEAM_LOG_SURPASS_MAX", 0))
           std::printf("too many upcast/local. up=%lld, max_up=%lld, lcl=%lld, max_lcl=%lld\n", (long long)up,
                       (long long)max_up, (long long)lcl, (long long)max_lcl);
-        continue;
+        return;
       }
       acted.emplace((int64_t)i + 1, std::move(s2));
     } catch (const KernelOptError&) {
     }
+  };
+  for (size_t i = 0; i < actions.size(); i++) try_action(i, actions[i], actions);
+  // the CPU register tiles' upcasts (CPU_TILE=1 on DEV=CPU), numbered after the reference's table, so that BEAM can
+  // reach the tiles hand_coded_optimizations picks
+  if (cpu_tiles_apply(*s.ren)) {
+    static const std::vector<Opt> tiles = [] {
+      std::vector<Opt> t;
+      for (int amt : {8, 16})
+        for (int axis = 0; axis < 8; axis++) t.emplace_back(OptOps::UPCAST, axis, Arg(amt));
+      return t;
+    }();
+    for (size_t j = 0; j < tiles.size(); j++) try_action(actions.size() + j, tiles[j], actions);
   }
   return acted;
 }
