@@ -51,6 +51,16 @@ std::optional<pyint> index_stride(const UOp& idx, const UOp& r) {
   return std::nullopt;
 }
 
+// whether the host has AVX-512 (CPUID)
+bool host_has_avx512() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool b = __builtin_cpu_supports("avx512f");
+  return b;
+#else
+  return false;
+#endif
+}
+
 // the host's vector registers: 32 with AVX-512 (zmm0-31, and ymm16-31 through AVX-512VL), 16 with AVX/AVX2
 int host_vector_registers() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -77,6 +87,54 @@ static bool ref_lanes_contiguous(const Scheduler& ref) {
     for (const UOp& u : ref.ranges_of({AxisType::UPCAST}))
       if (auto s = index_stride(idx, u); s && *s == 1) return true;
   }
+  return false;
+}
+
+// An outer-product tile: 8 x 8 outputs along two output axes a and b such that every input of the reduce depends on
+// at most one of them (a weight gradient: the output gradient on the output channel, the activation on the input
+// channel). Each reduce step gathers 8 values of each side and makes 64 products, which LLVM's SLP vectorizer, when
+// it may build vectors wider than 8 lanes (hosts without AVX-512), packs into vector FMAs. Returns false, changing
+// nothing, when no such pair of axes exists or the unrolled body would exceed kMaxTileBody FMAs.
+static bool cpu_outer_product_tile(Scheduler& k, pyint unrolled) {
+  const pyint side = 8;
+  if (side * side * unrolled > kMaxTileBody) return false;
+  auto fs = k.full_shape();
+  auto rs = k.rngs();
+  auto reduce = k.ranges_of({AxisType::REDUCE});
+  std::vector<UOp> loads;
+  for (const UOp& b : k.bufs()) {
+    UOp idx = b.src(1).get_idx();
+    for (const UOp& r : reduce)
+      if (in_bs(idx, r)) {
+        loads.push_back(idx);
+        break;
+      }
+  }
+  auto dims = k.upcastable_dims();
+  for (int64_t a : dims)
+    for (int64_t b : dims) {
+      if (b <= a || !fs[(size_t)a].is_int() || !fs[(size_t)b].is_int() || fs[(size_t)a].i() % side != 0 ||
+          fs[(size_t)b].i() % side != 0)
+        continue;
+      bool on_a = false, on_b = false, separable = true;
+      for (const UOp& idx : loads) {
+        bool da = in_bs(idx, rs[(size_t)a]) || idx == rs[(size_t)a],
+             db = in_bs(idx, rs[(size_t)b]) || idx == rs[(size_t)b];
+        separable &= !(da && db);
+        on_a |= da, on_b |= db;
+      }
+      if (!separable || !on_a || !on_b) continue;
+      Scheduler t = k.copy();
+      try {
+        // the higher axis first, so the lower one keeps its number
+        t.apply_opt(Opt(OptOps::UPCAST, b, Arg((long long)side)));
+        t.apply_opt(Opt(OptOps::UPCAST, a, Arg((long long)side)));
+      } catch (const KernelOptError&) {
+        continue;
+      }
+      k = std::move(t);
+      return true;
+    }
   return false;
 }
 
@@ -306,6 +364,21 @@ static Scheduler hand_coded(const Scheduler& k0, bool cpu_tile) {
               if (o.op == op) t.apply_opt(o);
           return t;
         } catch (const KernelOptError&) {
+        }
+      }
+      // no such tile: on a host without AVX-512 (LLVM's SLP vectorizer builds vectors of any width there) an
+      // outer-product tile of the reduce's two sides (beautiful_mnist's conv 3 and conv 4 weight gradients: 49 -> 17
+      // and 119 -> 30 ms on AVX2). With AVX-512 the SLP width is capped at 8, and such tiles are not measured there
+      if (!host_has_avx512()) {
+        Scheduler o = k.copy();
+        if (cpu_outer_product_tile(o, unrolled)) {
+          try {
+            for (OptOps op : {OptOps::UNROLL, OptOps::THREAD})
+              for (const Opt& x : ref.applied_opts)
+                if (x.op == op) o.apply_opt(x);
+            return o;
+          } catch (const KernelOptError&) {
+          }
         }
       }
       // no tile of ours: a reference tile that gathers every vector (the weight gradients, where both inputs are
