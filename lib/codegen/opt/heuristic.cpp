@@ -381,10 +381,10 @@ static Scheduler hand_coded(const Scheduler& k0, bool cpu_tile) {
           }
         }
       }
-      // no tile of ours: a reference tile that gathers every vector (the weight gradients, where both inputs are
-      // activations) gets twice its last upcast, so LLVM's SLP vectorizer has twice the lanes to pack per gathered
-      // row (beautiful_mnist's conv 2 weight gradient: 4 x 4 -> 4 x 8, 375 -> 254 ms on AVX2)
-      if (!contiguous) {
+      // no tile of ours: a reference tile of two or more axes that gathers every vector (the weight gradients, where
+      // both inputs are activations) gets twice its last upcast, so LLVM's SLP vectorizer has twice the lanes to pack
+      // per gathered row (beautiful_mnist's conv 2 weight gradient: 4 x 4 -> 4 x 8, 375 -> 254 ms on AVX2)
+      if (!contiguous && ref.ranges_of({AxisType::UPCAST}).size() >= 2) {
         std::vector<Opt> opts = ref.applied_opts;
         auto last = std::find_if(opts.rbegin(), opts.rend(), [](const Opt& o) { return o.op == OptOps::UPCAST; });
         pyint upcasted = 1;
