@@ -139,19 +139,19 @@ static bool cpu_outer_product_tile(Scheduler& k, pyint unrolled) {
 }
 
 // A reduce kernel on the CPU computes a tile of V x R outputs per step of its reduce loops: V lanes along one output
-// axis and R rows along another, R accumulators in registers (at most the host's vector registers less 4, for the
-// loaded vectors). V is 8 (a ymm vector after LLVM's SLP vectorizer, CPU_SLP_MAX_VF wide) or 4 (an xmm vector, for
-// axes that 8 does not divide, like a 20-wide image row). Each reduce step loads, for every input, one vector
-// (stride 1 along the lanes), one broadcast (stride 0) or a gather (anything else), once if the rows share it
-// (stride 0 along the rows) or once per row. The tile with the fewest loads per vector FMA wins, under limits
-// measured on beautiful_mnist's convolutions (slower tiles otherwise): 4 lanes only load contiguously; at most one
-// input gathers 8 lanes, and none when the reference's own tile loads contiguously (allow_gather false); what each row
-// loads on its own comes from a buffer the L2 holds (the weights), not an activation streamed per row; the unrolled
-// reduce body stays at most kMaxBody FMAs. Each output is still summed by the same ops in the same order, so values do
-// not change. Returns false, changing nothing, when no tile of at least 8 outputs fits.
+// axis and R rows along another, R accumulators in registers (4 to 16, at most the host's vector registers: 16 rows of
+// 8 lanes fill AVX2's 16 ymm registers and spill, and still ran faster than 8 rows on the conv gradients). V is 8 (a
+// ymm vector after LLVM's SLP vectorizer, CPU_SLP_MAX_VF wide) or 4 (an xmm vector, for axes that 8 does not divide,
+// like a 20-wide image row). Each reduce step loads, for every input, one vector (stride 1 along the lanes), one
+// broadcast (stride 0) or a gather (anything else), once if the rows share it (stride 0 along the rows) or once per
+// row. The tile with the fewest loads per vector FMA wins, under limits measured on beautiful_mnist's convolutions
+// (slower tiles otherwise): 4 lanes only load contiguously; at most one input gathers 8 lanes, and none when the
+// reference's own tile loads contiguously (allow_gather false); what each row loads on its own comes from a buffer the
+// L2 holds (the weights), not an activation streamed per row; the unrolled reduce body stays at most kMaxTileBody FMAs.
+// Each output is still summed by the same ops in the same order, so values do not change. Returns false, changing
+// nothing, when no tile of at least kMinRows rows fits.
 static bool cpu_register_tile(Scheduler& k, pyint unrolled, bool allow_gather) {
   const int lanes = 8;  // CPU_SLP_MAX_VF's default: one ymm register
-  const pyint kMaxBody = kMaxTileBody;
   const double kRowBytes = 256 * 1024;
   const pyint kMinRows = 4;  // accumulators that hide the FMA's latency; one row is a vector, not a tile
   const pyint max_rows = host_vector_registers();
@@ -185,8 +185,8 @@ static bool cpu_register_tile(Scheduler& k, pyint unrolled, bool allow_gather) {
     pyint na = fs[(size_t)a].i();
     for (pyint v : {(pyint)lanes, (pyint)lanes / 2}) {
       if (na % v != 0) continue;
-      // per input: the loads that make one V-lane vector of it. Lanes that would gather (a stride other than 0 or 1)
-      // are not a tile: LLVM builds such a vector from scalar loads and inserts, slower than the reference's tile
+      // per input: the loads that make one V-lane vector of it; a gather (a stride other than 0 or 1) is built from
+      // scalar loads and inserts
       std::vector<double> lane_cost;
       int gathers = 0;
       for (const UOp& idx : loads) {
@@ -195,12 +195,13 @@ static bool cpu_register_tile(Scheduler& k, pyint unrolled, bool allow_gather) {
         gathers += g;
         lane_cost.push_back(s && *s == 0 ? 1.0 : g ? 2.0 * (double)v : (double)v / 4);
       }
-      // 4 lanes (an xmm vector) only where they load contiguously
+      // 4 lanes (an xmm vector) only where they load contiguously, 8 with at most one gathered input
       if (gathers > (allow_gather && v == lanes ? 1 : 0)) continue;
       for (int64_t b : dims) {
         if (b == a || !fs[(size_t)b].is_int()) continue;
         pyint nb = fs[(size_t)b].i();
-        for (pyint r = std::min<pyint>({nb, max_rows * lanes / v, 16, std::max<pyint>(1, kMaxBody / (v * unrolled))});
+        for (pyint r =
+                 std::min<pyint>({nb, max_rows * lanes / v, 16, std::max<pyint>(1, kMaxTileBody / (v * unrolled))});
              r >= 1; r--) {  // apply_opt: upcasts of <= 16
           if (nb % r != 0) continue;
           double ld = 0;
@@ -366,10 +367,12 @@ static Scheduler hand_coded(const Scheduler& k0, bool cpu_tile) {
         } catch (const KernelOptError&) {
         }
       }
-      // no such tile: on a host without AVX-512 (LLVM's SLP vectorizer builds vectors of any width there) an
-      // outer-product tile of the reduce's two sides (beautiful_mnist's conv 3 and conv 4 weight gradients: 49 -> 17
-      // and 119 -> 30 ms on AVX2). With AVX-512 the SLP width is capped at 8, and such tiles are not measured there
+      // Two more tiles rely on LLVM's SLP vectorizer packing gathered lanes into vectors wider than 8, which it does on
+      // a host without AVX-512 (CPU_SLP_MAX_VF's default is no limit there, 8 with AVX-512, where neither tile is
+      // measured, so the reference's stays).
       if (!host_has_avx512()) {
+        // an outer-product tile of the reduce's two sides (beautiful_mnist's conv 3 and conv 4 weight gradients:
+        // 49 -> 17 and 119 -> 30 ms on AVX2)
         Scheduler o = k.copy();
         if (cpu_outer_product_tile(o, unrolled)) {
           try {
@@ -380,22 +383,22 @@ static Scheduler hand_coded(const Scheduler& k0, bool cpu_tile) {
           } catch (const KernelOptError&) {
           }
         }
-      }
-      // no tile of ours: a reference tile of two or more axes that gathers every vector (the weight gradients, where
-      // both inputs are activations) gets twice its last upcast, so LLVM's SLP vectorizer has twice the lanes to pack
-      // per gathered row (beautiful_mnist's conv 2 weight gradient: 4 x 4 -> 4 x 8, 375 -> 254 ms on AVX2)
-      if (!contiguous && ref.ranges_of({AxisType::UPCAST}).size() >= 2) {
-        std::vector<Opt> opts = ref.applied_opts;
-        auto last = std::find_if(opts.rbegin(), opts.rend(), [](const Opt& o) { return o.op == OptOps::UPCAST; });
-        pyint upcasted = 1;
-        for (int64_t a : ref.axes_of({AxisType::UPCAST})) upcasted *= iv(fs[(size_t)a]);
-        if (last != opts.rend() && last->arg.is_int() && upcasted * 2 * unrolled <= kMaxTileBody) {
-          last->arg = Arg((long long)last->arg.as_int() * 2);
-          Scheduler w = k0.copy();
-          try {
-            for (const Opt& o : opts) w.apply_opt(o);
-            return w;
-          } catch (const KernelOptError&) {
+        // a reference tile of two or more axes that gathers every vector (a weight gradient whose unrolled body is
+        // too big for an outer product) gets twice its last upcast, twice the lanes per gathered row
+        // (beautiful_mnist's conv 2 weight gradient: 4 x 4 -> 4 x 8, 375 -> 254 ms on AVX2)
+        if (!contiguous && ref.ranges_of({AxisType::UPCAST}).size() >= 2) {
+          std::vector<Opt> opts = ref.applied_opts;
+          auto last = std::find_if(opts.rbegin(), opts.rend(), [](const Opt& x) { return x.op == OptOps::UPCAST; });
+          pyint upcasted = 1;
+          for (int64_t a : ref.axes_of({AxisType::UPCAST})) upcasted *= iv(fs[(size_t)a]);
+          if (last != opts.rend() && last->arg.is_int() && upcasted * 2 * unrolled <= kMaxTileBody) {
+            last->arg = Arg((long long)last->arg.as_int() * 2);
+            Scheduler w = k0.copy();
+            try {
+              for (const Opt& x : opts) w.apply_opt(x);
+              return w;
+            } catch (const KernelOptError&) {
+            }
           }
         }
       }
