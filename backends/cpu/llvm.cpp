@@ -232,11 +232,8 @@ void define_integer_division(llvm::Function& f) {
           case llvm::Instruction::SDiv:
           case llvm::Instruction::UDiv:
           case llvm::Instruction::SRem:
-          case llvm::Instruction::URem:
-            divs.push_back(bo);
-            break;
-          default:
-            break;
+          case llvm::Instruction::URem: divs.push_back(bo); break;
+          default: break;
         }
   for (llvm::BinaryOperator* d : divs) {
     auto op = d->getOpcode();
@@ -250,7 +247,7 @@ void define_integer_division(llvm::Function& f) {
     llvm::Value* is_zero = b.CreateICmpEQ(y, zero);
     llvm::Value* is_m1 = is_signed ? b.CreateICmpEQ(y, llvm::Constant::getAllOnesValue(ty)) : nullptr;
     llvm::Value* bad = is_m1 ? b.CreateOr(is_zero, is_m1) : is_zero;
-    llvm::Value* q = b.CreateBinOp(op, x, b.CreateSelect(bad, one, y));       // x / 1 = x, x % 1 = 0
+    llvm::Value* q = b.CreateBinOp(op, x, b.CreateSelect(bad, one, y));  // x / 1 = x, x % 1 = 0
     if (is_div && is_m1) q = b.CreateSelect(is_m1, b.CreateSub(zero, x), q);  // -x, wrapping
     llvm::Value* r = b.CreateSelect(is_zero, is_div ? zero : x, q);
     r->takeName(d);

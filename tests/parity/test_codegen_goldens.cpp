@@ -88,6 +88,7 @@ const Result& lower(const CgKernel& k, const CgVariant& v) {
   set_recorder(rec);
   const Renderer& ren = renderer_for(v.kind);
   try {
+    // CPU_TILE=0: the reference's opts (the port's register tiles pick other upcasts for DEV=CPU's reduce kernels)
     Context c({{"TRACK_MATCH_STATS", 2}, {"NOOPT", v.kind == "noopt" ? 1 : 0}, {"CPU_TILE", 0}});
     if (v.kind == "local") {
       r.sink = full_rewrite_to_sink(k.ast, ren, k.ast.tag().is_none());

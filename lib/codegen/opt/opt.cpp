@@ -4,8 +4,7 @@ namespace tg {
 
 ContextVar NOOPT("NOOPT", 0, 0, 1), NOLOCALS("NOLOCALS", 0, 0, 1), BEAM("BEAM", 0, 0, INT64_MAX), USE_TC("TC", 1, 0, 2),
     TC_SELECT("TC_SELECT", -1, -1, INT64_MAX), TC_OPT("TC_OPT", 0, 0, 2), IMAGE("IMAGE", 0, 0, 2),
-    TRANSCENDENTAL("TRANSCENDENTAL", 1, 0, 2), DISABLE_FAST_IDIV("DISABLE_FAST_IDIV", 1, 0, 1),
-    NO_COLOR("NO_COLOR", 0, 0, 1);
+    TRANSCENDENTAL("TRANSCENDENTAL", 1, 0, 2), DISABLE_FAST_IDIV("DISABLE_FAST_IDIV", 1, 0, 1), NO_COLOR("NO_COLOR", 0, 0, 1);
 
 static const char* kNames[] = {"?",     "TC",       "UPCAST",   "UNROLL", "LOCAL", "THREAD",
                                "GROUP", "GROUPTOP", "NOLOCALS", "PADTO",  "SWAP"};
