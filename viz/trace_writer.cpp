@@ -413,6 +413,10 @@ uint32_t TraceWriter::ensure_uop(ThreadBuf& tb, const UOp& root) {
       continue;
     }
     st.pop_back();
+    // every src has its id before this node takes one: a src that another thread claimed gets its id from that thread
+    // in a moment (between its CAS and its store), and this node's id must be the larger one (the reader requires a
+    // node's srcs to have earlier ids; without the wait, a node could take its id first)
+    for (uint32_t i = 0; i < n->nsrc; i++) (void)id_of(*reinterpret_cast<const UOp*>(&n->srcs[i]));
     uint64_t old = n->trace_id.load(std::memory_order_acquire);
     if ((uint32_t)(old >> 32) == gen_) continue;  // claimed by another thread: id_of waits for its id
     if (!n->trace_id.compare_exchange_strong(old, claimed, std::memory_order_acq_rel)) continue;
