@@ -373,7 +373,7 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
       const Node& node = t.node(n);
       auto l = std::make_shared<NodeLook>();
       l->op = node.op_name;
-      l->lines = split_label(t.label(n));
+      l->lines = split_label(t.graph_label(n));
       // the kernel a CALL runs, as the reference's `codegen@` line; a kernel's SINK names its own codegen context
       int64_t ast = (node.op_name == "CALL" || node.op_name == "FUNCTION") && !node.src.empty() ? node.src[0]
                     : node.op_name == "SINK"                                                 ? n
@@ -387,7 +387,8 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
       for (size_t i = 0; i < node.src.size(); i++) {
         if (!fold.count(node.src[i]) || !fold[node.src[i]]) continue;
         if (folded == 0) l->folded_from = (int)l->lines.size();
-        if (folded++ < kMaxFolded) l->lines.push_back("[" + std::to_string(i) + "] " + t.arg_text(node.src[i]));
+        if (folded++ < kMaxFolded)
+          l->lines.push_back("[" + std::to_string(i) + "] " + t.graph_arg_text(node.src[i]));
       }
       if (folded > kMaxFolded) l->lines.push_back("… " + std::to_string(folded - kMaxFolded) + " more consts");
       QSizeF sz = label_size(l->lines);

@@ -1,5 +1,7 @@
 #include "viz/argfmt.h"
 
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -168,6 +170,18 @@ std::string strip_ansi(const std::string& s, bool escaped) {
     out += s[i];
   }
   return out;
+}
+
+std::optional<std::string> float_arg_g(const std::string& encoded) {
+  if (encoded.size() != 17 || encoded[0] != 'f') return std::nullopt;
+  (void)arg_display(encoded);  // validates the hex digits
+  uint64_t bits = std::stoull(encoded.substr(1), nullptr, 16);
+  double d;
+  std::memcpy(&d, &bits, 8);
+  if (std::isnan(d)) return "nan";  // C's %g may say "-nan"; python says "nan"
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", d);
+  return std::string(buf);
 }
 
 std::string arg_display(const std::string& encoded) {

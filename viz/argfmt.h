@@ -1,5 +1,6 @@
 // Display text of an encoded arg (lib/uop/serialize.h format) without linking the engine: python repr.
 #pragma once
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -18,6 +19,10 @@ constexpr int kMaxArgNesting = 64;  // tuples in tuples: the engine's deepest ar
 // Strings are shown without the terminal colours (ESC [ ... letter) tinygrad puts in kernel names: a kernel's
 // ProgramInfo(name='E_2') and context name read as the reference's VIZ shows them, never as escapes.
 std::string arg_display(const std::string& encoded);
+
+// a float arg as the reference's VIZ labels a float CONST (python's f"{x:g}": 6 significant digits, "0.001" for
+// 0.0010000000000000009, "1e-05", "inf", "nan"); nullopt when the encoding is not one float
+std::optional<std::string> float_arg_g(const std::string& encoded);
 
 // s without its ANSI escape sequences (ESC [ parameters letter); escaped: also their python-repr spelling, the text
 // \x1b[ parameters letter (a repr the engine made, like ProgramInfo(name='E\x1b[90m_...'))

@@ -1058,6 +1058,23 @@ std::string Trace::arg_text(int64_t id) const {
   }
 }
 
+std::string Trace::graph_arg_text(int64_t id) const {
+  const Node& n = node(id);
+  if (n.op_name == "CONST")
+    if (auto g = float_arg_g(str_ref(n.arg, "uops", S(id), "arg"))) return *g;
+  return arg_text(id);
+}
+
+std::string Trace::graph_label(int64_t id) const {
+  const Node& n = node(id);
+  std::string l = label(id);
+  if (n.op_name != "CONST") return l;
+  std::string a = arg_text(id), g = graph_arg_text(id);
+  if (a == g) return l;
+  size_t at = l.find("\n" + a);
+  return at == std::string::npos ? l : l.replace(at + 1, a.size(), g);
+}
+
 std::string Trace::label(int64_t id) const {
   const Node& n = node(id);
   std::string l(n.op_name);

@@ -201,6 +201,10 @@ class Trace {
   const std::string& str(int64_t id) const;            // throws TraceError for an unknown id
   const std::string& dtype_name(int dtype) const;  // "float", "weakint"
   std::string arg_text(int64_t node) const;        // python repr of the node's arg
+  // the label and arg as a graph draws them, as the reference's VIZ does: a float CONST's value as f"{x:g}" ("0.001"),
+  // everything else as label() and arg_text()
+  std::string graph_label(int64_t node) const;
+  std::string graph_arg_text(int64_t node) const;
   std::string label(int64_t node) const;           // "ADD\ndtypes.weakint\narg"
   // the same label, without loading the node's sources (label() reads the whole graph under a node): for lists
   std::string shallow_label(int64_t node) const;

@@ -418,6 +418,43 @@ class TestKernelGraph : public QObject {
     QVERIFY(args[1].endsWith(site.section(':', 0, -2)));
   }
 
+  // a float constant reads as the reference's VIZ prints it, f"{x:g}" ("0.166667"), drawn or folded into its user;
+  // the exact repr ("0.16666666666666666") stays in the node's details
+  void float_constants_are_labelled_as_pythons_g() {
+    int64_t step = 0, konst = 0;
+    size_t smallest = SIZE_MAX;
+    for (const StepRow& s : t_->steps()) {
+      StepReplay r(*t_, s.id);
+      std::vector<int64_t> nodes = r.nodes(0);
+      if (nodes.size() >= smallest) continue;
+      for (int64_t n : nodes)
+        // a repr of 10 characters or more: no other line of the frame contains it by chance
+        if (t_->node(n).op_name == "CONST" && t_->graph_arg_text(n) != t_->arg_text(n) &&
+            t_->arg_text(n).size() >= 10) {
+          step = s.id, konst = n, smallest = nodes.size();
+          break;
+        }
+    }
+    QVERIFY2(step, "hello_tensor's trace has no float constant whose repr is longer than its :g");
+    const std::string g = t_->graph_arg_text(konst), repr = t_->arg_text(konst);
+    QVERIFY2(t_->graph_label(konst).find("\n" + g) != std::string::npos, t_->graph_label(konst).c_str());
+    QVERIFY(t_->label(konst).find(repr) != std::string::npos);
+    MainWindow w(nullptr, false);
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.open_trace(trace_));
+    w.select({t_->step(step).context, step, 0});
+    QVERIFY(wait_idle(w));
+    QVERIFY(w.graph()->frame());
+    bool shown = false;
+    for (const GNode& n : frame(w).nodes)
+      for (const std::string& l : n.lines) {
+        QVERIFY2(l.find(repr) == std::string::npos, l.c_str());
+        shown = shown || l == g || (l.size() > g.size() && l.compare(l.size() - g.size(), g.size(), g) == 0);
+      }
+    QVERIFY2(shown, qPrintable(QString("no line shows %1").arg(QString::fromStdString(g))));
+  }
+
   void status_bar_counts_what_the_reader_counts() {
     MainWindow w(nullptr, false);
     w.show();

@@ -6,7 +6,9 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -116,6 +118,30 @@ TEST(TraceErrors, KernelNameColoursAreNotShown) {
   EXPECT_EQ(arg_display("s" + std::to_string(esc.size()) + ":" + esc), "'E_8'");
   std::string repr = "ProgramInfo(name='E\\x1b[90m_\\x1b[0m\\x1b[97m8\\x1b[0m', global_size=(1, 1, 1))";
   EXPECT_EQ(arg_display("R" + std::to_string(repr.size()) + ":" + repr), "ProgramInfo(name='E_8', global_size=(1, 1, 1))");
+}
+
+// a graph labels a float CONST as the reference's VIZ does, f"{x:g}"; the arg's repr stays exact
+TEST(TraceErrors, FloatConstsAreLabelledAsPythonsG) {
+  auto enc = [](double d) {
+    uint64_t bits;
+    std::memcpy(&bits, &d, 8);
+    char buf[20];
+    std::snprintf(buf, sizeof buf, "f%016llx", (unsigned long long)bits);
+    return std::string(buf);
+  };
+  EXPECT_EQ(arg_display(enc(0.0010000000000000009)), "0.0010000000000000009");
+  EXPECT_EQ(float_arg_g(enc(0.0010000000000000009)), "0.001");
+  EXPECT_EQ(float_arg_g(enc(1.0 / 6)), "0.166667");
+  EXPECT_EQ(float_arg_g(enc(1e-5)), "1e-05");
+  EXPECT_EQ(float_arg_g(enc(1e6)), "1e+06");
+  EXPECT_EQ(float_arg_g(enc(100000.0)), "100000");
+  EXPECT_EQ(float_arg_g(enc(3.0)), "3");
+  EXPECT_EQ(float_arg_g(enc(-0.0)), "-0");
+  EXPECT_EQ(float_arg_g(enc(-INFINITY)), "-inf");
+  EXPECT_EQ(float_arg_g(enc(-NAN)), "nan");
+  EXPECT_EQ(float_arg_g("i3"), std::nullopt);
+  EXPECT_EQ(float_arg_g("(f3ff0000000000000,)"), std::nullopt);
+  EXPECT_THROW(float_arg_g("fZZZZZZZZZZZZZZZZ"), ArgFormatError);
 }
 
 TEST(TraceErrors, StringLengthThatWrapsTheParserIsAnError) {
