@@ -114,6 +114,13 @@ void CodeView::showEvent(QShowEvent* e) {
   load();
 }
 
+QString duration_text(double ns) {
+  if (ns < 1e3) return QString("%1 ns").arg(ns, 0, 'f', 0);
+  if (ns < 1e6) return QString("%1 µs").arg(ns / 1e3, 0, 'f', ns < 1e4 ? 2 : 1);
+  if (ns < 1e9) return QString("%1 ms").arg(ns / 1e6, 0, 'f', ns < 1e7 ? 2 : ns < 1e8 ? 1 : 0);
+  return QString("%1 s").arg(ns / 1e9, 0, 'f', 2);
+}
+
 static QString kernel_summary(const Trace& t, const ProgramRow& p) {
   int64_t runs = 0, ns = 0;
   for (const auto& k : t.kernel_events())
@@ -123,9 +130,12 @@ static QString kernel_summary(const Trace& t, const ProgramRow& p) {
                        QString::fromStdString(p.global_size), QString::fromStdString(p.local_size));
   if (p.ops >= 0) s += QObject::tr(", %1 FLOPs").arg(p.ops);
   if (p.mem >= 0) s += QObject::tr(", %1 bytes").arg(p.mem);
-  if (runs) {
+  if (runs && ns <= 0) {
+    // runs launched without waiting for them (not timed) have no duration
+    s += QObject::tr("<br>%1 runs, not timed").arg(runs);
+  } else if (runs) {
     double avg = double(ns) / runs;
-    s += QObject::tr("<br>%1 runs, %2 µs on average").arg(runs).arg(avg / 1e3, 0, 'f', 1);
+    s += QObject::tr("<br>%1 runs, %2 on average").arg(runs).arg(duration_text(avg));
     if (p.ops >= 0 && avg > 0) s += QObject::tr(", %1 GFLOPS").arg(p.ops / avg, 0, 'f', 2);
     if (p.mem >= 0 && avg > 0) s += QObject::tr(", %1 GB/s").arg(p.mem / avg, 0, 'f', 2);
   }

@@ -14,6 +14,9 @@ namespace tv {
 
 class SourceHighlighter;
 
+// a duration in the unit a person reads it in: "850 ns", "12.5 µs", "558 ms", "1.25 s"
+QString duration_text(double ns);
+
 class CodeView : public QWidget {
   Q_OBJECT
  public:

@@ -620,6 +620,7 @@ class TestTinyviz : public QObject {
     QTRY_VERIFY(w.code()->text().contains("define void @"));
     QVERIFY(w.code()->title().contains(QString::fromStdString(p->name)));
     QVERIFY(w.code()->title().contains("runs"));
+    QVERIFY(!w.code()->title().contains("not timed"));
     w.code()->set_mode(CodeView::Uops);
     QVERIFY(w.code()->text().contains("Ops.SINK"));
     w.code()->set_mode(CodeView::Source);
@@ -639,6 +640,35 @@ class TestTinyviz : public QObject {
     QTest::mouseClick(tl, Qt::LeftButton, {}, *pt);
     QVERIFY(wait_idle(w));
     QCOMPARE(w.selection().context, p->context);
+  }
+
+  // the Code tab's run summary reads each duration in its unit, and runs without a duration as not timed
+  void kernel_runs_read_in_their_unit_or_as_not_timed() {
+    QCOMPARE(duration_text(850), QString("850 ns"));
+    QCOMPARE(duration_text(1250), QString("1.25 µs"));
+    QCOMPARE(duration_text(12500), QString("12.5 µs"));
+    QCOMPARE(duration_text(557999100), QString("558 ms"));
+    QCOMPARE(duration_text(2.5e6), QString("2.50 ms"));
+    QCOMPARE(duration_text(1.25e9), QString("1.25 s"));
+    QString path = dir_.filePath("untimed.trace.db");
+    QString err = record_trace(TV_TENSOR_BIN, path);
+    QVERIFY2(err.isEmpty(), qPrintable(err));
+    int64_t program = sql_int(path, "SELECT k.program FROM kernel_events k JOIN programs p ON p.id=k.program "
+                                    "WHERE p.context>0 LIMIT 1");
+    tg::test::sql_exec(path.toStdString(), "UPDATE kernel_events SET t_end=t_start WHERE program=" + std::to_string(program));
+    int64_t context = sql_int(path, "SELECT context FROM programs WHERE id=" + std::to_string(program));
+    QVERIFY(context > 0);
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.open_trace(path));
+    QVERIFY(wait_idle(w));
+    w.select({context, 0, 0});
+    w.show_tab(MainWindow::CodeTab);
+    QVERIFY(wait_idle(w));
+    QTRY_VERIFY(w.code()->title().contains("runs"));
+    QVERIFY2(w.code()->title().contains("not timed"), qPrintable(w.code()->title()));
+    QVERIFY(!w.code()->title().contains("GFLOPS"));
   }
 
   void profile_lanes_match_the_trace() {
