@@ -473,7 +473,12 @@ void MainWindow::build_menus() {
   view->addAction(tr("Zoom &in"), QKeySequence::ZoomIn, this, [this] { graph_->zoom_by(1.25); });
   view->addAction(tr("Zoom &out"), QKeySequence::ZoomOut, this, [this] { graph_->zoom_by(0.8); });
   view->addAction(tr("&Relayout with Graphviz"), QKeySequence(Qt::Key_L), this, [this] { loader_->relayout(); });
-  view->addAction(tr("&Cancel layout"), QKeySequence(Qt::Key_Escape), this, [this] { loader_->cancel_layout(); });
+  // Esc is the window's: on the timeline it clears the interval and the marked buffer (the timeline's own key handler
+  // never sees it), elsewhere it cancels a running layout
+  view->addAction(tr("&Cancel layout"), QKeySequence(Qt::Key_Escape), this, [this] {
+    if (timeline_->isVisible() && timeline_->clear_marks()) return;
+    loader_->cancel_layout();
+  });
   view->addAction(tr("C&ollapse / expand the selected node's sources"), QKeySequence(Qt::Key_X), this,
                   [this] { toggle_collapse(graph_->selected_node()); });
   view->addAction(tr("E&xpand everything"), QKeySequence(Qt::SHIFT | Qt::Key_X), this, &MainWindow::expand_all);

@@ -813,12 +813,15 @@ void TimelineView::mouseDoubleClickEvent(QMouseEvent* e) {
   if (auto h = hit(e->pos()); h && h->kernel && h->context) emit open_kernel(h->context);
 }
 
+bool TimelineView::clear_marks() {
+  if (!(iv1_ > iv0_ || sel_buffer_)) return false;
+  iv0_ = iv1_ = 0, totals_.clear(), sel_buffer_ = nullptr, sel_buffer_runs_.clear();
+  update();
+  return true;
+}
+
 void TimelineView::keyPressEvent(QKeyEvent* e) {
-  if (e->key() == Qt::Key_Escape && (iv1_ > iv0_ || sel_buffer_)) {
-    iv0_ = iv1_ = 0, totals_.clear(), sel_buffer_ = nullptr, sel_buffer_runs_.clear();
-    update();
-    return;
-  }
+  if (e->key() == Qt::Key_Escape && clear_marks()) return;
   if ((e->key() == Qt::Key_Return || e->key() == Qt::Key_Enter) && sel_.context &&
       !session_->ui().context(sel_.context).steps.empty()) {
     emit open_kernel(sel_.context);

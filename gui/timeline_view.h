@@ -77,6 +77,8 @@ class TimelineView : public QWidget {
   // selects [t0, t1] (ns since the first event) and returns the totals by name of the kernel and range lanes in it
   std::vector<Total> select_interval(double t0, double t1);
   const std::vector<Total>& interval_totals() const { return totals_; }
+  // Esc: clears the selected interval and the marked buffer; false when there was neither
+  bool clear_marks();
   // the interval between two markers (end empty: the run's end) selected and in view; "" or what is wrong
   QString show_markers(const QString& start, const QString& end);
 

@@ -671,6 +671,26 @@ class TestTinyviz : public QObject {
     QVERIFY(!w.code()->title().contains("GFLOPS"));
   }
 
+  // Esc on the timeline clears the selected interval (the window's Esc shortcut took the key before)
+  void esc_clears_the_timelines_interval() {
+    QString path = dir_.filePath("esc.trace.db");
+    QString err = record_trace(TV_TENSOR_BIN, path);
+    QVERIFY2(err.isEmpty(), qPrintable(err));
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.open_trace(path));
+    QVERIFY(wait_idle(w));
+    w.show_tab(MainWindow::TimelineTab);
+    TimelineView* tl = w.timeline();
+    QVERIFY(!tl->select_interval(0, 1e15).empty());
+    QVERIFY(!tl->interval_totals().empty());
+    tl->setFocus();
+    QTest::keyClick(tl, Qt::Key_Escape);
+    QVERIFY(tl->interval_totals().empty());
+    QVERIFY(!tl->clear_marks());
+  }
+
   void profile_lanes_match_the_trace() {
     // examples/hello_tensor under VIZ=-1: its buffers make a memory lane per device, its tg::profile_range a USER
     // lane, its two markers lines across the timeline. Each is checked against SQL over the same file.
