@@ -6,6 +6,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
+#include <QFile>
 #include <QLineEdit>
 #include <QProcess>
 #include <QScreen>
@@ -68,6 +69,26 @@ class TestTinyviz : public QObject {
   QString trace_;
   std::unique_ptr<Trace> t_;
   int64_t step_ = 0;  // a step with several matches (the first one)
+  QString hello_;     // examples/hello_tensor under VIZ=-1, recorded once by hello_trace
+
+  // a copy of hello_tensor's trace under `name` (recorded at the first call), or "" with *err saying why
+  QString hello_trace(const QString& name, QString* err) {
+    if (hello_.isEmpty()) {
+      QString p = dir_.filePath("hello.trace.db");
+      if (!(*err = record_trace(TV_TENSOR_BIN, p)).isEmpty()) return QString();
+      hello_ = p;
+    }
+    QString out = dir_.filePath(name);
+    QFile::remove(out);
+    if (!QFile::copy(hello_, out)) return *err = "cannot copy " + hello_ + " to " + out, QString();
+    return out;
+  }
+  // w shown at 1400 x 900 on the trace at path, its first layout done
+  static bool open_window(MainWindow& w, const QString& path) {
+    w.resize(1400, 900);
+    w.show();
+    return w.open_trace(path) && wait_idle(w);
+  }
 
   // the step whose input graph is biggest among those with at least min_matches matches (0: none)
   int64_t biggest_step(int64_t min_matches) const {
@@ -650,8 +671,7 @@ class TestTinyviz : public QObject {
     QCOMPARE(duration_text(557999100), QString("558 ms"));
     QCOMPARE(duration_text(2.5e6), QString("2.50 ms"));
     QCOMPARE(duration_text(1.25e9), QString("1.25 s"));
-    QString path = dir_.filePath("untimed.trace.db");
-    QString err = record_trace(TV_TENSOR_BIN, path);
+    QString err, path = hello_trace("untimed.trace.db", &err);
     QVERIFY2(err.isEmpty(), qPrintable(err));
     int64_t program = sql_int(path, "SELECT k.program FROM kernel_events k JOIN programs p ON p.id=k.program "
                                     "WHERE p.context>0 LIMIT 1");
@@ -659,10 +679,7 @@ class TestTinyviz : public QObject {
     int64_t context = sql_int(path, "SELECT context FROM programs WHERE id=" + std::to_string(program));
     QVERIFY(context > 0);
     MainWindow w;
-    w.resize(1400, 900);
-    w.show();
-    QVERIFY(w.open_trace(path));
-    QVERIFY(wait_idle(w));
+    QVERIFY(open_window(w, path));
     w.select({context, 0, 0});
     w.show_tab(MainWindow::CodeTab);
     QVERIFY(wait_idle(w));
@@ -673,14 +690,10 @@ class TestTinyviz : public QObject {
 
   // Esc on the timeline clears the selected interval (the window's Esc shortcut took the key before)
   void esc_clears_the_timelines_interval() {
-    QString path = dir_.filePath("esc.trace.db");
-    QString err = record_trace(TV_TENSOR_BIN, path);
+    QString err, path = hello_trace("esc.trace.db", &err);
     QVERIFY2(err.isEmpty(), qPrintable(err));
     MainWindow w;
-    w.resize(1400, 900);
-    w.show();
-    QVERIFY(w.open_trace(path));
-    QVERIFY(wait_idle(w));
+    QVERIFY(open_window(w, path));
     w.show_tab(MainWindow::TimelineTab);
     TimelineView* tl = w.timeline();
     QVERIFY(!tl->select_interval(0, 1e15).empty());
@@ -694,14 +707,10 @@ class TestTinyviz : public QObject {
   void profile_lanes_match_the_trace() {
     // examples/hello_tensor under VIZ=-1: its buffers make a memory lane per device, its tg::profile_range a USER
     // lane, its two markers lines across the timeline. Each is checked against SQL over the same file.
-    QString path = dir_.filePath("profile.trace.db");
-    QString err = record_trace(TV_TENSOR_BIN, path);
+    QString err, path = hello_trace("profile.trace.db", &err);
     QVERIFY2(err.isEmpty(), qPrintable(err));
     MainWindow w;
-    w.resize(1400, 900);
-    w.show();
-    QVERIFY(w.open_trace(path));
-    QVERIFY(wait_idle(w));
+    QVERIFY(open_window(w, path));
     w.show_tab(MainWindow::TimelineTab);
     TimelineView* tl = w.timeline();
     QCOMPARE((int64_t)tl->marker_count(), sql_int(path, "SELECT COUNT(*) FROM markers"));

@@ -75,15 +75,26 @@ int host_vector_registers() {
 // the most FMAs a tile puts in the unrolled body of its reduce loop (the reference's largest: 320)
 constexpr pyint kMaxTileBody = 1024;
 
+// the buffer accesses (INDEX) of k that depend on one of its reduce ranges: the loads a tile multiplies
+static std::vector<UOp> reduce_loads(const Scheduler& k) {
+  auto reduce = k.ranges_of({AxisType::REDUCE, AxisType::UNROLL});
+  std::vector<UOp> out;
+  for (const UOp& b : k.bufs()) {
+    UOp idx = b.src(1).get_idx();
+    for (const UOp& r : reduce)
+      if (in_bs(idx, r)) {
+        out.push_back(b);
+        break;
+      }
+  }
+  return out;
+}
+
 // whether one of the reference's upcast axes steps an input of the reduce by one element: its tile then loads
 // contiguous vectors, and only a tile that does too replaces it
 static bool ref_lanes_contiguous(const Scheduler& ref) {
-  auto reduce = ref.ranges_of({AxisType::REDUCE, AxisType::UNROLL});
-  for (const UOp& b : ref.bufs()) {
+  for (const UOp& b : reduce_loads(ref)) {
     UOp idx = b.src(1).get_idx();
-    bool in_reduce = false;
-    for (const UOp& r : reduce) in_reduce |= in_bs(idx, r);
-    if (!in_reduce) continue;
     for (const UOp& u : ref.ranges_of({AxisType::UPCAST}))
       if (auto s = index_stride(idx, u); s && *s == 1) return true;
   }
@@ -100,16 +111,8 @@ static bool cpu_outer_product_tile(Scheduler& k, pyint unrolled) {
   if (side * side * unrolled > kMaxTileBody) return false;
   auto fs = k.full_shape();
   auto rs = k.rngs();
-  auto reduce = k.ranges_of({AxisType::REDUCE});
   std::vector<UOp> loads;
-  for (const UOp& b : k.bufs()) {
-    UOp idx = b.src(1).get_idx();
-    for (const UOp& r : reduce)
-      if (in_bs(idx, r)) {
-        loads.push_back(idx);
-        break;
-      }
-  }
+  for (const UOp& b : reduce_loads(k)) loads.push_back(b.src(1).get_idx());
   auto dims = k.upcastable_dims();
   for (int64_t a : dims)
     for (int64_t b : dims) {
@@ -157,21 +160,14 @@ static bool cpu_register_tile(Scheduler& k, pyint unrolled, bool allow_gather) {
   const pyint max_rows = host_vector_registers();
   auto fs = k.full_shape();
   auto rs = k.rngs();
-  auto reduce = k.ranges_of({AxisType::REDUCE});
-  if (reduce.empty()) return false;
   std::vector<UOp> loads;
   std::vector<double> load_bytes;  // the size of each load's buffer (unknown: larger than any cache)
-  for (const UOp& b : k.bufs()) {
-    UOp idx = b.src(1).get_idx();
-    for (const UOp& r : reduce)
-      if (in_bs(idx, r)) {
-        loads.push_back(idx);
-        const UOp& buf = b.src(0);
-        load_bytes.push_back(buf.op() == Ops::PARAM && buf.nsrc() > 0 && buf.src(0).op() == Ops::CONST
-                                 ? (double)buf.src(0).val().as_int() * std::max(1, buf.dtype().itemsize())
-                                 : 1e18);
-        break;
-      }
+  for (const UOp& b : reduce_loads(k)) {
+    loads.push_back(b.src(1).get_idx());
+    const UOp& buf = b.src(0);
+    load_bytes.push_back(buf.op() == Ops::PARAM && buf.nsrc() > 0 && buf.src(0).op() == Ops::CONST
+                             ? (double)buf.src(0).val().as_int() * std::max(1, buf.dtype().itemsize())
+                             : 1e18);
   }
   if (loads.empty()) return false;
   auto dims = k.upcastable_dims();
@@ -357,32 +353,27 @@ static Scheduler hand_coded(const Scheduler& k0, bool cpu_tile) {
       auto fs = ref.full_shape();
       for (int64_t a : ref.axes_of({AxisType::UNROLL})) unrolled *= iv(fs[(size_t)a]);
       bool contiguous = ref_lanes_contiguous(ref);
-      Scheduler t = k.copy();
-      if (cpu_register_tile(t, unrolled, !contiguous)) {
+      // a tile of ours, then the reference's unrolls and threads on it; nullopt when they do not apply to it
+      auto with_ref_unrolls = [&](Scheduler t) -> std::optional<Scheduler> {
         try {
           for (OptOps op : {OptOps::UNROLL, OptOps::THREAD})
             for (const Opt& o : ref.applied_opts)
               if (o.op == op) t.apply_opt(o);
           return t;
         } catch (const KernelOptError&) {
+          return std::nullopt;
         }
-      }
+      };
+      if (Scheduler t = k.copy(); cpu_register_tile(t, unrolled, !contiguous))
+        if (auto r = with_ref_unrolls(std::move(t))) return *r;
       // Two more tiles rely on LLVM's SLP vectorizer packing gathered lanes into vectors wider than 8, which it does on
       // a host without AVX-512 (CPU_SLP_MAX_VF's default is no limit there, 8 with AVX-512, where neither tile is
       // measured, so the reference's stays).
       if (!host_has_avx512()) {
         // an outer-product tile of the reduce's two sides (beautiful_mnist's conv 3 and conv 4 weight gradients:
         // 49 -> 17 and 119 -> 30 ms on AVX2)
-        Scheduler o = k.copy();
-        if (cpu_outer_product_tile(o, unrolled)) {
-          try {
-            for (OptOps op : {OptOps::UNROLL, OptOps::THREAD})
-              for (const Opt& x : ref.applied_opts)
-                if (x.op == op) o.apply_opt(x);
-            return o;
-          } catch (const KernelOptError&) {
-          }
-        }
+        if (Scheduler o = k.copy(); cpu_outer_product_tile(o, unrolled))
+          if (auto r = with_ref_unrolls(std::move(o))) return *r;
         // a reference tile of two or more axes that gathers every vector (a weight gradient whose unrolled body is
         // too big for an outer product) gets twice its last upcast, twice the lanes per gathered row
         // (beautiful_mnist's conv 2 weight gradient: 4 x 4 -> 4 x 8, 375 -> 254 ms on AVX2)
