@@ -21,6 +21,7 @@
 #include <QPalette>
 #include <QSettings>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QStyleFactory>
 #include <QStyledItemDelegate>
@@ -39,6 +40,7 @@
 #include "gui/graph_view.h"
 #include "gui/message_bar.h"
 #include "gui/rule_panel.h"
+#include "gui/run_panel.h"
 #include "gui/stats_view.h"
 #include "gui/timeline_view.h"
 #include "gui/trace_tree.h"
@@ -169,15 +171,22 @@ MainWindow::MainWindow(QWidget* parent, bool restore) : QMainWindow(parent) {
   tabs_->addTab(compare_, tr("Compare"));
   tabs_->setTabVisible(CompareTab, false);
 
-  // right: rule panel
-  panel_ = new RulePanel(this);
-  // the rule panel explains the window's selection: beside the two compared graphs it only takes room
-  connect(tabs_, &QTabWidget::currentChanged, this, [this](int i) { panel_->setVisible(i != CompareTab); });
+  // right: the panel of the tab shown (the rule panel explains the graph's selection, the run panel a kernel run or a
+  // kernel, the stats panel the statistics' rule); beside the two compared graphs it only takes room
+  side_ = new QStackedWidget(this);
+  panel_ = new RulePanel(side_);
+  run_panel_ = new RunPanel(timeline_, side_);
+  stats_panel_ = new RulePanel(side_);
+  stats_panel_->set_node_pane(false);
+  side_->addWidget(panel_);
+  side_->addWidget(run_panel_);
+  side_->addWidget(stats_panel_);
+  connect(tabs_, &QTabWidget::currentChanged, this, [this] { sync_side_panel(); });
 
   auto* split = split_ = new QSplitter(Qt::Horizontal, this);
   split->addWidget(left);
   split->addWidget(tabs_);
-  split->addWidget(panel_);
+  split->addWidget(side_);
   split->setStretchFactor(0, 0);
   split->setStretchFactor(1, 1);
   split->setStretchFactor(2, 0);
@@ -227,7 +236,37 @@ MainWindow::MainWindow(QWidget* parent, bool restore) : QMainWindow(parent) {
     select(s);
     show_tab(GraphTab);
   });
-  connect(timeline_, &TimelineView::selected, this, [this](Selection s) { select(s); });
+  connect(timeline_, &TimelineView::selected, this, [this](Selection s) {
+    timeline_shows_run_ = timeline_->selected_run() >= 0;
+    select(s);
+    sync_side_panel();
+  });
+  connect(timeline_, &TimelineView::run_selected, this, [this](qlonglong ev) {
+    timeline_shows_run_ = ev >= 0;
+    if (ev >= 0) {
+      const auto& k = session_->ui().kernel_events()[(size_t)ev];
+      const tg::viz::ProgramRow* p = k.program ? session_->ui().program(k.program) : nullptr;
+      if (p && p->context) select({p->context, 0, 0});
+    }
+    sync_side_panel();
+  });
+  connect(timeline_, &TimelineView::buffer_marked, this, [this] {
+    if (timeline_shows_run_) run_panel_->show_run(timeline_->selected_run());
+  });
+  connect(run_panel_, &RunPanel::open_buffer, this, [this](qlonglong b) {
+    show_tab(TimelineTab);
+    timeline_->mark_buffer(b);
+  });
+  connect(run_panel_, &RunPanel::open_run, this, [this](qlonglong ev) {
+    show_tab(TimelineTab);
+    timeline_->select_run(ev);
+  });
+  connect(run_panel_, &RunPanel::open_source, this, [this](qlonglong c) {
+    select({c, 0, 0});
+    show_tab(CodeTab);
+  });
+  connect(run_panel_, &RunPanel::open_graph, this, [this](qlonglong c) { open_codegen(c); });
+  connect(stats_, &StatsView::rule_shown, this, [this](qlonglong r) { stats_panel_->show_rule(r); });
   connect(compare_, &CompareView::open_in_trace, this, [this](Selection s) {
     select(s);
     show_tab(GraphTab);
@@ -236,6 +275,7 @@ MainWindow::MainWindow(QWidget* parent, bool restore) : QMainWindow(parent) {
   connect(timeline_, &TimelineView::open_kernel, this, [this](qint64 c) { open_codegen(c); });
   graph_->show_message(tr("Open a trace: File › Open (Ctrl+O), drop a file here, or run  tinyviz TRACE"));
   if (restore) restore_settings();
+  sync_side_panel();
 }
 
 // QSettings("tinygrad-cpp", "tinyviz"): window geometry and state, the splitters, the last tab, the graph's view
@@ -469,9 +509,19 @@ void MainWindow::build_menus() {
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
-  view->addAction(tr("&Fit graph"), QKeySequence(Qt::Key_F), this, [this] { graph_->fit(); });
-  view->addAction(tr("Zoom &in"), QKeySequence::ZoomIn, this, [this] { graph_->zoom_by(1.25); });
-  view->addAction(tr("Zoom &out"), QKeySequence::ZoomOut, this, [this] { graph_->zoom_by(0.8); });
+  // F and +/- act on the tab shown: the graph, or the timeline
+  view->addAction(tr("&Fit"), QKeySequence(Qt::Key_F), this, [this] {
+    if (tabs_->currentIndex() == TimelineTab) return timeline_->fit();
+    graph_->fit();
+  });
+  view->addAction(tr("Zoom &in"), QKeySequence::ZoomIn, this, [this] {
+    if (tabs_->currentIndex() == TimelineTab) return timeline_->zoom_by(1.25);
+    graph_->zoom_by(1.25);
+  });
+  view->addAction(tr("Zoom &out"), QKeySequence::ZoomOut, this, [this] {
+    if (tabs_->currentIndex() == TimelineTab) return timeline_->zoom_by(0.8);
+    graph_->zoom_by(0.8);
+  });
   view->addAction(tr("&Relayout with Graphviz"), QKeySequence(Qt::Key_L), this, [this] { loader_->relayout(); });
   // Esc is the window's: on the timeline it clears the interval and the marked buffer (the timeline's own key handler
   // never sees it), elsewhere it cancels a running layout
@@ -527,7 +577,11 @@ void MainWindow::build_menus() {
     QMessageBox::information(
         this, tr("tinyviz keys"),
         tr("Up / Down\tprevious / next step\nLeft / Right\tprevious / next match (frame)\nEnter\texpand / collapse\n"
-           "F\tfit the graph\nWheel, + / -\tzoom\nDrag\tpan\nClick a node\tits sources (blue) and users (orange)\n"
+           "F\tfit the graph (on the timeline: the run's events)\nWheel, + / -\tzoom\nDrag\tpan\n"
+           "Click a node\tits sources (blue) and users (orange)\n"
+           "Timeline: click a run\tits details in the right panel\nTimeline: Left / Right, Home / End\t"
+           "previous / next run on its lane, the first / last\n"
+           "Timeline: click a memory lane's name\tits buffers stacked, with a byte axis\n"
            "L\trelayout with Graphviz\nEsc\tstop waiting for Graphviz\n"
            "X\tcollapse / expand the selected node's sources (a CALL: its kernel body)\nShift+X\texpand everything\n"
            "r / c / s\tshow indexing / every CALL's kernel body / a SINK nothing uses\n"
@@ -537,6 +591,26 @@ void MainWindow::build_menus() {
            "Ctrl+Shift+O\tcompare with another trace\nCtrl+F8\tits first divergence\n"
            "F8 / Shift+F8\tthe next / previous divergent step"));
   });
+}
+
+QWidget* MainWindow::side_panel() const { return side_->currentWidget(); }
+
+void MainWindow::sync_side_panel() {
+  int tab = tabs_->currentIndex();
+  side_->setVisible(tab != CompareTab);
+  panel_->set_node_pane(tab == GraphTab);
+  if (tab == StatsTab) {
+    if (!stats_->shown_rule()) stats_panel_->show_rule(0);
+    side_->setCurrentWidget(stats_panel_);
+  } else if (tab == TimelineTab && timeline_shows_run_ && timeline_->selected_run() >= 0) {
+    if (run_panel_->run() != timeline_->selected_run()) run_panel_->show_run(timeline_->selected_run());
+    side_->setCurrentWidget(run_panel_);
+  } else if (tab == CodeTab) {
+    run_panel_->show_program(sel_.context);
+    side_->setCurrentWidget(run_panel_);
+  } else {
+    side_->setCurrentWidget(panel_);
+  }
 }
 
 void MainWindow::show_tab(Tab t) {
@@ -741,6 +815,9 @@ void MainWindow::set_session(SessionPtr s) {
   step_pos_.clear();
   for (size_t i = 0; i < model_->step_order().size(); i++) step_pos_[model_->step_order()[i]] = i;
   panel_->set_session(session_);
+  run_panel_->set_session(session_);
+  stats_panel_->set_session(session_);
+  timeline_shows_run_ = false;
   stats_->set_session(session_);
   {
     Phase p{"timeline"};
@@ -829,6 +906,7 @@ void MainWindow::select_unguarded(const Selection& in, bool record_history) {
     timeline_->set_selection(s);
     code_->set_selection(s);
     update_frame_bar();
+    if (tabs_->currentIndex() == CodeTab) sync_side_panel();
   }
 
   int64_t step = s.step;

@@ -19,6 +19,7 @@ class QCheckBox;
 class QComboBox;
 class QApplication;
 class QSplitter;
+class QStackedWidget;
 
 namespace tv {
 
@@ -27,6 +28,7 @@ class CompareView;
 class GraphView;
 class MessageBar;
 class RulePanel;
+class RunPanel;
 class StatsView;
 class TimelineView;
 class TraceTree;
@@ -79,6 +81,9 @@ class MainWindow : public QMainWindow {
   CodeView* code() const { return code_; }
   CompareView* compare() const { return compare_; }
   RulePanel* panel() const { return panel_; }
+  RunPanel* run_panel() const { return run_panel_; }
+  RulePanel* stats_panel() const { return stats_panel_; }
+  QWidget* side_panel() const;  // the right panel the current tab shows
   MessageBar* message_bar() const { return msg_; }
   FrameLoader* loader() const { return loader_; }
   QLineEdit* search_box() const { return search_; }
@@ -119,6 +124,7 @@ class MainWindow : public QMainWindow {
   void rebuild_recent_menu();
   bool step_visible(int64_t step) const;
   void expand_queued();
+  void sync_side_panel();  // the right panel follows the tab: rule and node, kernel run, kernel, statistics' rule
 
   SessionPtr session_;
   Selection sel_;
@@ -145,6 +151,10 @@ class MainWindow : public QMainWindow {
   CodeView* code_;
   CompareView* compare_;
   RulePanel* panel_;
+  RunPanel* run_panel_;
+  RulePanel* stats_panel_;  // the Stats tab's selected rule
+  QStackedWidget* side_;
+  bool timeline_shows_run_ = false;  // the timeline's last click was a kernel run (else a span: the selection)
   MessageBar* msg_;
   FrameLoader* loader_;
   QLabel* frame_label_;

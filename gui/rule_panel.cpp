@@ -244,6 +244,23 @@ void RulePanel::show_list(const FrameResultPtr& r, const QString& which) {
 
 QString RulePanel::node_text() const { return node_->toPlainText(); }
 
+void RulePanel::set_node_pane(bool on) { node_->setVisible(on); }
+bool RulePanel::node_pane_shown() const { return !node_->isHidden(); }
+
+void RulePanel::show_rule(int64_t rule) {
+  site_->clear();
+  const RuleRow* r = session_ ? session_->rule(rule) : nullptr;
+  if (!r) {
+    main_->setHtml("<p class='k'>" + tr("Select a rule in the table to see its source here.") + "</p>");
+    return;
+  }
+  site_->setText(QString::fromStdString(r->file) + ":" + QString::number(r->line));
+  main_->setHtml("<h3>" + esc(r->file) + ":" + QString::number(r->line) + "</h3><table><tr><td class='k'>" +
+                 tr("matcher") + "</td><td>" + esc(r->matcher) + "</td></tr></table>" + pre(r->source) +
+                 "<p class='k'>" + tr("Its matches are listed under the table; double-click one to open its frame.") +
+                 "</p>");
+}
+
 void RulePanel::show_node(const FrameResultPtr& r, int64_t id) {
   if (!r || !id) {
     node_->setHtml("<p class='k'>" + tr("Click a node in the graph to see its full text, sources and users.") + "</p>");

@@ -20,6 +20,10 @@ class RulePanel : public QWidget {
   void show_selection(const Selection& s, const tg::viz::MatchRow* m);  // at once, from the tree's data
   void show_frame(const FrameResultPtr& r);                             // adds the diff once the frame is built
   void show_node(const FrameResultPtr& r, int64_t id);
+  // a rule alone (the Stats tab's selected rule): where it is written, its matcher and source
+  void show_rule(int64_t rule);
+  void set_node_pane(bool on);  // the clicked node's pane: beside the graph only
+  bool node_pane_shown() const;
   // the frame's added, removed or rebuilt nodes (which: "added", "removed", "rebuilt") listed under the graph, each
   // a link that shows the node (node_link); the counts above link here
   void show_list(const FrameResultPtr& r, const QString& which);

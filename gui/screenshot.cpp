@@ -21,19 +21,23 @@
 #include "gui/message_bar.h"
 #include "gui/stats_view.h"
 #include "gui/timeline_view.h"
+#include "viz/reader.h"
 
 namespace tv {
 
 const char* const kUsage =
     "usage: tinyviz [TRACE] [--select CONTEXT[/STEP[/MATCH]]] [--tab graph|stats|timeline|code|compare] [--focus "
     "2|4|8]\n"
-    "               [--interval START [END]] [--compare OTHER]\n"
+    "               [--interval START [END]] [--run N|NAME[@K]] [--memory DEVICE] [--compare OTHER]\n"
     "       tinyviz --screenshot OUT.png [--select ...] [--tab ...] [--size WxH] TRACE\n"
     "Opens a tinygrad-cpp trace (record one with VIZ=-1 VIZ_PATH=FILE ./program).\n"
     "  --select C/S/M   context C, step S, match M (1-based; 0 = the step's input graph)\n"
     "  --tab T          the tab to show\n"
     "  --focus N        draw only the nodes within N edges of what the match touched\n"
     "  --interval A [B] open the timeline between the markers A and B (default: the run's end) with its totals\n"
+    "  --run R          the timeline on a kernel run and its details: the Nth run by start time, or the Kth run of\n"
+    "                   the kernel NAME (NAME@K; K defaults to 1)\n"
+    "  --memory DEV     the timeline with DEV's memory lane drawn as its buffers stacked over time\n"
     "  --compare OTHER  the Compare tab: OTHER's rewrites aligned with TRACE's, on their first divergence (with\n"
     "                   --select: on that step of TRACE and its twin)\n"
     "  --screenshot F   render headless (offscreen) to the PNG F once the view is drawn, then exit\n"
@@ -74,6 +78,10 @@ Options parse_options(const QStringList& args) {
       if (!ok || o.bench_step <= 0) o.error = "--bench-step: expected a step id";
     } else if (a == "--compare") {
       o.compare = value("--compare");
+    } else if (a == "--run") {
+      o.run = value("--run");
+    } else if (a == "--memory") {
+      o.memory = value("--memory");
     } else if (a == "--interval") {
       o.interval << value("--interval");
       if (i + 1 < args.size() && !args[i + 1].startsWith("-") && i + 2 < args.size()) o.interval << args[++i];
@@ -160,7 +168,59 @@ bool apply_options(MainWindow& w, const Options& o) {
       ok = false;
     }
   }
+  if (!o.memory.isEmpty()) {
+    w.show_tab(MainWindow::TimelineTab);
+    const auto& lanes = w.timeline()->memory_lanes();
+    size_t i = 0;
+    while (i < lanes.size() && QString::fromStdString(lanes[i].device) != o.memory) i++;
+    if (i < lanes.size()) {
+      w.timeline()->set_memory_expanded(i, true);
+    } else {
+      QString err = QString("no memory lane for device %1 (the trace has %2)").arg(o.memory).arg(lanes.size());
+      std::fprintf(stderr, "tinyviz: --memory: %s\n", qPrintable(err));
+      w.message_bar()->show_error("--memory: " + err);
+      ok = false;
+    }
+  }
+  if (!o.run.isEmpty() && w.session()) {
+    QString err;
+    int64_t ev = find_run(w.session()->ui(), o.run, &err);
+    if (ev >= 0) {
+      w.show_tab(MainWindow::TimelineTab);
+      w.timeline()->reveal_kernel((size_t)ev);
+      w.timeline()->select_run(ev);
+    } else {
+      std::fprintf(stderr, "tinyviz: --run: %s\n", qPrintable(err));
+      w.message_bar()->show_error("--run: " + err);
+      ok = false;
+    }
+  }
   return ok;
+}
+
+int64_t find_run(const tg::viz::Trace& t, const QString& spec, QString* err) {
+  const auto& evs = t.kernel_events();
+  bool num = false;
+  long long n = spec.toLongLong(&num);
+  if (num) {
+    if (n >= 1 && (size_t)n <= evs.size()) return n - 1;
+    *err = QString("run %1: the trace has %2 kernel runs").arg(n).arg(evs.size());
+    return -1;
+  }
+  QString name = spec;
+  long long k = 1;
+  if (int at = spec.lastIndexOf('@'); at > 0) {
+    bool ok = false;
+    k = spec.mid(at + 1).toLongLong(&ok);
+    if (!ok || k < 1) return *err = QString("%1: expected NAME@K with K >= 1").arg(spec), -1;
+    name = spec.left(at);
+  }
+  long long seen = 0;
+  for (size_t i = 0; i < evs.size(); i++)
+    if (QString::fromStdString(evs[i].name) == name && ++seen == k) return (int64_t)i;
+  *err = seen ? QString("kernel %1 ran %2 times, not %3").arg(name).arg(seen).arg(k)
+              : QString("no kernel run named %1").arg(name);
+  return -1;
 }
 
 int take_screenshot(MainWindow& w, const Options& o, int timeout_ms) {

@@ -13,6 +13,11 @@
 namespace tv {
 
 class MainWindow;
+}  // namespace tv
+namespace tg::viz {
+class Trace;
+}
+namespace tv {
 
 struct Options {
   QString trace, screenshot, tab = "graph", error;
@@ -22,6 +27,8 @@ struct Options {
   long long context = 0, step = 0, match = 0;
   bool help = false;
   long long bench_step = 0;
+  QString run;     // --run N | NAME[@K]: the timeline on a kernel run (the Nth by start, or NAME's Kth), its panel
+  QString memory;  // --memory DEVICE: that device's memory lane with its buffers stacked
   QStringList interval;  // --interval START [END]: marker names; the timeline opens on that interval, its totals shown
   int focus = 0;  // --focus N: only the nodes within N edges of the match  // --bench-step S: time stepping through
                   // every match of step S, then exit
@@ -31,7 +38,9 @@ extern const char* const kUsage;
 
 // what --select names, for MainWindow::open_trace to open on (none with --focus: that option is applied first)
 Selection first_selection(const Options& o);
-bool apply_options(MainWindow& w, const Options& o);  // --select, --tab on an opened window; false: bad --select
+bool apply_options(MainWindow& w, const Options& o);
+// --run's argument: the index into Trace::kernel_events() of the Nth run or of NAME[@K]; -1 with *err saying why
+int64_t find_run(const tg::viz::Trace& t, const QString& spec, QString* err);  // --select, --tab on an opened window; false: bad --select
 // renders the window with the trace at o.size into o.screenshot once everything is drawn; returns an exit status
 int take_screenshot(MainWindow& w, const Options& o, int timeout_ms = 60000);
 // --bench-step: opens the trace, steps through every frame of the step with the Right key as a user would, and

@@ -294,6 +294,7 @@ void StatsView::set_session(SessionPtr s) {
   session_ = std::move(s);
   sel_ = {};
   shown_ctx_ = shown_step_ = -1;
+  shown_rule_ = 0;
   matches_->set_rows(session_, {});
   reload();
 }
@@ -360,6 +361,8 @@ void StatsView::select_rule(int64_t rule) {
 
 void StatsView::show_rule(int64_t rule) {
   if (!session_) return;
+  shown_rule_ = rule;
+  emit rule_shown(rule);
   const RuleRow* r = session_->rule(rule);
   rule_label_->setText(
       tr("Matches of %1 (loading…)")

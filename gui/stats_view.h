@@ -63,6 +63,7 @@ class StatsView : public QWidget {
   void set_selection(const Selection& s);  // the context/step scopes follow the selection
   void set_scope(Scope s);
   void show_rule(int64_t rule);    // list every match of it
+  int64_t shown_rule() const { return shown_rule_; }
   void select_rule(int64_t rule);  // select its row (once loaded) and list its matches
   // a comparison's per-rule match-count deltas (the rules whose counts differ between the two traces) in a table
   // under the statistics; null hides it
@@ -78,6 +79,7 @@ class StatsView : public QWidget {
 
  signals:
   void jump(tv::Selection s);
+  void rule_shown(qlonglong rule);  // a rule was selected: its matches are listed
   void load_failed(QString message);  // statistics or a rule's matches could not be read
 
  private:
@@ -89,7 +91,8 @@ class StatsView : public QWidget {
   uint64_t gen_ = 0, rule_gen_ = 0;
   int pending_ = 0;
   int64_t shown_ctx_ = -1, shown_step_ = -1;
-  int64_t want_rule_ = 0;  // select_rule before the rows arrived
+  int64_t want_rule_ = 0;
+  int64_t shown_rule_ = 0;  // select_rule before the rows arrived
   StatsModel* model_;
   QSortFilterProxyModel* proxy_;
   RuleMatchesModel* matches_;

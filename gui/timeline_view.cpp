@@ -20,7 +20,10 @@ namespace tv {
 using namespace tg::viz;
 
 namespace {
-constexpr int kAxisH = 24, kLaneH = 20, kMemH = 48, kLaneGap = 2, kGroupGap = 8;
+constexpr int kAxisH = 24, kMarkerRowH = 16, kLaneH = 20, kMemH = 48, kMemExpandedH = 220, kLaneGap = 2;
+// marks drawn over kernel runs: the selected run, and the runs that used the marked buffer. Kernel runs are browns and
+// oranges, so the marks are a white and a cyan that show on every one of them
+const QColor kRunMark(0xff, 0xff, 0xff), kBufferMark(0x4d, 0xe1, 0xff);
 const QRgb kKernelColors[] = {0x8c5a1e, 0x8a6d1f, 0x7f4a26, 0x946b35, 0x7a5530, 0x9a5f2a, 0x85602c, 0x6f4f24};
 const QRgb kStepColors[] = {0x2f5d73, 0x3b6e5a, 0x5a4f7a, 0x6e5a3b, 0x375a8c, 0x4d6b2f,
                             0x7a4860, 0x2e6b6b, 0x5f5f2f, 0x4a4a7a, 0x6b3b3b, 0x2f4f6f};
@@ -111,7 +114,8 @@ void TimelineView::build_lanes() {
   for (const auto& st : t.steps()) tmax = std::max(tmax, std::max(st.t_start, st.t_end));
   for (const auto& k : t.kernel_events()) tmax = std::max(tmax, k.t_end);
   profile_ = build_profile(t, /*tiny=*/false);
-  sel_buffer_ = nullptr, sel_buffer_runs_.clear(), iv1_ = iv0_ = 0, totals_.clear();
+  sel_buffer_ = nullptr, sel_buffer_runs_.clear(), iv1_ = iv0_ = 0, totals_.clear(), sel_run_ = -1;
+  bands_.clear(), bands_too_many_.clear();
   if (!profile_.memory.empty() || !profile_.markers.empty() || !t.ranges().empty())
     tmax = std::max(tmax, profile_.t_end);
   total_ = std::max<double>(1.0, (double)(tmax - t0));
@@ -204,10 +208,12 @@ void TimelineView::build_lanes() {
   show_all();
 }
 
+int TimelineView::axis_h() const { return kAxisH + (profile_.markers.empty() ? 0 : kMarkerRowH); }
+
 void TimelineView::place_lanes() {
-  int y = kAxisH + 4;
+  int y = axis_h() + 4;
   for (Lane& l : lanes_) {
-    l.h = l.mem >= 0 ? kMemH : kLaneH;
+    l.h = l.mem >= 0 ? (l.expanded ? kMemExpandedH : kMemH) : kLaneH;
     l.y = y;
     y += l.h + kLaneGap;
   }
@@ -289,6 +295,7 @@ const BufferLife* TimelineView::buffer_at(QPoint p) const {
   for (size_t li = 0; li < lanes_.size(); li++) {
     const Lane& l = lanes_[li];
     if (l.mem < 0 || p.y() < l.y || p.y() >= l.y + l.h || p.x() < plot_left()) continue;
+    if (l.expanded) return band_at(l, p);
     const MemoryLane& m = profile_.memory[(size_t)l.mem];
     int64_t t0 = session_ ? session_->time_origin() : 0;
     double t = left_ + (p.x() - plot_left()) * npp_ + (double)t0;
@@ -376,8 +383,8 @@ void TimelineView::reveal_kernel(size_t event) {
   ensure_lanes();
   for (size_t li = 0; li < kernel_lanes_; li++)
     for (const Span& s : lanes_[li].spans)
-      if (s.kernel == (int64_t)event + 1) {
-        double d = std::max<double>(s.t1 - s.t0, 1000);
+      if (s.kernel == (int64_t)event + 1) {  // the run and a few of its neighbours
+        double d = std::max<double>(s.t1 - s.t0, 1000) * 4;
         return show_range(s.t0 - d, s.t1 + d);
       }
 }
@@ -393,7 +400,7 @@ void TimelineView::resizeEvent(QResizeEvent*) {
 
 std::optional<TimelineView::Span> TimelineView::hit(QPoint p) const {
   ensure_lanes();
-  if (p.x() < plot_left() || p.y() < kAxisH) return std::nullopt;
+  if (p.x() < plot_left() || p.y() < axis_h()) return std::nullopt;
   for (size_t li = 0; li < lanes_.size(); li++) {
     int y = lane_y(li);
     if (p.y() < y || p.y() >= y + lane_h(li)) continue;
@@ -472,16 +479,20 @@ void TimelineView::paintEvent(QPaintEvent*) {
     p.drawText(x + 3, kAxisH - 8, fmt_tick(t, step));
   }
   // lanes
-  p.setClipRect(QRect(pl, kAxisH, W - pl, height() - kAxisH));
+  int ah = axis_h();
+  p.setClipRect(QRect(pl, ah, W - pl, height() - ah));
   if (iv1_ > iv0_) {  // the selected interval, under the spans
     double a = std::max(x_of(iv0_), (double)pl), b = std::min(x_of(iv1_), (double)W);
-    if (b > a) p.fillRect(QRectF(a, kAxisH, std::max(b - a, 1.0), height() - kAxisH), QColor(0x4a, 0x6a, 0xa8, 70));
+    if (b > a) p.fillRect(QRectF(a, ah, std::max(b - a, 1.0), height() - ah), QColor(0x4a, 0x6a, 0xa8, 70));
   }
   for (size_t li = 0; li < lanes_.size(); li++) {
     int y = lane_y(li);
     if (y > height()) break;
     if (lanes_[li].mem >= 0) {
-      paint_memory(p, lanes_[li]);
+      if (lanes_[li].expanded)
+        paint_bands(p, lanes_[li]);
+      else
+        paint_memory(p, lanes_[li]);
       continue;
     }
     const auto& spans = lanes_[li].spans;
@@ -500,14 +511,20 @@ void TimelineView::paintEvent(QPaintEvent*) {
       // the kernels that used the clicked buffer
       bool uses_buffer = it->kernel && !sel_buffer_runs_.empty() &&
                          std::binary_search(sel_buffer_runs_.begin(), sel_buffer_runs_.end(), (size_t)it->kernel - 1);
+      bool is_run = it->kernel && it->kernel - 1 == sel_run_;
       if (x1 - x0 < 1.0) {
         // sub-pixel: one column for everything that starts in this pixel, then jump past it
         int px = (int)std::floor(x0);
         p.fillRect(QRect(px, y, 1, kLaneH), c.lighter(130));
         double next_t = left_ + (px + 1 - pl) * npp_;
-        it = std::lower_bound(it + 1, spans.end(), next_t, [](const Span& s, double v) { return s.t0 < v; });
-        if (is_sel) p.fillRect(QRect(px - 1, y - 2, 3, kLaneH + 4), Qt::white);
-        if (uses_buffer) p.fillRect(QRect(px - 1, y - 2, 3, kLaneH + 4), QColor(0xff, 0xc8, 0x40));
+        auto next = std::lower_bound(it + 1, spans.end(), next_t, [](const Span& s, double v) { return s.t0 < v; });
+        // the last span that starts in this column may reach past it (a long kernel right after short ones): it is
+        // drawn, not merged away
+        if (next - it > 1 && std::prev(next)->t1 > next_t) --next;
+        it = next;
+        if (is_sel) p.fillRect(QRect(px - 1, y - 2, 3, kLaneH + 4), QColor(0xc8, 0xcc, 0xd8));
+        if (uses_buffer) p.fillRect(QRect(px - 1, y - 2, 3, kLaneH + 4), kBufferMark);
+        if (is_run) p.fillRect(QRect(px - 2, y - 3, 5, kLaneH + 6), kRunMark);
         continue;
       }
       QRectF r(std::max(x0, (double)pl - 2), y, std::min(x1, (double)W + 2) - std::max(x0, (double)pl - 2), kLaneH);
@@ -524,8 +541,9 @@ void TimelineView::paintEvent(QPaintEvent*) {
         p.drawText(r.adjusted(4, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
                    fm.elidedText(name, Qt::ElideRight, (int)r.width() - 6));
       }
-      if (is_sel || uses_buffer) {
-        p.setPen(QPen(uses_buffer ? QColor(0xff, 0xc8, 0x40) : QColor(Qt::white), 2));
+      if (uses_buffer) p.fillRect(QRectF(r.left(), y, r.width(), 4), kBufferMark);  // a bar on top, and the box
+      if (is_sel || uses_buffer || is_run) {
+        p.setPen(QPen(is_run ? kRunMark : uses_buffer ? kBufferMark : QColor(0xc8, 0xcc, 0xd8), is_run ? 3 : 2));
         p.setBrush(Qt::NoBrush);
         p.drawRect(r.adjusted(1, 1, -1, -1));
       }
@@ -541,10 +559,12 @@ void TimelineView::paintEvent(QPaintEvent*) {
   for (size_t li = 0; li < lanes_.size(); li++) {
     p.drawText(QRect(6, lane_y(li), pl - 10, std::min(lane_h(li), kLaneH)), Qt::AlignVCenter | Qt::AlignLeft,
                fm.elidedText(lanes_[li].name, Qt::ElideRight, pl - 12));
-    if (lanes_[li].mem >= 0) {  // the scale: the peak
+    if (lanes_[li].mem >= 0) {  // the scale: the peak (the stacked view draws a byte axis of its own)
       p.setPen(QColor(0x80, 0x84, 0x98));
       p.drawText(QRect(6, lane_y(li) + kLaneH - 2, pl - 10, kLaneH), Qt::AlignVCenter | Qt::AlignLeft,
-                 tr("peak %1").arg(fmt_bytes((double)profile_.memory[(size_t)lanes_[li].mem].peak)));
+                 lanes_[li].expanded ? tr("▾ buffers")
+                                     : tr("peak %1").arg(fmt_bytes((double)profile_.memory[(size_t)lanes_[li].mem].peak)));
+      if (lanes_[li].expanded) paint_byte_axis(p, lanes_[li]);
       p.setPen(QColor(0xb0, 0xb4, 0xc8));
     }
   }
@@ -618,11 +638,11 @@ void TimelineView::paint_markers(QPainter& p) {
     if (x < plot_left() || x > width()) continue;
     QColor c = marker_color(m.color);
     p.setPen(QPen(c, 1, Qt::DashLine));
-    p.drawLine(QPointF(x, kAxisH - fm.height() - 2), QPointF(x, height()));
+    p.drawLine(QPointF(x, kAxisH), QPointF(x, height()));
     QString name = QString::fromStdString(m.name);
     int w = fm.horizontalAdvance(name) + 6;
-    if (x + 2 < last_label_end) continue;                         // labels do not overlap: the line alone says where
-    QRectF box(x + 2, kAxisH - fm.height() - 2, w, fm.height());  // in the axis row, over the tick labels
+    if (x + 2 < last_label_end) continue;  // labels do not overlap: the line alone says where
+    QRectF box(x + 2, kAxisH, w, kMarkerRowH);  // in their own row under the tick labels
     p.fillRect(box, QColor(0x15, 0x16, 0x1f, 220));
     p.setPen(c.lighter(140));
     p.drawText(box, Qt::AlignCenter, name);
@@ -712,32 +732,8 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
     return;
   }
   if (const BufferLife* b = buffer_at(e->pos())) {
-    int64_t t0 = session_->time_origin();
-    double t = left_ + (e->pos().x() - plot_left()) * npp_ + (double)t0;
-    const MemoryLane* lane = nullptr;
-    for (const MemoryLane& m : profile_.memory)
-      if (!m.buffers.empty() && b >= &m.buffers.front() && b <= &m.buffers.back()) lane = &m;
-    int64_t live = 0;
-    if (lane)
-      for (const auto& [ts, bytes] : lane->steps)
-        if ((double)ts <= t) live = bytes;
-    QString tip = tr("%1 memory: %2 live (peak %3)\n\nbuffer %4: %5 × %6 (%7)\nallocated %8, %9")
-                      .arg(QString::fromStdString(lane ? lane->device : ""), fmt_bytes((double)live),
-                           fmt_bytes(lane ? (double)lane->peak : 0.0))
-                      .arg(b->buffer)
-                      .arg(QString::fromStdString(b->dtype))
-                      .arg(b->size)
-                      .arg(fmt_bytes((double)b->nbytes), fmt_ns((double)(b->t_alloc - t0)),
-                           b->freed ? tr("freed %1").arg(fmt_ns((double)(b->t_free - t0))) : tr("live at the end"));
-    for (size_t i = 0; i < b->users.size() && i < 8; i++)
-      tip += QString("\n  %1 %2@data%3")
-                 .arg(QString::fromStdString(b->users[i].name), mode_name(b->users[i].mode))
-                 .arg(b->users[i].num);
-    if (b->users.size() > 8) tip += tr("\n  ... %1 more runs").arg(b->users.size() - 8);
-    if (b->users.empty())
-      tip += tr("\nno kernel used it");
-    else
-      tip += tr("\nclick: mark the kernels that used it");
+    double t = left_ + (e->pos().x() - plot_left()) * npp_ + (double)session_->time_origin();
+    QString tip = buffer_tooltip(*b, t);
     QToolTip::showText(e->globalPosition().toPoint(), tip, this);
     return;
   }
@@ -787,21 +783,24 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
     return;
   }
   if (dragged_) return;
+  if (e->pos().x() < plot_left()) {  // a memory lane's name: its buffers stacked, or its live bytes again
+    for (size_t li = 0; li < lanes_.size(); li++)
+      if (lanes_[li].mem >= 0 && e->pos().y() >= lanes_[li].y && e->pos().y() < lanes_[li].y + lanes_[li].h)
+        set_memory_expanded((size_t)lanes_[li].mem, !lanes_[li].expanded);
+    return;
+  }
   if (const BufferLife* b = buffer_at(e->pos())) {
-    sel_buffer_ = b == sel_buffer_ ? nullptr : b;
-    sel_buffer_runs_.clear();
-    if (sel_buffer_ && session_) {
-      std::unordered_map<int64_t, size_t> index;
-      const auto& evs = session_->ui().kernel_events();
-      for (size_t i = 0; i < evs.size(); i++) index[evs[i].id] = i;
-      for (const BufferUser& u : sel_buffer_->users)
-        if (auto it = index.find(u.kernel_event); it != index.end()) sel_buffer_runs_.push_back(it->second);
-      std::sort(sel_buffer_runs_.begin(), sel_buffer_runs_.end());
-    }
+    mark_runs_of(b == sel_buffer_ ? nullptr : b);
     update();
+    emit buffer_marked(sel_buffer_ ? sel_buffer_->buffer : 0);
     return;
   }
   if (auto h = hit(e->pos())) {
+    if (h->kernel || sel_run_ >= 0) {  // a run, or a span that is not one (the run is let go)
+      sel_run_ = h->kernel - 1;
+      update();
+      emit run_selected(sel_run_);
+    }
     if ((h->kernel && !h->context) || h->range) return;  // no codegen recorded (PROFILE=1 only), a host range
     sel_ = {h->context, h->step, 0};
     update();
@@ -815,19 +814,336 @@ void TimelineView::mouseDoubleClickEvent(QMouseEvent* e) {
 
 bool TimelineView::clear_marks() {
   if (!(iv1_ > iv0_ || sel_buffer_)) return false;
+  bool had_buffer = sel_buffer_ != nullptr;
   iv0_ = iv1_ = 0, totals_.clear(), sel_buffer_ = nullptr, sel_buffer_runs_.clear();
   update();
+  if (had_buffer) emit buffer_marked(0);
   return true;
 }
 
 void TimelineView::keyPressEvent(QKeyEvent* e) {
   if (e->key() == Qt::Key_Escape && clear_marks()) return;
+  if (e->key() == Qt::Key_Left || e->key() == Qt::Key_Right || e->key() == Qt::Key_Home || e->key() == Qt::Key_End) {
+    step_run(e->key());
+    return;
+  }
   if ((e->key() == Qt::Key_Return || e->key() == Qt::Key_Enter) && sel_.context &&
       !session_->ui().context(sel_.context).steps.empty()) {
     emit open_kernel(sel_.context);
     return;
   }
   QWidget::keyPressEvent(e);
+}
+
+
+void TimelineView::mark_runs_of(const BufferLife* b) {
+  sel_buffer_ = b;
+  sel_buffer_runs_.clear();
+  if (!b || !session_) return;
+  std::unordered_map<int64_t, size_t> index;
+  const auto& evs = session_->ui().kernel_events();
+  for (size_t i = 0; i < evs.size(); i++) index[evs[i].id] = i;
+  for (const BufferUser& u : b->users)
+    if (auto it = index.find(u.kernel_event); it != index.end()) sel_buffer_runs_.push_back(it->second);
+  std::sort(sel_buffer_runs_.begin(), sel_buffer_runs_.end());
+}
+
+const BufferLife* TimelineView::buffer_life(int64_t buffer) const {
+  ensure_lanes();
+  for (const MemoryLane& m : profile_.memory)
+    for (const BufferLife& b : m.buffers)
+      if (b.buffer == buffer) return &b;
+  return nullptr;
+}
+
+bool TimelineView::mark_buffer(int64_t buffer) {
+  const BufferLife* b = buffer ? buffer_life(buffer) : nullptr;
+  if (buffer && !b) return false;
+  mark_runs_of(b);
+  if (b) {  // its whole life in view, unless it already is
+    int64_t t0 = session_->time_origin();
+    double a = (double)(b->t_alloc - t0), z = (double)(b->t_free - t0);
+    auto [l, r] = visible_range();
+    if (a < l || z > r) {
+      double pad = std::max((z - a) * 0.05, 1000.0);
+      show_range(a - pad, z + pad);
+    }
+  }
+  update();
+  emit buffer_marked(buffer);
+  return true;
+}
+
+// "E_2 write@data0 ×10": a buffer a JIT uses every step lists each use once, counted, in first-use order
+QString TimelineView::buffer_tooltip(const BufferLife& b, double t) const {
+  int64_t t0 = session_ ? session_->time_origin() : 0;
+  const MemoryLane* lane = nullptr;
+  for (const MemoryLane& m : profile_.memory)
+    if (!m.buffers.empty() && &b >= &m.buffers.front() && &b <= &m.buffers.back()) lane = &m;
+  int64_t live = 0;
+  if (lane)
+    for (const auto& [ts, bytes] : lane->steps)
+      if ((double)ts <= t) live = bytes;
+  QString tip = tr("%1 memory: %2 live (peak %3)\n\nbuffer %4: %5 × %6 (%7)\nallocated %8, %9")
+                    .arg(QString::fromStdString(lane ? lane->device : ""), fmt_bytes((double)live),
+                         fmt_bytes(lane ? (double)lane->peak : 0.0))
+                    .arg(b.buffer)
+                    .arg(QString::fromStdString(b.dtype))
+                    .arg(b.size)
+                    .arg(fmt_bytes((double)b.nbytes), fmt_ns((double)(b.t_alloc - t0)),
+                         b.freed ? tr("freed %1").arg(fmt_ns((double)(b.t_free - t0))) : tr("live at the end"));
+  std::vector<std::pair<QString, size_t>> uses;
+  std::unordered_map<QString, size_t> at;
+  for (const BufferUser& u : b.users) {
+    QString key = QString("%1 %2@data%3").arg(QString::fromStdString(u.name), mode_name(u.mode)).arg(u.num);
+    auto [it, fresh] = at.emplace(key, uses.size());
+    if (fresh) uses.emplace_back(key, 0);
+    uses[it->second].second++;
+  }
+  for (size_t i = 0; i < uses.size() && i < 8; i++)
+    tip += "\n  " + uses[i].first + (uses[i].second > 1 ? QString(" ×%1").arg(uses[i].second) : QString());
+  if (uses.size() > 8) tip += tr("\n  ... %1 more kernels").arg(uses.size() - 8);
+  if (b.users.empty())
+    tip += tr("\nno kernel used it");
+  else
+    tip += b.users.size() == 1 ? tr("\n1 run used it; click: mark it")
+                               : tr("\n%1 runs used it; click: mark them").arg(b.users.size());
+  return tip;
+}
+
+size_t TimelineView::lane_of_run(int64_t event) const {
+  ensure_lanes();
+  for (size_t li = 0; li < kernel_lanes_; li++)
+    for (const Span& s : lanes_[li].spans)
+      if (s.kernel == event + 1) return li;
+  return kernel_lanes_;
+}
+
+void TimelineView::select_run(int64_t event) {
+  ensure_lanes();
+  size_t li = event >= 0 ? lane_of_run(event) : kernel_lanes_;
+  sel_run_ = li < kernel_lanes_ ? event : -1;
+  if (sel_run_ >= 0) {
+    for (const Span& s : lanes_[li].spans)
+      if (s.kernel == event + 1) {
+        auto [l, r] = visible_range();
+        if (s.t1 < l || s.t0 > r) {  // off screen: centre it at the same zoom
+          double w = r - l, mid = (s.t0 + s.t1) / 2.0;
+          if (w < (double)(s.t1 - s.t0)) w = (double)(s.t1 - s.t0) * 3;
+          show_range(mid - w / 2, mid + w / 2);
+        }
+        break;
+      }
+    const ProgramRow* prg = nullptr;
+    const KernelEventRow& k = session_->ui().kernel_events()[(size_t)sel_run_];
+    if (k.program) prg = session_->ui().program(k.program);
+    if (prg && prg->context) sel_ = {prg->context, 0, 0};
+  }
+  update();
+  emit run_selected(sel_run_);
+}
+
+bool TimelineView::step_run(int key) {
+  ensure_lanes();
+  if (kernel_lanes_ == 0) return false;
+  size_t li = sel_run_ >= 0 ? lane_of_run(sel_run_) : kernel_lanes_;
+  if (li >= kernel_lanes_) {  // nothing selected: the first run in view on the first kernel lane that has one
+    auto [l, r] = visible_range();
+    for (size_t i = 0; i < kernel_lanes_; i++)
+      for (const Span& s : lanes_[i].spans)
+        if (s.t1 >= l && s.t0 <= r) {
+          select_run(s.kernel - 1);
+          return true;
+        }
+    return false;
+  }
+  const auto& spans = lanes_[li].spans;
+  size_t at = 0;
+  while (at < spans.size() && spans[at].kernel != sel_run_ + 1) at++;
+  size_t to = at;
+  if (key == Qt::Key_Home) to = 0;
+  if (key == Qt::Key_End) to = spans.size() - 1;
+  if (key == Qt::Key_Left) {
+    if (at == 0) return false;
+    to = at - 1;
+  }
+  if (key == Qt::Key_Right) {
+    if (at + 1 >= spans.size()) return false;
+    to = at + 1;
+  }
+  if (to == at) return false;
+  select_run(spans[to].kernel - 1);
+  return true;
+}
+
+void TimelineView::fit() {
+  ensure_lanes();
+  double lo = total_, hi = 0;
+  for (const Lane& l : lanes_)
+    if (!l.spans.empty()) lo = std::min(lo, (double)l.spans.front().t0), hi = std::max(hi, (double)l.spans.back().t1);
+  int64_t t0 = session_ ? session_->time_origin() : 0;
+  for (const MemoryLane& m : profile_.memory)
+    if (!m.steps.empty())
+      lo = std::min(lo, (double)(m.steps.front().first - t0)), hi = std::max(hi, (double)(m.steps.back().first - t0));
+  if (hi <= lo) return show_all();
+  double pad = (hi - lo) * 0.01;
+  show_range(lo - pad, hi + pad);
+}
+
+void TimelineView::zoom_by(double factor) {
+  auto [l, r] = visible_range();
+  double mid = (l + r) / 2, half = (r - l) / 2 / factor;
+  show_range(mid - half, mid + half);
+}
+
+bool TimelineView::memory_expanded(size_t mem_lane) const {
+  ensure_lanes();
+  for (const Lane& l : lanes_)
+    if (l.mem == (int)mem_lane) return l.expanded;
+  return false;
+}
+
+void TimelineView::set_memory_expanded(size_t mem_lane, bool on) {
+  ensure_lanes();
+  for (Lane& l : lanes_)
+    if (l.mem == (int)mem_lane) l.expanded = on;
+  if (on) build_bands(mem_lane);
+  place_lanes();
+  update();
+}
+
+// The stacked view, as the reference's memory graph: the live buffers stand on each other in allocation order, so a
+// buffer's band keeps its height (its bytes) and sinks when one below it is freed; the top of the stack is the live
+// bytes of the step chart.
+void TimelineView::build_bands(size_t mi) const {
+  bands_.resize(profile_.memory.size());
+  bands_too_many_.resize(profile_.memory.size(), 0);
+  std::vector<Band>& out = bands_[mi];
+  if (!out.empty() || bands_too_many_[mi]) return;
+  const MemoryLane& m = profile_.memory[mi];
+  struct Ev {
+    int64_t t;
+    bool alloc;
+    size_t b;
+  };
+  std::vector<Ev> evs;
+  for (size_t i = 0; i < m.buffers.size(); i++) {
+    evs.push_back({m.buffers[i].t_alloc, true, i});
+    if (m.buffers[i].freed) evs.push_back({m.buffers[i].t_free, false, i});
+  }
+  // by time; at one time frees before allocs (the step chart's order), allocs in buffer order
+  std::stable_sort(evs.begin(), evs.end(), [](const Ev& a, const Ev& b) {
+    return a.t != b.t ? a.t < b.t : a.alloc != b.alloc ? !a.alloc : false;
+  });
+  out.resize(m.buffers.size());
+  for (size_t i = 0; i < m.buffers.size(); i++) out[i].buffer = &m.buffers[i];
+  std::vector<size_t> live;  // the stack, bottom first
+  int64_t top = 0;
+  size_t points = 0;
+  for (const Ev& e : evs) {
+    if (e.alloc) {
+      out[e.b].offsets.emplace_back(e.t, top);
+      live.push_back(e.b);
+      top += m.buffers[e.b].nbytes;
+      points++;
+      continue;
+    }
+    auto it = std::find(live.begin(), live.end(), e.b);
+    if (it == live.end()) continue;
+    int64_t gone = m.buffers[e.b].nbytes;
+    for (auto j = it + 1; j != live.end(); ++j) out[*j].offsets.emplace_back(e.t, out[*j].offsets.back().second - gone);
+    points += (size_t)(live.end() - it);
+    live.erase(it);
+    top -= gone;
+    if (points > kMaxBandPoints) {
+      out.clear();
+      bands_too_many_[mi] = 1;
+      return;
+    }
+  }
+}
+
+const BufferLife* TimelineView::band_at(const Lane& l, QPoint p) const {
+  build_bands((size_t)l.mem);
+  const MemoryLane& m = profile_.memory[(size_t)l.mem];
+  if (m.peak <= 0) return nullptr;
+  int64_t t0 = session_ ? session_->time_origin() : 0;
+  double t = left_ + (p.x() - plot_left()) * npp_ + (double)t0;
+  int top = l.y + 3, bottom = l.y + l.h - 1;
+  double bytes = (double)(bottom - p.y()) / (bottom - top) * (double)m.peak;
+  double slack = (double)m.peak / (bottom - top);  // a band thinner than a pixel is still hit within one
+  const BufferLife* best = nullptr;
+  for (const Band& b : bands_[(size_t)l.mem]) {
+    if (b.offsets.empty() || t < (double)b.buffer->t_alloc || t > (double)b.buffer->t_free) continue;
+    auto it = std::upper_bound(b.offsets.begin(), b.offsets.end(), t,
+                               [](double v, const std::pair<int64_t, int64_t>& o) { return v < (double)o.first; });
+    if (it == b.offsets.begin()) continue;
+    double lo = (double)std::prev(it)->second, hi = lo + (double)b.buffer->nbytes;
+    if (bytes >= lo && bytes < hi) return b.buffer;
+    if (bytes >= lo - slack && bytes < hi + slack && !best) best = b.buffer;
+  }
+  return best;
+}
+
+void TimelineView::paint_byte_axis(QPainter& p, const Lane& l) {
+  const MemoryLane& m = profile_.memory[(size_t)l.mem];
+  if (m.peak <= 0) return;
+  int top = l.y + 3, bottom = l.y + l.h - 1, pl = plot_left();
+  p.save();
+  p.setPen(QColor(0x80, 0x84, 0x98));
+  QFontMetrics fm(p.font());
+  for (int i = 0; i <= 4; i++) {
+    double y = bottom - (bottom - top) * i / 4.0;
+    QString label = fmt_bytes((double)m.peak * i / 4.0);
+    p.drawLine(QPointF(pl - 4, y), QPointF(pl, y));
+    if (i > 0) p.drawText(QPointF(pl - 8 - fm.horizontalAdvance(label), y + fm.ascent() / 2.0 - 1), label);
+  }
+  p.restore();
+}
+
+void TimelineView::paint_bands(QPainter& p, const Lane& l) {
+  size_t mi = (size_t)l.mem;
+  build_bands(mi);
+  const MemoryLane& m = profile_.memory[mi];
+  int W = width(), pl = plot_left();
+  int top = l.y + 3, bottom = l.y + l.h - 1;
+  p.fillRect(QRect(pl, l.y, W - pl, l.h), QColor(0x1c, 0x1e, 0x2a));
+  if (bands_too_many_[mi]) {
+    p.setPen(QColor(0xa0, 0xa4, 0xb8));
+    p.drawText(QRect(pl, l.y, W - pl, l.h), Qt::AlignCenter,
+               tr("%1 buffers: too many to stack; click the lane's name for the live bytes").arg(m.buffers.size()));
+    return;
+  }
+  if (m.peak <= 0) return;
+  int64_t t0 = session_ ? session_->time_origin() : 0;
+  double scale = (double)(bottom - top) / (double)m.peak;
+  double right = left_ + (W - pl) * npp_ + (double)t0, leftt = left_ + (double)t0;
+  static const QRgb kBand[] = {0x2f6f9f, 0x3b7f8c, 0x35628a, 0x2e7a6a, 0x4a6a9a, 0x3a8a9a, 0x2a5a7a, 0x467a8a};
+  for (const Band& b : bands_[mi]) {
+    const BufferLife& bl = *b.buffer;
+    if ((double)bl.t_free < leftt || (double)bl.t_alloc > right || b.offsets.empty()) continue;
+    bool marked = &bl == sel_buffer_;
+    QColor c = marked ? QColor(0xff, 0xc8, 0x40) : QColor::fromRgb(kBand[(size_t)bl.buffer % 8]);
+    for (size_t i = 0; i < b.offsets.size(); i++) {
+      double a = (double)b.offsets[i].first, z = i + 1 < b.offsets.size() ? (double)b.offsets[i + 1].first
+                                                                          : (double)bl.t_free;
+      if (z < leftt || a > right) continue;
+      double x0 = std::max(x_of(a - (double)t0), (double)pl), x1 = std::min(x_of(z - (double)t0), (double)W);
+      double y1 = bottom - (double)b.offsets[i].second * scale, h = (double)bl.nbytes * scale;
+      QRectF r(x0, y1 - h, std::max(x1 - x0, 1.0), std::max(h, 1.0));
+      p.fillRect(r, c);
+      if (h >= 3 && r.width() >= 3) {  // an edge between stacked buffers
+        p.setPen(QColor(0x1c, 0x1e, 0x2a));
+        p.drawLine(QPointF(r.left(), r.top()), QPointF(r.right(), r.top()));
+      }
+      if (h >= 12 && r.width() > 60) {
+        p.setPen(QColor(0xe8, 0xea, 0xf2));
+        QString label = QString("%1 %2").arg(bl.buffer).arg(fmt_bytes((double)bl.nbytes));
+        p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                   QFontMetrics(p.font()).elidedText(label, Qt::ElideRight, (int)r.width() - 5));
+      }
+    }
+  }
 }
 
 }  // namespace tv

@@ -79,6 +79,24 @@ class TimelineView : public QWidget {
   const std::vector<Total>& interval_totals() const { return totals_; }
   // Esc: clears the selected interval and the marked buffer; false when there was neither
   bool clear_marks();
+  // the selected kernel run (a click, or the keys): index into Trace::kernel_events(), -1 none
+  int64_t selected_run() const { return sel_run_; }
+  // selects a run (-1: none), brings it into view when it is not, and says so (run_selected)
+  void select_run(int64_t event);
+  // Left/Right: the previous/next run on the selected run's lane (none selected: the first run in view);
+  // Home/End: the lane's first/last. false when there is no such run
+  bool step_run(int key);
+  // F: the view fits the run's events (kernels, ranges, memory, contexts) with a small margin
+  void fit();
+  void zoom_by(double factor);  // + / -: around the view's centre
+  // marks a buffer as a click on it does (0: none) and brings its life into view; false when no lane has it
+  bool mark_buffer(int64_t buffer);
+  const tg::viz::BufferLife* buffer_life(int64_t buffer) const;
+  // a memory lane drawn as its buffers stacked over time, with a byte axis (a click on the lane's name toggles it)
+  void set_memory_expanded(size_t mem_lane, bool on);
+  bool memory_expanded(size_t mem_lane) const;
+  // the tooltip a buffer shows: its users counted by kernel, mode and argument ("E_2 write@data0 ×10")
+  QString buffer_tooltip(const tg::viz::BufferLife& b, double t) const;
   // the interval between two markers (end empty: the run's end) selected and in view; "" or what is wrong
   QString show_markers(const QString& start, const QString& end);
 
@@ -86,6 +104,8 @@ class TimelineView : public QWidget {
   void selected(tv::Selection s);
   void open_kernel(qint64 context);  // a double click or Enter on a kernel run: its codegen context, in the graph
   void filter_changed(qulonglong matches);
+  void run_selected(qlonglong event);  // a kernel run was selected (index into Trace::kernel_events()), -1: none
+  void buffer_marked(qlonglong buffer);  // a buffer was marked (0: none)
 
  protected:
   void paintEvent(QPaintEvent* e) override;
@@ -102,9 +122,25 @@ class TimelineView : public QWidget {
     QString name;
     std::vector<Span> spans;  // sorted, not overlapping
     int mem = -1;             // a memory lane: index into profile_.memory
+    bool expanded = false;    // a memory lane: its buffers stacked (taller, with a byte axis)
     int y = 0, h = 0;         // its place
   };
   int plot_left() const { return 150; }
+  int axis_h() const;  // the time axis, and below it a row for the markers' labels when there are markers
+  // a buffer's place in the stacked view of its memory lane: from each time on, its offset in bytes from the bottom
+  struct Band {
+    const tg::viz::BufferLife* buffer;
+    std::vector<std::pair<int64_t, int64_t>> offsets;  // (t, offset), by time, from t_alloc to t_free
+  };
+  // offsets past this many points are not computed: the lane says it has too many buffers to stack
+  static constexpr size_t kMaxBandPoints = 4'000'000;
+  mutable std::vector<char> bands_too_many_;
+  void build_bands(size_t mem_lane) const;
+  const tg::viz::BufferLife* band_at(const Lane& l, QPoint p) const;
+  void paint_bands(QPainter& p, const Lane& l);
+  void paint_byte_axis(QPainter& p, const Lane& l);
+  size_t lane_of_run(int64_t event) const;  // the kernel lane that holds a run (kernel_lanes_: none)
+  void mark_runs_of(const tg::viz::BufferLife* b);
   int lane_y(size_t lane) const { return lanes_[lane].y; }
   int lane_h(size_t lane) const { return lanes_[lane].h; }
   void place_lanes();
@@ -136,6 +172,8 @@ class TimelineView : public QWidget {
   bool interval_drag_ = false;
   double iv0_ = 0, iv1_ = 0;  // the selected interval, ns since the first event (iv1_ <= iv0_: none)
   std::vector<Total> totals_;
+  int64_t sel_run_ = -1;
+  mutable std::vector<std::vector<Band>> bands_;  // per memory lane, built when it is first expanded
 };
 
 }  // namespace tv

@@ -40,6 +40,7 @@ int run_feature_tests(int argc, char** argv);
 int run_bad_trace_tests(int argc, char** argv);
 int run_kernel_graph_tests(int argc, char** argv);
 int run_compare_tests(int argc, char** argv);
+int run_profiler_tests(int argc, char** argv);
 
 namespace {
 // one integer from SQL on the trace file
@@ -1003,6 +1004,7 @@ int main(int argc, char** argv) {
   rc |= run_bad_trace_tests(argc, argv);
   rc |= run_kernel_graph_tests(argc, argv);
   rc |= run_compare_tests(argc, argv);
+  rc |= run_profiler_tests(argc, argv);
   return rc;
 }
 

@@ -1,0 +1,390 @@
+// tinyviz as a profiler, on examples/hello_tensor recorded at test time (VIZ=-1): a kernel run's panel (its times,
+// GFLOPS, buffers and the links from them), the keys that walk a lane's runs and fit the timeline, the right panel
+// following the tab, a memory lane drawn as its buffers stacked, counted buffer tooltips, marker labels in a row of
+// their own, and a long run drawn after short ones. Every expectation is read back from the trace with SQL or the
+// reader.
+#include <QAction>
+#include <QImage>
+#include <QMenuBar>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <algorithm>
+
+#include "gui/main_window.h"
+#include "gui/rule_panel.h"
+#include "gui/run_panel.h"
+#include "gui/screenshot.h"
+#include "gui/stats_view.h"
+#include "gui/tests/demo_trace.h"
+#include "gui/timeline_view.h"
+#include "tests/support/sql.h"
+#include "viz/profile.h"
+#include "viz/reader.h"
+
+using namespace tv;
+using namespace tg::viz;
+
+namespace {
+QAction* action(MainWindow& w, const QString& text) {
+  for (QAction* a : w.findChildren<QAction*>())
+    if (a->text() == text) return a;
+  return nullptr;
+}
+}  // namespace
+
+class TestProfiler : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+  QString hello_;
+
+  QString trace(const QString& name) {
+    QString out = dir_.filePath(name);
+    QFile::remove(out);
+    return QFile::copy(hello_, out) ? out : QString();
+  }
+  static bool open_window(MainWindow& w, const QString& path) {
+    w.resize(1400, 900);
+    w.show();
+    return w.open_trace(path) && wait_idle(w);
+  }
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(dir_.isValid());
+    hello_ = dir_.filePath("hello.trace.db");
+    QString err = record_trace(TV_TENSOR_BIN, hello_);
+    QVERIFY2(err.isEmpty(), qPrintable(err));
+  }
+
+  // a click on a run fills the run panel with the run's facts, its buffers (dtype, size, mode) and links
+  void a_clicked_run_shows_its_details() {
+    QString path = trace("run.trace.db");
+    MainWindow w;
+    QVERIFY(open_window(w, path));
+    w.show_tab(MainWindow::TimelineTab);
+    auto t = Trace::open(path.toStdString());
+    // the kernel run with the most buffers, that has a program
+    size_t ev = 0, most = 0;
+    for (size_t i = 0; i < t->kernel_events().size(); i++) {
+      const auto& k = t->kernel_events()[i];
+      size_t n = parse_bufs(*t, k).size();
+      if (k.program && n > most) most = n, ev = i;
+    }
+    QVERIFY(most >= 2);
+    const KernelEventRow& k = t->kernel_events()[ev];
+    TimelineView* tl = w.timeline();
+    tl->reveal_kernel(ev);
+    auto pt = tl->point_of_kernel(ev);
+    QVERIFY(pt);
+    QCOMPARE(tl->selected_run(), (int64_t)-1);
+    QTest::mouseClick(tl, Qt::LeftButton, {}, *pt);
+    QVERIFY(wait_idle(w));
+    QCOMPARE(tl->selected_run(), (int64_t)ev);
+    QCOMPARE(w.side_panel(), (QWidget*)w.run_panel());
+    QString text = w.run_panel()->text();
+    QVERIFY2(text.contains(QString::fromStdString(k.name)), qPrintable(text));
+    QVERIFY(text.contains("duration"));
+    QVERIFY(text.contains("GFLOPS"));
+    QVERIFY(text.contains(QString::fromStdString(k.device)));
+    const ProgramRow* p = t->program(k.program);
+    QVERIFY(text.contains(QString::fromStdString(p->global_size)));
+    // every argument in order, with its mode and the dtype its allocation recorded
+    Profile prof = build_profile(*t, false);
+    std::vector<BufferArg> args = parse_bufs(*t, k);
+    for (size_t i = 0; i < args.size(); i++) {
+      const BufferLife* life = w.timeline()->buffer_life(args[i].buffer);
+      QVERIFY(life);
+      // an argument that is part of a bigger buffer (the JIT's arena) is a view of it
+      QString dtype = life->nbytes == args[i].nbytes ? QString::fromStdString(life->dtype) : QString("view");
+      QString row =
+          QString("data%1\n%2\n%3\n%4").arg(i).arg(mode_name(args[i].mode)).arg(args[i].buffer).arg(dtype);
+      QVERIFY2(text.contains(row), qPrintable("no row '" + row + "' in:\n" + text));
+    }
+    // the run's place among the runs of its name
+    int64_t runs = tg::test::sql_int(path.toStdString(),
+                                     "SELECT COUNT(*) FROM kernel_events k JOIN strings s ON s.id=k.name WHERE "
+                                     "s.value='" + k.name + "'");
+    QVERIFY2(text.contains(QString("of %1 of a kernel of this name").arg(runs)), qPrintable(text));
+    // a buffer's link marks it on its memory lane; the source link opens the Code tab on the kernel
+    emit w.run_panel()->open_buffer(args[0].buffer);
+    QVERIFY(w.timeline()->selected_buffer());
+    QCOMPARE(w.timeline()->selected_buffer()->buffer, args[0].buffer);
+    emit w.run_panel()->open_source(p->context);
+    QCOMPARE(w.tabs()->currentIndex(), (int)MainWindow::CodeTab);
+    QCOMPARE(w.selection().context, p->context);
+    // and the Code tab's panel is the kernel's: its name and every run of it
+    QCOMPARE(w.side_panel(), (QWidget*)w.run_panel());
+    QVERIFY(w.run_panel()->text().contains(QString::fromStdString(p->name)));
+    QVERIFY(w.run_panel()->text().contains("Runs of this kernel"));
+  }
+
+  // Left/Right walk the selected run's lane, Home/End jump to its ends, F fits the timeline, Esc clears the marks
+  void keys_walk_a_lanes_runs_and_fit_the_timeline() {
+    QString path = trace("keys.trace.db");
+    MainWindow w;
+    QVERIFY(open_window(w, path));
+    w.show_tab(MainWindow::TimelineTab);
+    TimelineView* tl = w.timeline();
+    tl->setFocus();
+    auto t = Trace::open(path.toStdString());
+    // the runs on the first kernel lane (lanes go by device name), in order
+    std::string dev = t->kernel_events().front().device;
+    for (const auto& k : t->kernel_events()) dev = std::min(dev, k.device);
+    std::vector<int64_t> lane;
+    for (size_t i = 0; i < t->kernel_events().size(); i++)
+      if (t->kernel_events()[i].device == dev) lane.push_back((int64_t)i);
+    QVERIFY(lane.size() >= 3);
+    QTest::keyClick(tl, Qt::Key_Right);  // nothing selected: the first run in view
+    QCOMPARE(tl->selected_run(), lane[0]);
+    QCOMPARE(w.side_panel(), (QWidget*)w.run_panel());
+    QVERIFY(w.run_panel()->text().contains(QString::fromStdString(t->kernel_events()[(size_t)lane[0]].name)));
+    QTest::keyClick(tl, Qt::Key_Right);
+    QCOMPARE(tl->selected_run(), lane[1]);
+    QVERIFY(w.run_panel()->text().contains(QString::fromStdString(t->kernel_events()[(size_t)lane[1]].name)));
+    QTest::keyClick(tl, Qt::Key_End);
+    QCOMPARE(tl->selected_run(), lane.back());
+    QTest::keyClick(tl, Qt::Key_Right);  // past the end: stays
+    QCOMPARE(tl->selected_run(), lane.back());
+    QTest::keyClick(tl, Qt::Key_Home);
+    QCOMPARE(tl->selected_run(), lane.front());
+    QTest::keyClick(tl, Qt::Key_Left);
+    QCOMPARE(tl->selected_run(), lane.front());
+    // zoomed far in, F (the window's Fit, on the timeline tab) brings every event back into view
+    tl->show_range(0, 1000);
+    QAction* fit = action(w, "&Fit");
+    QVERIFY(fit);
+    fit->trigger();
+    auto [l, r] = tl->visible_range();
+    int64_t t0 = w.session()->time_origin();
+    for (const auto& k : t->kernel_events()) QVERIFY(l <= k.t_start - t0 && k.t_end - t0 <= r);
+    QVERIFY(r - l < 1.2 * tl->total_ns());
+    // +/- zoom the timeline there, not the graph
+    QAction* zin = action(w, "Zoom &in");
+    QVERIFY(zin);
+    zin->trigger();
+    auto [l2, r2] = tl->visible_range();
+    QVERIFY(r2 - l2 < (r - l) * 0.9);
+    // a click on a step's span lets the run go: the panel explains the selection again
+    tl->show_all();
+    int64_t step = t->steps().front().id;
+    tl->reveal(step);
+    auto sp = tl->point_of(step);
+    QVERIFY(sp);
+    QTest::mouseClick(tl, Qt::LeftButton, {}, *sp);
+    QVERIFY(wait_idle(w));
+    QCOMPARE(tl->selected_run(), (int64_t)-1);
+    QCOMPARE(w.side_panel(), (QWidget*)w.panel());
+  }
+
+  // the right panel shows what the tab shown is about
+  void the_side_panel_follows_the_tab() {
+    QString path = trace("side.trace.db");
+    MainWindow w;
+    QVERIFY(open_window(w, path));
+    auto t = Trace::open(path.toStdString());
+    int64_t step = 0;
+    for (const auto& s : t->steps())
+      if (s.n_matches > 0) {
+        step = s.id;
+        break;
+      }
+    QVERIFY(step);
+    w.select({0, step, 1});
+    QVERIFY(wait_idle(w));
+    w.show_tab(MainWindow::GraphTab);
+    QCOMPARE(w.side_panel(), (QWidget*)w.panel());
+    QVERIFY(w.panel()->text().contains("Match 1"));
+    // Stats: the rule selected in the table (none yet: says how to pick one)
+    w.show_tab(MainWindow::StatsTab);
+    QCOMPARE(w.side_panel(), (QWidget*)w.stats_panel());
+    QVERIFY(!w.stats_panel()->text().contains("Match 1"));
+    int64_t rule = t->matches(step)[0].rule;
+    w.stats()->show_rule(rule);
+    auto r = t->rule(rule);
+    QVERIFY(r);
+    QCOMPARE(w.stats_panel()->site(), QString::fromStdString(r->file + ":" + std::to_string(r->line)));
+    QVERIFY(w.stats_panel()->text().contains(QString::fromStdString(r->matcher)));
+    // Code: the kernel of the selected codegen context
+    const ProgramRow* p = nullptr;
+    for (const auto& x : t->programs())
+      if (x.context) p = &x;
+    QVERIFY(p);
+    w.select({p->context, 0, 0});
+    w.show_tab(MainWindow::CodeTab);
+    QVERIFY(wait_idle(w));
+    QCOMPARE(w.side_panel(), (QWidget*)w.run_panel());
+    QVERIFY(w.run_panel()->text().contains(QString::fromStdString(p->name)));
+    QVERIFY(w.run_panel()->text().contains(QString::fromStdString(p->global_size)));
+    // Timeline without a run: the selection's panel, without the graph's node pane
+    w.show_tab(MainWindow::TimelineTab);
+    QCOMPARE(w.side_panel(), (QWidget*)w.panel());
+    QVERIFY(!w.panel()->node_pane_shown());
+    w.show_tab(MainWindow::GraphTab);
+    QCOMPARE(w.side_panel(), (QWidget*)w.panel());
+    QVERIFY(w.panel()->node_pane_shown());
+  }
+
+  // a memory lane drawn as its buffers stacked: at any time the stack's top is the live bytes, each buffer is hit at
+  // its band, and a click on the lane's name switches the view
+  void a_memory_lane_stacks_its_buffers() {
+    QString path = trace("mem.trace.db");
+    MainWindow w;
+    QVERIFY(open_window(w, path));
+    w.show_tab(MainWindow::TimelineTab);
+    TimelineView* tl = w.timeline();
+    size_t cpu = 0;
+    while (cpu < tl->memory_lanes().size() && tl->memory_lanes()[cpu].device != "CPU") cpu++;
+    QVERIFY(cpu < tl->memory_lanes().size());
+    const MemoryLane& m = tl->memory_lanes()[cpu];
+    QVERIFY(m.buffers.size() >= 3);
+    QVERIFY(!tl->memory_expanded(cpu));
+    auto lane_y = [&] {  // the y of the lane's name, from the lane summary's order
+      auto pt = tl->point_of_buffer(m.buffers.front().buffer, true);
+      return pt ? pt->y() : -1;
+    };
+    tl->show_all();
+    int y = lane_y();
+    QVERIFY(y > 0);
+    QTest::mouseClick(tl, Qt::LeftButton, {}, QPoint(20, y));  // the lane's name
+    QVERIFY(tl->memory_expanded(cpu));
+    // the biggest buffer, hit in the middle of its life at the middle of its band
+    const BufferLife* big = &m.buffers.front();
+    for (const BufferLife& b : m.buffers)
+      if (b.nbytes > big->nbytes) big = &b;
+    int64_t t0 = w.session()->time_origin();
+    tl->show_range((double)(big->t_alloc - t0), (double)(big->t_free - t0));
+    QVERIFY(tl->memory_expanded(cpu));
+    auto pt = tl->point_of_buffer(big->buffer, true);
+    QVERIFY(pt);
+    // within the lane, whose height spans 0..peak: find the band's middle by probing up the lane at the alloc + 1 px
+    const BufferLife* hit = nullptr;
+    for (int dy = -110; dy <= 110 && !hit; dy++) {
+      const BufferLife* b = tl->buffer_at(QPoint(pt->x() + 2, pt->y() + dy));
+      if (b == big) hit = b;
+    }
+    QVERIFY2(hit == big, "the biggest buffer is not hit anywhere along its allocation");
+    // the tooltip counts repeated uses instead of listing each
+    const BufferLife* reused = nullptr;
+    for (const BufferLife& b : m.buffers)
+      for (size_t i = 0; i < b.users.size() && !reused; i++)
+        for (size_t j = i + 1; j < b.users.size(); j++)
+          if (b.users[i].name == b.users[j].name && b.users[i].mode == b.users[j].mode &&
+              b.users[i].num == b.users[j].num)
+            reused = &b;
+    if (reused) {
+      QString tip = tl->buffer_tooltip(*reused, (double)reused->t_alloc);
+      QVERIFY2(tip.contains(" ×"), qPrintable(tip));
+      QVERIFY(tip.count(QString::fromStdString(reused->users[0].name) + " ") <= 2);
+    }
+    // back to the step chart
+    tl->show_all();
+    QTest::mouseClick(tl, Qt::LeftButton, {}, QPoint(20, lane_y()));
+    QVERIFY(!tl->memory_expanded(cpu));
+  }
+
+  // a buffer used by the same kernel argument many times reads as one counted line
+  void buffer_tooltips_count_repeated_uses() {
+    BufferLife b;
+    b.buffer = 7, b.nbytes = 64, b.size = 16, b.dtype = "dtypes.float", b.t_alloc = 0, b.t_free = 10, b.freed = true;
+    for (int i = 0; i < 10; i++) b.users.push_back({i + 1, "E_2", 0, 1});
+    b.users.push_back({11, "r_4", 2, 0});
+    TimelineView tl;
+    QString tip = tl.buffer_tooltip(b, 5);
+    QVERIFY2(tip.contains("E_2 write@data0 ×10"), qPrintable(tip));
+    QVERIFY2(tip.contains("r_4 read@data2"), qPrintable(tip));
+    QVERIFY(!tip.contains("r_4 read@data2 ×"));
+    QCOMPARE(tip.count("E_2"), 1);
+    QVERIFY(tip.contains("11 runs used it"));
+  }
+
+  // a long run that starts in the pixel column of short runs before it is drawn, not merged into that column
+  void a_long_run_after_short_ones_is_drawn() {
+    QString path = trace("long.trace.db");
+    auto t = Trace::open(path.toStdString());
+    std::string dev = t->kernel_events().front().device;
+    std::vector<int64_t> ids;
+    for (const auto& k : t->kernel_events())
+      if (k.device == dev) ids.push_back(k.id);
+    QVERIFY(ids.size() >= 4);
+    t.reset();
+    // three runs of 1 µs back to back, then one of 50 ms right after them, then the rest far later
+    int64_t base = tg::test::sql_int(path.toStdString(), "SELECT MIN(t_start) FROM kernel_events");
+    auto set = [&](int64_t id, int64_t a, int64_t z) {
+      tg::test::sql_exec(path.toStdString(), "UPDATE kernel_events SET t_start=" + std::to_string(base + a) +
+                                                 ", t_end=" + std::to_string(base + z) +
+                                                 " WHERE id=" + std::to_string(id));
+    };
+    for (int i = 0; i < 3; i++) set(ids[(size_t)i], i * 1000, i * 1000 + 1000);
+    set(ids[3], 3000, 50'003'000);
+    for (size_t i = 4; i < ids.size(); i++) set(ids[i], 60'000'000 + (int64_t)i * 1000, 60'000'500 + (int64_t)i * 1000);
+    MainWindow w;
+    QVERIFY(open_window(w, path));
+    w.show_tab(MainWindow::TimelineTab);
+    TimelineView* tl = w.timeline();
+    t = Trace::open(path.toStdString());
+    size_t ev = 0;
+    while (t->kernel_events()[ev].id != ids[3]) ev++;
+    // zoomed out so far that the short runs and the long run's start share a pixel
+    int64_t t0 = w.session()->time_origin();
+    double a = (double)(base - t0);
+    tl->show_range(a - 2e6, a + 300e6);
+    auto pt = tl->point_of_kernel(ev);
+    QVERIFY(pt);
+    QImage img = tl->grab().toImage();
+    QColor c = img.pixelColor(*pt);
+    QColor bg = img.pixelColor(QPoint(pt->x(), 4));  // the axis row's background
+    QVERIFY2(c != bg && c.value() > 60,
+             qPrintable(QString("the long run's middle is background (%1)").arg(c.name())));
+  }
+
+  // marker labels sit in a row of their own under the tick labels: the first lane starts below both
+  void marker_labels_leave_the_axis_readable() {
+    QString path = trace("markers.trace.db");
+    MainWindow w;
+    QVERIFY(open_window(w, path));
+    w.show_tab(MainWindow::TimelineTab);
+    TimelineView* tl = w.timeline();
+    QVERIFY(tl->marker_count() >= 1);
+    auto t = Trace::open(path.toStdString());
+    tl->reveal_kernel(0);
+    auto pt = tl->point_of_kernel(0);
+    QVERIFY(pt);
+    QVERIFY2(pt->y() - 10 >= 24 + 16, qPrintable(QString("first lane at y %1").arg(pt->y() - 10)));
+  }
+
+  // --run and --memory: the command line opens the timeline on a run and a stacked memory lane
+  void the_command_line_opens_a_run_and_a_memory_lane() {
+    QString path = trace("cli.trace.db");
+    auto t = Trace::open(path.toStdString());
+    QString err;
+    QCOMPARE(find_run(*t, "1", &err), (int64_t)0);
+    QVERIFY(find_run(*t, "100000", &err) < 0 && err.contains("kernel runs"));
+    std::string name = t->kernel_events()[2].name;
+    int64_t first = -1;
+    for (size_t i = 0; i < t->kernel_events().size() && first < 0; i++)
+      if (t->kernel_events()[i].name == name) first = (int64_t)i;
+    QCOMPARE(find_run(*t, QString::fromStdString(name), &err), first);
+    QVERIFY(find_run(*t, "no_such_kernel", &err) < 0 && err.contains("no kernel run named"));
+    QVERIFY(find_run(*t, QString::fromStdString(name) + "@x", &err) < 0);
+    Options o = parse_options({"--run", "2", "--memory", "CPU", path});
+    QVERIFY(o.error.isEmpty());
+    MainWindow w;
+    QVERIFY(open_window(w, path));
+    QVERIFY(apply_options(w, o));
+    QCOMPARE(w.tabs()->currentIndex(), (int)MainWindow::TimelineTab);
+    QCOMPARE(w.timeline()->selected_run(), (int64_t)1);
+    QCOMPARE(w.side_panel(), (QWidget*)w.run_panel());
+    size_t cpu = 0;
+    while (w.timeline()->memory_lanes()[cpu].device != "CPU") cpu++;
+    QVERIFY(w.timeline()->memory_expanded(cpu));
+    QVERIFY(!apply_options(w, parse_options({"--memory", "NOPE", path})));
+  }
+};
+
+int run_profiler_tests(int argc, char** argv) {
+  TestProfiler t;
+  return QTest::qExec(&t, argc, argv);
+}
+
+#include "test_profiler.moc"
