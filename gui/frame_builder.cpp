@@ -1,5 +1,7 @@
 #include "gui/frame_builder.h"
 
+#include "gui/label_facts.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -369,7 +371,8 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
   }
 
   auto make_node = [&](int64_t n, NodeKey key) {
-    NodeLookPtr look = fr.node_look(n, opt.fold_consts, [&] {
+    int variant = (opt.fold_consts ? 1 : 0) | (opt.label_facts ? 2 : 0) | (opt.long_facts ? 4 : 0);
+    NodeLookPtr look = fr.node_look(n, variant, [&] {
       const Node& node = t.node(n);
       auto l = std::make_shared<NodeLook>();
       l->op = node.op_name;
@@ -391,8 +394,16 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
           l->lines.push_back("[" + std::to_string(i) + "] " + t.graph_arg_text(node.src[i]));
       }
       if (folded > kMaxFolded) l->lines.push_back("… " + std::to_string(folded - kMaxFolded) + " more consts");
+      if (opt.label_facts) {
+        LabelFacts& facts = fr.facts();
+        std::vector<std::string> more = facts.lines(n, opt.long_facts);
+        if (!more.empty()) l->facts_from = (int)l->lines.size();
+        for (std::string& m : more) l->lines.push_back(std::move(m));
+        const std::string& a = facts.addrspace(n);
+        l->addrspace = a.empty() ? 0 : a[0];
+      }
       QSizeF sz = label_size(l->lines);
-      l->w = sz.width(), l->h = sz.height();
+      l->w = sz.width() + (l->addrspace ? 20 : 0), l->h = sz.height();  // room for the square beside the op
       return l;
     });
     GNode g;
@@ -400,6 +411,8 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     g.op = look->op;
     g.lines = look->lines;
     g.folded_from = look->folded_from;
+    g.facts_from = look->facts_from;
+    g.addrspace = look->addrspace;
     g.ref_context = look->ref_context;
     g.w = look->w, g.h = look->h;
     g.body_hidden = bodies_hidden.count(n) > 0;

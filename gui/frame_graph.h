@@ -26,6 +26,8 @@ struct GNode {
   std::string op;
   std::vector<std::string> lines;  // lines[0] is the op; then dtype, arg, and one line per folded source
   int folded_from = -1;            // index of the first folded-source line (-1: none)
+  int facts_from = -1;             // index of the first compiler-facts line (label_facts.h; -1: none)
+  char addrspace = 0;              // 'G'lobal, 'L'ocal, 'R'eg, 'A'lu: the reference's coloured square (0: none)
   Mark mark = Mark::none;
   bool in_match = false;  // part of the subgraph the match put in (boxed)
   bool is_root = false;
@@ -58,6 +60,8 @@ struct NodeLook {
   std::string op;
   std::vector<std::string> lines;
   int folded_from = -1;
+  int facts_from = -1;
+  char addrspace = 0;
   int64_t ref_context = 0;
   double w = 0, h = 0;
 };
@@ -119,6 +123,9 @@ struct FrameOptions {
   // `expanded` name the CALLs that differ (the per-node toggle). show_sink (s): a SINK nothing uses is drawn.
   // show_indexing (r): nodes of dtype weakint (index arithmetic) are drawn. What the match touched is always drawn.
   bool show_call_src = false, show_sink = false, show_indexing = true;
+  // the reference's compiler facts under each label (ranges, range sizes, the address space; label_facts.h), and of
+  // those the long ones (an INDEX's rendered expression)
+  bool label_facts = true, long_facts = true;
   bool operator==(const FrameOptions&) const = default;
 };
 constexpr size_t kAutoCollapseAbove = 400;  // the default of FrameOptions::auto_collapse_above

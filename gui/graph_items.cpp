@@ -107,6 +107,15 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget*)
     p->drawRoundedRect(r.adjusted(-3, -3, 3, 3), 6, 6);
   }
   if (lod < 0.35) return;  // too small to read: boxes only
+  if (n_->addrspace && !ghost_) {  // the address space, as the reference's square in the top right corner
+    QColor a = n_->addrspace == 'G'   ? QColor(0x75, 0xbd, 0x7b)
+               : n_->addrspace == 'L' ? QColor(0xe7, 0xc8, 0x6a)
+               : n_->addrspace == 'R' ? QColor(0xe6, 0x81, 0x81)
+                                      : QColor(0xaa, 0xaa, 0xaa);
+    p->setPen(Qt::NoPen);
+    p->setBrush(a);
+    p->drawRect(QRectF(r.right() - 13, r.top() + 3, 10, 10));
+  }
   static const QFont font = graph_font(false), bold = graph_font(true);
   static const double lh = QFontMetricsF(font).height();
   double y = r.top() + kNodePadY;
@@ -114,6 +123,8 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget*)
     QColor c = ghost_ ? QColor(0xe0, 0xa0, 0xa0) : text_;
     if (n_->folded_from >= 0 && (int)i >= n_->folded_from)
       c = text_.lightnessF() > 0.5 ? c.darker(130) : QColor(0x50, 0x58, 0x78);
+    if (n_->facts_from >= 0 && (int)i >= n_->facts_from)  // compiler facts: quieter than the label
+      c = text_.lightnessF() > 0.5 ? c.darker(145) : QColor(0x3a, 0x40, 0x5c);
     p->setPen(c);
     int style = i == 0 ? (ghost_ ? 2 : 1) : 0;
     p->setFont(style == 0 ? font : bold);  // the static text carries its own font; this keeps metrics consistent

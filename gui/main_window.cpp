@@ -289,7 +289,7 @@ void MainWindow::restore_settings() {
   int tab = st.value("window/tab", 0).toInt();
   if (tab >= 0 && tab < CompareTab) tabs_->setCurrentIndex(tab);  // the Compare tab shows with a comparison only
   QSignalBlocker b1(fold_box_), b2(split_box_), b3(auto_collapse_box_), b4(indexing_box_), b5(call_src_box_),
-      b6(sink_box_), b7(implied_box_), b8(column_box_);
+      b6(sink_box_), b7(implied_box_), b8(column_box_), b9(facts_box_), b10(long_facts_box_);
   fold_box_->setChecked(st.value("view/fold_consts", true).toBool());
   split_box_->setChecked(st.value("view/split_leaves", true).toBool());
   implied_box_->setChecked(st.value("view/hide_implied_edges", true).toBool());
@@ -298,7 +298,10 @@ void MainWindow::restore_settings() {
   indexing_box_->setChecked(st.value("view/show_indexing", true).toBool());
   call_src_box_->setChecked(st.value("view/show_call_src", false).toBool());
   sink_box_->setChecked(st.value("view/show_sink", false).toBool());
+  facts_box_->setChecked(st.value("view/label_facts", true).toBool());
+  long_facts_box_->setChecked(st.value("view/long_label_facts", true).toBool());
   FrameOptions o = loader_->options();
+  o.label_facts = facts_box_->isChecked(), o.long_facts = long_facts_box_->isChecked();
   o.fold_consts = fold_box_->isChecked(), o.split_leaves = split_box_->isChecked();
   o.show_indexing = indexing_box_->isChecked(), o.show_call_src = call_src_box_->isChecked();
   o.show_sink = sink_box_->isChecked();
@@ -323,6 +326,8 @@ void MainWindow::save_settings() const {
   st.setValue("view/show_indexing", indexing_box_->isChecked());
   st.setValue("view/show_call_src", call_src_box_->isChecked());
   st.setValue("view/show_sink", sink_box_->isChecked());
+  st.setValue("view/label_facts", facts_box_->isChecked());
+  st.setValue("view/long_label_facts", long_facts_box_->isChecked());
 }
 
 MainWindow::~MainWindow() = default;
@@ -381,6 +386,14 @@ QWidget* MainWindow::build_graph_tab() {
                                     "collapsed (what the match changed stays open). X or the context menu collapses "
                                     "or expands a node's sources")
                                      .arg(kAutoCollapseAbove));
+  facts_box_ = new QCheckBox(tr("Compiler facts in labels"), bar);
+  facts_box_->setChecked(true);
+  facts_box_->setToolTip(tr("Under each label, as the reference's VIZ: the ranges the node lies in, the ranges an END or "
+                            "REDUCE closes with their sizes, an INDEX's ranges with their sizes; the address space "
+                            "as a square (green global, yellow local, red register, grey ALU)"));
+  long_facts_box_ = new QCheckBox(tr("INDEX expressions"), bar);
+  long_facts_box_->setChecked(true);
+  long_facts_box_->setToolTip(tr("An INDEX's rendered index expression under its label (under 30 nodes)"));
   // the reference VIZ's toggles, with its keys and defaults
   indexing_box_ = new QCheckBox(tr("Indexing"), bar);
   indexing_box_->setChecked(true);
@@ -401,6 +414,7 @@ QWidget* MainWindow::build_graph_tab() {
     o.hide_implied_edges = implied_box_->isChecked();
     o.linear_as_column = column_box_->isChecked();
     o.show_indexing = indexing_box_->isChecked(), o.show_sink = sink_box_->isChecked();
+    o.label_facts = facts_box_->isChecked(), o.long_facts = long_facts_box_->isChecked();
     if (o.show_call_src != call_src_box_->isChecked() && graph_->frame()) {
       // as the reference: switching every body on or off forgets the CALLs toggled one by one
       for (const GNode& g : graph_->frame()->graph->nodes)
@@ -421,7 +435,8 @@ QWidget* MainWindow::build_graph_tab() {
   more->setPopupMode(QToolButton::InstantPopup);
   more->setAutoRaise(true);
   auto* menu = new QMenu(more);
-  for (QCheckBox* c : {fold_box_, split_box_, implied_box_, column_box_, auto_collapse_box_}) {
+  for (QCheckBox* c :
+       {fold_box_, split_box_, implied_box_, column_box_, auto_collapse_box_, facts_box_, long_facts_box_}) {
     auto* wa = new QWidgetAction(menu);
     c->setParent(menu);
     c->setContentsMargins(8, 2, 8, 2);
@@ -431,7 +446,8 @@ QWidget* MainWindow::build_graph_tab() {
   more->setMenu(menu);
   bl->addWidget(more);
   for (QCheckBox* c :
-       {fold_box_, split_box_, implied_box_, column_box_, auto_collapse_box_, indexing_box_, call_src_box_, sink_box_})
+       {fold_box_, split_box_, implied_box_, column_box_, auto_collapse_box_, indexing_box_, call_src_box_, sink_box_,
+        facts_box_, long_facts_box_})
     connect(c, &QCheckBox::toggled, this, apply);
   bl->addWidget(focus_box_);
   connect(focus_box_, &QComboBox::currentIndexChanged, this, apply);

@@ -91,6 +91,8 @@ class MainWindow : public QMainWindow {
   QComboBox* focus_box() const { return focus_box_; }
   QCheckBox* auto_collapse_box() const { return auto_collapse_box_; }
   QCheckBox* indexing_box() const { return indexing_box_; }
+  QCheckBox* facts_box() const { return facts_box_; }
+  QCheckBox* long_facts_box() const { return long_facts_box_; }
   QCheckBox* call_src_box() const { return call_src_box_; }
   QCheckBox* sink_box() const { return sink_box_; }
   void open_codegen(int64_t context);  // a kernel's codegen context, from a CALL or a kernel run (Alt+Left: back)
@@ -164,6 +166,8 @@ class MainWindow : public QMainWindow {
   QCheckBox* implied_box_;
   QCheckBox* column_box_;
   QCheckBox* auto_collapse_box_;
+  QCheckBox* facts_box_;       // compiler facts under the labels
+  QCheckBox* long_facts_box_;  // of those, INDEX expressions
   QCheckBox* indexing_box_;  // the reference's display toggles: r, c, s
   QCheckBox* call_src_box_;
   QCheckBox* sink_box_;

@@ -1,5 +1,7 @@
 #include "gui/trace_session.h"
 
+#include "gui/label_facts.h"
+
 #include <QString>
 #include <algorithm>
 #include <climits>
@@ -126,6 +128,13 @@ const RuleRow* TraceSession::rule(int64_t id) const {
 void TraceSession::ensure(std::unique_ptr<Trace>& t) {
   // frame building reads steps one by one, matches, nodes: no second copy of the catalog (the UI trace's)
   if (!t) t = Trace::open_for_queries(path_);
+}
+
+LabelFacts& TraceSession::Frames::facts() {
+  // memoised ranges and address spaces by node: bounded like the label caches
+  if (!session.facts_ || session.facts_->size() > 8 * session.cache_bound_)
+    session.facts_ = std::make_unique<LabelFacts>(trace);
+  return *session.facts_;
 }
 
 StepReplay& TraceSession::Frames::replay(int64_t step) {

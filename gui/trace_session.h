@@ -18,6 +18,7 @@ namespace tv {
 
 struct NodeText;
 struct NodeLook;
+class LabelFacts;
 using NodeLookPtr = std::shared_ptr<const NodeLook>;
 
 class TraceSession {
@@ -74,13 +75,15 @@ class TraceSession {
       if (c.size() > session.cache_bound_) c.clear();
       return c.emplace(id, make()).first->second;
     }
+    // keyed by the options a look depends on: folded consts, facts, long facts
     template <class Make>
-    NodeLookPtr node_look(int64_t id, bool fold_consts, Make&& make) {
-      auto& c = session.node_look_[fold_consts];
+    NodeLookPtr node_look(int64_t id, int variant, Make&& make) {
+      auto& c = session.node_look_[variant & 7];
       if (auto it = c.find(id); it != c.end()) return it->second;
       if (c.size() > session.cache_bound_) c.clear();
       return c.emplace(id, make()).first->second;
     }
+    LabelFacts& facts();  // the frames side's, cleared with the label caches
   };
   template <class F>
   auto with_frames(F&& f) {
@@ -112,7 +115,8 @@ class TraceSession {
   std::thread warm_;  // the replay open() starts (holds frames_mutex_ while it runs)
   std::list<std::pair<int64_t, std::unique_ptr<tg::viz::StepReplay>>> replays_;  // most recent first
   std::unordered_map<int64_t, std::shared_ptr<const NodeText>> node_text_;       // frames side
-  std::unordered_map<int64_t, NodeLookPtr> node_look_[2];                        // frames side, by fold_consts
+  std::unordered_map<int64_t, NodeLookPtr> node_look_[8];                        // frames side, by variant
+  std::unique_ptr<LabelFacts> facts_;                                              // frames side
   size_t cache_bound_ = 4'000;
 };
 

@@ -4,13 +4,18 @@
 // their own, and a long run drawn after short ones. Every expectation is read back from the trace with SQL or the
 // reader.
 #include <QAction>
+#include <QCheckBox>
 #include <QImage>
 #include <QMenuBar>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <QRegularExpression>
 #include <algorithm>
+#include <set>
 
+#include "gui/frame_graph.h"
+#include "gui/graph_view.h"
 #include "gui/main_window.h"
 #include "gui/rule_panel.h"
 #include "gui/run_panel.h"
@@ -351,6 +356,89 @@ class TestProfiler : public QObject {
     auto pt = tl->point_of_kernel(0);
     QVERIFY(pt);
     QVERIFY2(pt->y() - 10 >= 24 + 16, qPrintable(QString("first lane at y %1").arg(pt->y() - 10)));
+  }
+
+  // labels carry the reference's compiler facts: the ranges a node lies in, an INDEX's expression and range sizes,
+  // what an END closes, the address space; the Drawing menu turns them off
+  void labels_carry_the_compiler_facts() {
+    QString path = trace("facts.trace.db");
+    auto t = Trace::open(path.toStdString());
+    // a kernel step whose input holds an INDEX of a PARAM and an END (hello_tensor's r_2_2_3 after its opts)
+    int64_t step = 0;
+    for (const auto& s : t->steps())
+      if (s.name == "postopt symbolic" && t->context(s.context).name == "r_2_2_3") step = s.id;
+    QVERIFY(step);
+    MainWindow w;
+    QVERIFY(open_window(w, path));
+    w.select({0, step, 0});
+    QVERIFY(wait_idle(w));
+    auto find_op = [&](const char* op) -> std::vector<const GNode*> {
+      std::vector<const GNode*> out;
+      for (const GNode& g : w.graph()->frame()->graph->nodes)
+        if (g.op == op) out.push_back(&g);
+      return out;
+    };
+    auto has_line = [](const GNode* g, const QString& re) {
+      QRegularExpression r(re);
+      for (const std::string& l : g->lines)
+        if (r.match(QString::fromStdString(l)).hasMatch()) return true;
+      return false;
+    };
+    auto bound = [&](int64_t range) {  // the RANGE's bound: its CONST source's value
+      return QString::fromStdString(t->arg_text(t->node(range).src[0]));
+    };
+    // every RANGE lies in itself: "(N)" with N its axis number
+    auto ranges = find_op("RANGE");
+    QVERIFY(!ranges.empty());
+    for (const GNode* g : ranges) {
+      QString arg = QString::fromStdString(t->arg_text(g->key.id));
+      QString axis = arg.mid(1, arg.indexOf(',') - 1);
+      QVERIFY2(has_line(g, "^\\(([0-9_,]+,)?" + axis + "(,[0-9_,]+)?\\)$"), qPrintable(arg));
+      QCOMPARE(g->addrspace, 'A');
+    }
+    // an INDEX of a PARAM: dataN[expr] and each range it reads with its bound
+    int checked = 0;
+    for (const GNode* g : find_op("INDEX")) {
+      const auto& n = t->node(g->key.id);
+      if (t->node(n.src[0]).op_name != "PARAM") continue;
+      QVERIFY2(has_line(g, "^data[0-9]+\\[.*r[0-9]+.*\\]$"), "no rendered index");
+      QCOMPARE(g->addrspace, 'G');
+      // the ranges named with sizes are the RANGE nodes under the index, each with its bound
+      std::vector<int64_t> st{n.src[1]};
+      std::set<int64_t> seen;
+      while (!st.empty()) {
+        int64_t x = st.back();
+        st.pop_back();
+        if (!seen.insert(x).second) continue;
+        if (t->node(x).op_name == "RANGE") {
+          QString arg = QString::fromStdString(t->arg_text(x));
+          QString name = "r" + arg.mid(1, arg.indexOf(',') - 1);
+          QVERIFY2(has_line(g, "(^| )" + name + "=" + bound(x) + "( |$)"), qPrintable(name));
+        }
+        for (int64_t s : t->node(x).src) st.push_back(s);
+      }
+      checked++;
+    }
+    QVERIFY(checked >= 2);
+    // an END names the ranges it closes, with their bounds
+    auto ends = find_op("END");
+    QVERIFY(!ends.empty());
+    for (const GNode* g : ends) {
+      const auto& n = t->node(g->key.id);
+      for (size_t i = 1; i < n.src.size(); i++) {
+        QString arg = QString::fromStdString(t->arg_text(n.src[i]));
+        QString axis = arg.mid(1, arg.indexOf(',') - 1);
+        QVERIFY2(has_line(g, "(^| )" + axis + "\\(" + bound(n.src[i]) + "\\)"), qPrintable(axis));
+      }
+    }
+    // off: no fact lines and no squares
+    w.facts_box()->setChecked(false);
+    QVERIFY(wait_idle(w));
+    for (const GNode& g : w.graph()->frame()->graph->nodes) {
+      QCOMPARE(g.facts_from, -1);
+      QCOMPARE(g.addrspace, (char)0);
+    }
+    for (const GNode* g : find_op("INDEX")) QVERIFY(!has_line(g, "=[0-9]"));
   }
 
   // --run and --memory: the command line opens the timeline on a run and a stacked memory lane
