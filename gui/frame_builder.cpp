@@ -384,7 +384,8 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
       if (ast && t.node(ast).op_name == "PROGRAM" && !t.node(ast).src.empty()) ast = t.node(ast).src[0];  // its SINK
       if (const TraceSession::KernelRef* k = ast ? fr.session.kernel_of(ast) : nullptr) {
         l->ref_context = k->context;
-        l->lines.insert(l->lines.begin() + 1, "codegen@" + k->name + (k->device.empty() ? "" : "  " + k->device));
+        l->lines.insert(l->lines.begin() + 1,
+                        "codegen@" + k->name_ansi + (k->device.empty() ? "" : "  " + k->device));
       }
       size_t folded = 0;
       for (size_t i = 0; i < node.src.size(); i++) {

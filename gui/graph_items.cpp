@@ -1,5 +1,8 @@
 #include "gui/graph_items.h"
 
+#include "gui/ansi_text.h"
+#include "viz/argfmt.h"
+
 #include <QHash>
 #include <QPaintEngine>
 #include <QPainter>
@@ -22,8 +25,10 @@ constexpr double kOutline = 4;  // room outside the box for marks and highlights
 // a lot ("dtypes.float", "ADD", folded consts), across nodes and from one frame to the next.
 const QStaticText& static_text(const std::string& line, int style) {
   static QHash<QString, QStaticText> cache;
+  // a kernel name in its ANSI colours (ansi_text.h) is rich text; the key says whether colours are on
+  bool ansi = has_ansi(line);
   QString key = QString::fromStdString(line);
-  key.prepend(QChar('0' + style));
+  key.prepend(QChar(ansi && kernel_colors() ? 'a' + style : '0' + style));
   auto it = cache.find(key);
   if (it != cache.end()) return *it;
   if (cache.size() > 4000) cache.clear();  // bounded: a few MB
@@ -34,6 +39,12 @@ const QStaticText& static_text(const std::string& line, int style) {
   }();
   QStaticText st(key.mid(1));
   st.setTextFormat(Qt::PlainText);
+  if (ansi && kernel_colors()) {
+    st.setText(ansi_html(line));
+    st.setTextFormat(Qt::RichText);
+  } else if (ansi) {
+    st.setText(QString::fromStdString(tg::viz::strip_ansi(line)));
+  }
   st.prepare(QTransform(), style == 0 ? font : style == 1 ? bold : struck);
   return *cache.insert(key, st);
 }

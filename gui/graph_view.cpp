@@ -1,5 +1,7 @@
 #include "gui/graph_view.h"
 
+#include "viz/argfmt.h"
+
 #include <QContextMenuEvent>
 #include <QHBoxLayout>
 #include <QKeyEvent>
@@ -415,7 +417,7 @@ int GraphView::find_nodes(const QString& text) {
     const FrameGraph& g = *frame_->graph;
     for (size_t i = 0; i < g.nodes.size(); i++) {
       std::string hay;
-      for (const auto& l : g.nodes[i].lines) hay += l + "\n";
+      for (const auto& l : g.nodes[i].lines) hay += tg::viz::strip_ansi(l) + "\n";
       for (char& c : hay) c = (char)std::tolower((unsigned char)c);
       if (hay.find(needle) != std::string::npos || std::to_string(g.nodes[i].key.id) == needle)
         found_.push_back((int)i);

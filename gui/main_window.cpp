@@ -33,6 +33,7 @@
 #include <atomic>
 #include <thread>
 
+#include "gui/ansi_text.h"
 #include "gui/app.h"
 #include "gui/async.h"
 #include "gui/code_view.h"
@@ -106,16 +107,7 @@ MainWindow::MainWindow(QWidget* parent, bool restore) : QMainWindow(parent) {
   filter_->setSourceModel(model_);
   tree_ = new TraceTree(left);
   tree_->setModel(filter_);
-  // names elide in the middle (a match row keeps its site and the ops it changed; the tooltip has it all), numbers
-  // at the right
-  struct MiddleElide : QStyledItemDelegate {
-    using QStyledItemDelegate::QStyledItemDelegate;
-    void initStyleOption(QStyleOptionViewItem* o, const QModelIndex& i) const override {
-      QStyledItemDelegate::initStyleOption(o, i);
-      if (i.column() == 0) o->textElideMode = Qt::ElideMiddle;
-    }
-  };
-  tree_->setItemDelegateForColumn(0, new MiddleElide(tree_));
+  // (names: TraceTree's delegate, kernel names in their colours, the rest elided in the middle)
   tree_->header()->setSectionResizeMode(0, QHeaderView::Stretch);
   tree_->header()->setSectionResizeMode(1, QHeaderView::Interactive);
   tree_->header()->setSectionResizeMode(2, QHeaderView::Interactive);
@@ -298,6 +290,7 @@ void MainWindow::restore_settings() {
   indexing_box_->setChecked(st.value("view/show_indexing", true).toBool());
   call_src_box_->setChecked(st.value("view/show_call_src", false).toBool());
   sink_box_->setChecked(st.value("view/show_sink", false).toBool());
+  kernel_colors_action_->setChecked(st.value("view/kernel_colors", true).toBool());
   facts_box_->setChecked(st.value("view/label_facts", true).toBool());
   long_facts_box_->setChecked(st.value("view/long_label_facts", true).toBool());
   FrameOptions o = loader_->options();
@@ -327,6 +320,7 @@ void MainWindow::save_settings() const {
   st.setValue("view/show_call_src", call_src_box_->isChecked());
   st.setValue("view/show_sink", sink_box_->isChecked());
   st.setValue("view/label_facts", facts_box_->isChecked());
+  st.setValue("view/kernel_colors", kernel_colors_action_->isChecked());
   st.setValue("view/long_label_facts", long_facts_box_->isChecked());
 }
 
@@ -552,6 +546,19 @@ void MainWindow::build_menus() {
   view->addAction(tr("Show &indexing"), QKeySequence(Qt::Key_R), this, [this] { indexing_box_->toggle(); });
   view->addAction(tr("Show all CALL s&rc"), QKeySequence(Qt::Key_C), this, [this] { call_src_box_->toggle(); });
   view->addAction(tr("Show SIN&K"), QKeySequence(Qt::Key_S), this, [this] { sink_box_->toggle(); });
+  view->addSeparator();
+  QAction* colors = view->addAction(tr("&Kernel-name colours"));
+  colors->setCheckable(true);
+  colors->setChecked(kernel_colors());
+  colors->setToolTip(tr("Kernel names in the reference's colours: each dimension by its axis type (global blue, local "
+                        "cyan, reduce red, upcast yellow, unroll magenta)"));
+  connect(colors, &QAction::toggled, this, [this](bool on) {
+    set_kernel_colors(on);
+    tree_->viewport()->update();
+    graph_->viewport()->update();
+    if (run_panel_->run() >= 0) run_panel_->show_run(run_panel_->run());
+  });
+  kernel_colors_action_ = colors;
   view->addSeparator();
   view->addAction(tr("&Search the tree"), QKeySequence::Find, this, [this] {
     search_->setFocus();

@@ -9,6 +9,7 @@
 #include "gui/frame_loader.h"
 #include "gui/trace_model.h"
 
+class QAction;
 class QLabel;
 class QLineEdit;
 class QMenu;
@@ -166,6 +167,7 @@ class MainWindow : public QMainWindow {
   QCheckBox* implied_box_;
   QCheckBox* column_box_;
   QCheckBox* auto_collapse_box_;
+  QAction* kernel_colors_action_ = nullptr;
   QCheckBox* facts_box_;       // compiler facts under the labels
   QCheckBox* long_facts_box_;  // of those, INDEX expressions
   QCheckBox* indexing_box_;  // the reference's display toggles: r, c, s

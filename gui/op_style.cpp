@@ -1,5 +1,7 @@
 #include "gui/op_style.h"
 
+#include "viz/argfmt.h"
+
 #include <cmath>
 #include <string>
 #include <unordered_map>
@@ -69,7 +71,7 @@ QSizeF label_size(const std::vector<std::string>& lines) {
   thread_local QFontMetricsF fm(graph_font(false)), fb(graph_font(true));
   double w = 0;
   for (size_t i = 0; i < lines.size(); i++)
-    w = std::max(w, (i ? fm : fb).horizontalAdvance(QString::fromStdString(lines[i])));
+    w = std::max(w, (i ? fm : fb).horizontalAdvance(QString::fromStdString(tg::viz::strip_ansi(lines[i]))));
   double h = fm.height() * (double)std::max<size_t>(lines.size(), 1);
   return {std::ceil(w + 2 * kNodePadX), std::ceil(h + 2 * kNodePadY)};
 }

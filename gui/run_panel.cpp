@@ -5,6 +5,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "gui/ansi_text.h"
 #include "gui/code_view.h"
 #include "gui/timeline_view.h"
 #include "viz/profile.h"
@@ -111,7 +112,9 @@ void RunPanel::show_run(int64_t event) {
       of++;
       if ((int64_t)i <= event) nth = of;
     }
-  QString h = "<h3>" + esc(k.name) + "</h3><p class='k'>" +
+  std::string ansi = k.name;  // the name in the reference's colours when its codegen context recorded them
+  if (p && p->context) ansi = t.context(p->context).name_ansi;
+  QString h = "<h3>" + ansi_html(ansi) + "</h3><p class='k'>" +
               (p ? tr("run %1 of %2 of a kernel of this name").arg(nth).arg(of) : tr("a copy or an unrecorded program")) +
               " · " + tr("←/→ previous/next run on the lane, Home/End first/last, F fit, Esc clears marks") +
               "</p><table>";
@@ -186,7 +189,7 @@ void RunPanel::show_program(int64_t context) {
   for (const ProgramRow& x : t.programs())
     if (x.context == context) p = &x;
   if (!p) return show_hint(tr("This context compiled no kernel: the Code tab shows its steps' graphs as text."));
-  QString h = "<h3>" + esc(p->name) + "</h3><table>";
+  QString h = "<h3>" + ansi_html(t.context(context).name_ansi) + "</h3><table>";
   h += row(tr("device"), esc(p->device));
   h += row(tr("global"), esc(p->global_size.empty() ? "-" : p->global_size));
   h += row(tr("local"), esc(p->local_size.empty() ? "-" : p->local_size));

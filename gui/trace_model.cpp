@@ -1,5 +1,7 @@
 #include "gui/trace_model.h"
 
+#include "gui/ansi_text.h"
+
 #include <QBrush>
 #include <QColor>
 #include <QFileInfo>
@@ -216,6 +218,8 @@ QVariant TraceModel::data(const QModelIndex& index, int role) const {
       if (index.column() == TimeCol) return c.t_end ? ms(c.t_end - c.t_start) : tr("open");
     }
     if (role == SearchRole) return QString::fromStdString(c.name).toLower();
+    if (role == AnsiDelegate::kAnsiRole && index.column() == NameCol && has_ansi(c.name_ansi))
+      return QString::fromStdString(c.name_ansi);
     if (role == Qt::ToolTipRole)
       return tr("context %1: %2\n%3 steps, %4 matches")
           .arg(c.id)

@@ -104,7 +104,8 @@ std::shared_ptr<TraceSession> TraceSession::open(const std::string& path, int64_
     KernelRef ref{c.id, c.name,
                   dev != device_of.end()            ? dev->second
                   : by_name != device_by_name.end() ? by_name->second
-                                                    : ""};
+                                                    : "",
+                  c.name_ansi};
     auto [it, fresh] = s->kernels_.emplace(s->ui_->step(c.steps.front()).input_root, ref);
     if (!fresh && it->second.device.empty() && !ref.device.empty()) it->second = ref;
     // a PROGRAM holds the kernel's SINK as codegen left it: the output of one of its context's steps (a JIT graph's

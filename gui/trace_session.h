@@ -53,6 +53,7 @@ class TraceSession {
   struct KernelRef {
     int64_t context = 0;
     std::string name, device;  // the context's name (ANSI stripped); the device of its program ("" without one)
+    std::string name_ansi;     // the name as recorded, in the reference's colours
   };
   const KernelRef* kernel_of(int64_t ast) const {
     auto it = kernels_.find(ast);

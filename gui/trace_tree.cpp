@@ -1,5 +1,7 @@
 #include "gui/trace_tree.h"
 
+#include "gui/ansi_text.h"
+
 #include <QHeaderView>
 #include <QKeyEvent>
 
@@ -11,6 +13,7 @@ TraceTree::TraceTree(QWidget* parent) : QTreeView(parent) {
   setSelectionMode(QAbstractItemView::SingleSelection);
   setSelectionBehavior(QAbstractItemView::SelectRows);
   setIndentation(14);
+  setItemDelegateForColumn(0, new AnsiDelegate(this));  // kernel names in the reference's colours
   setAllColumnsShowFocus(true);
   header()->setStretchLastSection(false);
   header()->setSectionResizeMode(QHeaderView::Interactive);

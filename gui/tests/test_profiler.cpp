@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <set>
 
+#include "gui/ansi_text.h"
 #include "gui/frame_graph.h"
 #include "gui/graph_view.h"
 #include "gui/main_window.h"
@@ -21,6 +22,7 @@
 #include "gui/run_panel.h"
 #include "gui/screenshot.h"
 #include "gui/stats_view.h"
+#include "gui/trace_model.h"
 #include "gui/tests/demo_trace.h"
 #include "gui/timeline_view.h"
 #include "tests/support/sql.h"
@@ -439,6 +441,40 @@ class TestProfiler : public QObject {
       QCOMPARE(g.addrspace, (char)0);
     }
     for (const GNode* g : find_op("INDEX")) QVERIFY(!has_line(g, "=[0-9]"));
+  }
+
+  // kernel names keep the reference's colours (its VIZ palette for codes 30-37 and 90-97): in the tree, the run
+  // panel and the CALL labels; View › Kernel-name colours turns them off
+  void kernel_names_keep_their_colours() {
+    std::vector<AnsiRun> r = ansi_runs("r\x1b[90m_\x1b[0m\x1b[34m16\x1b[0m\x1b[31m4\x1b[0m");
+    QCOMPARE((int)r.size(), 4);
+    QCOMPARE(r[0].text, QString("r"));
+    QVERIFY(!r[0].color.isValid());
+    QCOMPARE(r[1].color.name(), QString("#d9d9d9"));  // 90: the light palette's first
+    QCOMPARE(r[2].text, QString("16"));
+    QCOMPARE(r[2].color.name(), QString("#6666ff"));  // 34: blue, a global dimension
+    QCOMPARE(r[3].color.name(), QString("#ff6666"));  // 31: red, a reduce dimension
+    QCOMPARE(ansi_html("a\x1b[33m<b\x1b[0m"), QString("a<span style='color:#ffff66'>&lt;b</span>"));
+    QCOMPARE((int)ansi_runs("cut\x1b[3").size(), 1);  // a cut escape is dropped, not shown
+    QString path = trace("colors.trace.db");
+    MainWindow w;
+    QVERIFY(open_window(w, path));
+    auto t = Trace::open(path.toStdString());
+    const ContextRow* kernel = nullptr;
+    for (const auto& c : t->contexts())
+      if (c.name_ansi != c.name) kernel = &c;
+    QVERIFY(kernel);
+    QModelIndex i = w.model()->index_of({kernel->id, 0, 0});
+    QCOMPARE(i.data(AnsiDelegate::kAnsiRole).toString(), QString::fromStdString(kernel->name_ansi));
+    QCOMPARE(i.data(Qt::DisplayRole).toString(), QString::fromStdString(kernel->name));
+    QAction* colors = action(w, "&Kernel-name colours");
+    QVERIFY(colors && colors->isChecked());
+    colors->setChecked(false);
+    QVERIFY(!kernel_colors());
+    for (const AnsiRun& x : ansi_runs(kernel->name_ansi)) QVERIFY(!x.color.isValid());
+    QVERIFY(!ansi_html(kernel->name_ansi).contains("span"));
+    colors->setChecked(true);
+    QVERIFY(ansi_html(kernel->name_ansi).contains("span"));
   }
 
   // --run and --memory: the command line opens the timeline on a run and a stacked memory lane
