@@ -121,6 +121,12 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
       for (int64_t s : t.node(n).src)
         if (added.count(s)) st.push_back(s);
     }
+    // a replacement folded into its users' labels (a constant) has no box of its own: its users carry it
+    int64_t after = fg->match->after;
+    if (fold.count(after) && fold[after]) {
+      fg->folded_result = true;
+      for (int64_t u : users[after]) box.insert(u);
+    }
   }
   // Display filters, as the reference's VIZ has them: a CALL's or FUNCTION's kernel body (src 0) and a PROGRAM's
   // sources 0 and 1 when bodies are hidden, a SINK nothing uses, index-typed nodes; then whatever only the hidden
@@ -570,6 +576,21 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
   for (GNode& g : fg->nodes)
     if (box.count(g.key.id) && (g.key.via == 0 || g.key.via == kPlaceholderVia || box.count(g.key.via)))
       g.in_match = true;
+  // the line of a user's label that names the folded result
+  if (fg->folded_result)
+    for (GNode& g : fg->nodes) {
+      if (!g.in_match || g.folded_from < 0 || g.hides) continue;
+      const Node& node = t.node(g.key.id);
+      int line = g.folded_from;
+      for (size_t i = 0; i < node.src.size() && line < (int)g.lines.size(); i++) {
+        if (!fold.count(node.src[i]) || !fold[node.src[i]]) continue;
+        if (node.src[i] == fg->match->after) {
+          g.result_line = line;
+          break;
+        }
+        line++;
+      }
+    }
   // ghosts of what the match removed (folded consts have no place of their own)
   for (int64_t n : fg->removed) {
     const Node& node = t.node(n);
@@ -602,6 +623,8 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     auto text = [&](int64_t n) { return t.label(n) + "\n" + ep.listing(n); };
     fg->before_text = text(m.before);
     fg->after_text = m.is_error ? "REWRITE_ERROR\n" + t.str(m.error) : text(m.after);
+    ExprPrinter one(t, 200);
+    fg->match_line = one.expr(m.before) + "  →  " + (m.is_error ? std::string("REWRITE_ERROR") : one.expr(m.after));
   }
   return fg;
 }

@@ -27,6 +27,8 @@ struct GNode {
   std::vector<std::string> lines;  // lines[0] is the op; then dtype, arg, and one line per folded source
   int folded_from = -1;            // index of the first folded-source line (-1: none)
   int facts_from = -1;             // index of the first compiler-facts line (label_facts.h; -1: none)
+  int result_line = -1;            // the folded-source line that is the match's result (a match that folded a node
+                                   // into a constant: its users are boxed and this line marked; -1: none)
   char addrspace = 0;              // 'G'lobal, 'L'ocal, 'R'eg, 'A'lu: the reference's coloured square (0: none)
   Mark mark = Mark::none;
   bool in_match = false;  // part of the subgraph the match put in (boxed)
@@ -88,6 +90,8 @@ struct FrameGraph {
   std::optional<tg::viz::MatchRow> match;
   std::optional<tg::viz::RuleRow> rule;
   std::string before_text, after_text;  // labels and expression listings of the matched node and its replacement
+  std::string match_line;               // the match in one line: "before  →  after", each side's expression (cut)
+  bool folded_result = false;           // the replacement is a constant drawn in its users' labels (boxed: the users)
   size_t n_added = 0, n_removed = 0, n_changed = 0;
   std::vector<int64_t> added, removed;  // StepReplay::delta ids (all, not only visible)
   std::vector<std::pair<int64_t, int64_t>> changed;

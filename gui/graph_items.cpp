@@ -136,6 +136,13 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* opt, QWidget*)
       c = text_.lightnessF() > 0.5 ? c.darker(130) : QColor(0x50, 0x58, 0x78);
     if (n_->facts_from >= 0 && (int)i >= n_->facts_from)  // compiler facts: quieter than the label
       c = text_.lightnessF() > 0.5 ? c.darker(145) : QColor(0x3a, 0x40, 0x5c);
+    if ((int)i == n_->result_line) {  // the constant a match folded this node's source into
+      QSizeF tsz = static_text(n_->lines[i], 0).size();
+      p->setPen(Qt::NoPen);
+      p->setBrush(mark::added);
+      p->drawRoundedRect(QRectF(r.left() + (r.width() - tsz.width()) / 2 - 3, y, tsz.width() + 6, lh), 3, 3);
+      c = QColor(0x10, 0x18, 0x10);
+    }
     p->setPen(c);
     int style = i == 0 ? (ghost_ ? 2 : 1) : 0;
     p->setFont(style == 0 ? font : bold);  // the static text carries its own font; this keeps metrics consistent

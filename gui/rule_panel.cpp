@@ -33,7 +33,7 @@ QString dur(int64_t ns) {
 const char* kCss =
     "body{color:#d8dae6;} h3{color:#ffffff;margin:6px 0 2px 0;} h4{color:#9fb4ff;margin:10px 0 2px 0;}"
     "pre{font-family:'DejaVu Sans Mono',monospace;font-size:9pt;margin:2px 0;white-space:pre-wrap;}"
-    "td{padding:0 8px 0 0;} .k{color:#8a90a8;} .add{color:#3aa56d;} .del{color:#d14b4b;} .err{color:#ff7070;}";
+    "td{padding:0 8px 0 0;} .k{color:#8a90a8;} pre.one{color:#ffffff;background:#262a3a;padding:3px;} .add{color:#3aa56d;} .del{color:#d14b4b;} .err{color:#ff7070;}";
 }  // namespace
 
 RulePanel::RulePanel(QWidget* parent) : QWidget(parent) {
@@ -213,6 +213,16 @@ void RulePanel::show_frame(const FrameResultPtr& r) {
   int at = h.indexOf("<h4>" + tr("Step %1").arg(g.step));
   if (at < 0) at = h.size();
   h.insert(at, extra);
+  // the match in one line comes first, under its heading
+  if (g.match && !g.match_line.empty()) {
+    QString top = "<pre class='one'>" + esc(g.match_line) + "</pre>";
+    if (g.folded_result)
+      top += "<p class='k'>" + tr("The result is a constant, drawn in its users' labels: the users are boxed and "
+                                  "the constant is marked green in them.") +
+             "</p>";
+    int h3 = h.indexOf("</h3>");
+    h.insert(h3 < 0 ? 0 : h3 + 5, top);
+  }
   main_->setHtml(h);
 }
 

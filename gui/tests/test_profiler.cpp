@@ -477,6 +477,42 @@ class TestProfiler : public QObject {
     QVERIFY(ansi_html(kernel->name_ansi).contains("span"));
   }
 
+  // a match that folded a node into a constant boxes the constant's users and marks the constant in their labels; the
+  // side panel leads with the match in one line
+  void a_match_folded_into_a_constant_is_boxed_at_its_users() {
+    QString path = trace("fold.trace.db");
+    auto first = [&](const char* what) {
+      return tg::test::sql_int(path.toStdString(), std::string("SELECT ") + what +
+                                                       " FROM matches m JOIN uops u ON u.id=m.after JOIN ops o ON "
+                                                       "o.id=u.op WHERE o.name='CONST' ORDER BY m.step, m.ordinal "
+                                                       "LIMIT 1");
+    };
+    int64_t step = first("m.step"), frame = first("m.ordinal + 1");
+    QVERIFY(step > 0 && frame > 0);
+    MainWindow w;
+    QVERIFY(open_window(w, path));
+    w.select({0, step, (size_t)frame});
+    QVERIFY(wait_idle(w));
+    const FrameGraph& g = *w.graph()->frame()->graph;
+    QVERIFY(g.folded_result);
+    auto t = Trace::open(path.toStdString());
+    std::string value = t->graph_arg_text(g.match->after);
+    int boxed = 0;
+    for (const GNode& n : g.nodes) {
+      if (!n.in_match) continue;
+      boxed++;
+      const auto& node = t->node(n.key.id);
+      QVERIFY(std::count(node.src.begin(), node.src.end(), g.match->after) > 0);
+      QVERIFY(n.result_line >= n.folded_from && n.result_line < (int)n.lines.size());
+      QVERIFY2(n.lines[(size_t)n.result_line].find(value) != std::string::npos, n.lines[(size_t)n.result_line].c_str());
+    }
+    QVERIFY(boxed >= 1);
+    // the one-line match right under the heading, ending in the constant
+    QStringList lines = w.panel()->text().split('\n');
+    QVERIFY(lines.size() > 3);
+    QVERIFY2(lines[2].contains("→") && lines[2].trimmed().endsWith(QString::fromStdString(value)), qPrintable(lines[2]));
+  }
+
   // --run and --memory: the command line opens the timeline on a run and a stacked memory lane
   void the_command_line_opens_a_run_and_a_memory_lane() {
     QString path = trace("cli.trace.db");
