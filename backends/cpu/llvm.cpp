@@ -628,6 +628,12 @@ struct Loop {
 std::optional<MachineCode> LLVMCompiler::machine_code(std::span<const uint8_t> lib) const {
   init_llvm();
   llvm::StringRef bytes(reinterpret_cast<const char*>(lib.data()), lib.size());
+  // the ELF reader wants its headers aligned: an object inside another file (PoCL's binary) is copied first
+  std::unique_ptr<llvm::MemoryBuffer> copy;
+  if (reinterpret_cast<uintptr_t>(lib.data()) % 8 != 0) {
+    copy = llvm::MemoryBuffer::getMemBufferCopy(bytes, "kernel");
+    bytes = copy->getBuffer();
+  }
   auto obj = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(bytes, "kernel"));
   if (!obj)
     return MachineCode{"no machine code: the library is not an object file (" + to_string(obj.takeError()) + ")", ""};
