@@ -1,12 +1,17 @@
 #include "gui/code_view.h"
 
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QRegularExpression>
 #include <QScrollBar>
+#include <QSplitter>
 #include <QSyntaxHighlighter>
 #include <QTabBar>
+#include <QTextBlock>
 #include <QTimer>
+#include <QToolButton>
 #include <QVBoxLayout>
 #include <functional>
 #include <memory>
@@ -62,6 +67,76 @@ class SourceHighlighter : public QSyntaxHighlighter {
   std::vector<std::pair<QRegularExpression, QTextCharFormat>> rules_;
 };
 
+// The machine code as the CPU's disassembly writes it (backends/cpu machine_code): ';' comment lines, labels (.L3:),
+// "# <- loop .L3 (innermost)" on a loop's backward jump. The lines of an innermost loop, from its head's label to its
+// backward jump, get a full-width background (extra selections of the editor), so the hot loop stands out; vector
+// registers and instructions are coloured.
+class AsmHighlighter : public QSyntaxHighlighter {
+ public:
+  explicit AsmHighlighter(QTextDocument* doc) : QSyntaxHighlighter(doc) {
+    auto fmt = [](QRgb c, bool bold = false) {
+      QTextCharFormat f;
+      f.setForeground(QColor::fromRgb(c));
+      if (bold) f.setFontWeight(QFont::Bold);
+      return f;
+    };
+    // the source highlighter's colours (they read on the dark theme and on a light one)
+    rules_ = {
+        {QRegularExpression(R"(%[a-z0-9]+)"), fmt(0xe06c75)},
+        {QRegularExpression(R"(%[xyz]mm[0-9]+|%k[0-7])"), fmt(0x56b6c2)},
+        {QRegularExpression(R"(\$?-?0x[0-9a-f]+\b)"), fmt(0xd19a66)},
+        {QRegularExpression(R"(^\s*[0-9a-f]+:\s+[| ]*\K(v[a-z0-9]+|[a-z]*(ps|pd|ss|sd))\b)"), fmt(0x61afef, true)},
+        {QRegularExpression(R"(^\s*[0-9a-f]+:\s+[| ]*\K(j[a-z]+|call[a-z]*|ret[a-z]*)\b)"), fmt(0xc678dd, true)},
+        {QRegularExpression(R"(^\s*[0-9a-f]+:)"), fmt(0x7f848e)},
+        {QRegularExpression(R"(^[^\s;].*:)"), fmt(0xe5c07b, true)},
+        {QRegularExpression(R"(\.L[0-9]+|<[A-Za-z0-9_.@]+>|\.LCPI[0-9_]+)"), fmt(0xe5c07b, true)},
+        {QRegularExpression(R"(#.*$)"), fmt(0x98c379)},
+        {QRegularExpression(R"(#\s*<- loop.*$)"), fmt(0xe06c75, true)},
+        {QRegularExpression(R"(;.*$)"), fmt(0x7f848e)},
+    };
+  }
+  // the innermost loops' background: a tint of the editor's base colour
+  void set_base(const QColor& base) {
+    bool dark = base.lightnessF() < 0.5;
+    loop_bg_ = dark ? QColor(64, 58, 30) : QColor(255, 243, 205);
+  }
+
+ protected:
+  void highlightBlock(const QString& text) override {
+    // state 1: inside an innermost loop (its head's label was above, its backward jump not yet)
+    bool head = text.startsWith(QLatin1String(".L")) && text.contains(QLatin1String("; innermost loop"));
+    bool in_loop = head || previousBlockState() == 1;
+    bool latch = in_loop && text.contains(QLatin1String("<- loop")) && text.contains(QLatin1String("(innermost)"));
+    setCurrentBlockState(in_loop && !latch ? 1 : 0);
+    for (const auto& [re, f] : rules_) {
+      auto it = re.globalMatch(text);
+      while (it.hasNext()) {
+        auto m = it.next();
+        setFormat((int)m.capturedStart(), (int)m.capturedLength(), f);
+      }
+    }
+  }
+
+ public:
+  // the innermost loops' lines, full width, as the editor's extra selections (set once the text is in)
+  QList<QTextEdit::ExtraSelection> loop_selections(QTextDocument* doc) const {
+    QList<QTextEdit::ExtraSelection> out;
+    for (QTextBlock b = doc->begin(); b.isValid(); b = b.next()) {
+      if (b.userState() != 1 && !(b.previous().isValid() && b.previous().userState() == 1)) continue;
+      QTextEdit::ExtraSelection sel;
+      sel.cursor = QTextCursor(b);
+      sel.format.setBackground(loop_bg_);
+      sel.format.setProperty(QTextFormat::FullWidthSelection, true);
+      out.push_back(sel);
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::pair<QRegularExpression, QTextCharFormat>> rules_;
+  QColor loop_bg_;
+};
+
 CodeView::CodeView(QWidget* parent) : QWidget(parent) {
   auto* lay = new QVBoxLayout(this);
   lay->setContentsMargins(4, 4, 4, 4);
@@ -81,13 +156,131 @@ CodeView::CodeView(QWidget* parent) : QWidget(parent) {
   mono.setPointSizeF(9);
   text_->setFont(mono);
   hl_ = new SourceHighlighter(text_->document());
+  // the machine code, beside the source
+  asm_box_ = new QWidget(this);
+  auto* alay = new QVBoxLayout(asm_box_);
+  alay->setContentsMargins(0, 0, 0, 0);
+  alay->setSpacing(2);
+  auto* bar = new QHBoxLayout();
+  bar->setContentsMargins(0, 0, 0, 0);
+  asm_title_ = new QLabel(asm_box_);
+  asm_title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  asm_title_->setWordWrap(true);
+  asm_find_ = new QLineEdit(asm_box_);
+  asm_find_->setPlaceholderText(tr("Find in machine code"));
+  asm_find_->setClearButtonEnabled(true);
+  asm_next_loop_ = new QToolButton(asm_box_);
+  asm_next_loop_->setText(tr("Next loop"));
+  asm_next_loop_->setToolTip(tr("The next innermost loop: from its head's label to its backward jump"));
+  bar->addWidget(asm_find_, 1);
+  bar->addWidget(asm_next_loop_);
+  asm_ = new QPlainTextEdit(asm_box_);
+  asm_->setReadOnly(true);
+  asm_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  asm_->setFont(mono);
+  asm_hl_ = new AsmHighlighter(asm_->document());
+  asm_hl_->set_base(asm_->palette().color(QPalette::Base));
+  alay->addWidget(asm_title_);
+  alay->addLayout(bar);
+  alay->addWidget(asm_, 1);
+  split_ = new QSplitter(Qt::Horizontal, this);
+  split_->addWidget(text_);
+  split_->addWidget(asm_box_);
+  split_->setStretchFactor(0, 2);
+  split_->setStretchFactor(1, 3);
+  split_->setChildrenCollapsible(true);
+  asm_box_->hide();
   lay->addWidget(title_);
   lay->addWidget(modes_);
-  lay->addWidget(text_, 1);
+  lay->addWidget(split_, 1);
   connect(modes_, &QTabBar::currentChanged, this, [this](int i) { set_mode((Mode)i); });
+  connect(asm_find_, &QLineEdit::returnPressed, this, [this] { find_in_machine_code(asm_find_->text()); });
+  connect(asm_next_loop_, &QToolButton::clicked, this, [this] { next_loop(); });
 }
 
 QString CodeView::text() const { return text_->toPlainText(); }
+QString CodeView::machine_code_text() const { return asm_->toPlainText(); }
+QString CodeView::machine_code_title() const { return asm_title_->text(); }
+bool CodeView::machine_code_visible() const { return !asm_box_->isHidden(); }
+int CodeView::machine_code_cursor_line() const { return asm_->textCursor().blockNumber(); }
+
+// from the line after the cursor on, wrapping
+static bool find_line(QPlainTextEdit* edit, const std::function<bool(const QString&)>& pred) {
+  QTextDocument* doc = edit->document();
+  int n = doc->blockCount(), from = edit->textCursor().blockNumber();
+  for (int k = 1; k <= n; k++) {
+    QTextBlock b = doc->findBlockByNumber((from + k) % n);
+    if (b.isValid() && pred(b.text())) {
+      QTextCursor c(b);
+      c.movePosition(QTextCursor::EndOfBlock, QTextCursor::KeepAnchor);
+      edit->setTextCursor(c);
+      edit->centerCursor();
+      return true;
+    }
+  }
+  return false;
+}
+
+static bool innermost_head(const QString& line) {
+  return line.startsWith(QLatin1String(".L")) && line.contains(QLatin1String("; innermost loop"));
+}
+
+bool CodeView::next_loop() { return find_line(asm_, innermost_head); }
+
+bool CodeView::find_in_machine_code(const QString& text) {
+  if (text.isEmpty()) return false;
+  if (asm_->find(text)) return true;
+  QTextCursor c = asm_->textCursor();  // wrap around
+  c.movePosition(QTextCursor::Start);
+  asm_->setTextCursor(c);
+  return asm_->find(text);
+}
+
+// the innermost loops get their background, and the first one's head goes a few lines from the top, unless the pane
+// was scrolled already
+void CodeView::scroll_to_first_loop() {
+  asm_->setExtraSelections(asm_hl_->loop_selections(asm_->document()));
+  if (asm_->verticalScrollBar()->value() != 0) return;
+  QTextDocument* doc = asm_->document();
+  for (QTextBlock b = doc->begin(); b.isValid(); b = b.next())
+    if (innermost_head(b.text())) {
+      asm_->setTextCursor(QTextCursor(b));
+      asm_->verticalScrollBar()->setValue(std::max(0, b.blockNumber() - 4));
+      return;
+    }
+}
+
+void CodeView::show_machine_code(const Trace& t, const ProgramRow& p) {
+  asm_box_->show();
+  asm_->setExtraSelections({});
+  auto none = [&](const QString& why) {
+    asm_title_->setText(why);
+    fill(asm_, asm_fill_, QString());
+  };
+  if (!t.has_machine_code())
+    return none(tr("This trace holds no machine code (it was recorded before traces held it: schema %1; machine code "
+                   "came with schema 6).")
+                    .arg(t.schema_version()));
+  std::optional<MachineCodeRow> mc;
+  try {
+    mc = t.machine_code(p.id);
+  } catch (const std::exception& e) {
+    none(tr("The machine code cannot be read: %1").arg(QString::fromStdString(e.what())));
+    emit load_failed(QString::fromStdString(e.what()));
+    return;
+  }
+  if (!mc) return none(tr("The trace holds no machine code for this kernel (it was not compiled while recording)."));
+  if (mc->text.empty())
+    return none(tr("The device gives no machine code: %1").arg(QString::fromStdString(mc->kind).toHtmlEscaped()));
+  asm_title_->setText(tr("Machine code: %1").arg(QString::fromStdString(mc->kind).toHtmlEscaped()));
+  // scrolled once laid out (the scroll bar has no range before)
+  uint64_t gen = asm_fill_.gen + 1;
+  fill(asm_, asm_fill_, QString::fromStdString(mc->text), [this, gen] {
+    QTimer::singleShot(0, this, [this, gen] {
+      if (gen == asm_fill_.gen) scroll_to_first_loop();
+    });
+  });
+}
 QString CodeView::title() const { return title_->text(); }
 
 void CodeView::set_session(SessionPtr s) {
@@ -96,6 +289,9 @@ void CodeView::set_session(SessionPtr s) {
   shown_mode_ = -1;
   set_text(QString());
   title_->clear();
+  asm_box_->hide();
+  fill(asm_, asm_fill_, QString());
+  asm_title_->clear();
 }
 
 void CodeView::set_selection(const Selection& s) {
@@ -144,31 +340,37 @@ static QString kernel_summary(const Trace& t, const ProgramRow& p) {
 
 // A kernel's source is 70 KB, its UOps 180 KB: laying that out (and highlighting it) in one go held the event loop
 // for 120 ms. The first screenful goes in at once, the rest one chunk of lines per event-loop turn.
-void CodeView::set_text(const QString& text) {
+void CodeView::fill(QPlainTextEdit* edit, Fill& f, const QString& text, std::function<void()> done) {
   constexpr qsizetype kChunk = 12000;
-  uint64_t gen = ++text_gen_;
-  filling_ = false;
+  uint64_t gen = ++f.gen;
+  f.filling = false;
   qsizetype cut = text.size() <= kChunk ? text.size() : text.indexOf('\n', kChunk);
   if (cut < 0) cut = text.size();
-  text_->setPlainText(text.left(cut));
-  if (cut >= text.size()) return;
-  filling_ = true;
+  edit->setPlainText(text.left(cut));
+  if (cut >= text.size()) {
+    if (done) done();
+    return;
+  }
+  f.filling = true;
   auto rest = std::make_shared<QString>(text.mid(cut + 1));  // after the newline the next paragraph replaces
   auto step = std::make_shared<std::function<void(qsizetype)>>();
-  *step = [this, gen, rest, step](qsizetype from) {
-    if (gen != text_gen_) {
+  Fill* fp = &f;
+  *step = [this, edit, fp, gen, rest, step, done](qsizetype from) {
+    if (gen != fp->gen) {
       *step = nullptr;
       return;
     }
     qsizetype end = from + kChunk >= rest->size() ? rest->size() : rest->indexOf('\n', from + kChunk);
     if (end < 0) end = rest->size();
-    QScrollBar* v = text_->verticalScrollBar();
+    QScrollBar* v = edit->verticalScrollBar();
     int keep = v->value();
-    text_->appendPlainText(rest->mid(from, end - from));  // a new paragraph: the newline at `from - 1`
+    edit->appendPlainText(rest->mid(from, end - from));  // a new paragraph: the newline at `from - 1`
     v->setValue(keep);
     if (end >= rest->size()) {
-      filling_ = false;
+      fp->filling = false;
+      auto d = done;
       *step = nullptr;  // break the cycle
+      if (d) d();
       return;
     }
     QTimer::singleShot(0, this, [step, end] {
@@ -195,6 +397,10 @@ void CodeView::load() {
   }
   ++gen_;
   loading_ = false;
+  if (prg && m == Source)
+    show_machine_code(t, *prg);
+  else
+    asm_box_->hide(), fill(asm_, asm_fill_, QString()), asm_title_->clear();
   if (prg && m != Graphs) {
     title_->setText(kernel_summary(t, *prg));
     hl_->setDocument(m == Source ? text_->document() : nullptr);

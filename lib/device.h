@@ -26,6 +26,7 @@
 
 #include "lib/dtype.h"
 #include "lib/helpers.h"
+#include "profiler/events.h"
 
 namespace tg {
 
@@ -101,6 +102,10 @@ class Compiler {
   std::string cachekey;
   virtual std::vector<uint8_t> compile(const std::string& src) = 0;  // throws CompileError
   std::shared_ptr<const std::vector<uint8_t>> compile_cached(const std::string& src);
+  // what a library (a compile result) runs as, in readable form, for the trace: the CPU's disassembly of its object,
+  // or what a device's binary is when it holds nothing readable. nullopt: this compiler knows no such form. Called
+  // only while a trace is recorded.
+  virtual std::optional<MachineCode> machine_code(std::span<const uint8_t> lib) const { return std::nullopt; }
   size_t cache_size() const;
   size_t cache_hits() const;
   size_t disk_hits() const;  // libraries read from the disk cache

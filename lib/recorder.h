@@ -51,6 +51,8 @@ class Recorder {
   // kernels and their runs (PROFILE): a program is recorded once and gets an id kernel events refer to
   virtual uint64_t program(const ProgramRecord& p) { return 0; }
   virtual void kernel_event(const KernelEvent& e) {}
+  // the machine code of a recorded program, once it is compiled (after program(), possibly on another thread)
+  virtual void program_code(uint64_t program, const MachineCode& code) {}
   // the profiler's other events (profiler/events.h): buffers, markers, user ranges, device clocks, graphs
   virtual void profile_event(const ProfileEvent& e) {}
   virtual void finish() = 0;                // flush everything, build indexes, close

@@ -64,6 +64,14 @@ struct ProgramRecord {
   int64_t ops = -1, mem = -1, lds = -1;  // Estimates (FLOPs, bytes); -1 when symbolic
 };
 
+// what a compiled kernel runs as, for the trace (Recorder::program_code): the device's machine code as text (a
+// disassembly of the object that was loaded) and what that text is
+struct MachineCode {
+  std::string kind;  // "x86-64 machine code (znver3): LLVM's disassembly of the loaded ELF object", or what the
+                     // device gave when it is nothing readable ("PoCL program binary, 12 KB: no machine code in it")
+  std::string text;  // empty: the device gives no readable machine code (kind says what it gives)
+};
+
 // one buffer a kernel touched: the reference's "exec" point event arg (bufs, outputs, inputs), i.e. its
 // "kernel read|write|write+read@dataN" in the memory lane
 struct BufferUse {

@@ -37,6 +37,12 @@ static const char* kUsage =
     "                                  rebuilds every frame as the reference's VIZ does (a substitute of the whole\n"
     "                                  graph per match) and checks the fast replay gives the same frames and deltas\n"
     "  kernels TRACE [--top N]         kernels by total run time: runs, total and mean time, GFLOPS, GB/s, context\n"
+    "  code TRACE KERNEL [--source|--uops|--asm]\n"
+    "                                  a kernel's rendered source (the default), its linearized UOps, or the machine\n"
+    "                                  code it ran as (the CPU: LLVM's disassembly of the loaded object, loops "
+    "marked);\n"
+    "                                  KERNEL is its name or its codegen context's number (the kernels command's\n"
+    "                                  context column)\n"
     "  profile TRACE [--list] [-s SOURCE [NAME...]] [--interval START [END]] [-t [COUNT]]\n"
     "                                  the profile as tinygrad's `viz.cli` prints it: every kernel run, copy, user "
     "range\n"
@@ -186,6 +192,90 @@ static int cmd_kernels(Trace& t, int argc, char** argv) {
                 100.0 * (double)r.ns / (double)std::max<int64_t>(total, 1),
                 r.context ? std::to_string(r.context).c_str() : "-");
   }
+  return 0;
+}
+
+// code TRACE KERNEL [--source|--uops|--asm]
+static int cmd_code(Trace& t, int argc, char** argv) {
+  if (argc < 1) throw TraceError("code needs a KERNEL: its name or its codegen context's number");
+  std::string key = argv[0], what = "source";
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    if (a == "--source" || a == "--uops" || a == "--asm")
+      what = a.substr(2);
+    else
+      throw TraceError("code: unknown argument '" + a + "' (expected --source, --uops or --asm)");
+  }
+  const ProgramRow* p = nullptr;
+  size_t same_name = 0;
+  bool number = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (number) {
+    p = t.program_of_context(to_i(key.c_str(), "context"));
+  } else {
+    for (const ProgramRow& x : t.programs())
+      if (x.name == key && !same_name++) p = &x;
+  }
+  if (!p) {
+    if (t.programs().empty())
+      throw TraceError("trace '" + t.path() + "' holds no kernels (record with PROFILE=1 or VIZ=-1)");
+    throw TraceError("trace '" + t.path() + "' has no kernel " +
+                     (number ? "made by codegen context " + key : "named '" + key + "'") +
+                     " (the kernels command lists them)");
+  }
+  if (same_name > 1 && !g_json)
+    std::fprintf(stderr,
+                 "tinyviz-cli: %zu kernels are named %s; this is program %lld (context %lld): give a context "
+                 "number for another\n",
+                 same_name, key.c_str(), (long long)p->id, (long long)p->context);
+  json j = {{"kernel", p->name}, {"program", p->id}, {"device", p->device}};
+  if (p->context) j["context"] = p->context;
+  if (what != "asm") {
+    auto [source, uops] = t.program_text(p->id);
+    const std::string& text = what == "source" ? source : uops;
+    if (g_json) {
+      j[what] = text;
+      jprint(j);
+    } else {
+      std::fputs(text.c_str(), stdout);
+      if (!text.empty() && text.back() != '\n') std::fputc('\n', stdout);
+    }
+    return 0;
+  }
+  if (!t.has_machine_code()) {
+    std::string why = "this trace holds no machine code (it was recorded before traces held it: schema " +
+                      std::to_string(t.schema_version()) + ", machine code since schema 6)";
+    if (g_json) {
+      j["error"] = why;
+      jprint(j);
+    } else {
+      std::fprintf(stderr, "tinyviz-cli: kernel %s: %s\n", p->name.c_str(), why.c_str());
+    }
+    return 1;
+  }
+  std::optional<MachineCodeRow> mc = t.machine_code(p->id);
+  if (!mc) {
+    std::string why = "the trace holds no machine code for it (it was not compiled while the trace was recorded)";
+    if (g_json) {
+      j["error"] = why;
+      jprint(j);
+    } else {
+      std::fprintf(stderr, "tinyviz-cli: kernel %s: %s\n", p->name.c_str(), why.c_str());
+    }
+    return 1;
+  }
+  if (g_json) {
+    j["kind"] = mc->kind;
+    j["asm"] = mc->text;
+    jprint(j);
+    return 0;
+  }
+  if (mc->text.empty()) {
+    std::printf("kernel %s on %s: the device gives no machine code (%s)\n", p->name.c_str(), p->device.c_str(),
+                mc->kind.c_str());
+    return 0;
+  }
+  std::fputs(mc->text.c_str(), stdout);
+  if (mc->text.back() != '\n') std::fputc('\n', stdout);
   return 0;
 }
 
@@ -446,6 +536,7 @@ int tg::viz::cli_main(int argc_in, char** argv_in) {
       return cmd_verify(*t, full);
     }
     if (cmd == "kernels") return cmd_kernels(*t, argc - 3, argv + 3);
+    if (cmd == "code") return cmd_code(*t, argc - 3, argv + 3);
     if (cmd == "profile") return cmd_profile(*t, argc - 3, argv + 3, g_json);
     if (cmd == "export") return cmd_export(*t, argc - 3, argv + 3, g_json);
     if (cmd == "diff") return cmd_diff(*t, argc - 3, argv + 3, g_json);

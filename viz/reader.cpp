@@ -83,6 +83,7 @@ const std::vector<TableSpec>& table_specs() {
       {"markers", {"id", "t", "name", "color"}, 5},
       {"ranges", {"id", "device", "name", "t_start", "t_end"}, 5},
       {"devices", {"device", "tdiff", "props"}, 5},
+      {"machine_code", {"program", "kind", "code"}, 6},
   };
   return specs;
 }
@@ -333,6 +334,21 @@ std::pair<std::string, std::string> Trace::program_text(int64_t id) const {
   sqlite3_bind_int64(q.s, 1, id);
   if (!q.step()) throw TraceError("trace '" + path_ + "' has no program " + std::to_string(id));
   return {q.t_(0), q.t_(1)};
+}
+
+std::optional<MachineCodeRow> Trace::machine_code(int64_t program) const {
+  if (!has_machine_code()) return std::nullopt;
+  Stmt q(db_, "SELECT kind, code FROM machine_code WHERE program=?", *this, "machine_code");
+  sqlite3_bind_int64(q.s, 1, program);
+  q.at(program);
+  if (!q.step()) return std::nullopt;
+  for (int c = 0; c < 2; c++) {
+    int type = sqlite3_column_type(q.s, c);
+    if (type != SQLITE_TEXT) q.bad(c, std::string("holds ") + type_name(type) + ", not text");
+    if (sqlite3_column_bytes(q.s, c) > (c ? kMaxMachineCodeBytes : 4096))
+      q.bad(c, "is " + S(sqlite3_column_bytes(q.s, c)) + " bytes long, more than a kernel's machine code can be");
+  }
+  return MachineCodeRow{q.t_(0), q.t_(1)};
 }
 
 const ProgramRow* Trace::program_of_context(int64_t context) const {

@@ -78,6 +78,12 @@ struct ProgramRow {
   int64_t ops = -1, mem = -1, lds = -1;  // -1: symbolic
 };
 
+// what a compiled kernel ran as (schema 6): its machine code as text and what that is; an empty text: the device
+// gave nothing readable, and kind says what it gave
+struct MachineCodeRow {
+  std::string kind, text;
+};
+
 // one kernel or copy run (PROFILE); bufs as JSON [[buffer, nbytes, mode], ...] (viz/profile.h parses it)
 struct KernelEventRow {
   int64_t id = 0, program = 0;  // program 0: a copy or an unrecorded program
@@ -172,6 +178,12 @@ class Trace {
   const ProgramRow* program(int64_t id) const;
   const ProgramRow* program_of_context(int64_t context) const;  // the kernel a codegen context produced
   std::pair<std::string, std::string> program_text(int64_t id) const;  // source, linearized UOps (from the file)
+  // the program's machine code, read from the file when asked: nullopt when the trace holds none for it (it was not
+  // compiled while recording; traces older than schema 6 hold none at all: has_machine_code() is false). Throws
+  // TraceError for a damaged row (not text, or longer than kMaxMachineCodeBytes).
+  std::optional<MachineCodeRow> machine_code(int64_t program) const;
+  bool has_machine_code() const { return schema_version_ >= 6; }
+  static constexpr int kMaxMachineCodeBytes = 64 << 20;
   const std::vector<KernelEventRow>& kernel_events() const { return kernel_events_; }  // by start time
   int schema_version() const { return schema_version_; }
   // the profiler's events, by time (empty for schema 2-4 traces and runs without PROFILE)

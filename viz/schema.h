@@ -12,7 +12,9 @@ constexpr int32_t TRACE_APPLICATION_ID = 0x54477472;  // "TGtr"
 // 5: the profiler's events: mem_events, markers, ranges, devices; kernel_events.bufs' third field is the mode
 //    (0 read, 1 write, 2 write+read; older files hold 0/1 for read/written). Older files are still read (no memory
 //    lanes, markers or user ranges).
-constexpr int32_t TRACE_SCHEMA_VERSION = 5;
+// 6: machine_code (what each compiled kernel ran as: the CPU's disassembly of its object). Older files are still read
+//    (they hold no machine code).
+constexpr int32_t TRACE_SCHEMA_VERSION = 6;
 constexpr int32_t TRACE_SCHEMA_MIN_READ = 2;
 
 // uops.op is the Ops value (names in table ops), uops.dtype an id into table dtypes, uops.arg/tag the exact arg
@@ -27,6 +29,9 @@ constexpr int32_t TRACE_SCHEMA_MIN_READ = 2;
 //   launch dims and estimates (ops/mem/lds, -1 when symbolic). kernel_events: one row per kernel or copy run
 //   (PROFILE): device lane, steady-clock ns start/end, bufs as JSON [[buffer, nbytes, mode], ...] in argument order
 //   (element N is the kernel's dataN; mode 0 read, 1 write, 2 write+read).
+// machine_code: per program, once it was compiled: kind says what the code is (or, with an empty code, what the
+//   device gave instead of readable machine code), code the text (the CPU: LLVM's disassembly of the object that was
+//   loaded, jump targets labelled and loops marked). A program without a row was not compiled while recording.
 // mem_events: the alloc (kind 1) and free (kind 0) of every device buffer (Buffer.allocate/deallocate): buffer is the
 //   number kernel_events.bufs name it by, size in elements, nbytes in bytes. markers: tg::profile_marker (colour a
 //   name or #rrggbb). ranges: spans on host lanes (USER: tg::profile_range; "<DEV> Graph": batched executions).
@@ -60,6 +65,7 @@ CREATE TABLE IF NOT EXISTS step_uops(step INTEGER NOT NULL, uop INTEGER NOT NULL
 CREATE TABLE IF NOT EXISTS programs(id INTEGER PRIMARY KEY, name INTEGER NOT NULL, device INTEGER NOT NULL,
   context INTEGER NOT NULL, source TEXT NOT NULL, uops TEXT NOT NULL, global_size TEXT NOT NULL,
   local_size TEXT NOT NULL, ops INTEGER NOT NULL, mem INTEGER NOT NULL, lds INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS machine_code(program INTEGER PRIMARY KEY, kind TEXT NOT NULL, code TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS kernel_events(id INTEGER PRIMARY KEY, program INTEGER NOT NULL, name INTEGER NOT NULL,
   device INTEGER NOT NULL, t_start INTEGER NOT NULL, t_end INTEGER NOT NULL, bufs TEXT NOT NULL, var_vals TEXT);
 CREATE TABLE IF NOT EXISTS mem_events(id INTEGER PRIMARY KEY, kind INTEGER NOT NULL, device INTEGER NOT NULL,

@@ -60,10 +60,12 @@ struct Batch {
   std::vector<UopEv> uops;
   std::vector<MatchEv> matches;
   std::vector<std::pair<uint64_t, ProgramRecord>> programs;
+  std::vector<std::pair<uint64_t, MachineCode>> codes;
   std::vector<KernelEvent> kernels;
   std::vector<ProfileEvent> profile;
   size_t size() const {
-    return other.size() + uops.size() + matches.size() + programs.size() + kernels.size() + profile.size();
+    return other.size() + uops.size() + matches.size() + programs.size() + codes.size() + kernels.size() +
+           profile.size();
   }
   bool empty() const { return size() == 0; }
 };
@@ -163,6 +165,7 @@ class TraceWriter final : public Recorder {
                   const std::string& message) override;
   void note_uop(const UOp& u) override;
   uint64_t program(const ProgramRecord& p) override;
+  void program_code(uint64_t program, const MachineCode& code) override;
   void kernel_event(const KernelEvent& e) override;
   void profile_event(const ProfileEvent& e) override;
   void finish() override;
@@ -252,7 +255,7 @@ class TraceWriter final : public Recorder {
   sqlite3_stmt *st_str_ = nullptr, *st_uop_ = nullptr, *st_rule_ = nullptr, *st_ctx_ = nullptr, *st_ctx_name_ = nullptr,
                *st_ctx_end_ = nullptr, *st_step_ = nullptr, *st_step_end_ = nullptr, *st_match_ = nullptr,
                *st_cstat_ = nullptr, *st_err_ = nullptr, *st_note_ = nullptr, *st_prog_ = nullptr, *st_kev_ = nullptr,
-               *st_mem_ = nullptr, *st_marker_ = nullptr, *st_range_ = nullptr, *st_dev_ = nullptr;
+               *st_mem_ = nullptr, *st_marker_ = nullptr, *st_range_ = nullptr, *st_dev_ = nullptr, *st_code_ = nullptr;
   void write_profile_event(const ProfileEvent& e);
 };
 
@@ -290,6 +293,7 @@ TraceWriter::TraceWriter(const std::string& path) : path_(claim_trace_path(path,
   st_prog_ = prep(
       "INSERT INTO programs(id, name, device, context, source, uops, global_size, local_size, ops, mem, lds) "
       "VALUES(?,?,?,?,?,?,?,?,?,?,?)");
+  st_code_ = prep("INSERT OR REPLACE INTO machine_code(program, kind, code) VALUES(?,?,?)");
   st_kev_ =
       prep("INSERT INTO kernel_events(program, name, device, t_start, t_end, bufs, var_vals) VALUES(?,?,?,?,?,?,?)");
   st_mem_ = prep("INSERT INTO mem_events(kind, device, t, buffer, dtype, size, nbytes) VALUES(?,?,?,?,?,?,?)");
@@ -445,6 +449,12 @@ uint64_t TraceWriter::program(const ProgramRecord& p) {
   tb.batch.programs.emplace_back(id, p);
   maybe_handover(tb, true);
   return id;
+}
+void TraceWriter::program_code(uint64_t program, const MachineCode& code) {
+  ThreadBuf& tb = tbuf();
+  std::lock_guard<std::mutex> lk(tb.mu);
+  tb.batch.codes.emplace_back(program, code);
+  maybe_handover(tb, true);
 }
 void TraceWriter::kernel_event(const KernelEvent& e) {
   ThreadBuf& tb = tbuf();
@@ -804,6 +814,12 @@ void TraceWriter::write_batch(Batch& b) {
     sqlite3_bind_int64(st_prog_, 11, p.lds);
     run(st_prog_);
   }
+  for (auto& [id, c] : b.codes) {
+    sqlite3_bind_int64(st_code_, 1, (int64_t)id);
+    sqlite3_bind_text(st_code_, 2, c.kind.data(), (int)c.kind.size(), SQLITE_STATIC);
+    sqlite3_bind_text(st_code_, 3, c.text.data(), (int)c.text.size(), SQLITE_STATIC);
+    run(st_code_);
+  }
   for (const KernelEvent& k : b.kernels) {
     nlohmann::json bufs = nlohmann::json::array();
     for (const BufferUse& u : k.bufs) bufs.push_back({u.id, u.nbytes, (int)u.mode});
@@ -890,7 +906,7 @@ void TraceWriter::finish() {
   }
   for (sqlite3_stmt* s :
        {st_str_, st_uop_, st_rule_, st_ctx_, st_ctx_name_, st_ctx_end_, st_step_, st_step_end_, st_match_, st_cstat_,
-        st_err_, st_note_, st_prog_, st_kev_, st_mem_, st_marker_, st_range_, st_dev_})
+        st_err_, st_note_, st_prog_, st_kev_, st_mem_, st_marker_, st_range_, st_dev_, st_code_})
     sqlite3_finalize(s);
   sqlite3_exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
   sqlite3_close(db_);

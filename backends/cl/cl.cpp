@@ -298,6 +298,7 @@ class CLCompiler : public Compiler {
  public:
   CLCompiler(CLDevice& dev, std::string key) : Compiler(std::move(key)), dev_(dev) {}
   std::vector<uint8_t> compile(const std::string& src) override;
+  std::optional<MachineCode> machine_code(std::span<const uint8_t> lib) const override;
 
  private:
   CLDevice& dev_;
@@ -412,6 +413,124 @@ std::vector<uint8_t> CLCompiler::compile(const std::string& src) {
   check(clGetProgramInfo(prg, CL_PROGRAM_BINARIES, sizeof(bin), &bin, nullptr),
         "clGetProgramInfo(CL_PROGRAM_BINARIES)");
   return out;
+}
+
+// ***** the machine code of a program binary, for the trace *****
+
+namespace {
+
+std::string kb(size_t n) {
+  char b[32];
+  if (n < 10240)
+    std::snprintf(b, sizeof b, "%zu bytes", n);
+  else
+    std::snprintf(b, sizeof b, "%.0f KB", n / 1024.0);
+  return b;
+}
+
+uint32_t le32(const uint8_t* p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+// a program binary that is text (NVIDIA's PTX, some drivers' assembly): printable ASCII or UTF-8, NULs only at the end
+bool is_text(std::span<const uint8_t> b) {
+  size_t n = b.size();
+  while (n && b[n - 1] == 0) n--;
+  if (n == 0) return false;
+  for (size_t i = 0; i < n; i++)
+    if (b[i] < 0x20 && b[i] != '\n' && b[i] != '\t' && b[i] != '\r') return false;
+  return true;
+}
+
+// one file of PoCL's program binary (its kernel cache, serialized): "/<kernel>/<local size>/<kernel>.so" and the like
+struct PoclFile {
+  std::string path;
+  std::span<const uint8_t> bytes;
+};
+
+// The ELF objects PoCL 3's binary carries: after a header, the cache's files as (u32 path length, path, u32 size,
+// bytes). Each ELF found is checked against that framing (the path before it ends in ".so", the size fits), so a
+// binary of another layout yields nothing instead of garbage.
+std::vector<PoclFile> pocl_objects(std::span<const uint8_t> bin) {
+  std::vector<PoclFile> out;
+  static const uint8_t elf[4] = {0x7f, 'E', 'L', 'F'};
+  for (size_t i = 8; i + 4 <= bin.size(); i++) {
+    if (std::memcmp(bin.data() + i, elf, 4) != 0) continue;
+    uint32_t size = le32(bin.data() + i - 4);
+    if (size < 64 || size > bin.size() - i) continue;
+    // the path: "<u32 len><len bytes>" right before the size
+    std::string path;
+    for (size_t len = 3; len < 4096 && len + 8 <= i; len++) {
+      size_t at = i - 4 - len;
+      if (le32(bin.data() + at - 4) != len) continue;
+      path.assign(reinterpret_cast<const char*>(bin.data() + at), len);
+      break;
+    }
+    if (path.size() < 3 || path.compare(path.size() - 3, 3, ".so") != 0) continue;
+    out.push_back({path, bin.subspan(i, size)});
+    i += size - 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+// What the device gives for a program: a binary that is text is recorded as it is; PoCL's binary (its kernel cache:
+// the program's LLVM bitcode and, for each kernel, a shared object with its work-group function compiled for any
+// local size) has its objects disassembled by the CPU device's disassembler when that is there and the objects are
+// for this host; anything else is named, with its size, and no machine code is recorded.
+std::optional<MachineCode> CLCompiler::machine_code(std::span<const uint8_t> lib) const {
+  std::span<const uint8_t> bin;
+  decode_lib(lib, bin);
+  const std::string dev = dev_.device_name.empty() ? std::string("the device") : dev_.device_name;
+  if (is_text(bin)) {
+    std::string text(reinterpret_cast<const char*>(bin.data()), bin.size());
+    text.resize(std::strlen(text.c_str()));
+    return MachineCode{"the program binary " + dev + " gives, which is text (" + kb(text.size()) + ")", text};
+  }
+  auto starts = [&](const char* m, size_t n) { return bin.size() >= n && std::memcmp(bin.data(), m, n) == 0; };
+  if (starts("poclbin", 8)) {
+    std::vector<PoclFile> objs = pocl_objects(bin);
+    std::string names;
+    for (const PoclFile& o : objs) names += (names.empty() ? "" : ", ") + o.path + " (" + kb(o.bytes.size()) + ")";
+    // x86-64 objects (e_machine 62) on an x86-64 host: the CPU device's LLVM reads them
+    bool host = false;
+#if defined(__x86_64__)
+    host = !objs.empty() && std::all_of(objs.begin(), objs.end(), [](const PoclFile& o) {
+      return o.bytes.size() > 20 && o.bytes[4] == 2 && o.bytes[18] == 62 && o.bytes[19] == 0;
+    });
+#endif
+    std::string why = host ? " (no CPU device to disassemble them)" : " for another machine";
+    if (host && device_registered("CPU")) {
+      std::string text, kinds;
+      for (const PoclFile& o : objs) {
+        std::optional<MachineCode> mc = get_device("CPU").compiler().machine_code(o.bytes);
+        if (!mc || mc->text.empty()) {
+          why = " (" + o.path + ": " + (mc ? mc->kind : std::string("the CPU device reads no objects")) + ")";
+          text.clear();
+          break;
+        }
+        text += (text.empty() ? "" : "\n") + std::string("; ") + o.path + "\n" + mc->text;
+        if (kinds.empty()) kinds = mc->kind.substr(0, mc->kind.find(':'));
+      }
+      if (!text.empty())
+        return MachineCode{kinds + ": LLVM's disassembly of " + names + " in " + dev +
+                               "'s program binary (PoCL's work-group functions: the directory says the local size "
+                               "each was built for, 0-0-0 any)",
+                           text};
+    }
+    return MachineCode{"PoCL's program binary (" + kb(bin.size()) + "): LLVM bitcode" +
+                           (objs.empty() ? std::string(", no compiled object") : ", and " + names + why),
+                       ""};
+  }
+  std::string what = starts(
+                         "\x7f"
+                         "ELF",
+                         4)
+                         ? "an ELF object"
+                     : starts("BC\xc0\xde", 4) || starts("\xde\xc0\x17\x0b", 4) ? "LLVM bitcode"
+                                                                                : "a binary in a format not read here";
+  return MachineCode{dev + " gives " + what + " (" + kb(bin.size()) + "), no readable machine code", ""};
 }
 
 // ***** CLProgram *****

@@ -13,6 +13,18 @@
 #include <llvm/IR/Module.h>
 #include <llvm/IR/ValueHandle.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/MC/MCAsmInfo.h>
+#include <llvm/MC/MCContext.h>
+#include <llvm/MC/MCDisassembler/MCDisassembler.h>
+#include <llvm/MC/MCInst.h>
+#include <llvm/MC/MCInstPrinter.h>
+#include <llvm/MC/MCInstrAnalysis.h>
+#include <llvm/MC/MCInstrInfo.h>
+#include <llvm/MC/MCRegisterInfo.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/MCTargetOptions.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Object/ELFObjectFile.h>
 #include <llvm/Object/ObjectFile.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Passes/StandardInstrumentations.h>
@@ -160,6 +172,7 @@ void init_llvm() {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::InitializeNativeTargetAsmParser();
+    llvm::InitializeNativeTargetDisassembler();
     llvm::install_fatal_error_handler([](void*, const char* reason, bool) { throw LLVMFatalError(reason); });
     if (int vf = slp_max_vf()) {
       auto& opts = llvm::cl::getRegisteredOptions();
@@ -578,6 +591,330 @@ std::string LLVMCompiler::optimized_ir(const std::string& src) {
 std::string LLVMCompiler::assembly(const std::string& src) {
   std::unique_ptr<CompileJob> job = impl_->run_safely(src, nullptr, Impl::Emit::Assembly);
   return std::string(job->obj.begin(), job->obj.end());
+}
+
+// ***** the machine code of an object, for the trace *****
+
+namespace {
+
+std::string hex(uint64_t v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%llx", (unsigned long long)v);
+  return b;
+}
+
+// one decoded instruction of a text section
+struct DisInst {
+  uint64_t addr = 0, size = 0;
+  std::string mnemonic, operands;  // as the instruction printer writes them (AT&T syntax, like objdump)
+  bool branch = false, call = false, decoded = true;
+  std::optional<uint64_t> target;  // a direct branch's or call's target address
+};
+
+// a loop: the span from a backward jump's target to the jump (the last one jumping there)
+struct Loop {
+  uint64_t head = 0, latch = 0;
+  bool innermost = true;
+  std::string label;
+};
+
+}  // namespace
+
+// The disassembly of an object this compiler made, as llvm-objdump -d -r prints it and the reference's VIZ shows
+// (objdump of what ran), in AT&T syntax, with what objdump leaves to the reader made explicit: a label for every
+// jump target (.L1, .L2, ...), each loop (a backward jump) marked at its head and at its jump, the innermost ones
+// named as such, a gutter of '|' per loop an instruction is in, and the symbol a relocation names (a libm call, a
+// constant pool) after the instruction that uses it.
+std::optional<MachineCode> LLVMCompiler::machine_code(std::span<const uint8_t> lib) const {
+  init_llvm();
+  llvm::StringRef bytes(reinterpret_cast<const char*>(lib.data()), lib.size());
+  // the ELF reader wants its headers aligned: an object inside another file (PoCL's binary) is copied first
+  std::unique_ptr<llvm::MemoryBuffer> copy;
+  if (reinterpret_cast<uintptr_t>(lib.data()) % 8 != 0) {
+    copy = llvm::MemoryBuffer::getMemBufferCopy(bytes, "kernel");
+    bytes = copy->getBuffer();
+  }
+  auto obj = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(bytes, "kernel"));
+  if (!obj)
+    return MachineCode{"no machine code: the library is not an object file (" + to_string(obj.takeError()) + ")", ""};
+  const std::string& triple_s = impl_->triple;
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple_s, err);
+  if (!target) return MachineCode{"no machine code: LLVM has no disassembler for " + triple_s + " (" + err + ")", ""};
+  llvm::Triple triple(triple_s);
+  std::unique_ptr<llvm::MCRegisterInfo> mri(target->createMCRegInfo(triple_s));
+  llvm::MCTargetOptions mcopts;
+  std::unique_ptr<llvm::MCAsmInfo> mai(mri ? target->createMCAsmInfo(*mri, triple_s, mcopts) : nullptr);
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(triple_s, impl_->cpu, impl_->feats));
+  std::unique_ptr<llvm::MCInstrInfo> mii(target->createMCInstrInfo());
+  if (!mri || !mai || !sti || !mii) return MachineCode{"no machine code: LLVM cannot describe " + triple_s, ""};
+  llvm::MCContext mctx(triple, mai.get(), mri.get(), sti.get());
+  std::unique_ptr<llvm::MCDisassembler> dis(target->createMCDisassembler(*sti, mctx));
+  std::unique_ptr<llvm::MCInstrAnalysis> mia(target->createMCInstrAnalysis(mii.get()));
+  std::unique_ptr<llvm::MCInstPrinter> printer(target->createMCInstPrinter(triple, 0 /* AT&T */, *mai, *mii, *mri));
+  if (!dis || !printer) return MachineCode{"no machine code: LLVM has no disassembler for " + triple_s, ""};
+  printer->setPrintImmHex(true);
+  printer->setPrintBranchImmAsAddress(true);
+
+  std::string out, body;
+  size_t code_bytes = 0, n_funcs = 0;
+  std::vector<std::string> loop_notes;
+  int label_no = 0;
+  for (const llvm::object::SectionRef& sec : (*obj)->sections()) {
+    if (!sec.isText() || sec.getSize() == 0) continue;
+    auto contents = sec.getContents();
+    if (!contents) {
+      llvm::consumeError(contents.takeError());
+      continue;
+    }
+    llvm::ArrayRef<uint8_t> code(reinterpret_cast<const uint8_t*>(contents->data()), contents->size());
+    const uint64_t base = sec.getAddress();
+    code_bytes += code.size();
+    // functions by address
+    std::map<uint64_t, std::string> funcs;
+    for (const llvm::object::SymbolRef& sym : (*obj)->symbols()) {
+      auto sec_it = sym.getSection();
+      auto type = sym.getType();
+      auto name = sym.getName();
+      auto addr = sym.getAddress();
+      if (!sec_it || !type || !name || !addr) {
+        if (!sec_it) llvm::consumeError(sec_it.takeError());
+        if (!type) llvm::consumeError(type.takeError());
+        if (!name) llvm::consumeError(name.takeError());
+        if (!addr) llvm::consumeError(addr.takeError());
+        continue;
+      }
+      if (*sec_it == (*obj)->section_end() || **sec_it != sec || *type != llvm::object::SymbolRef::ST_Function)
+        continue;
+      funcs.emplace(*addr, name->str());
+    }
+    n_funcs += funcs.size();
+    // what each relocation in the section names: offset -> symbol (or section), addend, PC-relative
+    struct Reloc {
+      std::string name;
+      int64_t addend = 0;
+      bool pcrel = false;
+      std::optional<llvm::object::SectionRef> sec;  // the section the symbol is in, and where in it
+      uint64_t sym_off = 0;
+    };
+    std::map<uint64_t, Reloc> relocs;
+    const bool elf = llvm::object::ELFObjectFileBase::classof(obj->get());
+    for (const llvm::object::SectionRef& rs : (*obj)->sections()) {
+      auto relocated = rs.getRelocatedSection();
+      if (!relocated) {
+        llvm::consumeError(relocated.takeError());
+        continue;
+      }
+      if (*relocated == (*obj)->section_end() || **relocated != sec) continue;
+      for (const llvm::object::RelocationRef& r : rs.relocations()) {
+        Reloc rel;
+        llvm::object::symbol_iterator sym = r.getSymbol();
+        if (sym != (*obj)->symbol_end()) {
+          auto name = sym->getName();
+          auto ssec = sym->getSection();
+          if (!ssec) {
+            llvm::consumeError(ssec.takeError());
+          } else if (*ssec != (*obj)->section_end()) {
+            rel.sec = **ssec;
+            auto v = sym->getValue();
+            if (v)
+              rel.sym_off = *v;
+            else
+              llvm::consumeError(v.takeError());
+          }
+          if (name && !name->empty()) {
+            rel.name = name->str();
+          } else {
+            if (!name) llvm::consumeError(name.takeError());
+            if (rel.sec) {
+              auto sname = rel.sec->getName();
+              if (sname)
+                rel.name = sname->str();
+              else
+                llvm::consumeError(sname.takeError());
+            }
+          }
+        }
+        if (rel.name.empty()) continue;
+        if (elf) {
+          auto addend = llvm::object::ELFRelocationRef(r).getAddend();
+          if (addend)
+            rel.addend = *addend;
+          else
+            llvm::consumeError(addend.takeError());
+        }
+        llvm::SmallString<32> type;
+        r.getTypeName(type);
+        rel.pcrel = type.str().contains("PC") || type.str().contains("PLT");
+        relocs[r.getOffset()] = std::move(rel);
+      }
+    }
+    // decode everything once
+    std::vector<DisInst> insts;
+    for (uint64_t off = 0; off < code.size();) {
+      DisInst di;
+      di.addr = base + off;
+      llvm::MCInst inst;
+      uint64_t size = 0;
+      if (dis->getInstruction(inst, size, code.slice(off), di.addr, llvm::nulls()) == llvm::MCDisassembler::Success &&
+          size > 0) {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        printer->printInst(&inst, di.addr, "", *sti, os);
+        os.flush();
+        size_t b = text.find_first_not_of(" \t");
+        text = b == std::string::npos ? "" : text.substr(b);
+        size_t tab = text.find('\t');
+        di.mnemonic = text.substr(0, tab);
+        if (tab != std::string::npos) di.operands = text.substr(tab + 1);
+        for (char& c : di.operands)
+          if (c == '\t') c = ' ';
+        di.size = size;
+        if (mia) {
+          di.branch = mia->isBranch(inst);
+          di.call = mia->isCall(inst);
+          uint64_t t = 0;
+          if ((di.branch || di.call) && mia->evaluateBranch(inst, di.addr, size, t)) di.target = t;
+        }
+        // a relocated jump or call goes where its relocation says (its immediate is a placeholder)
+        auto r = relocs.lower_bound(off);
+        if (r != relocs.end() && r->first < off + size) di.target.reset();
+      } else {
+        di.size = std::max<uint64_t>(1, size);
+        if (off + di.size > code.size()) di.size = code.size() - off;
+        di.decoded = false;
+        di.mnemonic = ".byte";
+        for (uint64_t k = 0; k < di.size; k++) di.operands += (k ? ", " : "") + hex(code[off + k]);
+      }
+      off += di.size;
+      insts.push_back(std::move(di));
+    }
+    // the function each address lies in: [start, next start)
+    auto func_of = [&](uint64_t a) -> uint64_t {
+      auto it = funcs.upper_bound(a);
+      return it == funcs.begin() ? UINT64_MAX : std::prev(it)->first;
+    };
+    // labels for jump targets inside a function; loops from backward jumps
+    std::map<uint64_t, std::string> labels;
+    std::map<uint64_t, Loop> loops;  // by head
+    for (const DisInst& di : insts)
+      if (di.branch && !di.call && di.target && !funcs.count(*di.target) && *di.target >= base &&
+          *di.target < base + code.size()) {
+        labels.emplace(*di.target, "");
+        if (*di.target <= di.addr && func_of(*di.target) == func_of(di.addr)) {
+          Loop& l = loops[*di.target];
+          l.head = *di.target;
+          l.latch = std::max(l.latch, di.addr);
+        }
+      }
+    for (auto& [a, name] : labels) name = ".L" + std::to_string(++label_no);
+    for (auto& [h, l] : loops) {
+      l.label = labels[h];
+      for (const auto& [h2, l2] : loops)
+        if (h2 != h && h2 >= l.head && l2.latch <= l.latch) l.innermost = false;
+      loop_notes.push_back(l.label + (l.innermost ? " innermost" : "") + " (" + hex(l.head) + "-" + hex(l.latch) + ")");
+    }
+    auto depth_of = [&](uint64_t a) {
+      int d = 0;
+      for (const auto& [h, l] : loops) d += a >= l.head && a <= l.latch;
+      return d;
+    };
+    int max_depth = 0;
+    for (const auto& [h, l] : loops) max_depth = std::max(max_depth, depth_of(h));
+    // print
+    char buf[64];
+    for (const DisInst& di : insts) {
+      if (auto f = funcs.find(di.addr); f != funcs.end()) body += (body.empty() ? "" : "\n") + f->second + ":\n";
+      if (auto lb = labels.find(di.addr); lb != labels.end()) {
+        std::string line = lb->second + ":";
+        if (auto l = loops.find(di.addr); l != loops.end())
+          line += std::string(line.size() < 40 ? 40 - line.size() : 1, ' ') + "; " +
+                  (l->second.innermost ? "innermost loop" : "loop") + ", back from " + hex(l->second.latch);
+        body += line + "\n";
+      }
+      std::snprintf(buf, sizeof buf, "%8llx:  ", (unsigned long long)di.addr);
+      std::string line = buf;
+      if (max_depth) {
+        int d = depth_of(di.addr);
+        line += std::string((size_t)d, '|') + std::string((size_t)(max_depth - d) + 1, ' ');
+      }
+      std::string ops = di.operands;
+      std::string note;
+      // a relocated field: what it names (a PC-relative field counts from the instruction's end); a jump or call
+      // through one goes to that symbol, and a float or double constant it loads is shown
+      for (uint64_t k = di.addr - base; k < di.addr - base + di.size; k++) {
+        auto r = relocs.find(k);
+        if (r == relocs.end()) continue;
+        int64_t at = r->second.addend + (r->second.pcrel ? (int64_t)(di.addr - base + di.size - k) : 0);
+        std::string what = r->second.name + (at == 0 ? "" : (at > 0 ? "+" : "-") + hex((uint64_t)(at > 0 ? at : -at)));
+        if ((di.branch || di.call) && at == 0) {
+          ops = "<" + r->second.name + ">";
+          continue;
+        }
+        const std::string& m = di.mnemonic;
+        bool f32 =
+            m.size() > 2 && (m.ends_with("ss") || m.ends_with("ps")) && !m.starts_with("vcvt") && !m.starts_with("cvt");
+        bool f64 =
+            m.size() > 2 && (m.ends_with("sd") || m.ends_with("pd")) && !m.starts_with("vcvt") && !m.starts_with("cvt");
+        if ((f32 || f64) && r->second.sec && !r->second.sec->isText() && !r->second.sec->isBSS()) {
+          uint64_t off = r->second.sym_off + (uint64_t)at;
+          auto data = r->second.sec->getContents();
+          if (!data) {
+            llvm::consumeError(data.takeError());
+          } else if (off + (f32 ? 4 : 8) <= data->size()) {
+            char v[48];
+            if (f32) {
+              float x;
+              std::memcpy(&x, data->data() + off, 4);
+              std::snprintf(v, sizeof v, " = %.9g", (double)x);
+            } else {
+              double x;
+              std::memcpy(&x, data->data() + off, 8);
+              std::snprintf(v, sizeof v, " = %.17g", x);
+            }
+            what += v;
+          }
+        }
+        // a RIP-relative operand names its symbol where objdump leaves "(%rip)"; the note keeps the value
+        if (size_t rip = ops.find("(%rip)");
+            rip != std::string::npos && (rip == 0 || ops[rip - 1] == ' ' || ops[rip - 1] == ',')) {
+          size_t eq = what.find(" = ");
+          ops.insert(rip, what.substr(0, eq));
+          what = eq == std::string::npos ? "" : what.substr(eq + 3);
+        }
+        if (!what.empty()) note += (note.empty() ? "" : ", ") + what;
+      }
+      if (di.target) {
+        if (auto f = funcs.find(*di.target); f != funcs.end()) {
+          ops = "<" + f->second + ">";
+        } else if (auto lb = labels.find(*di.target); lb != labels.end()) {
+          ops = lb->second;
+          if (*di.target <= di.addr) {
+            auto l = loops.find(*di.target);
+            note =
+                std::string("<- loop ") + lb->second + (l != loops.end() && l->second.innermost ? " (innermost)" : "");
+          }
+        }
+      }
+      std::string ins = di.mnemonic + std::string(di.mnemonic.size() < 11 ? 11 - di.mnemonic.size() : 1, ' ') + ops;
+      line += ins;
+      if (!note.empty()) line += std::string(ins.size() < 48 ? 48 - ins.size() : 2, ' ') + "# " + note;
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      body += line + "\n";
+    }
+  }
+  if (code_bytes == 0) return MachineCode{"no machine code: the object has no code", ""};
+  std::string arch = triple.getArchName().str();
+  if (arch == "x86_64") arch = "x86-64";
+  out = "; " + arch + " machine code for " + impl_->cpu + ": " + std::to_string(code_bytes) + " bytes in " +
+        std::to_string(n_funcs) + " function" + (n_funcs == 1 ? "" : "s") + ", disassembled by LLVM " +
+        std::to_string(LLVM_VERSION_MAJOR) + " from the object that was loaded\n";
+  out += "; loops (a backward jump; '|' per loop an instruction is in): ";
+  if (loop_notes.empty()) out += "none";
+  for (size_t i = 0; i < loop_notes.size(); i++) out += (i ? ", " : "") + loop_notes[i];
+  out += "\n\n" + body;
+  return MachineCode{arch + " machine code (" + impl_->cpu + "): LLVM's disassembly of the ELF object that ran",
+                     std::move(out)};
 }
 
 // ***** LLVMJit *****

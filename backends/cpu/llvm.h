@@ -48,6 +48,8 @@ class LLVMCompiler : public Compiler {
   std::string optimized_ir(const std::string& src);
   // the machine code as assembly text (what the object holds), for tests and debugging
   std::string assembly(const std::string& src);
+  // the object's code disassembled (AT&T syntax, jump targets labelled, loops marked), for the trace
+  std::optional<MachineCode> machine_code(std::span<const uint8_t> lib) const override;
   const std::string& cpu_name() const;
   const std::string& features() const;
 

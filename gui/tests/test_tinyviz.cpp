@@ -689,6 +689,88 @@ class TestTinyviz : public QObject {
     QVERIFY(!w.code()->title().contains("GFLOPS"));
   }
 
+  // the Code tab shows, beside a kernel's source, the machine code it ran as (the CPU's disassembly of its object);
+  // "Next loop" and the find box reach the innermost loop; a trace from before machine code, and a damaged row, say
+  // so in the pane instead
+  void code_tab_shows_the_machine_code_beside_the_source() {
+    QString err, path = hello_trace("asm.trace.db", &err);
+    QVERIFY2(err.isEmpty(), qPrintable(err));
+    int64_t program = sql_int(path,
+                              "SELECT p.id FROM programs p JOIN machine_code m ON m.program=p.id "
+                              "WHERE p.context>0 LIMIT 1");
+    int64_t context = sql_int(path, "SELECT context FROM programs WHERE id=" + std::to_string(program));
+    QVERIFY(context > 0);
+    auto t = Trace::open(path.toStdString(), false);
+    std::optional<MachineCodeRow> mc = t->machine_code(program);
+    QVERIFY(mc && !mc->text.empty());
+    {
+      MainWindow w;
+      QVERIFY(open_window(w, path));
+      w.select({context, 0, 0});
+      w.show_tab(MainWindow::CodeTab);
+      QVERIFY(wait_idle(w));
+      QTRY_VERIFY(w.code()->text().contains("define void @"));
+      QVERIFY(w.code()->machine_code_visible());
+      QCOMPARE(w.code()->machine_code_text().trimmed(), QString::fromStdString(mc->text).trimmed());
+      QVERIFY2(w.code()->machine_code_title().contains("x86-64 machine code"),
+               qPrintable(w.code()->machine_code_title()));
+      QVERIFY(w.code()->machine_code_text().contains(QRegularExpression("\\n +[0-9a-f]+: +[| ]*retq\\n")));
+      QVERIFY(w.code()->find_in_machine_code("retq"));
+      QVERIFY(w.code()->machine_code_text().split('\n')[w.code()->machine_code_cursor_line()].contains("retq"));
+      // the linearized UOps have the whole width
+      w.code()->set_mode(CodeView::Uops);
+      QVERIFY(!w.code()->machine_code_visible());
+      w.code()->set_mode(CodeView::Source);
+      QVERIFY(w.code()->machine_code_visible());
+    }
+    // a kernel with a loop: "Next loop" goes to its innermost loop's head
+    std::string looped =
+        "; x86-64 machine code for test\n\nk:\n       0:    xorl       %eax, %eax\n"
+        ".L1:                                    ; loop, back from 0x20\n       4:  |  nop\n"
+        ".L2:                                    ; innermost loop, back from 0x10\n       8:  || vaddps     %xmm0, "
+        "%xmm1, %xmm1\n"
+        "      10:  || jne        .L2                                  # <- loop .L2 (innermost)\n"
+        "      20:  |  jne        .L1                                  # <- loop .L1\n      22:     retq\n";
+    tg::test::sql_exec(path.toStdString(),
+                       "UPDATE machine_code SET code='" + looped + "' WHERE program=" + std::to_string(program));
+    {
+      MainWindow w;
+      QVERIFY(open_window(w, path));
+      w.select({context, 0, 0});
+      w.show_tab(MainWindow::CodeTab);
+      QVERIFY(wait_idle(w));
+      QTRY_VERIFY(w.code()->machine_code_text().contains(".L2:"));
+      QVERIFY(w.code()->next_loop());
+      QVERIFY(w.code()->machine_code_text().split('\n')[w.code()->machine_code_cursor_line()].startsWith(".L2:"));
+    }
+    // garbage in the row: said in the pane, no crash
+    tg::test::sql_exec(path.toStdString(),
+                       "UPDATE machine_code SET code=x'00ff10' WHERE program=" + std::to_string(program));
+    {
+      MainWindow w;
+      QVERIFY(open_window(w, path));
+      w.select({context, 0, 0});
+      w.show_tab(MainWindow::CodeTab);
+      QVERIFY(wait_idle(w));
+      QTRY_VERIFY(w.code()->machine_code_title().contains("cannot be read"));
+      QVERIFY(w.code()->machine_code_text().isEmpty());
+      QVERIFY(w.code()->text().contains("define void @"));
+    }
+    // a trace from before machine code (schema 5)
+    tg::test::sql_exec(path.toStdString(), "DROP TABLE machine_code; PRAGMA user_version=5;");
+    {
+      MainWindow w;
+      QVERIFY(open_window(w, path));
+      w.select({context, 0, 0});
+      w.show_tab(MainWindow::CodeTab);
+      QVERIFY(wait_idle(w));
+      QTRY_VERIFY(w.code()->text().contains("define void @"));
+      QVERIFY2(w.code()->machine_code_title().contains("This trace holds no machine code (it was recorded before"),
+               qPrintable(w.code()->machine_code_title()));
+      QVERIFY(w.code()->machine_code_text().isEmpty());
+    }
+  }
+
   // Esc on the timeline clears the selected interval (the window's Esc shortcut took the key before)
   void esc_clears_the_timelines_interval() {
     QString err, path = hello_trace("esc.trace.db", &err);

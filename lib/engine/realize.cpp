@@ -184,6 +184,26 @@ static int64_t parallel_workers() {
   return p;
 }
 
+// The machine code of a recorded program, once per trace: what the device's compiler reads out of the library it
+// built (the CPU disassembles its object). Nothing happens when no trace is recorded, or the program was not recorded.
+// lib: the compiled library, nullptr to take it from the compiler's cache.
+static void record_machine_code(const UOp& prg, const std::string& dev, const std::vector<uint8_t>* lib) {
+  Recorder* r = profile_recorder();
+  if (!r) return;
+  uint64_t id = recorded_program_id(prg);
+  if (!id || !track::claim_machine_code(prg)) return;
+  std::optional<MachineCode> mc;
+  try {
+    Compiler& c = get_device(dev).compiler();
+    std::shared_ptr<const std::vector<uint8_t>> cached;
+    if (!lib) lib = (cached = c.compile_cached(prg.src(2).arg().as_str())).get();
+    mc = c.machine_code(*lib);
+  } catch (const std::exception& e) {  // the kernel still runs; the trace says why it has no machine code
+    mc = MachineCode{std::string("no machine code: reading the compiled kernel failed: ") + e.what(), ""};
+  }
+  if (mc) r->program_code(id, *mc);
+}
+
 UOp lower_and_compile(const UOp& linear) {
   // the calls to lower and compile: a SINK body (a PROGRAM body is compiled already: its runtime is loaded on use)
   struct Todo {
@@ -241,8 +261,12 @@ UOp lower_and_compile(const UOp& linear) {
   });
   parallel_for(by_size.size(), nworkers, [&](size_t w) {
     const Todo& t = todo[by_size[w]];
-    ScopedSeconds timed(CompileCounters::compile_s);
-    get_device(t.dev).compiler().compile_cached(t.prg.src(2).arg().as_str());
+    std::shared_ptr<const std::vector<uint8_t>> lib;
+    {
+      ScopedSeconds timed(CompileCounters::compile_s);
+      lib = get_device(t.dev).compiler().compile_cached(t.prg.src(2).arg().as_str());
+    }
+    record_machine_code(t.prg, t.dev, lib.get());
   });
   CompileCounters::codegen_wall_s += t1 - t0;
   CompileCounters::compile_wall_s += wall_seconds() - t1;
@@ -264,6 +288,7 @@ UOp lower_and_compile(const UOp& linear) {
       get_runtime(t.dev, t.prg);
     }
     record_program(t.prg, t.dev);
+    record_machine_code(t.prg, t.dev, nullptr);  // a program recorded only now (its codegen was not recorded)
     std::vector<UOp> src(t.call.src().begin(), t.call.src().end());
     src[0] = t.prg;
     subs.emplace_back(t.call, t.call.with_src(src));

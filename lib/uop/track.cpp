@@ -33,10 +33,15 @@ static UOpMap<uint64_t>& program_ids() {
   static auto* m = new UOpMap<uint64_t>();
   return *m;
 }
+static UOpSet& machine_code_claimed() {
+  static auto* m = new UOpSet();
+  return *m;
+}
 void set_recorder(Recorder* r) {
   {
     std::lock_guard<std::mutex> lk(g_prog_mu);
     program_ids().clear();
+    machine_code_claimed().clear();
   }
   g_recorder.store(r, std::memory_order_release);
   g_last_context.store(0);
@@ -175,6 +180,10 @@ uint64_t program_id(const UOp& prg) {
 void set_program_id(const UOp& prg, uint64_t id) {
   std::lock_guard<std::mutex> lk(g_prog_mu);
   program_ids()[prg] = id;
+}
+bool claim_machine_code(const UOp& prg) {
+  std::lock_guard<std::mutex> lk(g_prog_mu);
+  return machine_code_claimed().insert(prg).second;
 }
 
 uint64_t current_context() { return ts().groups.empty() ? 0 : ts().groups.back(); }

@@ -62,6 +62,8 @@ uint64_t current_context();
 // ids the installed recorder gave to PROGRAM nodes (Recorder::program); forgotten when the recorder changes
 uint64_t program_id(const UOp& prg);
 void set_program_id(const UOp& prg, uint64_t id);
+// true the first time it is asked for a PROGRAM since the recorder changed (its machine code is recorded once)
+bool claim_machine_code(const UOp& prg);
 // a node the trace must contain (when recording)
 void note_uop(const UOp& u);
 

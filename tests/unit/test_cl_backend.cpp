@@ -169,6 +169,31 @@ TEST(CLBackend, NoOpenCLDeviceIsOneClearError) {
   EXPECT_NE(out.find("[rc 1]"), std::string::npos) << out;
 }
 
+// What the device gives for a program, for the trace: PoCL's program binary holds the kernel's work-group function
+// as an x86-64 shared object, which the CPU device's LLVM disassembles; another platform's binary is named (or, when
+// it is text, kept as it is)
+TEST(CLBackend, MachineCodeIsWhatTheDeviceGives) {
+  Compiled& dev = cl_device();
+  std::vector<uint8_t> lib = dev.compiler().compile(kAdd);
+  std::optional<MachineCode> mc = dev.compiler().machine_code(lib);
+  ASSERT_TRUE(mc);
+  ASSERT_FALSE(mc->kind.empty());
+  if (mc->kind.find("PoCL") == std::string::npos) {
+    EXPECT_TRUE(!mc->text.empty() || mc->kind.find("no readable machine code") != std::string::npos) << mc->kind;
+    return;
+  }
+#if defined(__x86_64__)
+  EXPECT_NE(mc->kind.find("x86-64 machine code"), std::string::npos) << mc->kind;
+  EXPECT_NE(mc->kind.find("add_n.so"), std::string::npos) << mc->kind;
+  EXPECT_NE(mc->text.find("_pocl_kernel_add_n"), std::string::npos) << mc->text;
+  EXPECT_NE(mc->text.find("retq"), std::string::npos) << mc->text;
+#endif
+  // a damaged binary is named, not read
+  std::vector<uint8_t> bad(lib.begin(), lib.begin() + (long)(lib.size() - (lib.size() - 64) / 2));
+  std::optional<MachineCode> part = dev.compiler().machine_code(bad);
+  ASSERT_TRUE(part);
+}
+
 // Tensor.to("CL") and back, a graph that mixes CPU and CL with the copies the scheduler inserts
 TEST(CLBackend, MixedCPUAndCLGraphs) {
   cl_device();

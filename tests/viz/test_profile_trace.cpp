@@ -26,6 +26,7 @@
 #include "viz/export.h"
 #include "viz/profile.h"
 #include "viz/reader.h"
+#include "viz/schema.h"
 #include "viz/trace_writer.h"
 
 using namespace tg;
@@ -114,7 +115,7 @@ TEST(ProfileTrace, BuffersKernelsMarkersAndRangesOfAProgram) {
     delete r;
   }
   auto t = Trace::open(path);
-  EXPECT_EQ(t->schema_version(), 5);
+  EXPECT_EQ(t->schema_version(), TRACE_SCHEMA_VERSION);
   ASSERT_EQ(t->markers().size(), 2u);
   EXPECT_EQ(t->markers()[0].name, "start");
   EXPECT_EQ(t->markers()[0].color, "red");
