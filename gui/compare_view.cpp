@@ -133,8 +133,11 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   split->addWidget(right);
   split->setStretchFactor(0, 0);
   split->setStretchFactor(1, 1);
-  split->setSizes({420, 1000});
+  split->setSizes({280, 1400});  // the graphs take the width (the window's own tree is hidden on this tab)
   lay->addWidget(split, 1);
+  // one zoom for both panes: the two frames are compared at the same scale
+  connect(graph_a_, &GraphView::zoomed, graph_b_, &GraphView::set_zoom);
+  connect(graph_b_, &GraphView::zoomed, graph_a_, &GraphView::set_zoom);
 
   loader_a_ = new FrameLoader(this);
   loader_b_ = new FrameLoader(this);

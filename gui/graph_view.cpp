@@ -44,6 +44,7 @@ std::vector<QRectF> cluster_bounds(const std::vector<QRectF>& rects) {
   for (auto& [root, r] : box) out.push_back(r);
   return out;
 }
+constexpr int kFooterH = 22;  // the strip under the graph
 constexpr double kMaxFitScale = 1.25, kMinScale = 0.01, kMaxScale = 8, kMinReadableScale = 0.45;
 }  // namespace
 
@@ -62,6 +63,34 @@ GraphView::GraphView(QWidget* parent) : QGraphicsView(parent) {
   setFocusPolicy(Qt::StrongFocus);
   setFrameShape(QFrame::NoFrame);
 
+  // the strip under the graph: the legend on the left, the frame's counts on the right (elided when the view is narrow,
+  // as a compare pane is)
+  setViewportMargins(0, 0, 0, kFooterH);
+  footer_ = new QWidget(this);
+  footer_->setAutoFillBackground(true);
+  footer_->setStyleSheet("background:#15161f;");
+  {
+    auto* fl = new QHBoxLayout(footer_);
+    fl->setContentsMargins(8, 0, 8, 0);
+    fl->setSpacing(12);
+    footer_legend_ = new QLabel(footer_);
+    footer_legend_->setTextFormat(Qt::RichText);
+    auto box = [](const QColor& c, const QString& t, bool dashed) {
+      return QString("<span style='color:%1'>%2</span>&nbsp;<span style='color:#b0b4c8'>%3</span>")
+          .arg(c.name(), dashed ? QString("▭") : QString("■"), t);
+    };
+    footer_legend_->setText(box(mark::added, tr("added"), false) + "&nbsp;&nbsp; " +
+                            box(mark::changed, tr("rebuilt"), false) + "&nbsp;&nbsp; " +
+                            box(mark::removed, tr("removed"), true) + "&nbsp;&nbsp; " +
+                            box(mark::match_box, tr("match"), true));
+    footer_info_ = new QLabel(footer_);
+    footer_info_->setStyleSheet("color:#80849a;");
+    footer_info_->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    footer_info_->setMinimumWidth(0);
+    footer_info_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    fl->addWidget(footer_legend_);
+    fl->addWidget(footer_info_, 1);
+  }
   overlay_ = new QWidget(viewport());
   overlay_->setAutoFillBackground(true);
   overlay_->setStyleSheet("background:#2a2c3c; color:#dde; border-radius:4px;");
@@ -108,6 +137,38 @@ void GraphView::place_overlay() {
 void GraphView::resizeEvent(QResizeEvent* e) {
   QGraphicsView::resizeEvent(e);
   place_overlay();
+  place_footer();
+}
+
+QRect GraphView::footer_rect() const { return footer_->geometry(); }
+
+void GraphView::place_footer() {
+  QRect v = viewport()->geometry();
+  footer_->setGeometry(v.left(), v.bottom() + 1, v.width(), kFooterH);
+  // the legend goes when the strip is too narrow for it and the counts
+  footer_legend_->setVisible(v.width() > 560);
+  int room = std::max(40, v.width() - (footer_legend_->isVisible() ? footer_legend_->sizeHint().width() + 28 : 16));
+  footer_info_->setText(footer_info_->fontMetrics().elidedText(footer_text_, Qt::ElideRight, room));
+  footer_info_->setToolTip(footer_text_);
+}
+
+void GraphView::update_footer() {
+  footer_text_.clear();
+  if (frame_ && message_.isEmpty()) {
+    const FrameGraph& g = *frame_->graph;
+    footer_text_ =
+        QString("%1 nodes · %2 drawn%3 · %4 %5 ms")
+            .arg(g.n_uops)
+            .arg(g.nodes.size())
+            .arg((g.collapsed.empty() ? QString()
+                                      : QString(" · %1 collapsed (X, Shift+X: expand)").arg(g.collapsed.size())) +
+                 (g.bodies_hidden.empty()
+                      ? QString()
+                      : QString(" · %1 kernel bodies hidden (c shows)").arg(g.bodies_hidden.size())))
+            .arg(QString::fromStdString(frame_->layout->engine))
+            .arg(frame_->layout->ms, 0, 'f', 1);
+  }
+  place_footer();
 }
 
 void GraphView::paintEvent(QPaintEvent* e) {
@@ -136,6 +197,7 @@ void GraphView::show_message(const QString& text) {
   nodes_.clear(), ghosts_.clear(), edges_.clear(), boxes_.clear(), by_id_.clear();
   selected_ = 0;
   message_ = text;
+  update_footer();
   viewport()->update();
 }
 
@@ -186,6 +248,7 @@ void GraphView::show_frame(FrameResultPtr r) {
   differing_.clear();
   message_.clear();
   frame_ = r;
+  update_footer();
   const FrameGraph& g = *r->graph;
   const Layout& L = *r->layout;
 
@@ -441,6 +504,17 @@ void GraphView::wheelEvent(QWheelEvent* e) {
     return;
   }
   zoom_by(std::pow(1.2, steps));
+  emit zoomed(zoom());
+}
+
+void GraphView::set_zoom(double scale) {
+  double z = zoom();
+  if (std::abs(scale - z) < 1e-9 * z) return;
+  double f = std::clamp(scale, kMinScale, kMaxScale) / z;
+  ViewportAnchor a = transformationAnchor();
+  setTransformationAnchor(QGraphicsView::AnchorViewCenter);  // the other pane's centre stays where it is
+  this->scale(f, f);
+  setTransformationAnchor(a);
 }
 
 void GraphView::mousePressEvent(QMouseEvent* e) {
@@ -594,40 +668,7 @@ void GraphView::drawForeground(QPainter* p, const QRectF&) {
     p->drawText(vr.adjusted(40, 40, -40, -40), Qt::AlignCenter | Qt::TextWordWrap, message_);
   }
   if (frame_) {
-    // legend, bottom left
-    struct Item {
-      QColor c;
-      QString t;
-      bool dashed;
-    } items[] = {{mark::added, tr("added"), false},
-                 {mark::changed, tr("rebuilt"), false},
-                 {mark::removed, tr("removed"), true},
-                 {mark::match_box, tr("match"), true}};
-    int x = 10, y = vr.bottom() - 22;
-    for (auto& it : items) {
-      p->setPen(QPen(it.c, 2.5, it.dashed ? Qt::DashLine : Qt::SolidLine));
-      p->setBrush(Qt::NoBrush);
-      p->drawRoundedRect(QRect(x, y + 2, 16, 12), 3, 3);
-      p->setPen(QColor(0xb0, 0xb4, 0xc8));
-      p->drawText(x + 22, y + 12, it.t);
-      x += 30 + fm.horizontalAdvance(it.t);
-    }
-    const FrameGraph& g = *frame_->graph;
-    QString info =
-        QString("%1 nodes · %2 drawn%3 · %4 %5 ms")
-            .arg(g.n_uops)
-            .arg(g.nodes.size())
-            .arg((g.collapsed.empty() ? QString()
-                                      : QString(" · %1 collapsed (X, Shift+X: expand)").arg(g.collapsed.size())) +
-                 (g.bodies_hidden.empty()
-                      ? QString()
-                      : QString(" · %1 kernel bodies hidden (c shows)").arg(g.bodies_hidden.size())))
-            .arg(QString::fromStdString(frame_->layout->engine))
-            .arg(frame_->layout->ms, 0, 'f', 1);
-    p->setPen(QColor(0x80, 0x84, 0x98));
-    // on the legend's line when it fits beside it, else on the line above
-    int ix = vr.right() - fm.horizontalAdvance(info) - 10;
-    p->drawText(ix, ix > x + 10 ? vr.bottom() - 10 : vr.bottom() - 14 - fm.height() - 6, info);
+    // (the legend and the counts are in the strip under the view)
     if (!frame_->note.isEmpty()) {
       QRect nr(10, 10, vr.width() - 20, fm.height() + 8);
       p->setPen(QColor(0xf0, 0xc0, 0x60));

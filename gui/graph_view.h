@@ -48,7 +48,12 @@ class GraphView : public QGraphicsView {
   bool is_collapsed(int64_t id) const;           // drawn with its sources collapsed (a CALL: its body hidden)
   int64_t ref_context_of(int64_t id) const;      // the codegen context a drawn CALL links to (0: none)
 
+  QString footer_text() const { return footer_text_; }  // the frame's counts line (tests)
+  QRect footer_rect() const;                             // where the strip is, in the view's coordinates
+  void set_zoom(double scale);                           // the same scale as another view (compare panes)
+
  signals:
+  void zoomed(double scale);  // the user zoomed (wheel, +/-, fit)
   void node_clicked(qint64 id);  // 0: the background
   void nav_key(int key);         // arrow keys: the main window steps through steps and matches
   void cancel_requested();
@@ -92,6 +97,13 @@ class GraphView : public QGraphicsView {
   bool panning_ = false, pressed_ = false;
   QWidget* overlay_;
   QLabel* overlay_label_;
+  // the legend and the frame's counts, in a strip under the view (its viewport margin), never over the graph
+  QWidget* footer_;
+  QLabel* footer_legend_;
+  QLabel* footer_info_;
+  QString footer_text_;  // the counts before eliding
+  void update_footer();
+  void place_footer();
   QTimer* overlay_delay_;
 };
 

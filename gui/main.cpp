@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <QDir>
+#include <QFileInfo>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
 #include "gui/app.h"
 #include "gui/frame_loader.h"
+#include "gui/graph_view.h"
 #include "gui/main_window.h"
 #include "gui/screenshot.h"
 
@@ -65,7 +67,11 @@ int main(int argc, char** argv) {
       rc = tv::take_screenshot(w, o);
     } else {
       w.show();
-      if (!o.trace.isEmpty() && w.open_trace(o.trace, tv::first_selection(o))) tv::apply_options(w, o);
+      if (o.follow) w.set_follow(true, 1000, o.trace);  // (a trace not written yet is opened once it appears)
+      if (o.follow && !o.trace.isEmpty() && !QFileInfo::exists(o.trace))
+        w.graph()->show_message(QObject::tr("Waiting for %1 to be recorded…").arg(o.trace));
+      else if (!o.trace.isEmpty() && w.open_trace(o.trace, tv::first_selection(o)))
+        tv::apply_options(w, o);
       rc = app.exec();
     }
     app.on_error = nullptr;

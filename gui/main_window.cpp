@@ -30,7 +30,9 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <QWidgetAction>
+#include <QDateTime>
 #include <atomic>
+#include <functional>
 #include <thread>
 
 #include "gui/ansi_text.h"
@@ -621,6 +623,7 @@ QWidget* MainWindow::side_panel() const { return side_->currentWidget(); }
 void MainWindow::sync_side_panel() {
   int tab = tabs_->currentIndex();
   side_->setVisible(tab != CompareTab);
+  split_->widget(0)->setVisible(tab != CompareTab);  // the Compare tab has its own tree: the graphs get the width
   panel_->set_node_pane(tab == GraphTab);
   if (tab == StatsTab) {
     if (!stats_->shown_rule()) stats_panel_->show_rule(0);
@@ -697,9 +700,12 @@ bool MainWindow::open_trace(const QString& path, const Selection& first) {
   }
   msg_->hide();
   opening_on_ = first;
+  if (follow_timer_ && !follow_asked_) follow_timer_->stop();
   bool set = guard([&] { set_session(s); });
   opening_on_ = {};
   if (!set) return false;
+  // a trace still being recorded grows in the window as it is written
+  if (!s->ui().complete() || follow_asked_) arm_follow();
   add_recent(QFileInfo(path).absoluteFilePath());
   // start on the first step, so there is a graph at once; or straight on the selection asked for, so no frame of the
   // first step is built and laid out on the way (the workers do one frame at a time)
@@ -722,6 +728,103 @@ bool MainWindow::open_trace(const QString& path, const Selection& first) {
     else
       graph_->show_message(tr("The trace has no rewrite steps yet."));
   });
+  return true;
+}
+
+namespace {
+qint64 file_stamp(const QString& path) {  // changes when the trace or its write-ahead log is written
+  qint64 s = 0;
+  for (const QString& p : {path, path + "-wal"}) {
+    QFileInfo f(p);
+    if (f.exists()) s += f.size() * 31 + f.lastModified().toMSecsSinceEpoch();
+  }
+  return s;
+}
+}  // namespace
+
+void MainWindow::set_follow(bool on, int interval_ms, const QString& waiting_for) {
+  follow_asked_ = on;
+  follow_interval_ = interval_ms;
+  follow_path_ = waiting_for;
+  if (on && (session_ || !follow_path_.isEmpty()))
+    arm_follow();
+  else if (!on && follow_timer_)
+    follow_timer_->stop();
+}
+
+void MainWindow::arm_follow() {
+  if (!follow_timer_) {
+    follow_timer_ = new QTimer(this);
+    connect(follow_timer_, &QTimer::timeout, this, &MainWindow::follow_tick);
+  }
+  follow_timer_->setInterval(follow_interval_);
+  follow_stamp_ = file_stamp(session_ ? QString::fromStdString(session_->path()) : follow_path_);
+  follow_timer_->start();
+  status_trace_->setText(status_trace_->text().replace(tr("incomplete (F5 reloads)"), tr("live: being recorded")));
+}
+
+bool MainWindow::following() const { return follow_timer_ && follow_timer_->isActive(); }
+
+void MainWindow::follow_tick() {
+  if (opening_) return;
+  if (!session_ || (follow_path_.size() && QString::fromStdString(session_->path()) != follow_path_ &&
+                    QFileInfo(QString::fromStdString(session_->path())) != QFileInfo(follow_path_))) {
+    // --follow on a trace its program has not written yet: open it once it reads
+    if (follow_path_.isEmpty() || !QFileInfo::exists(follow_path_)) return;
+    QString error;
+    opening_ = true;
+    SessionPtr s = open_session(follow_path_, error);
+    opening_ = false;
+    if (!s) return;  // not a trace yet (the writer is creating it): the next tick tries again
+    s.reset();
+    open_trace(follow_path_);
+    return;
+  }
+  QString path = QString::fromStdString(session_->path());
+  qint64 stamp = file_stamp(path);
+  if (stamp == follow_stamp_) return;
+  follow_stamp_ = stamp;
+  refresh();
+  if (session_ && session_->ui().complete() && !follow_asked_) follow_timer_->stop();  // the program finished it
+}
+
+bool MainWindow::refresh() {
+  if (!session_ || opening_) return false;
+  QString path = QString::fromStdString(session_->path());
+  Selection keep = sel_;
+  // the rows open in the tree, by what they show
+  std::vector<Selection> open_rows;
+  std::function<void(const QModelIndex&)> walk = [&](const QModelIndex& parent) {
+    for (int r = 0; r < filter_->rowCount(parent); r++) {
+      QModelIndex i = filter_->index(r, 0, parent);
+      if (!tree_->isExpanded(i)) continue;
+      open_rows.push_back(model_->selection_of(filter_->mapToSource(i)));
+      walk(i);
+    }
+  };
+  walk({});
+  auto [l, r] = timeline_->visible_range();
+  bool whole = timeline_->whole_run();
+  int tab = tabs_->currentIndex();
+  opening_ = true;
+  QString error;
+  SessionPtr s = open_session(path, error);
+  opening_ = false;
+  if (!s) {  // a half-written file can fail to read: the next tick tries again
+    statusBar()->showMessage(tr("Live: %1").arg(error), 3000);
+    return false;
+  }
+  if (!guard([&] { set_session(s); })) return false;
+  for (const Selection& o : open_rows) {
+    QModelIndex src = model_->index_of(o);
+    if (src.isValid()) tree_->expand(filter_->mapFromSource(src));
+  }
+  sel_ = {};
+  select(keep.step || keep.context ? keep : Selection{}, false);
+  if (!sel_.step && !sel_.context && !model_->step_order().empty())
+    select({s->ui().step(model_->step_order().front()).context, model_->step_order().front(), 0}, false);
+  if (!whole) timeline_->show_range(l, r);
+  tabs_->setCurrentIndex(tab);
   return true;
 }
 
@@ -855,7 +958,9 @@ void MainWindow::set_session(SessionPtr s) {
                              .arg(t.contexts().size())
                              .arg(t.steps().size())
                              .arg(matches)
-                             .arg(t.complete() ? QString() : tr("   ·   incomplete (F5 reloads)")));
+                             .arg(t.complete() ? QString()
+                                  : following() || follow_asked_ ? tr("   ·   live: being recorded")
+                                                                 : tr("   ·   incomplete (F5 reloads)")));
   Phase p{"expand"};
   if (model_->rowCount() <= 8) tree_->expandToDepth(0);
 }

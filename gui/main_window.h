@@ -51,6 +51,13 @@ class MainWindow : public QMainWindow {
   // loop caught): the banner shows it, error_shown() tells tests
   void report_error(const QString& text);
   void reload();
+  // Live: while the trace is still being recorded (opened before its program finished, or --follow), it is read
+  // again whenever its file grows (checked every interval_ms), keeping the selection, the tree's open rows and the
+  // timeline's view; it stops when the program finishes the trace. refresh() is one such read
+  // waiting_for: a trace that does not exist yet, opened once its program has created it
+  void set_follow(bool on, int interval_ms = 1000, const QString& waiting_for = {});
+  bool following() const;
+  bool refresh();
   // the Compare tab: this trace beside another, aligned (File › Compare with…). Reads and diffs on workers while the
   // window keeps painting; false: the error is shown, the comparison before stays
   bool compare_with(const QString& path);
@@ -127,6 +134,13 @@ class MainWindow : public QMainWindow {
   void rebuild_recent_menu();
   bool step_visible(int64_t step) const;
   void expand_queued();
+  void follow_tick();
+  void arm_follow();  // starts the follow timer on the open trace
+  int follow_interval_ = 1000;
+  QString follow_path_;  // the trace --follow waits for
+  QTimer* follow_timer_ = nullptr;
+  bool follow_asked_ = false;        // --follow: follow even a trace that opened complete until it is reopened
+  qint64 follow_stamp_ = -1;         // the file's and its WAL's size and time when last read
   void sync_side_panel();  // the right panel follows the tab: rule and node, kernel run, kernel, statistics' rule
 
   SessionPtr session_;

@@ -28,7 +28,8 @@ namespace tv {
 const char* const kUsage =
     "usage: tinyviz [TRACE] [--select CONTEXT[/STEP[/MATCH]]] [--tab graph|stats|timeline|code|compare] [--focus "
     "2|4|8]\n"
-    "               [--interval START [END]] [--run N|NAME[@K]] [--memory DEVICE] [--compare OTHER]\n"
+    "               [--interval START [END]] [--run N|NAME[@K]] [--memory DEVICE] [--follow]\n"
+    "               [--compare OTHER]\n"
     "       tinyviz --screenshot OUT.png [--select ...] [--tab ...] [--size WxH] TRACE\n"
     "Opens a tinygrad-cpp trace (record one with VIZ=-1 VIZ_PATH=FILE ./program).\n"
     "  --select C/S/M   context C, step S, match M (1-based; 0 = the step's input graph)\n"
@@ -38,6 +39,8 @@ const char* const kUsage =
     "  --run R          the timeline on a kernel run and its details: the Nth run by start time, or the Kth run of\n"
     "                   the kernel NAME (NAME@K; K defaults to 1)\n"
     "  --memory DEV     the timeline with DEV's memory lane drawn as its buffers stacked over time\n"
+    "  --follow         keep reading the trace as its program records it (a trace still being recorded is\n"
+    "                   followed until the program finishes it; this keeps following after that)\n"
     "  --compare OTHER  the Compare tab: OTHER's rewrites aligned with TRACE's, on their first divergence (with\n"
     "                   --select: on that step of TRACE and its twin)\n"
     "  --screenshot F   render headless (offscreen) to the PNG F once the view is drawn, then exit\n"
@@ -80,6 +83,8 @@ Options parse_options(const QStringList& args) {
       o.compare = value("--compare");
     } else if (a == "--run") {
       o.run = value("--run");
+    } else if (a == "--follow") {
+      o.follow = true;
     } else if (a == "--memory") {
       o.memory = value("--memory");
     } else if (a == "--interval") {

@@ -28,6 +28,7 @@ struct Options {
   bool help = false;
   long long bench_step = 0;
   QString run;     // --run N | NAME[@K]: the timeline on a kernel run (the Nth by start, or NAME's Kth), its panel
+  bool follow = false;  // --follow: read the trace again as it grows until the window closes
   QString memory;  // --memory DEVICE: that device's memory lane with its buffers stacked
   QStringList interval;  // --interval START [END]: marker names; the timeline opens on that interval, its totals shown
   int focus = 0;  // --focus N: only the nodes within N edges of the match  // --bench-step S: time stepping through

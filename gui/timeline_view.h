@@ -50,6 +50,7 @@ class TimelineView : public QWidget {
   void reveal_kernel(size_t event);  // zoom in on a kernel event (index into Trace::kernel_events())
   double last_paint_ms() const { return paint_ms_; }
   std::pair<double, double> visible_range() const;  // ns since the first event at the plot's left and right edges
+  bool whole_run() const { return whole_run_; }     // the view shows the whole run (kept through resizes)
   double total_ns() const {
     ensure_lanes();
     return total_;

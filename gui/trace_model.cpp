@@ -21,6 +21,7 @@ void TraceModel::set_session(SessionPtr s) {
   beginResetModel();
   session_ = std::move(s);
   items_.clear(), roots_.clear(), ctx_item_.clear(), step_item_.clear(), matches_.clear(), ctx_matches_.clear();
+  match_items_.clear();
   step_order_.clear(), hay_.clear();
   if (session_) {
     Trace& t = session_->ui();
@@ -94,22 +95,57 @@ void TraceModel::load_matches(int ii) {
   if (ms.empty()) return;
   QModelIndex parent = createIndex(it.row, 0, (quintptr)ii);
   int first = (int)items_[ii].children.size();
-  beginInsertRows(parent, first, first + (int)ms.size() - 1);
-  items_.reserve(items_.size() + ms.size());  // a step can hold 20,000 matches: no doubling
-  items_[ii].children.reserve(items_[ii].children.size() + ms.size());
-  for (size_t k = 0; k < ms.size(); k++) {
-    int mi = (int)items_.size();
-    items_.push_back({Match, (int64_t)k, ii, first + (int)k, {}});
-    items_[ii].children.push_back(mi);
+  std::vector<int>& by_ordinal = match_items_[it.id];
+  by_ordinal.assign(ms.size(), -1);
+  if (ms.size() <= group_above_) {
+    beginInsertRows(parent, first, first + (int)ms.size() - 1);
+    items_.reserve(items_.size() + ms.size());  // a step can hold 20,000 matches: no doubling
+    items_[ii].children.reserve(items_[ii].children.size() + ms.size());
+    for (size_t k = 0; k < ms.size(); k++) {
+      int mi = (int)items_.size();
+      items_.push_back({Match, (int64_t)k, ii, first + (int)k, {}});
+      items_[ii].children.push_back(mi);
+      by_ordinal[k] = mi;
+    }
+  } else {
+    // a big step: one row per rule (in the order the rules first matched), its matches under it
+    std::vector<int64_t> rules;
+    std::unordered_map<int64_t, std::vector<size_t>> of_rule;
+    for (size_t k = 0; k < ms.size(); k++) {
+      auto [g, fresh] = of_rule.try_emplace(ms[k].rule);
+      if (fresh) rules.push_back(ms[k].rule);
+      g->second.push_back(k);
+    }
+    beginInsertRows(parent, first, first + (int)rules.size() - 1);
+    items_.reserve(items_.size() + ms.size() + rules.size());
+    for (size_t r = 0; r < rules.size(); r++) {
+      int gi = (int)items_.size();
+      items_.push_back({Group, rules[r], ii, first + (int)r, {}});
+      items_[ii].children.push_back(gi);
+      const std::vector<size_t>& ks = of_rule[rules[r]];
+      items_[gi].children.reserve(ks.size());
+      for (size_t j = 0; j < ks.size(); j++) {
+        int mi = (int)items_.size();
+        items_.push_back({Match, (int64_t)ks[j], gi, (int)j, {}});
+        items_[gi].children.push_back(mi);
+        by_ordinal[ks[j]] = mi;
+      }
+    }
   }
   static const std::string none;
   hay_.resize(items_.size(), &none);
   endInsertRows();
 }
 
+int TraceModel::step_item_of(int item) const {
+  int p = items_[item].parent;
+  return items_[item].kind == Match && p >= 0 && items_[p].kind == Group ? items_[p].parent : p;
+}
+
 int64_t TraceModel::match_rule(int item) const {
   const Item& it = items_[item];
-  auto m = matches_.find(items_[it.parent].id);
+  if (it.kind == Group) return it.id;
+  auto m = matches_.find(items_[step_item_of(item)].id);
   return m == matches_.end() || it.id >= (int64_t)m->second.size() ? 0 : m->second[it.id].rule;
 }
 
@@ -120,12 +156,10 @@ QModelIndex TraceModel::index_of(const Selection& s) {
     if (it == step_item_.end()) return {};
     if (s.frame == 0) return createIndex(items_[it->second].row, 0, (quintptr)it->second);
     load_matches(it->second);
-    const Item& st = items_[it->second];
-    size_t nsteps = 0;
-    for (int c : st.children) nsteps += items_[c].kind == Step;
-    size_t row = nsteps + s.frame - 1;
-    if (row >= st.children.size()) return {};
-    return createIndex((int)row, 0, (quintptr)st.children[row]);
+    auto mi = match_items_.find(s.step);
+    if (mi == match_items_.end() || s.frame > mi->second.size() || mi->second[s.frame - 1] < 0) return {};
+    int m = mi->second[s.frame - 1];
+    return createIndex(items_[m].row, 0, (quintptr)m);
   }
   auto it = ctx_item_.find(s.context);
   return it == ctx_item_.end() ? QModelIndex() : createIndex(items_[it->second].row, 0, (quintptr)it->second);
@@ -141,8 +175,13 @@ Selection TraceModel::selection_of(const QModelIndex& i) const {
     case Step:
       return {t.step(it.id).context, it.id, 0};
     case Match: {
-      const Item& st = items_[it.parent];
+      const Item& st = items_[step_item_of((int)i.internalId())];
       return {t.step(st.id).context, st.id, (size_t)it.id + 1};
+    }
+    case Group: {  // its first match
+      const Item& st = items_[it.parent];
+      const Item& first = items_[it.children.front()];
+      return {t.step(st.id).context, st.id, (size_t)first.id + 1};
     }
   }
   return {};
@@ -254,8 +293,36 @@ QVariant TraceModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::TextAlignmentRole && index.column() > 0) return int(Qt::AlignRight | Qt::AlignVCenter);
     return {};
   }
+  if (it.kind == Group) {  // a rule's matches under a big step
+    int64_t step = items_[it.parent].id;
+    const RuleRow* r = session_->rule(it.id);
+    if (role == RuleRole) return (qlonglong)it.id;
+    if (role == Qt::DisplayRole) {
+      if (index.column() == NameCol) {
+        QString site = r ? base_name(r->file) + ":" + QString::number(r->line) : tr("rule %1").arg(it.id);
+        return tr("%1  %2 (%3 matches)").arg(site, r ? QString::fromStdString(r->matcher) : QString()).arg(it.children.size());
+      }
+      if (index.column() == MatchesCol) return (qlonglong)it.children.size();
+      if (index.column() == TimeCol) {
+        int64_t ns = 0;
+        const auto& ms = self->matches_of(step);
+        for (int c : it.children) ns += ms[(size_t)items_[c].id].dur_ns;
+        return QString::number(ns / 1e6, 'f', 3);
+      }
+      return {};
+    }
+    if (role == Qt::ForegroundRole) return QBrush(QColor(0xc8, 0xb0, 0xf0));
+    if (role == Qt::ToolTipRole && r)
+      return tr("%1 matches of %2:%3 in this step\n%4")
+          .arg(it.children.size())
+          .arg(QString::fromStdString(r->file))
+          .arg(r->line)
+          .arg(QString::fromStdString(r->source).left(400));
+    if (role == Qt::TextAlignmentRole && index.column() > 0) return int(Qt::AlignRight | Qt::AlignVCenter);
+    return {};
+  }
   // a match
-  int64_t step = items_[it.parent].id;
+  int64_t step = items_[step_item_of((int)index.internalId())].id;
   const MatchRow& m = self->matches_of(step)[it.id];
   const RuleRow* r = session_->rule(m.rule);
   if (role == RuleRole) return (qlonglong)m.rule;
@@ -350,6 +417,11 @@ bool TraceFilter::filterAcceptsRow(int row, const QModelIndex& parent) const {
     case TraceModel::Match: {
       // a match is shown where its rule's text matches, wherever its rule is searched for, and under a step whose
       // name matched
+      int64_t rule = m->match_rule(item);
+      if (text_rules_.count(rule) || rules_.count(rule)) return true;
+      return m->hay(m->step_item_of(item)).find(needle_) != std::string::npos;
+    }
+    case TraceModel::Group: {
       int64_t rule = m->match_rule(item);
       if (text_rules_.count(rule) || rules_.count(rule)) return true;
       return m->hay(info.parent).find(needle_) != std::string::npos;

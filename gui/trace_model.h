@@ -23,7 +23,10 @@ struct Selection {
 class TraceModel : public QAbstractItemModel {
   Q_OBJECT
  public:
-  enum Kind { Context = 1, Step = 2, Match = 3 };
+  // Group: under a step of more than kGroupAbove matches, its matches by rule (expandable), in first-match order
+  enum Kind { Context = 1, Step = 2, Match = 3, Group = 4 };
+  static constexpr size_t kGroupAbove = 200;
+  void set_group_above(size_t n) { group_above_ = n; }  // for steps read from now on
   enum Role { KindRole = Qt::UserRole + 1, ContextRole, StepRole, FrameRole, SearchRole, RuleRole };
   enum Column { NameCol, MatchesCol, TimeCol, NumCols };
   explicit TraceModel(QObject* parent = nullptr);
@@ -69,7 +72,8 @@ class TraceModel : public QAbstractItemModel {
     static const std::unordered_map<int64_t, std::string> none;
     return session_ ? session_->rule_hay() : none;
   }
-  int64_t match_rule(int item) const;  // the rule of a match item
+  int64_t match_rule(int item) const;  // the rule of a match item (or a group's)
+  int step_item_of(int item) const;    // the step item a match or group item lies under
 
  private:
   struct Item {
@@ -88,6 +92,8 @@ class TraceModel : public QAbstractItemModel {
   std::vector<int> roots_;
   std::unordered_map<int64_t, int> ctx_item_, step_item_;
   std::unordered_map<int64_t, std::vector<tg::viz::MatchRow>> matches_;
+  std::unordered_map<int64_t, std::vector<int>> match_items_;
+  size_t group_above_ = kGroupAbove;  // step -> the item of each match, by ordinal
   std::unordered_map<int64_t, int64_t> ctx_matches_;
   std::vector<int64_t> step_order_;
   std::vector<const std::string*> hay_;  // per context and step item, into the session (matches: empty)

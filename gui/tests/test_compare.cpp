@@ -5,6 +5,7 @@
 // against the reader's replay), the Stats tab lists the rule's counts in both, and a double click opens A's step in the
 // Graph tab.
 #include <QLabel>
+#include <QWheelEvent>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -17,6 +18,7 @@
 #include "gui/graph_view.h"
 #include "gui/main_window.h"
 #include "gui/stats_view.h"
+#include "gui/trace_tree.h"
 #include "gui/tests/demo_trace.h"
 #include "viz/diff.h"
 #include "viz/reader.h"
@@ -227,6 +229,37 @@ class TestCompare : public QObject {
     QVERIFY(!c->active());
     QVERIFY(!w.tabs()->isTabVisible(MainWindow::CompareTab));
     QVERIFY(!w.stats()->delta_table()->isVisibleTo(w.stats()));
+  }
+
+  // the panes take the width (the window's own tree and panel step aside), zoom together, and their counts lines sit
+  // under the graphs, whole or elided, never cut
+  void the_panes_use_the_width_and_zoom_together() {
+    MainWindow w(nullptr, false);
+    w.resize(1600, 1000);
+    w.show();
+    QVERIFY(w.open_trace(a_));
+    QVERIFY(wait_idle(w, 30000));
+    QVERIFY(w.compare_with(b_));
+    QVERIFY(wait_idle(w, 30000));
+    CompareView* c = w.compare();
+    QTRY_VERIFY(c->graph_a()->frame() && c->graph_b()->frame());
+    QVERIFY(!w.tree()->isVisible());
+    QVERIFY2(c->graph_a()->width() >= 550 && c->graph_b()->width() >= 550,
+             qPrintable(QString("panes %1 and %2 px").arg(c->graph_a()->width()).arg(c->graph_b()->width())));
+    double before = c->graph_b()->zoom();
+    QPoint mid = c->graph_a()->viewport()->rect().center();
+    QWheelEvent wheel(mid, c->graph_a()->viewport()->mapToGlobal(mid), QPoint(), QPoint(0, 240), Qt::NoButton,
+                      Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(c->graph_a()->viewport(), &wheel);
+    QVERIFY(std::abs(c->graph_a()->zoom() - before) > 1e-6);
+    QCOMPARE(c->graph_b()->zoom(), c->graph_a()->zoom());
+    for (GraphView* g : {c->graph_a(), c->graph_b()}) {
+      QVERIFY(g->footer_text().contains("nodes · "));
+      QVERIFY(g->footer_rect().top() > g->viewport()->geometry().bottom());  // under the graph, not over it
+    }
+    // back on the Graph tab the window's tree returns
+    w.show_tab(MainWindow::GraphTab);
+    QVERIFY(w.tree()->isVisible());
   }
 
   void a_missing_file_is_an_error_and_keeps_the_window() {

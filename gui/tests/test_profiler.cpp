@@ -23,6 +23,7 @@
 #include "gui/screenshot.h"
 #include "gui/stats_view.h"
 #include "gui/trace_model.h"
+#include "gui/trace_tree.h"
 #include "gui/tests/demo_trace.h"
 #include "gui/timeline_view.h"
 #include "tests/support/sql.h"
@@ -511,6 +512,101 @@ class TestProfiler : public QObject {
     QStringList lines = w.panel()->text().split('\n');
     QVERIFY(lines.size() > 3);
     QVERIFY2(lines[2].contains("→") && lines[2].trimmed().endsWith(QString::fromStdString(value)), qPrintable(lines[2]));
+  }
+
+  // a trace still being recorded grows in the window: the tree, the timeline and the status follow the file, keeping
+  // the selection and the open rows, until the program marks it complete
+  void a_trace_being_recorded_grows_in_the_window() {
+    QString full = trace("live_full.trace.db"), path = trace("live.trace.db");
+    auto ft = Trace::open(full.toStdString());
+    int64_t all = (int64_t)ft->contexts().size(), half = all / 2;
+    QVERIFY(half >= 2);
+    // the first half of the recording: what a reader sees while the program is still at it
+    std::string k = std::to_string(half), p = path.toStdString();
+    for (const std::string& q : std::vector<std::string>{
+             "DELETE FROM matches WHERE step IN (SELECT id FROM steps WHERE context > " + k + ")",
+          "DELETE FROM step_uops WHERE step IN (SELECT id FROM steps WHERE context > " + k + ")",
+          "DELETE FROM steps WHERE context > " + k, "DELETE FROM context_rule_stats WHERE context > " + k,
+          "DELETE FROM kernel_events WHERE program IN (SELECT id FROM programs WHERE context > " + k + ")",
+          "DELETE FROM programs WHERE context > " + k, "DELETE FROM contexts WHERE id > " + k,
+          "UPDATE meta SET value='recording' WHERE key='status'"})
+      QCOMPARE(QString::fromStdString(tg::test::sql_exec(p, q)), QString());
+    MainWindow w;
+    w.set_follow(false, 100);  // (the window follows on its own: the trace is not complete)
+    QVERIFY(open_window(w, path));
+    QVERIFY(w.following());
+    QCOMPARE((int64_t)w.model()->rowCount(), half);
+    int64_t step = ft->context(2).steps.front();
+    w.select({2, step, 0});
+    QModelIndex ctx = w.filter()->mapFromSource(w.model()->index_of({2, 0, 0}));
+    w.tree()->expand(ctx);
+    size_t kernels = w.timeline()->span_count();
+    // the program records the rest and finishes the trace
+    for (const char* table : {"contexts", "steps", "matches", "step_uops", "context_rule_stats", "programs",
+                              "kernel_events"})
+      QCOMPARE(QString::fromStdString(tg::test::sql_exec(
+                   p, "ATTACH '" + full.toStdString() + "' AS f; INSERT OR IGNORE INTO " + table +
+                          " SELECT * FROM f." + table + "; DETACH f")),
+               QString());
+    QCOMPARE(QString::fromStdString(tg::test::sql_exec(p, "UPDATE meta SET value='complete' WHERE key='status'")),
+             QString());
+    QTRY_COMPARE_WITH_TIMEOUT((int64_t)w.model()->rowCount(), all, 10000);
+    QVERIFY(wait_idle(w));
+    QCOMPARE(w.selection().step, step);
+    QVERIFY(w.tree()->isExpanded(w.filter()->mapFromSource(w.model()->index_of({2, 0, 0}))));
+    QVERIFY(w.timeline()->span_count() > kernels);
+    QCOMPARE(w.timeline()->span_count(), ft->steps().size() + ft->contexts().size() + ft->kernel_events().size() +
+                                             ft->ranges().size());
+    QTRY_VERIFY_WITH_TIMEOUT(!w.following(), 5000);  // complete: nothing more to follow
+  }
+
+  // a big step's matches are grouped by rule: one row per rule with its count, its matches under it; selecting a
+  // match opens its group
+  void a_big_steps_matches_are_grouped_by_rule() {
+    QString path = trace("groups.trace.db");
+    std::string q = "SELECT step FROM matches GROUP BY step HAVING COUNT(DISTINCT rule) >= 3 ORDER BY COUNT(*) DESC";
+    int64_t step = tg::test::sql_int(path.toStdString(), q);
+    QVERIFY(step > 0);
+    int64_t n = tg::test::sql_int(path.toStdString(), "SELECT COUNT(*) FROM matches WHERE step=" + std::to_string(step));
+    MainWindow w;
+    w.model()->set_group_above((size_t)n - 1);  // (a real big step has 200+; this one is made to count as big)
+    QVERIFY(open_window(w, path));
+    auto t = Trace::open(path.toStdString());
+    QModelIndex si = w.model()->index_of({0, step, 0});
+    QVERIFY(si.isValid());
+    w.model()->index_of({0, step, 1});  // reads the step's matches
+    int nested = 0, groups = 0;
+    int64_t in_groups = 0;
+    for (int r = 0; r < w.model()->rowCount(si); r++) {
+      QModelIndex g = w.model()->index(r, 0, si);
+      if (g.data(TraceModel::KindRole).toInt() == TraceModel::Step) {
+        nested++;
+        continue;
+      }
+      QCOMPARE(g.data(TraceModel::KindRole).toInt(), (int)TraceModel::Group);
+      groups++;
+      int64_t rule = g.data(TraceModel::RuleRole).toLongLong();
+      int64_t count = tg::test::sql_int(path.toStdString(), "SELECT COUNT(*) FROM matches WHERE step=" +
+                                                                 std::to_string(step) + " AND rule=" + std::to_string(rule));
+      QCOMPARE((int64_t)w.model()->rowCount(g), count);
+      QCOMPARE(w.model()->index(r, TraceModel::MatchesCol, si).data().toLongLong(), count);
+      in_groups += count;
+      for (int k = 0; k < w.model()->rowCount(g); k++)
+        QCOMPARE(w.model()->index(k, 0, g).data(TraceModel::RuleRole).toLongLong(), rule);
+    }
+    QVERIFY(groups >= 3);
+    QCOMPARE(in_groups, n);
+    // the last match: its row is in its rule's group, and selecting it shows it in the tree
+    Selection last{0, step, (size_t)n};
+    QModelIndex mi = w.model()->index_of(last);
+    QVERIFY(mi.isValid());
+    QCOMPARE(mi.parent().data(TraceModel::KindRole).toInt(), (int)TraceModel::Group);
+    QCOMPARE(mi.parent().data(TraceModel::RuleRole).toLongLong(), t->matches(step).back().rule);
+    QCOMPARE(w.model()->selection_of(mi).frame, (size_t)n);
+    w.select({t->step(step).context, step, (size_t)n});
+    QVERIFY(wait_idle(w));
+    QCOMPARE(w.filter()->mapToSource(w.tree()->currentIndex()), mi);
+    Q_UNUSED(nested);
   }
 
   // --run and --memory: the command line opens the timeline on a run and a stacked memory lane
