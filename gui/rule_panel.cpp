@@ -5,6 +5,7 @@
 #include <QCursor>
 #include <QDesktopServices>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -34,6 +35,41 @@ const char* kCss =
     "body{color:#d8dae6;} h3{color:#ffffff;margin:6px 0 2px 0;} h4{color:#9fb4ff;margin:10px 0 2px 0;}"
     "pre{font-family:'DejaVu Sans Mono',monospace;font-size:9pt;margin:2px 0;white-space:pre-wrap;}"
     "td{padding:0 8px 0 0;} .k{color:#8a90a8;} pre.one{color:#ffffff;background:#262a3a;padding:3px;} .add{color:#3aa56d;} .del{color:#d14b4b;} .err{color:#ff7070;}";
+// A rule with no recorded source (an imported tinygrad trace records where its rules are, not their text): its lines
+// from the recorded checkout when the file is there, from its line until the brackets opened there close (at most 40
+// lines). Empty when the file is not on this machine.
+QString source_from_checkout(const SessionPtr& s, const RuleRow& r, QString* path_out) {
+  if (!s || r.file.empty() || r.line <= 0) return {};
+  QString file = QString::fromStdString(r.file), root = QString::fromStdString(s->source_root());
+  QString path = QFileInfo(file).isAbsolute() || root.isEmpty() ? file : QDir(root).filePath(file);
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly | QIODevice::Text)) return {};
+  QStringList out;
+  int depth = 0, n = 0;
+  bool opened = false;
+  while (!f.atEnd() && out.size() < 40) {
+    QString l = QString::fromUtf8(f.readLine());
+    if (l.endsWith('\n')) l.chop(1);
+    if (++n < r.line) continue;
+    out << l;
+    bool quoted = false;
+    QChar q;
+    for (QChar c : l) {
+      if (quoted) {
+        if (c == q) quoted = false;
+        continue;
+      }
+      if (c == '"' || c == '\'') quoted = true, q = c;
+      else if (c == '#') break;
+      else if (c == '(' || c == '[' || c == '{') depth++, opened = true;
+      else if (c == ')' || c == ']' || c == '}') depth--;
+    }
+    if (!opened || depth <= 0) break;
+  }
+  if (out.isEmpty()) return {};
+  if (path_out) *path_out = path;
+  return out.join('\n');
+}
 }  // namespace
 
 RulePanel::RulePanel(QWidget* parent) : QWidget(parent) {
@@ -119,6 +155,17 @@ bool RulePanel::open_site(QString* message) {
 }
 QString RulePanel::text() const { return site_->text() + "\n" + main_->toPlainText() + "\n" + node_->toPlainText(); }
 
+QString RulePanel::source_html(const RuleRow& r) const {
+  if (!r.source.empty()) return pre(r.source);
+  QString path, src = source_from_checkout(session_, r, &path);
+  if (src.isEmpty())
+    return "<p class='k'>" + tr("The trace holds no source for this rule, and %1 is not on this machine.")
+                                 .arg(QString::fromStdString(r.file).toHtmlEscaped()) +
+           "</p>";
+  return "<p class='k'>" + tr("read from %1 (the trace holds no rule source):").arg(path.toHtmlEscaped()) + "</p>" +
+         "<pre>" + src.toHtmlEscaped() + "</pre>";
+}
+
 QString RulePanel::step_html(int64_t step) const {
   Trace& t = session_->ui();
   const StepRow& s = t.step(step);
@@ -178,7 +225,7 @@ void RulePanel::show_selection(const Selection& s, const MatchRow* m) {
       site_->setText(QString::fromStdString(r->file) + ":" + QString::number(r->line));
       h += "<table><tr><td class='k'>" + tr("rule") + "</td><td><b>" + esc(r->file) + ":" + QString::number(r->line) +
            "</b></td></tr><tr><td class='k'>" + tr("matcher") + "</td><td>" + esc(r->matcher) + "</td></tr>" +
-           "<tr><td class='k'>" + tr("duration") + "</td><td>" + dur(m->dur_ns) + "</td></tr></table>" + pre(r->source);
+           "<tr><td class='k'>" + tr("duration") + "</td><td>" + dur(m->dur_ns) + "</td></tr></table>" + source_html(*r);
     }
   }
   h += step_html(s.step);
@@ -266,7 +313,7 @@ void RulePanel::show_rule(int64_t rule) {
   }
   site_->setText(QString::fromStdString(r->file) + ":" + QString::number(r->line));
   main_->setHtml("<h3>" + esc(r->file) + ":" + QString::number(r->line) + "</h3><table><tr><td class='k'>" +
-                 tr("matcher") + "</td><td>" + esc(r->matcher) + "</td></tr></table>" + pre(r->source) +
+                 tr("matcher") + "</td><td>" + esc(r->matcher) + "</td></tr></table>" + source_html(*r) +
                  "<p class='k'>" + tr("Its matches are listed under the table; double-click one to open its frame.") +
                  "</p>");
 }

@@ -40,6 +40,7 @@ class RulePanel : public QWidget {
 
  private:
   QString step_html(int64_t step) const;
+  QString source_html(const tg::viz::RuleRow& r) const;  // recorded, else read from the checkout
   FrameResultPtr frame_;  // the frame show_frame showed
   SessionPtr session_;
   Selection sel_;

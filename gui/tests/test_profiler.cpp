@@ -3,6 +3,9 @@
 // following the tab, a memory lane drawn as its buffers stacked, counted buffer tooltips, marker labels in a row of
 // their own, and a long run drawn after short ones. Every expectation is read back from the trace with SQL or the
 // reader.
+#include <QDir>
+#include <QFileInfo>
+#include <QProcess>
 #include <QAction>
 #include <QCheckBox>
 #include <QImage>
@@ -607,6 +610,55 @@ class TestProfiler : public QObject {
     QVERIFY(wait_idle(w));
     QCOMPARE(w.filter()->mapToSource(w.tree()->currentIndex()), mi);
     Q_UNUSED(nested);
+  }
+
+  // an imported tinygrad trace records where its rules are, not their text: the panel reads them from the recorded
+  // checkout when the file is there, and says so when it is not
+  void imported_rules_show_their_source_from_the_checkout() {
+    QString out = dir_.filePath("imported.trace.db");
+    QFile::remove(out);
+    QProcess p;
+    p.start(TV_CLI_BIN, {"import-tinygrad", QString(TV_DATA_DIR) + "/tinygrad_small.rewrites.pkl", out});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    std::string o = out.toStdString();
+    int64_t rule = tg::test::sql_int(o, "SELECT m.rule FROM matches m JOIN rules r ON r.id=m.rule JOIN strings s ON "
+                                        "s.id=r.source WHERE s.value='' AND r.line > 0 LIMIT 1");
+    QVERIFY(rule > 0);
+    auto t = Trace::open(o);
+    auto r = t->rule(rule);
+    QVERIFY(r && r->source.empty());
+    int64_t step = tg::test::sql_int(o, "SELECT step FROM matches WHERE rule=" + std::to_string(rule) + " LIMIT 1");
+    int64_t ord = tg::test::sql_int(o, "SELECT ordinal FROM matches WHERE rule=" + std::to_string(rule) +
+                                           " AND step=" + std::to_string(step) + " LIMIT 1");
+    // a checkout with the rule's file: the rule spans three lines from its line
+    QString root = dir_.filePath("checkout");
+    QString file = QDir(root).filePath(QString::fromStdString(r->file));
+    QVERIFY(QDir().mkpath(QFileInfo(file).path()));
+    {
+      QFile f(file);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      for (int i = 1; i < r->line; i++) f.write("# filler\n");
+      f.write("  (UPat(Ops.ADD, src=(UPat.var(\"x\"), UPat.cvar(\"c\"))),\n   lambda x,c: x if c.arg == 0 else None),  # "
+              "the rule\n  (UPat(Ops.MUL), lambda: None),\n");
+    }
+    QCOMPARE(QString::fromStdString(tg::test::sql_exec(o, "UPDATE meta SET value='" + root.toStdString() +
+                                                             "' WHERE key='source_root'")),
+             QString());
+    MainWindow w;
+    QVERIFY(open_window(w, out));
+    w.select({0, step, (size_t)ord + 1});
+    QVERIFY(wait_idle(w));
+    QString text = w.panel()->text();
+    QVERIFY2(text.contains("read from " + file), qPrintable(text));
+    QVERIFY(text.contains("lambda x,c: x if c.arg == 0 else None),  # the rule"));
+    QVERIFY(!text.contains("UPat(Ops.MUL)"));  // the rule ends where its brackets close
+    // without the file: said, not left blank
+    QVERIFY(QFile::remove(file));
+    w.select({0, step, 0});
+    w.select({0, step, (size_t)ord + 1});
+    QVERIFY(wait_idle(w));
+    QVERIFY2(w.panel()->text().contains("is not on this machine"), qPrintable(w.panel()->text()));
   }
 
   // --run and --memory: the command line opens the timeline on a run and a stacked memory lane
