@@ -232,6 +232,7 @@ MainWindow::MainWindow(QWidget* parent, bool restore) : QMainWindow(parent) {
   });
   connect(timeline_, &TimelineView::selected, this, [this](Selection s) {
     timeline_shows_run_ = timeline_->selected_run() >= 0;
+    timeline_shows_span_ = !timeline_shows_run_;
     select(s);
     sync_side_panel();
   });
@@ -631,6 +632,11 @@ void MainWindow::sync_side_panel() {
   } else if (tab == TimelineTab && timeline_shows_run_ && timeline_->selected_run() >= 0) {
     if (run_panel_->run() != timeline_->selected_run()) run_panel_->show_run(timeline_->selected_run());
     side_->setCurrentWidget(run_panel_);
+  } else if (tab == TimelineTab && !timeline_shows_span_) {  // nothing of the timeline's clicked yet
+    run_panel_->show_hint(tr("Click a kernel run for its details: times, GFLOPS, launch dims, the buffers it read and "
+                             "wrote. Left/Right then walk its lane's runs. Click a rewrite span for its step, a memory "
+                             "lane's name for its buffers."));
+    side_->setCurrentWidget(run_panel_);
   } else if (tab == CodeTab) {
     run_panel_->show_program(sel_.context);
     side_->setCurrentWidget(run_panel_);
@@ -943,7 +949,7 @@ void MainWindow::set_session(SessionPtr s) {
   panel_->set_session(session_);
   run_panel_->set_session(session_);
   stats_panel_->set_session(session_);
-  timeline_shows_run_ = false;
+  timeline_shows_run_ = timeline_shows_span_ = false;
   stats_->set_session(session_);
   {
     Phase p{"timeline"};

@@ -171,7 +171,8 @@ class MainWindow : public QMainWindow {
   RunPanel* run_panel_;
   RulePanel* stats_panel_;  // the Stats tab's selected rule
   QStackedWidget* side_;
-  bool timeline_shows_run_ = false;  // the timeline's last click was a kernel run (else a span: the selection)
+  bool timeline_shows_run_ = false;   // the timeline's last click was a kernel run
+  bool timeline_shows_span_ = false;  // ... or a context's or step's span (the selection's panel)
   MessageBar* msg_;
   FrameLoader* loader_;
   QLabel* frame_label_;

@@ -227,8 +227,16 @@ class TestProfiler : public QObject {
     QCOMPARE(w.side_panel(), (QWidget*)w.run_panel());
     QVERIFY(w.run_panel()->text().contains(QString::fromStdString(p->name)));
     QVERIFY(w.run_panel()->text().contains(QString::fromStdString(p->global_size)));
-    // Timeline without a run: the selection's panel, without the graph's node pane
+    // Timeline with nothing of it clicked: what a click there shows, not the graph's selection
     w.show_tab(MainWindow::TimelineTab);
+    QCOMPARE(w.side_panel(), (QWidget*)w.run_panel());
+    QVERIFY(w.run_panel()->text().contains("Click a kernel run"));
+    // a step's span clicked: its panel, without the graph's node pane
+    w.timeline()->reveal(step);
+    auto sp = w.timeline()->point_of(step);
+    QVERIFY(sp);
+    QTest::mouseClick(w.timeline(), Qt::LeftButton, {}, *sp);
+    QVERIFY(wait_idle(w));
     QCOMPARE(w.side_panel(), (QWidget*)w.panel());
     QVERIFY(!w.panel()->node_pane_shown());
     w.show_tab(MainWindow::GraphTab);
