@@ -12,6 +12,7 @@
 
 #include "gui/async.h"
 #include "gui/graph_view.h"
+#include "gui/text_diff.h"
 #include "gui/op_style.h"
 
 namespace tv {
@@ -371,6 +372,7 @@ void CompareView::mark_differences() {
   struct Marks {
     std::vector<int64_t> origins[2];
     size_t differing[2] = {0, 0};
+    std::vector<LabelDiff> labels;
   };
   const uint64_t gen = ++mark_gen_;
   SessionPtr sa = a_, sb = b_;
@@ -417,6 +419,34 @@ void CompareView::mark_differences() {
         };
         side(na, ha, hb, 0);
         side(nb, hb, ha, 1);
+        // an origin of A with a node of B of the same op over the same sources: they differ in their labels (dtype,
+        // arg), which a word diff shows better than an outline
+        auto op_key = [](TraceSession& s, const std::vector<int64_t>& ids, const decltype(ha)& h,
+                         const std::vector<int64_t>& all) {
+          std::unordered_map<int64_t, size_t> at;
+          for (size_t i = 0; i < all.size(); i++) at[all[i]] = i;
+          return s.with_frames([&](TraceSession::Frames& fr) {
+            std::vector<std::string> keys;
+            for (int64_t id : ids) {
+              std::string k(fr.trace.node(id).op_name);
+              for (uint64_t x : h[at[id]].second) k += ":" + std::to_string(x);
+              keys.push_back(std::move(k));
+            }
+            return keys;
+          });
+        };
+        std::vector<std::string> kb = op_key(*sb, nb, hb, nb);
+        std::unordered_map<std::string, int64_t> b_by_key;
+        for (size_t i = 0; i < nb.size(); i++) b_by_key.emplace(kb[i], nb[i]);
+        std::vector<std::string> ko = op_key(*sa, m.origins[0], ha, na);
+        for (size_t i = 0; i < m.origins[0].size() && m.labels.size() < 8; i++)
+          if (auto it = b_by_key.find(ko[i]); it != b_by_key.end()) m.labels.push_back({m.origins[0][i], it->second, "", ""});
+        sa->with_frames([&](TraceSession::Frames& fr) {
+          for (LabelDiff& d : m.labels) d.label_a = fr.trace.label(d.a);
+        });
+        sb->with_frames([&](TraceSession::Frames& fr) {
+          for (LabelDiff& d : m.labels) d.label_b = fr.trace.label(d.b);
+        });
         return m;
       },
       [this, gen](Marks m, QString error) {
@@ -426,6 +456,7 @@ void CompareView::mark_differences() {
           emit load_failed(tr("Comparing the frames: %1").arg(error));
         } else {
           origins_a_ = std::move(m.origins[0]), origins_b_ = std::move(m.origins[1]);
+          label_diffs_ = std::move(m.labels);
           differing_a_ = m.differing[0], differing_b_ = m.differing[1];
           // an origin that is not drawn (a const folded into its users' labels, a filtered node): its drawn users
           auto drawn_marks = [](const FrameResultPtr& r, const std::vector<int64_t>& origins) {
@@ -457,6 +488,21 @@ void CompareView::mark_differences() {
           };
           note(caption_a_, differing_a_, origins_a_.size(), drawn_a);
           note(caption_b_, differing_b_, origins_b_.size(), drawn_b);
+          // where an outlined node differs from its counterpart only in its label, the words that differ
+          QString words;
+          for (size_t i = 0; i < label_diffs_.size() && i < 3; i++) {
+            const LabelDiff& d = label_diffs_[i];
+            QString h;
+            for (const DiffLine& w : word_diff(d.label_a, d.label_b)) {
+              QString t = QString::fromStdString(w.text).toHtmlEscaped();
+              if (t.size() > 80) t = t.left(38) + "…" + t.right(38);
+              h += w.kind == '-'   ? "<span style='color:#ff7070;text-decoration:line-through'>" + t + "</span>"
+                   : w.kind == '+' ? "<span style='color:#5fd08a'>" + t + "</span>"
+                                   : t;
+            }
+            words += tr("<br>node %1 (A) and %2 (B), same op and sources: %3").arg(d.a).arg(d.b).arg(h);
+          }
+          if (!words.isEmpty()) caption_a_->setText(caption_a_->text() + words);
         }
         emit frames_shown();
       });

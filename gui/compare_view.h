@@ -59,6 +59,13 @@ class CompareView : public QWidget {
   // nodes of the frame the other frame has no twin of
   const std::vector<int64_t>& origins_a() const { return origins_a_; }
   const std::vector<int64_t>& origins_b() const { return origins_b_; }
+  // an outlined node of A whose counterpart in B (the same op over the same sources) differs only in its label: the
+  // two labels, shown as a word diff under the captions
+  struct LabelDiff {
+    int64_t a = 0, b = 0;
+    std::string label_a, label_b;
+  };
+  const std::vector<LabelDiff>& label_diffs() const { return label_diffs_; }
   size_t differing_a() const { return differing_a_; }
   size_t differing_b() const { return differing_b_; }
 
@@ -90,6 +97,7 @@ class CompareView : public QWidget {
   size_t frame_a_ = 0, frame_b_ = 0;
   FrameResultPtr shown_a_, shown_b_;
   std::vector<int64_t> origins_a_, origins_b_;
+  std::vector<LabelDiff> label_diffs_;
   size_t differing_a_ = 0, differing_b_ = 0;
   bool syncing_ = false;
 

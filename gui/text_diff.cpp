@@ -38,4 +38,25 @@ std::vector<DiffLine> line_diff(const std::string& a, const std::string& b) {
   return out;
 }
 
+namespace {
+std::string words(const std::string& s) {  // one word per line
+  std::string out;
+  auto wordy = [](char c) { return std::isalnum((unsigned char)c) || c == '_' || c == '.'; };
+  for (size_t i = 0; i < s.size();) {
+    size_t j = i + 1;
+    if (wordy(s[i]))
+      while (j < s.size() && wordy(s[j])) j++;
+    while (j < s.size() && s[j] == ' ') j++;
+    std::string w = s.substr(i, j - i);
+    for (char& c : w)
+      if (c == '\n') c = ' ';
+    out += w + "\n";
+    i = j;
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<DiffLine> word_diff(const std::string& a, const std::string& b) { return line_diff(words(a), words(b)); }
+
 }  // namespace tv

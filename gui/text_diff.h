@@ -10,5 +10,8 @@ struct DiffLine {
   std::string text;
 };
 std::vector<DiffLine> line_diff(const std::string& a, const std::string& b);
+// the same by words (runs of letters, digits and '_', '.', or single other characters; spaces kept with the word
+// before), for two labels that differ in one word: each piece marked ' ', '-' or '+'
+std::vector<DiffLine> word_diff(const std::string& a, const std::string& b);
 
 }  // namespace tv

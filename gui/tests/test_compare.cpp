@@ -16,6 +16,7 @@
 #include "gui/compare_view.h"
 #include "gui/graph_items.h"
 #include "gui/graph_view.h"
+#include "gui/text_diff.h"
 #include "gui/main_window.h"
 #include "gui/stats_view.h"
 #include "gui/trace_tree.h"
@@ -257,6 +258,17 @@ class TestCompare : public QObject {
       QVERIFY(g->footer_text().contains("nodes · "));
       QVERIFY(g->footer_rect().top() > g->viewport()->geometry().bottom());  // under the graph, not over it
     }
+    // a node outlined for its label alone is paired with its counterpart: the same op, a different label
+    for (const auto& d : c->label_diffs()) {
+      QVERIFY(d.label_a != d.label_b);
+      QCOMPARE(QString::fromStdString(d.label_a).section('\n', 0, 0), QString::fromStdString(d.label_b).section('\n', 0, 0));
+    }
+    // the words that differ between two labels, not the whole label
+    std::vector<DiffLine> wd = word_diff("PROGRAM\nr_2_2_3 CPU", "PROGRAM\nr_2_2_4 CPU");
+    QString minus, plus;
+    for (const DiffLine& x : wd) (x.kind == '-' ? minus : x.kind == '+' ? plus : minus) += x.kind == ' ' ? QString() : QString::fromStdString(x.text);
+    QCOMPARE(minus.trimmed(), QString("r_2_2_3"));
+    QCOMPARE(plus.trimmed(), QString("r_2_2_4"));
     // back on the Graph tab the window's tree returns
     w.show_tab(MainWindow::GraphTab);
     QVERIFY(w.tree()->isVisible());
