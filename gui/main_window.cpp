@@ -1023,6 +1023,11 @@ void MainWindow::select_unguarded(const Selection& in, bool record_history) {
     src = model_->index_of(s);
   }
   QModelIndex pi = src.isValid() ? filter_->mapFromSource(src) : QModelIndex();
+  // a match of a big step whose rule group is closed: the group's row stands for it (opening a group of thousands of
+  // rows at every step costs the tree's layout more than the frame); an open group shows the match's own row
+  if (pi.isValid() && pi.parent().isValid() &&
+      pi.parent().data(TraceModel::KindRole).toInt() == TraceModel::Group && !tree_->isExpanded(pi.parent()))
+    pi = pi.parent();
   if (pi.isValid()) {
     Phase p{"select: tree"};
     syncing_tree_ = true;

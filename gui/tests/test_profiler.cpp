@@ -616,6 +616,13 @@ class TestProfiler : public QObject {
     QCOMPARE(w.model()->selection_of(mi).frame, (size_t)n);
     w.select({t->step(step).context, step, (size_t)n});
     QVERIFY(wait_idle(w));
+    // its group closed, the group's row stands for it (no group of thousands opened per step); open, its own row
+    QCOMPARE(w.filter()->mapToSource(w.tree()->currentIndex()), mi.parent());
+    QVERIFY(!w.tree()->isExpanded(w.filter()->mapFromSource(mi.parent())));
+    w.tree()->expand(w.filter()->mapFromSource(mi.parent()));
+    w.select({t->step(step).context, step, (size_t)n - 1});
+    w.select({t->step(step).context, step, (size_t)n});
+    QVERIFY(wait_idle(w));
     QCOMPARE(w.filter()->mapToSource(w.tree()->currentIndex()), mi);
     Q_UNUSED(nested);
   }
