@@ -86,7 +86,8 @@ QString RunPanel::runs_html(int64_t program, int64_t current) const {
   int64_t t0 = session_->time_origin();
   for (size_t j = 0; j < runs.size() && j < 24; j++) {
     size_t i = runs[j];
-    QString label = QString("#%1 %2").arg(j + 1).arg(duration_text((double)(evs[i].t_end - evs[i].t_start)));
+    double d = (double)(evs[i].t_end - evs[i].t_start);
+    QString label = QString("#%1 %2").arg(j + 1).arg(d > 0 ? duration_text(d) : tr("not timed"));
     h += (int64_t)i == current ? "<b>" + label + "</b>"
                                : QString("<a href='run:%1' title='%2'>%3</a>").arg(i).arg(at_text(evs[i].t_start - t0), label);
     h += j + 1 < runs.size() ? " · " : "";

@@ -676,6 +676,37 @@ class TestProfiler : public QObject {
     QVERIFY2(w.panel()->text().contains("is not on this machine"), qPrintable(w.panel()->text()));
   }
 
+  // an imported tinygrad trace: its kernel runs have the same panel (the reference's DEV=CPU times nothing: "not
+  // timed"), their buffers with the dtypes its allocations recorded
+  void an_imported_traces_runs_have_their_panel() {
+    QString out = dir_.filePath("imported_profile.trace.db");
+    QFile::remove(out);
+    QProcess p;
+    p.start(TV_CLI_BIN, {"import-tinygrad", QString(TV_DATA_DIR) + "/tinygrad_small.rewrites.pkl",
+                         QString(TV_DATA_DIR) + "/tinygrad_small.profile.pkl", out});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    auto t = Trace::open(out.toStdString());
+    int64_t ev = -1;
+    for (size_t i = 0; i < t->kernel_events().size() && ev < 0; i++)
+      if (t->kernel_events()[i].program && parse_bufs(*t, t->kernel_events()[i]).size() >= 2) ev = (int64_t)i;
+    QVERIFY(ev >= 0);
+    MainWindow w;
+    QVERIFY(open_window(w, out));
+    w.show_tab(MainWindow::TimelineTab);
+    w.timeline()->select_run(ev);
+    QCOMPARE(w.side_panel(), (QWidget*)w.run_panel());
+    QString text = w.run_panel()->text();
+    const KernelEventRow& k = t->kernel_events()[(size_t)ev];
+    QVERIFY2(text.contains(QString::fromStdString(k.name)), qPrintable(text));
+    if (k.t_end <= k.t_start) QVERIFY(text.contains("not timed") && !text.contains(" 0 ns"));
+    for (const BufferArg& a : parse_bufs(*t, k)) {
+      const BufferLife* life = w.timeline()->buffer_life(a.buffer);
+      QVERIFY(life);
+      QVERIFY(text.contains(QString::fromStdString(life->dtype)) || text.contains("view"));
+    }
+  }
+
   // --run and --memory: the command line opens the timeline on a run and a stacked memory lane
   void the_command_line_opens_a_run_and_a_memory_lane() {
     QString path = trace("cli.trace.db");
