@@ -796,8 +796,14 @@ void MainWindow::follow_tick() {
 
 bool MainWindow::refresh() {
   if (!session_ || opening_) return false;
+  if (compare_->active()) {  // a new session would end the comparison: the trace is read again once it is closed
+    statusBar()->showMessage(tr("Live: the trace grew; it is read again when the comparison is closed"), 3000);
+    follow_stamp_ = -1;
+    return false;
+  }
   QString path = QString::fromStdString(session_->path());
   Selection keep = sel_;
+  QString search = search_->text();  // the search typed goes on filtering what comes in
   // the rows open in the tree, by what they show
   std::vector<Selection> open_rows;
   std::function<void(const QModelIndex&)> walk = [&](const QModelIndex& parent) {
@@ -821,6 +827,7 @@ bool MainWindow::refresh() {
     return false;
   }
   if (!guard([&] { set_session(s); })) return false;
+  if (!search.isEmpty()) search_->setText(search);
   for (const Selection& o : open_rows) {
     QModelIndex src = model_->index_of(o);
     if (src.isValid()) tree_->expand(filter_->mapFromSource(src));

@@ -9,6 +9,7 @@
 #include <QAction>
 #include <QCheckBox>
 #include <QImage>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -552,6 +553,7 @@ class TestProfiler : public QObject {
     QModelIndex ctx = w.filter()->mapFromSource(w.model()->index_of({2, 0, 0}));
     w.tree()->expand(ctx);
     size_t kernels = w.timeline()->span_count();
+    w.search_box()->setText(QString::fromStdString(ft->context(2).name));  // a search typed while it records
     // the program records the rest and finishes the trace
     for (const char* table : {"contexts", "steps", "matches", "step_uops", "context_rule_stats", "programs",
                               "kernel_events"})
@@ -568,6 +570,7 @@ class TestProfiler : public QObject {
     QVERIFY(w.timeline()->span_count() > kernels);
     QCOMPARE(w.timeline()->span_count(), ft->steps().size() + ft->contexts().size() + ft->kernel_events().size() +
                                              ft->ranges().size());
+    QCOMPARE(w.search_box()->text(), QString::fromStdString(ft->context(2).name));  // kept through the reading
     QTRY_VERIFY_WITH_TIMEOUT(!w.following(), 5000);  // complete: nothing more to follow
   }
 
