@@ -124,9 +124,13 @@ void RunPanel::show_run(int64_t event) {
   h += row(tr("duration"), ns > 0 ? duration_text(ns) : tr("not timed"));
   h += row(tr("end"), at_text(k.t_end - t0));
   if (p) {
+    // the kernel's work in the unit it reads in: a tiny kernel's 12 FLOP, not 0.000 GFLOP
+    QString work = p->ops >= 100'000'000 ? tr("%1 GFLOP").arg(p->ops / 1e9, 0, 'f', 3)
+                   : p->ops >= 100'000   ? tr("%1 MFLOP").arg(p->ops / 1e6, 0, 'f', 3)
+                                         : tr("%1 FLOP").arg(p->ops);
     if (p->ops >= 0)
-      h += row(tr("GFLOPS"), ns > 0 ? QString::number(p->ops / ns, 'f', 2) + tr(" (%1 GFLOP)").arg(p->ops / 1e9, 0, 'f', 3)
-                                     : tr("%1 GFLOP").arg(p->ops / 1e9, 0, 'f', 3));
+      h += row(tr("GFLOPS"), ns > 0 ? QString::number(p->ops / ns, 'f', p->ops / ns < 0.1 ? 4 : 2) + " (" + work + ")"
+                                     : work);
     else
       h += row(tr("GFLOPS"), tr("symbolic (depends on the variables)"));
     if (p->mem >= 0)
