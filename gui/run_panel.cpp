@@ -114,7 +114,10 @@ void RunPanel::show_run(int64_t event) {
       if ((int64_t)i <= event) nth = of;
     }
   std::string ansi = k.name;  // the name in the reference's colours when its codegen context recorded them
-  if (p && p->context) ansi = t.context(p->context).name_ansi;
+  try {
+    if (p && p->context) ansi = t.context(p->context).name_ansi;
+  } catch (const std::exception&) {  // a trace still being written may name a context it has not written yet
+  }
   QString h = "<h3>" + ansi_html(ansi) + "</h3><p class='k'>" +
               (p ? tr("run %1 of %2 of a kernel of this name").arg(nth).arg(of) : tr("a copy or an unrecorded program")) +
               " · " + tr("←/→ previous/next run on the lane, Home/End first/last, F fit, Esc clears marks") +
