@@ -23,16 +23,35 @@ namespace tv {
 
 using namespace tg::viz;
 
-// C and LLVM IR: keywords, types, numbers, comments, LLVM %values and @globals, preprocessor lines
-class SourceHighlighter : public QSyntaxHighlighter {
+// a highlighter by regular expressions, each giving its matches one format (later rules win)
+class RuleHighlighter : public QSyntaxHighlighter {
  public:
-  explicit SourceHighlighter(QTextDocument* doc) : QSyntaxHighlighter(doc) {
-    auto fmt = [](QRgb c, bool bold = false) {
-      QTextCharFormat f;
-      f.setForeground(QColor::fromRgb(c));
-      if (bold) f.setFontWeight(QFont::Bold);
-      return f;
-    };
+  using QSyntaxHighlighter::QSyntaxHighlighter;
+
+ protected:
+  static QTextCharFormat fmt(QRgb c, bool bold = false) {
+    QTextCharFormat f;
+    f.setForeground(QColor::fromRgb(c));
+    if (bold) f.setFontWeight(QFont::Bold);
+    return f;
+  }
+  void apply_rules(const QString& text) {
+    for (const auto& [re, f] : rules_) {
+      auto it = re.globalMatch(text);
+      while (it.hasNext()) {
+        auto m = it.next();
+        setFormat((int)m.capturedStart(), (int)m.capturedLength(), f);
+      }
+    }
+  }
+  void highlightBlock(const QString& text) override { apply_rules(text); }
+  std::vector<std::pair<QRegularExpression, QTextCharFormat>> rules_;
+};
+
+// C and LLVM IR: keywords, types, numbers, comments, LLVM %values and @globals, preprocessor lines
+class SourceHighlighter : public RuleHighlighter {
+ public:
+  explicit SourceHighlighter(QTextDocument* doc) : RuleHighlighter(doc) {
     rules_ = {
         {QRegularExpression(R"(\b(if|else|for|while|return|void|define|declare|ret|br|label|phi|call|store|load|)"
                             R"(getelementptr|inbounds|alloca|icmp|fcmp|select|to|nsw|nuw|nnan|ninf|nsz|arcp|contract|)"
@@ -51,35 +70,15 @@ class SourceHighlighter : public QSyntaxHighlighter {
         {QRegularExpression(R"((//|;).*$)"), fmt(0x7f848e)},
     };
   }
-
- protected:
-  void highlightBlock(const QString& text) override {
-    for (const auto& [re, f] : rules_) {
-      auto it = re.globalMatch(text);
-      while (it.hasNext()) {
-        auto m = it.next();
-        setFormat((int)m.capturedStart(), (int)m.capturedLength(), f);
-      }
-    }
-  }
-
- private:
-  std::vector<std::pair<QRegularExpression, QTextCharFormat>> rules_;
 };
 
 // The machine code as the CPU's disassembly writes it (backends/cpu machine_code): ';' comment lines, labels (.L3:),
 // "# <- loop .L3 (innermost)" on a loop's backward jump. The lines of an innermost loop, from its head's label to its
 // backward jump, get a full-width background (extra selections of the editor), so the hot loop stands out; vector
 // registers and instructions are coloured.
-class AsmHighlighter : public QSyntaxHighlighter {
+class AsmHighlighter : public RuleHighlighter {
  public:
-  explicit AsmHighlighter(QTextDocument* doc) : QSyntaxHighlighter(doc) {
-    auto fmt = [](QRgb c, bool bold = false) {
-      QTextCharFormat f;
-      f.setForeground(QColor::fromRgb(c));
-      if (bold) f.setFontWeight(QFont::Bold);
-      return f;
-    };
+  explicit AsmHighlighter(QTextDocument* doc) : RuleHighlighter(doc) {
     // the source highlighter's colours (they read on the dark theme and on a light one)
     rules_ = {
         {QRegularExpression(R"(%[a-z0-9]+)"), fmt(0xe06c75)},
@@ -108,13 +107,7 @@ class AsmHighlighter : public QSyntaxHighlighter {
     bool in_loop = head || previousBlockState() == 1;
     bool latch = in_loop && text.contains(QLatin1String("<- loop")) && text.contains(QLatin1String("(innermost)"));
     setCurrentBlockState(in_loop && !latch ? 1 : 0);
-    for (const auto& [re, f] : rules_) {
-      auto it = re.globalMatch(text);
-      while (it.hasNext()) {
-        auto m = it.next();
-        setFormat((int)m.capturedStart(), (int)m.capturedLength(), f);
-      }
-    }
+    apply_rules(text);
   }
 
  public:
@@ -133,7 +126,6 @@ class AsmHighlighter : public QSyntaxHighlighter {
   }
 
  private:
-  std::vector<std::pair<QRegularExpression, QTextCharFormat>> rules_;
   QColor loop_bg_;
 };
 

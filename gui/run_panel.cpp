@@ -16,12 +16,6 @@ using namespace tg::viz;
 
 namespace {
 QString esc(const std::string& s) { return QString::fromStdString(s).toHtmlEscaped(); }
-QString bytes_text(double b) {
-  if (b >= 1e9) return QString::number(b / 1e9, 'f', 2) + " GB";
-  if (b >= 1e6) return QString::number(b / 1e6, 'f', 2) + " MB";
-  if (b >= 1e3) return QString::number(b / 1e3, 'f', 2) + " KB";
-  return QString::number(b, 'f', 0) + " B";
-}
 // a time since the trace's first event, to the microsecond
 QString at_text(int64_t ns) { return QString::number(ns / 1e9, 'f', 6) + " s"; }
 const char* kCss =
@@ -137,8 +131,8 @@ void RunPanel::show_run(int64_t event) {
     else
       h += row(tr("GFLOPS"), tr("symbolic (depends on the variables)"));
     if (p->mem >= 0)
-      h += row(tr("GB/s"), ns > 0 ? QString::number(p->mem / ns, 'f', 2) + " (" + bytes_text((double)p->mem) + ")"
-                                   : bytes_text((double)p->mem));
+      h += row(tr("GB/s"), ns > 0 ? QString::number(p->mem / ns, 'f', 2) + " (" + fmt_bytes((double)p->mem) + ")"
+                                   : fmt_bytes((double)p->mem));
     h += row(tr("global"), esc(p->global_size.empty() ? "-" : p->global_size));
     h += row(tr("local"), esc(p->local_size.empty() ? "-" : p->local_size));
   }
@@ -167,16 +161,16 @@ void RunPanel::show_run(int64_t event) {
       // a kernel argument can be a view into a bigger buffer (the JIT's arena): then its bytes are the view's
       bool whole = life && life->nbytes == a.nbytes;
       QString dtype = !life ? QString("?") : whole ? esc(life->dtype) : tr("view");
-      QString size = bytes_text((double)a.nbytes);
+      QString size = fmt_bytes((double)a.nbytes);
       if (whole && life->size > 0) size = QString::number(life->size) + " × " + size;
-      if (life && !whole) size += tr(" of %1 (%2)").arg(bytes_text((double)life->nbytes), esc(life->dtype));
+      if (life && !whole) size += tr(" of %1 (%2)").arg(fmt_bytes((double)life->nbytes), esc(life->dtype));
       h += QString("<tr><td>data%1</td><td class='%2'>%3</td><td>%4</td><td>%5</td><td>%6</td></tr>")
                .arg(i)
                .arg(cls, mode_name(a.mode), buf, dtype, size);
       if (a.mode != 1) read += a.nbytes;
       if (a.mode != 0) written += a.nbytes;
     }
-    h += "</table><p class='k'>" + tr("%1 read, %2 written").arg(bytes_text((double)read), bytes_text((double)written)) +
+    h += "</table><p class='k'>" + tr("%1 read, %2 written").arg(fmt_bytes((double)read), fmt_bytes((double)written)) +
          (timeline_ && !timeline_->memory_lanes().empty() ? tr(" · a buffer's id marks its life on the memory lane")
                                                           : QString()) +
          "</p>";
@@ -202,8 +196,8 @@ void RunPanel::show_program(int64_t context) {
   h += row(tr("global"), esc(p->global_size.empty() ? "-" : p->global_size));
   h += row(tr("local"), esc(p->local_size.empty() ? "-" : p->local_size));
   h += row(tr("FLOP"), p->ops >= 0 ? QString::number(p->ops) : tr("symbolic"));
-  h += row(tr("memory"), p->mem >= 0 ? bytes_text((double)p->mem) : tr("symbolic"));
-  if (p->lds >= 0) h += row(tr("loads"), bytes_text((double)p->lds));
+  h += row(tr("memory"), p->mem >= 0 ? fmt_bytes((double)p->mem) : tr("symbolic"));
+  if (p->lds >= 0) h += row(tr("loads"), fmt_bytes((double)p->lds));
   h += row(tr("codegen context"), QString("<a href='graph:%1'>%1</a>").arg(p->context));
   h += "</table>";
   h += runs_html(p->id, -1);

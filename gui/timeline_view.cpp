@@ -62,17 +62,18 @@ QString kernel_tooltip(const Trace& t, const KernelEventRow& k) {
   if (!k.var_vals.empty()) tip += "\n" + QString::fromStdString(k.var_vals);
   return tip;
 }
+QColor marker_color(const std::string& c) {
+  QColor q(QString::fromStdString(c));
+  return q.isValid() ? q : QColor(Qt::gray);
+}
+}  // namespace
+
 QString fmt_bytes(double b) {
   if (b >= 1e9) return QString::number(b / 1e9, 'f', 2) + " GB";
   if (b >= 1e6) return QString::number(b / 1e6, 'f', 2) + " MB";
   if (b >= 1e3) return QString::number(b / 1e3, 'f', 2) + " KB";
   return QString::number(b, 'f', 0) + " B";
 }
-QColor marker_color(const std::string& c) {
-  QColor q(QString::fromStdString(c));
-  return q.isValid() ? q : QColor(Qt::gray);
-}
-}  // namespace
 
 TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   setMouseTracking(true);

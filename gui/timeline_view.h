@@ -17,6 +17,8 @@
 
 namespace tv {
 
+QString fmt_bytes(double b);  // "37.75 MB": a size as the timeline, its tooltips and the run panel print it
+
 class TimelineView : public QWidget {
   Q_OBJECT
  public:

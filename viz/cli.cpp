@@ -241,9 +241,7 @@ static int cmd_code(Trace& t, int argc, char** argv) {
     }
     return 0;
   }
-  if (!t.has_machine_code()) {
-    std::string why = "this trace holds no machine code (it was recorded before traces held it: schema " +
-                      std::to_string(t.schema_version()) + ", machine code since schema 6)";
+  auto no_code = [&](const std::string& why) {  // exit 1, saying why (in the JSON when asked for JSON)
     if (g_json) {
       j["error"] = why;
       jprint(j);
@@ -251,18 +249,12 @@ static int cmd_code(Trace& t, int argc, char** argv) {
       std::fprintf(stderr, "tinyviz-cli: kernel %s: %s\n", p->name.c_str(), why.c_str());
     }
     return 1;
-  }
+  };
+  if (!t.has_machine_code())
+    return no_code("this trace holds no machine code (it was recorded before traces held it: schema " +
+                   std::to_string(t.schema_version()) + ", machine code since schema 6)");
   std::optional<MachineCodeRow> mc = t.machine_code(p->id);
-  if (!mc) {
-    std::string why = "the trace holds no machine code for it (it was not compiled while the trace was recorded)";
-    if (g_json) {
-      j["error"] = why;
-      jprint(j);
-    } else {
-      std::fprintf(stderr, "tinyviz-cli: kernel %s: %s\n", p->name.c_str(), why.c_str());
-    }
-    return 1;
-  }
+  if (!mc) return no_code("the trace holds no machine code for it (it was not compiled while the trace was recorded)");
   if (g_json) {
     j["kind"] = mc->kind;
     j["asm"] = mc->text;

@@ -55,7 +55,17 @@ class TestProfiler : public QObject {
     QFile::remove(out);
     return QFile::copy(hello_, out) ? out : QString();
   }
-  static bool open_window(MainWindow& w, const QString& path) {
+  // the reference's pickles in tests/data imported by tinyviz-cli into `name` ("" when the import failed)
+  QString import_trace(const QString& name, const QStringList& pickles) {
+    QString out = dir_.filePath(name);
+    QFile::remove(out);
+    QStringList args{"import-tinygrad"};
+    for (const QString& p : pickles) args << QString(TV_DATA_DIR) + "/" + p;
+    QProcess p;
+    p.start(TV_CLI_BIN, args << out);
+    return p.waitForFinished(60000) && p.exitCode() == 0 ? out : QString();
+  }
+    static bool open_window(MainWindow& w, const QString& path) {
     w.resize(1400, 900);
     w.show();
     return w.open_trace(path) && wait_idle(w);
@@ -633,12 +643,8 @@ class TestProfiler : public QObject {
   // an imported tinygrad trace records where its rules are, not their text: the panel reads them from the recorded
   // checkout when the file is there, and says so when it is not
   void imported_rules_show_their_source_from_the_checkout() {
-    QString out = dir_.filePath("imported.trace.db");
-    QFile::remove(out);
-    QProcess p;
-    p.start(TV_CLI_BIN, {"import-tinygrad", QString(TV_DATA_DIR) + "/tinygrad_small.rewrites.pkl", out});
-    QVERIFY(p.waitForFinished(60000));
-    QCOMPARE(p.exitCode(), 0);
+    QString out = import_trace("imported.trace.db", {"tinygrad_small.rewrites.pkl"});
+    QVERIFY(!out.isEmpty());
     std::string o = out.toStdString();
     int64_t rule = tg::test::sql_int(o, "SELECT m.rule FROM matches m JOIN rules r ON r.id=m.rule JOIN strings s ON "
                                         "s.id=r.source WHERE s.value='' AND r.line > 0 LIMIT 1");
@@ -682,13 +688,8 @@ class TestProfiler : public QObject {
   // an imported tinygrad trace: its kernel runs have the same panel (the reference's DEV=CPU times nothing: "not
   // timed"), their buffers with the dtypes its allocations recorded
   void an_imported_traces_runs_have_their_panel() {
-    QString out = dir_.filePath("imported_profile.trace.db");
-    QFile::remove(out);
-    QProcess p;
-    p.start(TV_CLI_BIN, {"import-tinygrad", QString(TV_DATA_DIR) + "/tinygrad_small.rewrites.pkl",
-                         QString(TV_DATA_DIR) + "/tinygrad_small.profile.pkl", out});
-    QVERIFY(p.waitForFinished(60000));
-    QCOMPARE(p.exitCode(), 0);
+    QString out = import_trace("imported_profile.trace.db", {"tinygrad_small.rewrites.pkl", "tinygrad_small.profile.pkl"});
+    QVERIFY(!out.isEmpty());
     auto t = Trace::open(out.toStdString());
     int64_t ev = -1;
     for (size_t i = 0; i < t->kernel_events().size() && ev < 0; i++)

@@ -91,6 +91,14 @@ class TestTinyviz : public QObject {
     return w.open_trace(path) && wait_idle(w);
   }
 
+  // w on the trace at path, showing the Code tab on a kernel's codegen context
+  static bool open_code_tab(MainWindow& w, const QString& path, int64_t context) {
+    if (!open_window(w, path)) return false;
+    w.select({context, 0, 0});
+    w.show_tab(MainWindow::CodeTab);
+    return wait_idle(w);
+  }
+
   // the step whose input graph is biggest among those with at least min_matches matches (0: none)
   int64_t biggest_step(int64_t min_matches) const {
     int64_t step = 0;
@@ -705,10 +713,7 @@ class TestTinyviz : public QObject {
     QVERIFY(mc && !mc->text.empty());
     {
       MainWindow w;
-      QVERIFY(open_window(w, path));
-      w.select({context, 0, 0});
-      w.show_tab(MainWindow::CodeTab);
-      QVERIFY(wait_idle(w));
+      QVERIFY(open_code_tab(w, path, context));
       QTRY_VERIFY(w.code()->text().contains("define void @"));
       QVERIFY(w.code()->machine_code_visible());
       QCOMPARE(w.code()->machine_code_text().trimmed(), QString::fromStdString(mc->text).trimmed());
@@ -735,10 +740,7 @@ class TestTinyviz : public QObject {
                        "UPDATE machine_code SET code='" + looped + "' WHERE program=" + std::to_string(program));
     {
       MainWindow w;
-      QVERIFY(open_window(w, path));
-      w.select({context, 0, 0});
-      w.show_tab(MainWindow::CodeTab);
-      QVERIFY(wait_idle(w));
+      QVERIFY(open_code_tab(w, path, context));
       QTRY_VERIFY(w.code()->machine_code_text().contains(".L2:"));
       QVERIFY(w.code()->next_loop());
       QVERIFY(w.code()->machine_code_text().split('\n')[w.code()->machine_code_cursor_line()].startsWith(".L2:"));
@@ -748,10 +750,7 @@ class TestTinyviz : public QObject {
                        "UPDATE machine_code SET code=x'00ff10' WHERE program=" + std::to_string(program));
     {
       MainWindow w;
-      QVERIFY(open_window(w, path));
-      w.select({context, 0, 0});
-      w.show_tab(MainWindow::CodeTab);
-      QVERIFY(wait_idle(w));
+      QVERIFY(open_code_tab(w, path, context));
       QTRY_VERIFY(w.code()->machine_code_title().contains("cannot be read"));
       QVERIFY(w.code()->machine_code_text().isEmpty());
       QVERIFY(w.code()->text().contains("define void @"));
@@ -760,10 +759,7 @@ class TestTinyviz : public QObject {
     tg::test::sql_exec(path.toStdString(), "DROP TABLE machine_code; PRAGMA user_version=5;");
     {
       MainWindow w;
-      QVERIFY(open_window(w, path));
-      w.select({context, 0, 0});
-      w.show_tab(MainWindow::CodeTab);
-      QVERIFY(wait_idle(w));
+      QVERIFY(open_code_tab(w, path, context));
       QTRY_VERIFY(w.code()->text().contains("define void @"));
       QVERIFY2(w.code()->machine_code_title().contains("This trace holds no machine code (it was recorded before"),
                qPrintable(w.code()->machine_code_title()));

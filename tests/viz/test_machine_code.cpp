@@ -18,6 +18,7 @@
 #include "lib/helpers.h"
 #include "lib/recorder.h"
 #include "lib/tensor.h"
+#include "tests/support/cli_capture.h"
 #include "viz/cli.h"
 #include "viz/reader.h"
 #include "viz/schema.h"
@@ -42,27 +43,7 @@ void sql(const std::string& path, const std::string& stmt) {
 }
 
 // tinyviz-cli in this process, its stdout captured
-std::string cli(std::vector<std::string> args, int* rc = nullptr) {
-  std::string out_path = tmp_path("cli_out", ".txt");
-  std::fflush(stdout);
-  int saved = dup(1);
-  FILE* f = std::fopen(out_path.c_str(), "w");
-  dup2(fileno(f), 1);
-  std::vector<char*> argv{const_cast<char*>("tinyviz-cli")};
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int r = cli_main((int)argv.size() - 1, argv.data());
-  std::fflush(stdout);
-  dup2(saved, 1);
-  close(saved);
-  std::fclose(f);
-  if (rc) *rc = r;
-  std::ifstream in(out_path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::filesystem::remove(out_path);
-  return ss.str();
-}
+std::string cli(std::vector<std::string> args, int* rc = nullptr) { return tg::test::run_cli(std::move(args), rc); }
 
 // a trace of c = a + b (float32, 256 elements) and of a sum with a loop over 4096 elements, on the CPU
 std::string record_add_and_sum() {

@@ -22,6 +22,7 @@
 #include "lib/recorder.h"
 #include "lib/tensor.h"
 #include "profiler/profile.h"
+#include "tests/support/cli_capture.h"
 #include "viz/cli.h"
 #include "viz/export.h"
 #include "viz/profile.h"
@@ -69,26 +70,7 @@ int64_t sql_peak(const std::string& path, const std::string& device) {
 }
 
 // tinyviz-cli in this process, its stdout captured
-std::string cli(std::vector<std::string> args, int* rc = nullptr) {
-  std::string out_path = tmp_path("cli_out", ".txt");
-  std::fflush(stdout);
-  int saved = dup(1);
-  FILE* f = std::fopen(out_path.c_str(), "w");
-  dup2(fileno(f), 1);
-  std::vector<char*> argv{const_cast<char*>("tinyviz-cli")};
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int r = cli_main((int)argv.size() - 1, argv.data());
-  std::fflush(stdout);
-  dup2(saved, 1);
-  close(saved);
-  std::fclose(f);
-  if (rc) *rc = r;
-  std::ifstream in(out_path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string cli(std::vector<std::string> args, int* rc = nullptr) { return tg::test::run_cli(std::move(args), rc); }
 
 }  // namespace
 
