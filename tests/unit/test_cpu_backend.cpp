@@ -1082,6 +1082,66 @@ TEST(CPUDevice, RegisterTileKeepsTheReferenceSums) {
   EXPECT_EQ(0, std::memcmp(ref.dw.data(), ours.dw.data(), ours.dw.size() * sizeof(float)));
 }
 
+// CPU_TILE (codegen/late/program.cpp, skip_gated_reduce_loops): a convolution's input gradient is the reference's
+// transposed convolution, sum over a 6x6 window of where(valid, sum over channels of w * g, 0), valid on 25 of its 36
+// taps. With the register tile the tap loop is not unrolled, so valid is the same for the whole tile and the channel
+// loop runs inside IF(valid); the gradients stay bit-identical (RegisterTileKeepsTheReferenceSums).
+namespace {
+// the loops (RANGE) that run inside an IF, over the reduce kernels of the gradients of relu(conv2d(relu(x), w))
+int loops_inside_ifs(std::span<const UOp> lin) {
+  int depth = 0, n = 0;
+  for (const UOp& u : lin) {
+    depth += u.op() == Ops::IF ? 1 : u.op() == Ops::ENDIF ? -1 : 0;
+    n += depth > 0 && u.op() == Ops::RANGE;
+  }
+  return n;
+}
+int conv_loops_inside_ifs(int64_t tile) {
+  Context c({{"CPU_TILE", tile}});
+  Tensor x = Tensor::ones({16, 32, 12, 12}).contiguous().realize().requires_grad_();
+  Tensor w = Tensor::ones({32, 32, 5, 5}).contiguous().realize().requires_grad_();
+  x.relu().conv2d(w).relu().sum().backward();
+  int n = 0;
+  UOp linear = Tensor::schedule_linear({*x.grad(), *w.grad()});
+  for (const UOp& call : linear.src())
+    if (call.src(0).op() == Ops::SINK) n += loops_inside_ifs(to_program(call.src(0), dev().renderer()).src(1).src());
+  return n;
+}
+}  // namespace
+
+TEST(CPUDevice, TransposedConvolutionSkipsItsInvalidTaps) {
+  cpu::register_device();
+  interp::register_device();
+  EXPECT_EQ(conv_loops_inside_ifs(0), 0) << "the reference's programs have no loop inside an IF";
+  EXPECT_GE(conv_loops_inside_ifs(1), 1) << "the input gradient's channel loop is not gated by its tap's validity";
+}
+
+// A loop whose accumulators are read without the WHERE of its gate keeps running: a padded sum's loads are gated per
+// output column, and its accumulators are stored as they are
+TEST(CPUDevice, ALoopReadWithoutItsGateIsNotSkipped) {
+  cpu::register_device();
+  interp::register_device();
+  Context c({{"CPU_TILE", 1}});
+  const int64_t K = 64, J = 24;
+  std::vector<float> host(K * J);
+  for (size_t n = 0; n < host.size(); n++) host[n] = std::cos(0.01f * (float)n);
+  Tensor x = Tensor::from_vector(host).reshape({K, J}).realize();
+  Tensor y = x.pad({{0, 0}, {3, 5}}).sum(0);
+  UOp linear = Tensor::schedule_linear({y});
+  for (const UOp& call : linear.src()) {
+    if (call.src(0).op() == Ops::SINK) {
+      EXPECT_EQ(loops_inside_ifs(to_program(call.src(0), dev().renderer()).src(1).src()), 0);
+    }
+  }
+  std::vector<float> got = x.pad({{0, 0}, {3, 5}}).sum(0).to_vector<float>();
+  ASSERT_EQ(got.size(), (size_t)(J + 8));
+  for (int64_t j = 0; j < J + 8; j++) {
+    double s = 0;
+    for (int64_t k = 0; j >= 3 && j < J + 3 && k < K; k++) s += host[k * J + (j - 3)];
+    EXPECT_NEAR(got[j], s, 1e-4) << j;
+  }
+}
+
 // LOOP_ORDER (codegen/late/linearizer.cpp): the output loops of a CPU kernel nest so the one whose step moves the
 // memory accesses least runs innermost. y[i, j] = sum_k x[k, j, i] over a 1.5 MB x: the reference's order (the
 // output's, i outer, j inner) steps j through x with a stride of I floats; LOOP_ORDER=1 puts i (stride 1 in x, and

@@ -5,6 +5,7 @@
 
 #include "lib/codegen/late/linearizer.h"
 #include "lib/codegen/late/uop_props.h"
+#include "lib/codegen/opt/heuristic.h"
 #include "lib/recorder.h"
 #include "lib/renderer/renderer.h"
 #include "lib/uop/kernel_info.h"
@@ -66,6 +67,120 @@ std::vector<UOp> line_rewrite(const std::vector<UOp>& lst, const LinePatternMatc
 }
 
 std::vector<UOp> do_linearize(const UOp& sink) { return line_rewrite(linearize(sink), pm_linearize_cleanups()); }
+
+// ***** skipping a gated reduce loop (CPU_TILE=1, not in the reference) *****
+
+static bool has(const std::vector<UOp>& v, const UOp& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// the conjuncts of a bool: AND(AND(a, b), c) -> {a, b, c}
+static void and_atoms(const UOp& g, std::vector<UOp>& out) {
+  if (g.op() == Ops::AND && g.dtype() == dtypes::bool_) {
+    for (const UOp& s : g.src()) and_atoms(s, out);
+  } else if (!has(out, g)) {
+    out.push_back(g);
+  }
+}
+
+// the register buffer (a PARAM in addrspace REG) an INDEX or an AFTER of one addresses, or a null UOp
+static UOp reg_of(const UOp& x) {
+  UOp b = x;
+  while (b.op() == Ops::INDEX || b.op() == Ops::AFTER || b.op() == Ops::CAST) b = b.src(0);
+  return (b.op() == Ops::PARAM || b.op() == Ops::BUFFER) && b.addrspace() == AddrSpace::REG ? b : UOp();
+}
+
+std::vector<UOp> skip_gated_reduce_loops(std::vector<UOp> lst) {
+  // The reference's transposed convolution (a convolution's input gradient) sums where(valid, sum_c(w * g), 0) over
+  // the taps of a window, valid for about two thirds of them: the inner sum's loads are gated by valid and its result
+  // is selected by it, so on an invalid tap the loop adds zeros that are then thrown away. A loop whose only effect is
+  // on register accumulators, each read after it only as the taken side of a WHERE whose condition implies a gate that
+  // is known before the loop, gets IF(gate) ... ENDIF around it: where the gate is false nothing of the loop is used,
+  // so every value is the same and the invalid taps cost nothing.
+  NodeMap<size_t> pos(lst.size() * 2);
+  for (size_t i = 0; i < lst.size(); i++) *pos.emplace(lst[i]).first = i;
+  NodeMap<std::vector<UOp>> users(lst.size() * 2);
+  for (const UOp& u : lst)
+    for (const UOp& s : u.src()) users.emplace(s).first->push_back(u);
+  struct Wrap {
+    size_t begin, end;
+    UOp gate, idx;
+  };
+  std::vector<Wrap> wraps;
+  for (size_t j = 0; j < lst.size(); j++) {
+    const UOp& e = lst[j];
+    if (e.op() != Ops::END || e.nsrc() != 2 || e.src(1).op() != Ops::RANGE) continue;
+    const size_t* pi = pos.find(e.src(1));
+    if (!pi) continue;
+    size_t i = *pi;
+    std::vector<UOp> regs;
+    UOp gate;
+    bool ok = true;
+    for (size_t k = i + 1; k < j && ok; k++) {
+      const UOp& u = lst[k];
+      switch (u.op()) {
+        case Ops::STORE: {
+          UOp r = reg_of(u.src(0));
+          if (!r) ok = false;
+          else if (!has(regs, r)) regs.push_back(r);
+          break;
+        }
+        case Ops::LOAD:
+          if (!gate && u.nsrc() == 3 && u.src(2).dtype() == dtypes::bool_) {
+            const size_t* pg = pos.find(u.src(2));
+            if (pg && *pg < i) gate = u.src(2);
+          }
+          break;
+        case Ops::IF: case Ops::ENDIF: case Ops::BARRIER: case Ops::CUSTOM: case Ops::CUSTOMI: ok = false; break;
+        default: break;
+      }
+    }
+    if (!ok || !gate || regs.empty()) continue;
+    std::vector<UOp> need;
+    and_atoms(gate, need);
+    // every read of an accumulator outside the loop comes after it and is the taken side of a WHERE whose condition
+    // has every conjunct of the gate
+    for (size_t k = 0; k < lst.size() && ok; k++) {
+      const UOp& u = lst[k];
+      if ((k > i && k < j) || u.op() != Ops::LOAD || !has(regs, reg_of(u.src(0)))) continue;
+      if (k < j) {
+        ok = false;
+        break;
+      }
+      const std::vector<UOp>* us = users.find(u);
+      if (!us) continue;
+      for (const UOp& w : *us) {
+        if (w.op() != Ops::WHERE || !(w.src(1) == u) || w.src(0) == u || w.src(2) == u) {
+          ok = false;
+          break;
+        }
+        std::vector<UOp> have;
+        and_atoms(w.src(0), have);
+        for (const UOp& a : need) ok &= has(have, a);
+      }
+    }
+    if (!ok) continue;
+    // IF takes an INDEX (the spec's IF(gate, INDEX)): one of the accumulators' before the loop
+    UOp idx;
+    for (size_t k = 0; k < i && !idx; k++)
+      if (lst[k].op() == Ops::INDEX && has(regs, reg_of(lst[k]))) idx = lst[k];
+    if (!idx) continue;
+    // loops nest: one inside a loop already wrapped needs no IF of its own
+    bool nested = false;
+    for (const Wrap& w : wraps) nested |= w.begin < i && j < w.end;
+    if (!nested) wraps.push_back({i, j, gate, idx});
+  }
+  if (wraps.empty()) return lst;
+  std::vector<UOp> out;
+  out.reserve(lst.size() + 2 * wraps.size());
+  std::vector<UOp> ifs(wraps.size());
+  for (size_t k = 0; k < lst.size(); k++) {
+    for (size_t w = 0; w < wraps.size(); w++)
+      if (wraps[w].begin == k) out.push_back(ifs[w] = UOp(Ops::IF, dtypes::void_, {wraps[w].gate, wraps[w].idx}));
+    out.push_back(lst[k]);
+    for (size_t w = 0; w < wraps.size(); w++)
+      if (wraps[w].end == k) out.push_back(UOp(Ops::ENDIF, dtypes::void_, {ifs[w]}));
+  }
+  return out;
+}
 
 std::string do_render(const Renderer& ren, const UOp& sink) { return ren.render(do_linearize(sink)); }
 
@@ -218,9 +333,11 @@ const PatternMatcher& pm_to_program() {
       "pm_to_program",
       {
           TG_RULE(UPat(Ops::PROGRAM).src(UPat(Ops::SINK).named("sink")).named("prg"),
-                  [](const UOp& prg, const UOp& sink) {
+                  [](const Renderer* ctx, const UOp& prg, const UOp& sink) {
                     std::vector<UOp> src(prg.src().begin(), prg.src().end());
-                    src.push_back(UOp(Ops::LINEAR, dtypes::void_, do_linearize(sink)));
+                    std::vector<UOp> lin = do_linearize(sink);
+                    if (cpu_tiles_apply(*ctx)) lin = skip_gated_reduce_loops(std::move(lin));
+                    src.push_back(UOp(Ops::LINEAR, dtypes::void_, lin));
                     return prg.with_src(src);
                   }),
           TG_RULE(UPat(Ops::PROGRAM).src(UPat(), UPat(Ops::LINEAR).named("lin")).named("prg"),

@@ -57,6 +57,9 @@ const LinePatternMatcher& pm_linearize_cleanups();
 std::vector<UOp> line_rewrite(const std::vector<UOp>& lst, const LinePatternMatcher& pm, CtxRef ctx = {});
 // line_rewrite(linearize(sink), pm_linearize_cleanups)
 std::vector<UOp> do_linearize(const UOp& sink);
+// CPU_TILE=1 (not in the reference): IF(gate) ... ENDIF around a loop whose register accumulators are only read where
+// a gate known before the loop holds (the invalid taps of a transposed convolution), so a false gate skips the loop
+std::vector<UOp> skip_gated_reduce_loops(std::vector<UOp> lst);
 // the PROGRAM's SOURCE: renderer.render(do_linearize(sink))
 std::string do_render(const Renderer& ren, const UOp& sink);
 

@@ -231,6 +231,56 @@ static bool cpu_register_tile(Scheduler& k, pyint unrolled, bool allow_gather) {
   return true;
 }
 
+// One of the reference's unrolls: the reduce range it unrolls (by its axis id, which our tile's upcasts of output
+// axes leave alone), the opt, how many iterations it unrolls, and whether our tile keeps it.
+struct RefUnroll {
+  int64_t axis_id;
+  Opt opt;
+  pyint amount;
+  bool keep;
+};
+
+// The reference's unrolls in order. Ours drops one that unrolls the range of an outer reduce whose summand is an inner
+// reduce (a transposed convolution: sum over the taps of where(valid, sum over channels, 0)). Unrolled, every
+// accumulator of the inner sum exists once per unrolled tap (our 8 x 16 tile times 6 taps: 768 floats on the stack);
+// as a loop, the inner sums are added one after another in the same order (the unrolled form adds them left to right
+// to the accumulator too), so every value stays the same, and the tap's gate becomes uniform over the tile, which
+// lets skip_gated_reduce_loops skip the invalid taps.
+static std::vector<RefUnroll> ref_unrolls(const Scheduler& k0, const Scheduler& ref) {
+  std::vector<RefUnroll> out;
+  Scheduler t = k0.copy();
+  for (const Opt& o : ref.applied_opts) {
+    if (o.op == OptOps::UNROLL) {
+      int64_t axis = t.real_axis(OptOps::UNROLL, o.axis);
+      UOp r = t.rngs()[(size_t)axis];
+      bool outer = false;
+      for (const UOp& u : t.ast.toposort()) {
+        if (u.op() != Ops::REDUCE || outer) continue;
+        bool reduces_r = false;
+        for (size_t i = 1; i < u.nsrc(); i++) reduces_r |= u.src(i) == r;
+        if (reduces_r)
+          for (const UOp& v : u.src(0).toposort()) outer |= v.op() == Ops::REDUCE;
+      }
+      pyint amount = o.arg.is_int() && o.arg.as_int() != 0 ? o.arg.as_int() : iv(t.full_shape()[(size_t)axis]);
+      out.push_back({(int64_t)r.arg()[0].as_int(), o, amount, !outer});
+    }
+    t.apply_opt(o);
+  }
+  return out;
+}
+
+// applies a kept unroll to t, whose reduce axes may be numbered apart from the reference's (an unroll it dropped)
+static void apply_ref_unroll(Scheduler& t, const RefUnroll& u) {
+  auto ud = t.unrollable_dims();
+  auto rs = t.rngs();
+  for (size_t i = 0; i < ud.size(); i++)
+    if (rs[(size_t)ud[i]].arg()[0].as_int() == u.axis_id) {
+      t.apply_opt(Opt(OptOps::UNROLL, (int64_t)i, u.opt.arg));
+      return;
+    }
+  throw KernelOptError("the reference's unrolled axis is gone");
+}
+
 static Scheduler hand_coded(const Scheduler& k0, bool cpu_tile) {
   // first try the tensor cores
   // NOTE: unless TC_OPT is > 0, we only trigger tensor cores if there's only one reduce axis
@@ -349,16 +399,19 @@ static Scheduler hand_coded(const Scheduler& k0, bool cpu_tile) {
   if (cpu_tile && cpu_tiles_apply(*k.ren) && to_upcast.empty() && !k.ranges_of({AxisType::REDUCE}).empty()) {
     Scheduler ref = hand_coded(k0, false);
     if (!ref.ranges_of({AxisType::UPCAST}).empty()) {
-      pyint unrolled = 1;
       auto fs = ref.full_shape();
-      for (int64_t a : ref.axes_of({AxisType::UNROLL})) unrolled *= iv(fs[(size_t)a]);
+      std::vector<RefUnroll> unrolls = ref_unrolls(k, ref);
+      pyint unrolled = 1;  // the iterations of the kept unrolls
+      for (const RefUnroll& u : unrolls)
+        if (u.keep) unrolled *= u.amount;
       bool contiguous = ref_lanes_contiguous(ref);
-      // a tile of ours, then the reference's unrolls and threads on it; nullopt when they do not apply to it
+      // a tile of ours, then the reference's unrolls we keep and its threads on it; nullopt when they do not apply
       auto with_ref_unrolls = [&](Scheduler t) -> std::optional<Scheduler> {
         try {
-          for (OptOps op : {OptOps::UNROLL, OptOps::THREAD})
-            for (const Opt& o : ref.applied_opts)
-              if (o.op == op) t.apply_opt(o);
+          for (const RefUnroll& u : unrolls)
+            if (u.keep) apply_ref_unroll(t, u);
+          for (const Opt& o : ref.applied_opts)
+            if (o.op == OptOps::THREAD) t.apply_opt(o);
           return t;
         } catch (const KernelOptError&) {
           return std::nullopt;
@@ -386,7 +439,10 @@ static Scheduler hand_coded(const Scheduler& k0, bool cpu_tile) {
             last->arg = Arg((long long)last->arg.as_int() * 2);
             Scheduler w = k0.copy();
             try {
-              for (const Opt& x : opts) w.apply_opt(x);
+              size_t n = 0;  // the reference's unrolls in order, kept or dropped as on our other tiles
+              for (const Opt& x : opts)
+                if (x.op != OptOps::UNROLL) w.apply_opt(x);
+                else if (const RefUnroll& u = unrolls[n++]; u.keep) apply_ref_unroll(w, u);
               return w;
             } catch (const KernelOptError&) {
             }
