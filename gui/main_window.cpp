@@ -711,7 +711,7 @@ bool MainWindow::open_trace(const QString& path, const Selection& first) {
   opening_on_ = {};
   if (!set) return false;
   // a trace still being recorded grows in the window as it is written
-  if (!s->ui().complete() || follow_asked_) arm_follow();
+  if ((!s->ui().complete() && !s->ui().truncated()) || follow_asked_) arm_follow();
   add_recent(QFileInfo(path).absoluteFilePath());
   // start on the first step, so there is a graph at once; or straight on the selection asked for, so no frame of the
   // first step is built and laid out on the way (the workers do one frame at a time)
@@ -791,8 +791,11 @@ void MainWindow::follow_tick() {
   if (stamp == follow_stamp_) return;
   follow_stamp_ = stamp;
   refresh();
-  if (session_ && session_->ui().complete() && !follow_asked_) follow_timer_->stop();  // the program finished it
+  if (session_ && (session_->ui().complete() || session_->ui().truncated()) && !follow_asked_)
+    follow_timer_->stop();  // the program finished it, or its recording stopped
 }
+
+QString MainWindow::status_text() const { return status_trace_->text(); }
 
 bool MainWindow::refresh() {
   if (!session_ || opening_) return false;
@@ -859,7 +862,9 @@ void MainWindow::reload() {
                       .arg(path)
                       .arg(s->ui().contexts().size())
                       .arg(s->ui().steps().size())
-                      .arg(s->ui().complete() ? QString() : tr(" (still being written)")));
+                      .arg(s->ui().complete()    ? QString()
+                           : s->ui().truncated() ? tr(" (truncated: recording stopped early)")
+                                                 : tr(" (still being written)")));
   sel_ = {};
   select(keep.step || keep.context ? keep : Selection{}, false);
   if (!sel_.step && !model_->step_order().empty())
@@ -971,7 +976,9 @@ void MainWindow::set_session(SessionPtr s) {
                              .arg(t.contexts().size())
                              .arg(t.steps().size())
                              .arg(matches)
-                             .arg(t.complete() ? QString()
+                             .arg(t.complete()    ? QString()
+                                  : t.truncated() ? tr("   ·   truncated: recording stopped early (%1)")
+                                                        .arg(QString::fromStdString(t.meta()["stopped"]))
                                   : following() || follow_asked_ ? tr("   ·   live: being recorded")
                                                                  : tr("   ·   incomplete (F5 reloads)")));
   Phase p{"expand"};

@@ -93,6 +93,7 @@ class MainWindow : public QMainWindow {
   RulePanel* stats_panel() const { return stats_panel_; }
   QWidget* side_panel() const;  // the right panel the current tab shows
   MessageBar* message_bar() const { return msg_; }
+  QString status_text() const;  // the status bar's trace line
   FrameLoader* loader() const { return loader_; }
   QLineEdit* search_box() const { return search_; }
   QLabel* search_hits() const { return search_hits_; }

@@ -56,6 +56,8 @@ class Recorder {
   // the profiler's other events (profiler/events.h): buffers, markers, user ranges, device clocks, graphs
   virtual void profile_event(const ProfileEvent& e) {}
   virtual void finish() = 0;                // flush everything, build indexes, close
+  // why recording stopped before finish() (a failed write: a full disk), "" while it records; the program goes on
+  virtual std::string stopped() const { return {}; }
   virtual std::string path() const = 0;
 };
 

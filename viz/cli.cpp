@@ -93,6 +93,8 @@ static int cmd_info(Trace& t) {
     jprint({{"trace", t.path()},
             {"status", m["status"]},
             {"complete", t.complete()},
+            {"truncated", t.truncated()},
+            {"stopped", m["stopped"]},
             {"command", m["command"]},
             {"schema", t.schema_version()},
             {"contexts", t.contexts().size()},
@@ -109,7 +111,11 @@ static int cmd_info(Trace& t) {
   }
   std::printf("trace      %s\n", t.path().c_str());
   std::printf("status     %s%s\n", m["status"].c_str(),
-              t.complete() ? "" : " (the program did not finish: the trace holds what was flushed)");
+              t.complete()    ? ""
+              : t.truncated() ? (" (recording stopped early: " + m["stopped"] +
+                                 "; the trace holds everything written before)")
+                                    .c_str()
+                              : " (the program did not finish: the trace holds what was flushed)");
   std::printf("command    %s\n", m["command"].c_str());
   std::printf("contexts   %zu\nsteps      %zu\nmatches    %llu\nuops       %llu\nrules      %zu\n", t.contexts().size(),
               t.steps().size(), (unsigned long long)t.match_count(), (unsigned long long)t.uop_count(),

@@ -300,7 +300,7 @@ void Trace::read_meta() {
     if (sqlite3_column_type(q.s, 0) != SQLITE_TEXT) q.bad(0, "is not text");
     q.name("'" + q.t_(0).substr(0, 40) + "'");
     if (sqlite3_column_type(q.s, 1) != SQLITE_TEXT) q.bad(1, "is not text");
-    if (q.t_(0) == "status") complete_ = q.t_(1) == "complete";
+    if (q.t_(0) == "status") complete_ = q.t_(1) == "complete", truncated_ = q.t_(1) == "truncated";
   }
 }
 

@@ -149,6 +149,9 @@ class Trace {
   const std::string& path() const { return path_; }
   std::map<std::string, std::string> meta() const;
   bool complete() const { return complete_; }  // the recording program finished (status=complete)
+  // recording stopped early on a failed write (status=truncated): the trace holds what was committed before; why
+  // is in meta()["stopped"]
+  bool truncated() const { return truncated_; }
 
   // the error of a row: "trace 'PATH': table TABLE, row ROW: WHAT" (key: how a row without an id is named, e.g.
   // "step 5, ordinal 3"; empty: the table as a whole)
@@ -241,7 +244,7 @@ class Trace {
   const std::string& str_ref(int64_t id, const char* table, const std::string& key, const char* column) const;
   sqlite3* db_ = nullptr;
   std::string path_;
-  bool complete_ = false;
+  bool complete_ = false, truncated_ = false;
   uint64_t file_bytes_ = 0;
   std::vector<ContextRow> contexts_;
   std::vector<StepRow> steps_;

@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "lib/helpers.h"
@@ -171,6 +172,10 @@ class TraceWriter final : public Recorder {
   void finish() override;
   void write_checkpoints();
   std::string path() const override { return path_; }
+  std::string stopped() const override {
+    std::lock_guard<std::mutex> lk(q_mu_);
+    return stopped_;
+  }
   WriterStats stats() const {
     std::lock_guard<std::mutex> lk(q_mu_);
     return stats_;
@@ -215,6 +220,7 @@ class TraceWriter final : public Recorder {
   void exec(const char* sql);
   sqlite3_stmt* prep(const char* sql);
   [[noreturn]] void sql_fail(const char* what);
+  std::string io_reason() const;
   void run(sqlite3_stmt* s);
 
   int lock_fd_ = -1;  // holds the flock that claims path_ (set while path_ is initialized, so declared before it);
@@ -237,11 +243,32 @@ class TraceWriter final : public Recorder {
   std::condition_variable q_cv_;
   std::deque<Batch> queue_;
   bool stop_ = false, finished_ = false;
+  // why recording stopped before finish() (a write failed: a full disk, an I/O error), "" while it goes on; once set,
+  // the producers record nothing more (dead_) and the writer writes nothing but the status
+  std::string stopped_;
+  std::atomic<bool> dead_{false};
+  void stop_recording(const std::string& why);
   WriterStats stats_;
   std::thread thread_;
 
   // writer-thread state
   std::unordered_map<std::string, int64_t> strings_;
+  // Nodes are numbered by the thread that meets them first and written with that thread's batch, so a row of one
+  // thread can name a node whose row another thread has not handed over yet. A transaction commits only when every
+  // node its rows name is written (missing_ empty), so a trace cut off after any commit names no node it lacks.
+  std::vector<uint64_t> uop_written_;   // bitmap by node id
+  std::unordered_set<uint32_t> missing_;  // nodes named by written rows and not written yet
+  bool uop_is_written(uint32_t id) const {
+    return id / 64 < uop_written_.size() && (uop_written_[id / 64] >> (id % 64) & 1);
+  }
+  void uop_ref(uint64_t id) {
+    if (id && !uop_is_written((uint32_t)id)) missing_.insert((uint32_t)id);
+  }
+  void uop_mark_written(uint32_t id) {
+    if (id / 64 >= uop_written_.size()) uop_written_.resize(std::max<size_t>(id / 64 + 1, uop_written_.size() * 2));
+    uop_written_[id / 64] |= (uint64_t)1 << (id % 64);
+    if (!missing_.empty()) missing_.erase(id);
+  }
   // steps begun and not yet written: a step is one INSERT when it ends; one still open when a transaction commits is
   // inserted then (so a killed run keeps it) and completed by an UPDATE
   struct PendingStep {
@@ -350,7 +377,7 @@ void TraceWriter::exec(const char* sql) {
   if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
     std::string m = err ? err : "?";
     sqlite3_free(err);
-    throw Error("trace file '" + path_ + "': " + m);
+    throw Error("trace file '" + path_ + "': " + m + io_reason());
   }
 }
 sqlite3_stmt* TraceWriter::prep(const char* sql) {
@@ -358,8 +385,16 @@ sqlite3_stmt* TraceWriter::prep(const char* sql) {
   if (sqlite3_prepare_v2(db_, sql, -1, &s, nullptr) != SQLITE_OK) sql_fail("prepare");
   return s;
 }
+// SQLite says only "disk I/O error" for a failed write() (and keeps the system's errno only for some calls): what
+// the user can do about it
+std::string TraceWriter::io_reason() const {
+  if (int e = sqlite3_system_errno(db_)) return std::string(" (") + std::strerror(e) + ")";
+  if (sqlite3_extended_errcode(db_) == SQLITE_IOERR_WRITE)
+    return " (a write failed: no space left on the device, or the file reached its size limit)";
+  return {};
+}
 void TraceWriter::sql_fail(const char* what) {
-  throw Error("trace file '" + path_ + "': " + what + ": " + sqlite3_errmsg(db_));
+  throw Error("trace file '" + path_ + "': " + what + ": " + sqlite3_errmsg(db_) + io_reason());
 }
 void TraceWriter::run(sqlite3_stmt* s) {
   if (sqlite3_step(s) != SQLITE_DONE) sql_fail("write");
@@ -443,6 +478,7 @@ void TraceWriter::ensure_rule(ThreadBuf& tb, uint32_t rule) {
 }
 
 uint64_t TraceWriter::program(const ProgramRecord& p) {
+  if (dead_.load(std::memory_order_relaxed)) return next_program_.fetch_add(1);
   ThreadBuf& tb = tbuf();
   std::lock_guard<std::mutex> lk(tb.mu);
   uint64_t id = next_program_.fetch_add(1);
@@ -451,18 +487,21 @@ uint64_t TraceWriter::program(const ProgramRecord& p) {
   return id;
 }
 void TraceWriter::program_code(uint64_t program, const MachineCode& code) {
+  if (dead_.load(std::memory_order_relaxed)) return;
   ThreadBuf& tb = tbuf();
   std::lock_guard<std::mutex> lk(tb.mu);
   tb.batch.codes.emplace_back(program, code);
   maybe_handover(tb, true);
 }
 void TraceWriter::kernel_event(const KernelEvent& e) {
+  if (dead_.load(std::memory_order_relaxed)) return;
   ThreadBuf& tb = tbuf();
   std::lock_guard<std::mutex> lk(tb.mu);
   tb.batch.kernels.push_back(e);
   maybe_handover(tb, true);
 }
 void TraceWriter::profile_event(const ProfileEvent& e) {
+  if (dead_.load(std::memory_order_relaxed)) return;
   ThreadBuf& tb = tbuf();
   std::lock_guard<std::mutex> lk(tb.mu);
   tb.batch.profile.push_back(e);
@@ -513,6 +552,7 @@ void TraceWriter::write_profile_event(const ProfileEvent& ev) {
 }
 
 uint64_t TraceWriter::context_begin(const std::string& name, int64_t t_ns) {
+  if (dead_.load(std::memory_order_relaxed)) return next_ctx_.fetch_add(1);
   ThreadBuf& tb = tbuf();
   std::lock_guard<std::mutex> lk(tb.mu);
   uint64_t id = next_ctx_.fetch_add(1);
@@ -525,6 +565,7 @@ uint64_t TraceWriter::context_begin(const std::string& name, int64_t t_ns) {
   return id;
 }
 void TraceWriter::context_rename(uint64_t ctx, const std::string& name) {
+  if (dead_.load(std::memory_order_relaxed)) return;
   ThreadBuf& tb = tbuf();
   std::lock_guard<std::mutex> lk(tb.mu);
   Event e{Ev::CtxRename};
@@ -533,6 +574,7 @@ void TraceWriter::context_rename(uint64_t ctx, const std::string& name) {
   tb.batch.other.push_back(std::move(e));
 }
 void TraceWriter::context_end(uint64_t ctx, int64_t t_ns) {
+  if (dead_.load(std::memory_order_relaxed)) return;
   ThreadBuf& tb = tbuf();
   std::lock_guard<std::mutex> lk(tb.mu);
   Event e{Ev::CtxEnd};
@@ -542,6 +584,7 @@ void TraceWriter::context_end(uint64_t ctx, int64_t t_ns) {
   maybe_handover(tb, true);
 }
 uint64_t TraceWriter::step_begin(const StepInfo& step, const UOp& input_root) {
+  if (dead_.load(std::memory_order_relaxed)) return next_step_.fetch_add(1);
   ThreadBuf& tb = tbuf();
   std::lock_guard<std::mutex> lk(tb.mu);
   uint64_t id = next_step_.fetch_add(1);
@@ -559,6 +602,7 @@ uint64_t TraceWriter::step_begin(const StepInfo& step, const UOp& input_root) {
 }
 void TraceWriter::step_end(uint64_t step, const UOp* output_root, int64_t t_end_ns, std::vector<RuleStat>&& stats,
                            const std::string& error) {
+  if (dead_.load(std::memory_order_relaxed)) return;
   ThreadBuf& tb = tbuf();
   std::lock_guard<std::mutex> lk(tb.mu);
   uint64_t n_matches = 0;
@@ -579,6 +623,7 @@ void TraceWriter::step_end(uint64_t step, const UOp* output_root, int64_t t_end_
 }
 void TraceWriter::match(uint64_t step, uint32_t ordinal, const UOp& before, const UOp& after, uint32_t rule,
                         int64_t dur_ns) {
+  if (dead_.load(std::memory_order_relaxed)) return;
   ThreadBuf& tb = tbuf();
   std::lock_guard<std::mutex> lk(tb.mu);
   ensure_rule(tb, rule);
@@ -588,6 +633,7 @@ void TraceWriter::match(uint64_t step, uint32_t ordinal, const UOp& before, cons
 }
 void TraceWriter::rule_error(uint64_t step, uint32_t ordinal, const UOp& before, const UOp& error_node, uint32_t rule,
                              const std::string& message) {
+  if (dead_.load(std::memory_order_relaxed)) return;
   ThreadBuf& tb = tbuf();
   std::lock_guard<std::mutex> lk(tb.mu);
   ensure_rule(tb, rule);
@@ -597,6 +643,7 @@ void TraceWriter::rule_error(uint64_t step, uint32_t ordinal, const UOp& before,
   tb.batch.other.push_back(std::move(e));
 }
 void TraceWriter::note_uop(const UOp& u) {
+  if (dead_.load(std::memory_order_relaxed)) return;
   ThreadBuf& tb = tbuf();
   std::lock_guard<std::mutex> lk(tb.mu);
   if (tb.open_steps.empty()) return;
@@ -647,6 +694,8 @@ static nlohmann::json stat_entry(const RuleStat& st) {
 }
 
 void TraceWriter::insert_step(const Event& e, const Event* end, const std::string* stats_json) {
+  uop_ref(e.e);
+  if (end) uop_ref(end->b);
   sqlite3_bind_int64(st_step_, 1, (int64_t)e.a);
   sqlite3_bind_int64(st_step_, 2, (int64_t)e.b);
   sqlite3_bind_int64(st_step_, 3, (int64_t)e.c);
@@ -746,6 +795,7 @@ void TraceWriter::write_batch(Batch& b) {
             sqlite3_bind_text(st_step_end_, 5, json.data(), (int)json.size(), SQLITE_STATIC);
           sqlite3_bind_int64(st_step_end_, 6, (int64_t)e.a);
           run(st_step_end_);
+          uop_ref(e.b);
         }
         open_steps_.erase(it);
         break;
@@ -758,11 +808,13 @@ void TraceWriter::write_batch(Batch& b) {
         sqlite3_bind_int64(st_err_, 5, (int64_t)e.e);
         sqlite3_bind_int64(st_err_, 6, intern(e.s));
         run(st_err_);
+        uop_ref(e.c), uop_ref(e.d);
         break;
       case Ev::Note:
         sqlite3_bind_int64(st_note_, 1, (int64_t)e.a);
         sqlite3_bind_int64(st_note_, 2, (int64_t)e.b);
         run(st_note_);
+        uop_ref(e.b);
         break;
     }
   }
@@ -771,7 +823,9 @@ void TraceWriter::write_batch(Batch& b) {
     const UOp& u = ev.u;
     src.clear();
     for (const UOp& s : u.src()) {
-      int64_t delta = (int64_t)ev.id - (int64_t)id_of(s);  // waits out a src another thread is numbering
+      uint32_t sid = id_of(s);  // waits out a src another thread is numbering
+      uop_ref(sid);
+      int64_t delta = (int64_t)ev.id - (int64_t)sid;
       put_varint(src, (uint64_t)((delta << 1) ^ (delta >> 63)));
     }
     sqlite3_bind_int64(st_uop_, 1, ev.id);
@@ -787,6 +841,7 @@ void TraceWriter::write_batch(Batch& b) {
     else
       sqlite3_bind_blob(st_uop_, 6, src.data(), (int)src.size(), SQLITE_STATIC);
     run(st_uop_);
+    uop_mark_written(ev.id);
     stats_.uops++;
     keep_.push_back(std::move(ev.u));
   }
@@ -798,6 +853,7 @@ void TraceWriter::write_batch(Batch& b) {
     sqlite3_bind_int64(st_match_, 5, m.rule);
     sqlite3_bind_int64(st_match_, 6, m.dur);
     run(st_match_);
+    uop_ref(m.before), uop_ref(m.after);
     stats_.matches++;
   }
   for (auto& [id, p] : b.programs) {
@@ -841,35 +897,77 @@ void TraceWriter::write_batch(Batch& b) {
 
 void TraceWriter::writer_loop() {
   std::unique_lock<std::mutex> lk(q_mu_);
+  bool open = false;  // a transaction is open: rows written that name nodes not written yet (missing_)
   for (;;) {
-    if (!q_cv_.wait_for(lk, std::chrono::milliseconds(kPullMs), [&] { return stop_ || !queue_.empty(); })) {
-      // nothing handed over for a while: take what the threads have buffered, so a run that goes quiet (or is
-      // killed later) has its last steps in the file
+    if (!q_cv_.wait_for(lk, std::chrono::milliseconds(open ? 1 : kPullMs),
+                        [&] { return stop_ || !queue_.empty(); })) {
+      // nothing handed over for a while (or rows wait for another thread's nodes): take what the threads have
+      // buffered, so a run that goes quiet (or is killed later) has its last steps in the file
       lk.unlock();
       pull_buffers();
       lk.lock();
     }
-    if (queue_.empty()) {
+    if (queue_.empty() && !(stop_ && open)) {
       if (stop_) return;
       continue;
     }
     std::deque<Batch> work;
     std::swap(work, queue_);
+    bool last = stop_;
     lk.unlock();
     try {
-      exec("BEGIN");
+      if (!open) exec("BEGIN"), open = true;
       for (Batch& b : work) write_batch(b);
       insert_open_steps();
-      exec("COMMIT");
+      // commit once every node the rows name is written; at the end everything is (finish() took every buffer)
+      if (missing_.empty() || last) exec("COMMIT"), open = false;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "tinygrad: trace writer: %s\n", e.what());
       sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      open = false;
+      work.clear();
+      stop_recording(e.what());
+      return;
     }
     size_t n = work.size();
     work.clear();  // releases the UOps the batches held, outside the queue lock
     lk.lock();
     stats_.batches += n;
-    stats_.transactions++;
+    if (!open) stats_.transactions++;
+  }
+}
+
+// A write failed (SQLITE_FULL on a full disk, SQLITE_IOERR, a file that went away): its transaction is rolled back,
+// so the file holds exactly what earlier transactions committed, each of which names only rows committed with it or
+// before. Recording ends there: the producers drop what they record from now on, the status becomes 'truncated'
+// (with why, in meta 'stopped'), one line says so, and the program goes on.
+void TraceWriter::stop_recording(const std::string& why) {
+  dead_.store(true, std::memory_order_relaxed);
+  std::deque<Batch> dropped;
+  {
+    std::lock_guard<std::mutex> lk(q_mu_);
+    stopped_ = why;
+    stop_ = true;
+    std::swap(dropped, queue_);
+  }
+  std::fprintf(stderr,
+               "tinygrad: recording stopped: %s; the trace keeps everything written before (status 'truncated'), "
+               "and the program goes on without recording\n",
+               why.c_str());
+  // the status is one row: after a checkpoint empties the write-ahead log, its update needs no new space there
+  sqlite3_exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", -1, &s, nullptr) == SQLITE_OK) {
+    sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr);
+    bool ok = true;
+    for (auto [k, v] : {std::pair<const char*, std::string>{"status", "truncated"}, {"stopped", why}}) {
+      sqlite3_bind_text(s, 1, k, -1, SQLITE_STATIC);
+      sqlite3_bind_text(s, 2, v.c_str(), -1, SQLITE_TRANSIENT);
+      ok &= sqlite3_step(s) == SQLITE_DONE;
+      sqlite3_reset(s);
+    }
+    if (!ok || sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_finalize(s);
   }
 }
 
@@ -894,7 +992,9 @@ void TraceWriter::finish() {
   }
   q_cv_.notify_one();
   if (thread_.joinable()) thread_.join();
-  try {
+  if (dead_.load()) {
+    // recording stopped on a failed write: the file keeps its committed rows and status 'truncated'
+  } else try {
     exec("BEGIN");
     while (!ctx_stats_.empty()) flush_context_stats(ctx_stats_.begin()->first);  // contexts still open at exit
     exec(TRACE_INDEX_SQL);
@@ -902,7 +1002,8 @@ void TraceWriter::finish() {
     exec("COMMIT");
     if (!g_finishing_on_signal) write_checkpoints();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tinygrad: trace writer: %s\n", e.what());
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    stop_recording(e.what());
   }
   for (sqlite3_stmt* s :
        {st_str_, st_uop_, st_rule_, st_ctx_, st_ctx_name_, st_ctx_end_, st_step_, st_step_end_, st_match_, st_cstat_,

@@ -584,6 +584,24 @@ class TestProfiler : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!w.following(), 5000);  // complete: nothing more to follow
   }
 
+  // a trace whose recording stopped on a full disk (status 'truncated') opens with what it holds, says so and why in
+  // the status bar, and is not followed: no program is writing it any more
+  void a_truncated_trace_says_so_and_is_not_followed() {
+    QString path = trace("truncated.trace.db");
+    std::string p = path.toStdString();
+    QCOMPARE(QString::fromStdString(tg::test::sql_exec(
+                 p, "UPDATE meta SET value='truncated' WHERE key='status'; INSERT OR REPLACE INTO meta(key, value) "
+                    "VALUES('stopped', 'trace file ''t.db'': database or disk is full')")),
+             QString());
+    MainWindow w;
+    w.set_follow(false, 100);
+    QVERIFY(open_window(w, path));
+    QVERIFY(!w.following());
+    QVERIFY(w.model()->rowCount() > 0);
+    QVERIFY2(w.status_text().contains("truncated: recording stopped early (trace file 't.db': database or disk is full)"),
+             qPrintable(w.status_text()));
+  }
+
   // a big step's matches are grouped by rule: one row per rule with its count, its matches under it; selecting a
   // match opens its group
   void a_big_steps_matches_are_grouped_by_rule() {

@@ -444,7 +444,10 @@ void finalize(bool interrupted) {
   if (r) {
     r->finish();
     auto t = record_totals();
-    if (t.contexts == 0 && t.steps == 0 && TRACK_MATCH_STATS.value() < 2)  // PROFILE=1 without VIZ: timings only
+    if (std::string why = r->stopped(); !why.empty())
+      std::printf("recording stopped early (%s): %s holds what was written before, marked truncated\n", why.c_str(),
+                  r->path().c_str());
+    else if (t.contexts == 0 && t.steps == 0 && TRACK_MATCH_STATS.value() < 2)  // PROFILE=1 without VIZ: timings only
       std::printf("saved the kernel timings (PROFILE, no rewrites) to %s\n", r->path().c_str());
     else
       std::printf("rewrote %" PRIu64 " graphs and matched %" PRIu64 " times in %" PRIu64 " steps, saved to %s\n",

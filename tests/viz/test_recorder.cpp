@@ -11,6 +11,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <atomic>
 #include <thread>
 
 #include "lib/uop/serialize.h"
@@ -597,4 +598,81 @@ TEST(Recorder, ThreadsShareNodesWithoutDuplicates) {
   }
   EXPECT_GT(n, 50);
   for (const auto& s : t->steps()) EXPECT_TRUE(StepReplay(*t, s.id).reproduces_output()) << "step " << s.id;
+}
+
+// A node is written with the batch of the thread that numbered it first, so a row of another thread can name it
+// before its row is handed over. The writer commits only when every node its rows name is written: a trace cut off
+// at any commit (a full disk, a kill) names no node it lacks. Here thread B numbers x (a step it begins and does not
+// end keeps its buffer), thread A records a step over x + 1 and hands its buffer over at once; until B's buffer comes
+// (the writer pulls idle buffers after 50 ms), nothing that names x may be committed.
+namespace {
+// uop ids whose rows are committed, and every (node, src) pair among them, read through a second connection
+struct Committed {
+  std::set<int64_t> ids;
+  std::vector<std::pair<int64_t, int64_t>> srcs;
+};
+Committed committed_uops(const std::string& path) {
+  Committed c;
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) return c;
+  sqlite3_stmt* q = nullptr;
+  if (sqlite3_prepare_v2(db, "SELECT id, src FROM uops", -1, &q, nullptr) == SQLITE_OK) {
+    while (sqlite3_step(q) == SQLITE_ROW) {
+      int64_t id = sqlite3_column_int64(q, 0);
+      c.ids.insert(id);
+      const unsigned char* p = (const unsigned char*)sqlite3_column_blob(q, 1);
+      int n = sqlite3_column_bytes(q, 1);
+      for (int i = 0; i < n;) {  // zigzag varints: id minus src id
+        uint64_t v = 0;
+        for (int shift = 0; i < n; shift += 7) {
+          v |= (uint64_t)(p[i] & 0x7f) << shift;
+          if (!(p[i++] & 0x80)) break;
+        }
+        int64_t delta = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+        c.srcs.push_back({id, id - delta});
+      }
+    }
+  }
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  return c;
+}
+}  // namespace
+
+TEST(Recorder, NoCommitNamesANodeAnotherThreadHasNotHandedOver) {
+  std::string path = tmp_path("handover");
+  Context ctx({{"TRACK_MATCH_STATS", 2}});
+  Recorder* r = open_trace_writer(path).release();
+  UOp x = UOp::variable("x", 0, 100) * 7;
+  std::atomic<int> phase{0};
+  std::thread b([&] {
+    uint64_t cb = r->context_begin("B", 0);
+    r->step_begin({.context = cb, .name = "numbers x"}, x);  // x's row waits in B's buffer
+    phase = 1;
+    while (phase != 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  while (phase != 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  uint64_t ca = r->context_begin("A", 0);
+  UOp y = x + 1;
+  uint64_t sa = r->step_begin({.context = ca, .name = "names x"}, y);
+  r->step_end(sa, &y, 1, {}, "");  // the end of a top-level step: A's buffer goes to the writer now
+  // watch the file while B's buffer is still B's: no committed row may name a node whose row is not committed
+  size_t seen = 0;
+  for (int i = 0; i < 30; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    Committed c = committed_uops(path);
+    seen = std::max(seen, c.ids.size());
+    for (auto [id, s] : c.srcs) EXPECT_TRUE(c.ids.count(s)) << "uop " << id << " names uop " << s << ", not committed";
+  }
+  phase = 2;
+  b.join();
+  r->finish();
+  delete r;
+  // everything is there in the end, and y's row names x's
+  auto t = Trace::open(path);
+  EXPECT_TRUE(t->complete());
+  EXPECT_EQ(t->steps().size(), 2u);
+  Committed c = committed_uops(path);
+  EXPECT_GE(c.ids.size(), 4u);  // x's variable, its bounds, 7, x, 1, y
+  for (auto [id, s] : c.srcs) EXPECT_TRUE(c.ids.count(s));
 }
