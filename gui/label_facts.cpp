@@ -195,6 +195,14 @@ std::vector<std::string> LabelFacts::lines(int64_t id, bool long_ones) {
     for (size_t i = 0; i < rngs.size(); i++) l += (i ? "," : "") + range_str(rngs[i]);
     out.push_back(l + ")");
   }
+  // its shape as the engine computed it when the node was recorded (schema 7; the reference's `u._shape` line)
+  if (n.shape) {
+    try {
+      const std::string& sh = t_.str(n.shape);
+      out.push_back(sh.size() <= 120 ? sh : sh.substr(0, 119) + "…");
+    } catch (const tg::viz::TraceError&) {  // a damaged string reference: no shape line
+    }
+  }
   if ((op == "INDEX" || op == "STAGE") && n.src.size() > 1) {
     size_t nodes = 0;
     for (size_t i = 1; i < n.src.size(); i++) nodes += subtree_size(n.src[i], 30);

@@ -6,8 +6,9 @@
 //     "INDEX TOO LARGE") and every RANGE or SPECIAL it reads with its size, `r0=16 r1=4`;
 //   - on an END or REDUCE, the ranges it closes with their sizes, `0_1(16) 3(4)`;
 //   - the address space (UOp.addrspace: GLOBAL, LOCAL, REG, ALU), which the reference draws as a coloured square.
-// A range's size is its bound when that is a constant, else the bound's expression. Shapes are not derived (they need
-// the engine's shape rules); the trace's node text carries a movement op's shape in its arg.
+//   - its shape, "(4,4)", "()" for a scalar, as the engine computed it when the trace was recorded (schema 7; older
+//     traces and imported ones have none).
+// A range's size is its bound when that is a constant, else the bound's expression.
 #pragma once
 #include <cstdint>
 #include <string>

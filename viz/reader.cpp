@@ -913,14 +913,20 @@ static Node parse_uop(Stmt& q, int64_t cur, int col) {
     if (delta >= cur) q.bad(col + 4, "names uop " + S(cur - delta) + which() + ", not a uop id");
     n.src.push_back(cur - delta);
   }
+  if (!q.null(col + 5)) {
+    n.shape = q.i(col + 5);
+    if (n.shape < 1) q.bad(col + 5, S(n.shape) + " is not a string id");
+  }
   return n;
 }
 
 const Node& Trace::load_node(int64_t id, const std::function<void()>& missing) const {
   // load the node and, iteratively, its srcs. Every src is an earlier uop (the writer numbers srcs first), so a
   // graph read from the file has no cycles; one that breaks the rule is damage
-  if (!node_stmt_ && sqlite3_prepare_v2(db_, "SELECT op, dtype, arg, tag, src FROM uops WHERE id=?", -1, &node_stmt_,
-                                        nullptr) != SQLITE_OK)
+  if (!node_stmt_ && sqlite3_prepare_v2(db_,
+                                        schema_version_ >= 7 ? "SELECT op, dtype, arg, tag, src, shape FROM uops WHERE id=?"
+                                                             : "SELECT op, dtype, arg, tag, src, NULL FROM uops WHERE id=?",
+                                        -1, &node_stmt_, nullptr) != SQLITE_OK)
     fail_key("uops", "", std::string("cannot be read: ") + sqlite3_errmsg(db_));
   Stmt q(node_stmt_, *this, "uops");
   std::vector<std::pair<int64_t, int64_t>> todo{{id, 0}};  // (uop, the uop that has it as a src)
@@ -974,7 +980,10 @@ void Trace::preload(std::vector<int64_t> ids) const {
   const_cast<Trace*>(this)->content_.reserve(content_.size() + more);
   const_cast<Trace*>(this)->content_any_.reserve(content_any_.size() + more);
   {
-    Stmt q(db_, "SELECT id, op, dtype, arg, tag, src FROM uops WHERE id BETWEEN ? AND ? ORDER BY id", *this, "uops");
+    Stmt q(db_,
+           schema_version_ >= 7 ? "SELECT id, op, dtype, arg, tag, src, shape FROM uops WHERE id BETWEEN ? AND ? ORDER BY id"
+                                : "SELECT id, op, dtype, arg, tag, src, NULL FROM uops WHERE id BETWEEN ? AND ? ORDER BY id",
+           *this, "uops");
     sqlite3_bind_int64(q.s, 1, lo), sqlite3_bind_int64(q.s, 2, hi);
     while (q.step()) {
       int64_t cur = q.i(0);

@@ -120,6 +120,7 @@ struct Node {
   std::string_view op_name;  // static text ("ADD")
   int dtype = 0;             // dtype id (Trace::dtype_name)
   int64_t arg = 0, tag = 0;  // string ids of the exact encodings (tag 0: None)
+  int64_t shape = 0;         // string id of its shape, "(4,4)" (0: none, or a trace older than schema 7)
   std::vector<int64_t> src;
 };
 

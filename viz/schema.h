@@ -14,7 +14,9 @@ constexpr int32_t TRACE_APPLICATION_ID = 0x54477472;  // "TGtr"
 //    lanes, markers or user ranges).
 // 6: machine_code (what each compiled kernel ran as: the CPU's disassembly of its object). Older files are still read
 //    (they hold no machine code).
-constexpr int32_t TRACE_SCHEMA_VERSION = 6;
+// 7: uops.shape (a strings id: the node's shape as the reference's VIZ prints it, "(4,4)", "()" for a scalar; NULL
+//    when it has none). Older files are still read (their labels show no shapes).
+constexpr int32_t TRACE_SCHEMA_VERSION = 7;
 constexpr int32_t TRACE_SCHEMA_MIN_READ = 2;
 
 // uops.op is the Ops value (names in table ops), uops.dtype an id into table dtypes, uops.arg/tag the exact arg
@@ -45,7 +47,7 @@ CREATE TABLE IF NOT EXISTS strings(id INTEGER PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS ops(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS dtypes(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS uops(id INTEGER PRIMARY KEY, op INTEGER NOT NULL, dtype INTEGER NOT NULL,
-  arg INTEGER NOT NULL, tag INTEGER, src BLOB);
+  arg INTEGER NOT NULL, tag INTEGER, src BLOB, shape INTEGER);
 CREATE TABLE IF NOT EXISTS rules(id INTEGER PRIMARY KEY, matcher INTEGER NOT NULL, file INTEGER NOT NULL,
   line INTEGER NOT NULL, source INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS contexts(id INTEGER PRIMARY KEY, name INTEGER NOT NULL, thread INTEGER NOT NULL,

@@ -217,6 +217,8 @@ class TraceWriter final : public Recorder {
   void write_batch(Batch& b);
   void flush_context_stats(uint64_t ctx);
   int64_t intern(const std::string& s);
+  int64_t shape_string(const UOp& u);
+  int64_t scalar_shape_ = 0;  // the strings id of "()"
   void exec(const char* sql);
   sqlite3_stmt* prep(const char* sql);
   [[noreturn]] void sql_fail(const char* what);
@@ -302,7 +304,7 @@ TraceWriter::TraceWriter(const std::string& path) : path_(claim_trace_path(path,
   exec(("PRAGMA user_version=" + std::to_string(TRACE_SCHEMA_VERSION)).c_str());
   exec(TRACE_SCHEMA_SQL);
   st_str_ = prep("INSERT INTO strings(id, value) VALUES(?, ?)");
-  st_uop_ = prep("INSERT INTO uops(id, op, dtype, arg, tag, src) VALUES(?,?,?,?,?,?)");
+  st_uop_ = prep("INSERT INTO uops(id, op, dtype, arg, tag, src, shape) VALUES(?,?,?,?,?,?,?)");
   st_rule_ = prep("INSERT OR IGNORE INTO rules(id, matcher, file, line, source) VALUES(?,?,?,?,?)");
   st_ctx_ = prep("INSERT INTO contexts(id, name, thread, t_start) VALUES(?,?,?,?)");
   st_ctx_name_ = prep("UPDATE contexts SET name=? WHERE id=?");
@@ -666,6 +668,29 @@ int64_t TraceWriter::intern(const std::string& s) {
   return id;
 }
 
+// the node's shape as the reference's VIZ labels it (shape_to_str: "(4,4)", "()" for a scalar, symbolic dims
+// rendered), interned; 0 when it has none. Most nodes have theirs cached already (the engine asked for it), and every
+// scalar op of a kernel shares the one "()" string.
+int64_t TraceWriter::shape_string(const UOp& u) {
+  const std::optional<Shape>* sh = nullptr;
+  try {
+    sh = &u.shape_opt();
+  } catch (const std::exception&) {  // a node whose shape rules fail (the reference's label leaves it out too)
+    return 0;
+  }
+  if (!*sh) return 0;
+  if ((*sh)->empty()) {
+    if (!scalar_shape_) scalar_shape_ = intern("()");
+    return scalar_shape_;
+  }
+  std::string out = "(";
+  for (size_t i = 0; i < (*sh)->size(); i++) {
+    const sint& d = (**sh)[i];
+    out += (i ? "," : "") + (d.is_int() ? std::to_string((long long)d.i()) : d.u().render());
+  }
+  return intern(out + ")");
+}
+
 void TraceWriter::flush_context_stats(uint64_t ctx) {
   auto it = ctx_stats_.find(ctx);
   if (it == ctx_stats_.end()) return;
@@ -840,6 +865,10 @@ void TraceWriter::write_batch(Batch& b) {
       sqlite3_bind_null(st_uop_, 6);
     else
       sqlite3_bind_blob(st_uop_, 6, src.data(), (int)src.size(), SQLITE_STATIC);
+    if (int64_t sh = shape_string(u))
+      sqlite3_bind_int64(st_uop_, 7, sh);
+    else
+      sqlite3_bind_null(st_uop_, 7);
     run(st_uop_);
     uop_mark_written(ev.id);
     stats_.uops++;

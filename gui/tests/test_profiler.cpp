@@ -466,6 +466,71 @@ class TestProfiler : public QObject {
     for (const GNode* g : find_op("INDEX")) QVERIFY(!has_line(g, "=[0-9]"));
   }
 
+  // labels carry each node's shape as the engine computed it when recording ("(2,3)", "()" for a scalar); a trace
+  // from before schema 7 opens without them
+  void labels_carry_the_recorded_shapes() {
+    QString path = trace("shapes.trace.db");
+    auto t = Trace::open(path.toStdString());
+    // a step over a tensor graph (Callify) with a node of two or more dims (hello_tensor's 2x3 tensors)
+    auto has_multi_dim = [&](int64_t root) {
+      std::vector<int64_t> st{root};
+      std::set<int64_t> seen;
+      while (!st.empty()) {
+        int64_t x = st.back();
+        st.pop_back();
+        if (!seen.insert(x).second) continue;
+        const auto& n = t->node(x);
+        if (n.shape && t->str(n.shape).find(',') != std::string::npos) return true;
+        st.insert(st.end(), n.src.begin(), n.src.end());
+      }
+      return false;
+    };
+    int64_t step = 0;
+    for (const auto& s : t->steps())
+      if (!step && t->context(s.context).name.rfind("Callify", 0) == 0 && has_multi_dim(s.input_root)) step = s.id;
+    QVERIFY(step);
+    std::map<int64_t, std::vector<std::string>> without_shape;  // each drawn node's lines less its shape line
+    {
+      MainWindow w;
+      QVERIFY(open_window(w, path));
+      w.select({0, step, 0});
+      QVERIFY(wait_idle(w));
+      int shaped = 0, multi = 0;
+      for (const GNode& g : w.graph()->frame()->graph->nodes) {
+        std::vector<std::string> lines = g.lines;
+        if (int64_t id = t->node(g.key.id).shape) {
+          std::string sh = t->str(id);
+          auto it = std::find(lines.begin(), lines.end(), sh);
+          QVERIFY2(it != lines.end(), sh.c_str());
+          lines.erase(it);
+          shaped++;
+          multi += sh.find(',') != std::string::npos;
+        }
+        without_shape[g.key.id] = lines;
+      }
+      QVERIFY(shaped >= 3);
+      QVERIFY(multi >= 1);  // hello_tensor's 2x3 tensors
+    }
+    // the same trace as schema 6 wrote it: no shape column, no shape lines, and nothing else missing
+    QString old = trace("shapes6.trace.db");
+    QCOMPARE(QString::fromStdString(
+                 tg::test::sql_exec(old.toStdString(), "ALTER TABLE uops DROP COLUMN shape; PRAGMA user_version=6")),
+             QString());
+    auto t6 = Trace::open(old.toStdString());
+    QCOMPARE(t6->schema_version(), 6);
+    MainWindow w;
+    QVERIFY(open_window(w, old));
+    w.select({0, step, 0});
+    QVERIFY(wait_idle(w));
+    QVERIFY(!w.graph()->frame()->graph->nodes.empty());
+    QCOMPARE(w.graph()->frame()->graph->nodes.size(), without_shape.size());
+    for (const GNode& g : w.graph()->frame()->graph->nodes) {
+      QCOMPARE(t6->node(g.key.id).shape, (int64_t)0);
+      QVERIFY(without_shape.count(g.key.id));
+      QVERIFY(g.lines == without_shape[g.key.id]);  // the same label, without the shape line
+    }
+  }
+
   // kernel names keep the reference's colours (its VIZ palette for codes 30-37 and 90-97): in the tree, the run
   // panel and the CALL labels; View › Kernel-name colours turns them off
   void kernel_names_keep_their_colours() {
