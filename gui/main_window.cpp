@@ -92,6 +92,7 @@ void apply_theme(QApplication& app) {
 }
 
 MainWindow::MainWindow(QWidget* parent, bool restore) : QMainWindow(parent) {
+  tg::viz::set_display_text_limit(kShownTextLimit);  // (main() sets it first; a window made without it, in tests)
   setWindowTitle(tr("tinyviz"));
   setAcceptDrops(true);
   resize(1500, 900);

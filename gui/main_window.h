@@ -24,6 +24,11 @@ class QStackedWidget;
 
 namespace tv {
 
+// the most characters of one name, label line or text a view shows (viz/reader.h display_text): a context named by a
+// million characters would otherwise take Qt's text layout minutes
+constexpr size_t kShownTextLimit = 2000;
+
+
 class CodeView;
 class CompareView;
 class GraphView;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <climits>
 #include <functional>
@@ -46,7 +47,8 @@ int trace_num_ops() { return kNumOps; }
 
 namespace {
 
-thread_local bool g_load_catalog = true;  // open_for_queries: load() stops after the dtype names
+thread_local bool g_load_catalog = true;
+std::atomic<size_t> g_display_text_limit{0};  // open_for_queries: load() stops after the dtype names
 
 std::string S(int64_t v) { return std::to_string(v); }
 
@@ -382,7 +384,8 @@ StepRow Trace::read_step(void* stmt) const {
   s.depth = (int)q.in_range(3, 0, std::min<int64_t>(s.id - 1, INT_MAX));
   if (s.parent == 0 && s.depth != 0) q.bad(3, S(s.depth) + " for a step without a parent");
   std::string key = S(s.id);
-  s.name = str_ref(q.i(4), "steps", key, "name"), s.file = str_ref(q.i(5), "steps", key, "file");
+  s.name = display_text(str_ref(q.i(4), "steps", key, "name"));
+  s.file = display_text(str_ref(q.i(5), "steps", key, "file"));
   s.line = (int)q.in_range(6, INT_MIN, INT_MAX);
   int64_t f = q.i(7);
   s.bottom_up = f & 1, s.walk = f & 2, s.enter_calls = f & 4;
@@ -393,7 +396,7 @@ StepRow Trace::read_step(void* stmt) const {
   if (!q.null(11)) s.t_end = q.in_range(11, s.t_start, kMaxTime);
   // a count the file cannot hold is damage (and would size allocations)
   if (!q.null(12)) s.n_matches = q.in_range(12, 0, (int64_t)(file_bytes_ / kMinMatchBytes));
-  if (!q.null(13)) s.error = str_ref(q.i(13), "steps", key, "error");
+  if (!q.null(13)) s.error = display_text(str_ref(q.i(13), "steps", key, "error"));
   return s;
 }
 
@@ -421,7 +424,7 @@ void Trace::load() {
       c.id = q.i(0);
       q.at(c.id);
       if (c.id < 1) q.bad(0, S(c.id) + " is not a context id (ids start at 1)");
-      c.name_ansi = str_ref(q.i(1), "contexts", S(c.id), "name");
+      c.name_ansi = display_text(str_ref(q.i(1), "contexts", S(c.id), "name"));
       c.name = strip_ansi(c.name_ansi);
       c.thread = q.i(2);
       c.t_start = q.in_range(3, -kMaxTime, kMaxTime);
@@ -485,7 +488,8 @@ void Trace::load() {
       p.id = q.i(0);
       q.at(p.id);
       if (p.id < 1) q.bad(0, S(p.id) + " is not a program id (ids start at 1)");
-      p.name = str_ref(q.i(1), "programs", S(p.id), "name"), p.device = str_ref(q.i(2), "programs", S(p.id), "device");
+      p.name = display_text(str_ref(q.i(1), "programs", S(p.id), "name"));
+      p.device = display_text(str_ref(q.i(2), "programs", S(p.id), "device"));
       p.context = q.i(3);
       if (p.context && !ctx_index_.count(p.context)) {
         if (complete_) q.bad(3, S(p.context) + " does not exist in table contexts");
@@ -514,8 +518,8 @@ void Trace::load() {
       if (complete_) q.bad(1, S(k.program) + " does not exist in table programs");
       k.program = 0;  // a killed run: not recorded
     }
-    k.name = strip_ansi(str_ref(q.i(2), "kernel_events", S(k.id), "name"));
-    k.device = str_ref(q.i(3), "kernel_events", S(k.id), "device");
+    k.name = display_text(strip_ansi(str_ref(q.i(2), "kernel_events", S(k.id), "name")));
+    k.device = display_text(str_ref(q.i(3), "kernel_events", S(k.id), "device"));
     while (!k.name.empty() && k.name.back() == ' ') k.name.pop_back();  // copy names are padded for DEBUG=2
     // (a device's clock mapped onto the host's can end a run a little before it starts: the timeline copes)
     k.t_start = q.in_range(4, -kMaxTime, kMaxTime), k.t_end = q.in_range(5, -kMaxTime, kMaxTime), k.bufs = q.t_(6);
@@ -535,9 +539,9 @@ void Trace::load_profile() {
       m.id = q.i(0);
       q.at(m.id);
       m.alloc = q.in_range(1, 0, 1) == 1;
-      m.device = str_ref(q.i(2), "mem_events", S(m.id), "device");
+      m.device = display_text(str_ref(q.i(2), "mem_events", S(m.id), "device"));
       m.t = q.in_range(3, -kMaxTime, kMaxTime), m.buffer = q.in_range(4, 0, INT64_MAX);
-      m.dtype = str_ref(q.i(5), "mem_events", S(m.id), "dtype");
+      m.dtype = display_text(str_ref(q.i(5), "mem_events", S(m.id), "dtype"));
       // sizes a sum of many of which still fits in an int64
       m.size = q.in_range(6, 0, (int64_t)1 << 48), m.nbytes = q.in_range(7, 0, (int64_t)1 << 48);
       mem_events_.push_back(std::move(m));
@@ -550,7 +554,8 @@ void Trace::load_profile() {
       m.id = q.i(0);
       q.at(m.id);
       m.t = q.in_range(1, -kMaxTime, kMaxTime);
-      m.name = str_ref(q.i(2), "markers", S(m.id), "name"), m.color = str_ref(q.i(3), "markers", S(m.id), "color");
+      m.name = display_text(str_ref(q.i(2), "markers", S(m.id), "name"));
+      m.color = display_text(str_ref(q.i(3), "markers", S(m.id), "color"));
       markers_.push_back(std::move(m));
     }
   }
@@ -560,7 +565,8 @@ void Trace::load_profile() {
       RangeRow r;
       r.id = q.i(0);
       q.at(r.id);
-      r.device = str_ref(q.i(1), "ranges", S(r.id), "device"), r.name = str_ref(q.i(2), "ranges", S(r.id), "name");
+      r.device = display_text(str_ref(q.i(1), "ranges", S(r.id), "device"));
+      r.name = display_text(str_ref(q.i(2), "ranges", S(r.id), "name"));
       r.t_start = q.in_range(3, -kMaxTime, kMaxTime), r.t_end = q.in_range(4, -kMaxTime, kMaxTime);
       if (r.t_end < r.t_start) q.bad(4, "ends before it starts (" + S(r.t_start) + ")");
       ranges_.push_back(std::move(r));
@@ -576,10 +582,26 @@ void Trace::load_profile() {
   }
 }
 
+void set_display_text_limit(size_t n) { g_display_text_limit.store(n); }
+size_t display_text_limit() { return g_display_text_limit.load(); }
+std::string display_text(std::string s) {
+  size_t lim = g_display_text_limit.load(std::memory_order_relaxed);
+  if (!lim || s.size() <= lim) return s;
+  size_t cut = lim;
+  while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--;  // not inside a UTF-8 character
+  size_t esc = s.rfind('\x1b', cut);                                 // not inside a colour code: ESC [ ... m
+  if (esc != std::string::npos && s.find('m', esc) >= cut) cut = esc;
+  size_t more = 0;  // characters, not bytes
+  for (size_t i = cut; i < s.size(); i++) more += ((unsigned char)s[i] & 0xC0) != 0x80;
+  s.resize(cut);
+  return s + (s.find('\x1b') != std::string::npos ? "\x1b[0m" : "") + "… (" + std::to_string(more) +
+         " more characters)";
+}
+
 std::map<std::string, std::string> Trace::meta() const {
   std::map<std::string, std::string> m;
   Stmt q(db_, "SELECT key, value FROM meta", *this, "meta");
-  while (q.step()) m[q.t_(0)] = q.t_(1);
+  while (q.step()) m[q.t_(0)] = display_text(q.t_(1));
   return m;
 }
 
@@ -682,8 +704,9 @@ std::optional<RuleRow> Trace::rule(int64_t id) const {
   if (!q.step()) return std::nullopt;
   RuleRow r;
   std::string key = S(id);
-  r.id = id, r.matcher = str_ref(q.i(0), "rules", key, "matcher"), r.file = str_ref(q.i(1), "rules", key, "file");
-  r.line = (int)q.in_range(2, INT_MIN, INT_MAX), r.source = str_ref(q.i(3), "rules", key, "source");
+  r.id = id, r.matcher = display_text(str_ref(q.i(0), "rules", key, "matcher"));
+  r.file = display_text(str_ref(q.i(1), "rules", key, "file"));
+  r.line = (int)q.in_range(2, INT_MIN, INT_MAX), r.source = display_text(str_ref(q.i(3), "rules", key, "source"));
   return r;
 }
 std::vector<RuleRow> Trace::rules() const {
@@ -694,8 +717,9 @@ std::vector<RuleRow> Trace::rules() const {
     r.id = q.i(0);
     q.at(r.id);
     std::string key = S(r.id);
-    r.matcher = str_ref(q.i(1), "rules", key, "matcher"), r.file = str_ref(q.i(2), "rules", key, "file");
-    r.line = (int)q.in_range(3, INT_MIN, INT_MAX), r.source = str_ref(q.i(4), "rules", key, "source");
+    r.matcher = display_text(str_ref(q.i(1), "rules", key, "matcher"));
+    r.file = display_text(str_ref(q.i(2), "rules", key, "file"));
+    r.line = (int)q.in_range(3, INT_MIN, INT_MAX), r.source = display_text(str_ref(q.i(4), "rules", key, "source"));
     out.push_back(r);
   }
   return out;
@@ -1077,7 +1101,7 @@ std::string Trace::arg_text(int64_t id) const {
   const Node& n = node(id);
   const std::string& enc = str_ref(n.arg, "uops", S(id), "arg");
   try {
-    return arg_display(enc);
+    return display_text(arg_display(enc));
   } catch (const ArgFormatError& e) {
     fail("uops", id, "arg (string " + S(n.arg) + ") is not an encoded arg: " + e.what());
   }
@@ -1109,7 +1133,7 @@ std::string Trace::label(int64_t id) const {
   if (a != "None") l += "\n" + a;
   if (n.tag) {
     try {
-      l += "\ntag=" + arg_display(str_ref(n.tag, "uops", S(id), "tag"));
+      l += "\ntag=" + display_text(arg_display(str_ref(n.tag, "uops", S(id), "tag")));
     } catch (const ArgFormatError& e) {
       fail("uops", id, "tag (string " + S(n.tag) + ") is not an encoded arg: " + e.what());
     }
@@ -1129,9 +1153,9 @@ std::string Trace::shallow_label(int64_t id) const {
   if (dt != "void") l += "\ndtypes." + dt;
   int64_t arg = q.i(2), tag = q.i_or_0(3);
   try {
-    std::string a = arg_display(str_ref(arg, "uops", S(id), "arg"));
+    std::string a = display_text(arg_display(str_ref(arg, "uops", S(id), "arg")));
     if (a != "None") l += "\n" + a;
-    if (!q.null(3)) l += "\ntag=" + arg_display(str_ref(tag, "uops", S(id), "tag"));
+    if (!q.null(3)) l += "\ntag=" + display_text(arg_display(str_ref(tag, "uops", S(id), "tag")));
   } catch (const ArgFormatError& e) {
     fail("uops", id, std::string("arg or tag is not an encoded arg: ") + e.what());
   }

@@ -124,6 +124,15 @@ struct Node {
   std::vector<int64_t> src;
 };
 
+// What a viewer shows of the trace's text. A trace's strings can be any length (a context named by a million
+// characters): with a limit set (tinyviz sets one at start; 0, the default, is none), every name, file, error, rule
+// text, marker, range, meta value, node label and arg text the reader hands out is cut to it, ending "… (N more
+// characters)", so no view lays out a megabyte line. The exact encodings (str(), what replay decodes) are never cut.
+void set_display_text_limit(size_t n);
+size_t display_text_limit();
+// s cut to the limit (whole UTF-8 characters, and never inside a terminal colour code)
+std::string display_text(std::string s);
+
 // the name of an Ops value as traces store it ("ADD"; the engine's Ops order, which is the reference's), nullptr
 // outside 1..trace_num_ops()
 const char* trace_op_name(int op);

@@ -667,6 +667,59 @@ class TestProfiler : public QObject {
              qPrintable(w.status_text()));
   }
 
+  // A trace's strings can be any length: a context named by 1,000,000 characters and a 900,000-character arg on a
+  // node many frames share open, select and draw like any other (before, Qt's layout of the side panel's million-
+  // character line kept the window busy for minutes); what the views show of them is cut, saying how much is left out
+  void million_character_strings_are_cut_where_they_are_shown() {
+    QString path = trace("long.trace.db");
+    std::string p = path.toStdString();
+    std::string name(1000000, 'x'), arg = "s900000:" + std::string(900000, 'y');
+    QCOMPARE(QString::fromStdString(tg::test::sql_exec(
+                 p, "UPDATE strings SET value='r_" + name + "' WHERE id=(SELECT name FROM contexts WHERE id=3); "
+                    "INSERT INTO strings(id, value) VALUES((SELECT MAX(id) + 1 FROM strings), '" + arg + "'); "
+                    "UPDATE uops SET arg=(SELECT MAX(id) FROM strings) WHERE op=(SELECT id FROM ops WHERE name='COPY')")),
+             QString());
+    auto t = Trace::open(path.toStdString());
+    auto shown = [](const QString& s) { return s.size() <= (int)kShownTextLimit + 40; };
+    MainWindow w;
+    QVERIFY(open_window(w, path));
+    // the context: its row in the tree and the side panel
+    w.select({3, 0, 0});
+    QVERIFY(wait_idle(w));
+    QString row = w.model()->index_of({3, 0, 0}).data(Qt::DisplayRole).toString();
+    QVERIFY2(shown(row) && row.startsWith("r_xxx") && row.endsWith("more characters)"), qPrintable(row.right(60)));
+    QVERIFY2(w.panel()->text().contains("more characters)") && w.panel()->text().size() < 20000, qPrintable(w.panel()->text().left(300)));
+    QVERIFY(shown(w.windowTitle()));
+    // a step of the context, drawn, and the first step's frames, whose COPY nodes carry the long arg
+    w.select({3, t->context(3).steps.front(), 0});
+    QVERIFY(wait_idle(w));
+    for (int64_t step : {t->steps().front().id}) {
+      for (size_t k = 0; k < std::min<size_t>(w.model()->frames_of(step), 4); k++) {
+        w.select({t->step(step).context, step, k});
+        QVERIFY(wait_idle(w));
+        QVERIFY(w.graph()->frame());
+        int copies = 0;
+        for (const GNode& g : w.graph()->frame()->graph->nodes) {
+          size_t chars = 0;
+          for (const std::string& l : g.lines) chars += l.size();
+          QVERIFY2(chars < kShownTextLimit + 400, g.op.c_str());
+          copies += g.op == "COPY";
+        }
+        QVERIFY(copies >= 1);
+        QVERIFY(w.panel()->text().size() < 20000);
+      }
+    }
+    // the timeline and the statistics show them cut too
+    w.tabs()->setCurrentIndex(2);
+    QVERIFY(wait_idle(w));
+    w.tabs()->setCurrentIndex(1);
+    QVERIFY(wait_idle(w));
+    // cut is what the views see; the trace's own text stays whole for the command line (tinyviz-cli) and replay
+    tg::viz::set_display_text_limit(0);
+    QCOMPARE(Trace::open(p)->context(3).name.size(), name.size() + 2);
+    tg::viz::set_display_text_limit(kShownTextLimit);
+  }
+
   // a big step's matches are grouped by rule: one row per rule with its count, its matches under it; selecting a
   // match opens its group
   void a_big_steps_matches_are_grouped_by_rule() {

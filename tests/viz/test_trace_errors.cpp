@@ -289,3 +289,20 @@ TEST(TraceErrors, CliNeverAbortsAndNamesTheFile) {
     expect_names(err, p, {"tinyviz-cli: ", "table dtypes"});
   }
 }
+
+// what a viewer shows of a long string (viz/reader.h display_text): cut at the limit, on a whole UTF-8 character and
+// outside a colour code, saying how much is left out; no limit, or a short string, leaves it as it is
+TEST(DisplayText, LongStringsAreCutOnCharacterBoundaries) {
+  set_display_text_limit(0);
+  std::string big(5000, 'a');
+  EXPECT_EQ(display_text(big), big);
+  set_display_text_limit(10);
+  EXPECT_EQ(display_text("short"), "short");
+  EXPECT_EQ(display_text("abcdefghijKLMNOP"), "abcdefghij… (6 more characters)");
+  // "é" is two bytes: a cut at byte 10 would split the one at bytes 9-10
+  EXPECT_EQ(display_text("abcdefghi\xc3\xa9xyz"), "abcdefghi… (4 more characters)");
+  // a kernel name's colour code is not split (the cut at byte 10 falls in the ESC [ 0 m at bytes 9-12), and a cut
+  // coloured name ends its colour
+  EXPECT_EQ(display_text("r_\x1b[34m16\x1b[0m_\x1b[31m4444\x1b[0m"), "r_\x1b[34m16\x1b[0m… (18 more characters)");
+  set_display_text_limit(0);
+}
