@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <initializer_list>
 #include <ostream>
 #include <string>
@@ -570,4 +572,37 @@ TEST(TestFuzzFailure, test_fuzz_failure1) {
   sint num = expr.simplify().substitute(subs).ssimplify();
   sint rn = expr.substitute(subs).ssimplify();
   EXPECT_TRUE(num.same(rn)) << num.str() << " != " << rn.str();
+}
+
+// (x & mask) // c -> x // c and (x & mask) >> k -> x >> k hold only when the mask keeps every bit below c (mask | (c -
+// 1) == -1): each case's rewrite renders as the reference's (tests/data/mask_shift_goldens.txt, from
+// tests/parity/gen_mask_shift_goldens.py), and keeps the value of the expression for every x in its range. A rule
+// that took mask | c for mask | (c - 1) would fold (x & -5) // 4 to x // 4, which differs at x = 4.
+TEST(TestSymbolic, test_mask_floordiv_and_shift_fold_only_when_the_mask_keeps_the_low_bits) {
+  std::ifstream in(std::string(TG_TEST_DATA) + "/mask_shift_goldens.txt");
+  ASSERT_TRUE(in) << "tests/data/mask_shift_goldens.txt";
+  UOp x = UOp::variable("x", PyConst(-64), PyConst(64));
+  std::string line;
+  int cases = 0, kept = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ss(line);
+    std::string op, want;
+    long long mask, c;
+    ss >> op >> mask >> c;
+    std::getline(ss >> std::ws, want);
+    SCOPED_TRACE(line);
+    UOp e = op == "floordiv" ? (x & PyConst((pyint)mask)).floordiv(UOp::const_(PyConst((pyint)c)))
+                             : (x & PyConst((pyint)mask)) >> PyConst((pyint)c);
+    UOp out = graph_rewrite(e, sym());
+    EXPECT_EQ(out.render(false), want);
+    kept += want.find('&') != std::string::npos;
+    for (pyint v = -64; v <= 64; v++) {
+      UOp xv = UOp::const_(PyConst(v), x.dtype());
+      EXPECT_EQ(e.substitute({{x, xv}}).ssimplify().i(), out.substitute({{x, xv}}).ssimplify().i()) << "x = " << (long long)v;
+    }
+    cases++;
+  }
+  EXPECT_EQ(cases, 100);
+  EXPECT_GE(kept, 30);  // the masks that clear a bit below c or k keep the AND
 }
