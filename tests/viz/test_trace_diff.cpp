@@ -180,3 +180,51 @@ TEST(TraceDiff, DisableRuleRejectsWhatIsNotFileLine) {
   EXPECT_NE(ss.str().find("DISABLE_RULE: 'symbolic.cpp' is not file:line"), std::string::npos) << ss.str();
   std::filesystem::remove(out);
 }
+
+// Nodes are compared by their structure: op, dtype, arg, tag and sources in order. A copy of a recording where one
+// match's result node differs only in its dtype, only in its arg, or only in the order of its sources is a different
+// node there, and the diff diverges; the unchanged copy does not.
+TEST(TraceDiff, ANodeThatDiffersOnlyInDtypeArgOrSourceOrderDiffers) {
+  std::string a = record("shape_a");
+  auto ta = Trace::open(a);
+  // a match whose result has two different sources, and another node of its op with another arg
+  int64_t node = 0, other_arg = 0;
+  for (const auto& s : ta->steps()) {
+    for (const auto& m : ta->matches(s.id)) {
+      const Node& n = ta->node(m.after);
+      if (n.src.size() == 2 && n.src[0] != n.src[1] && n.op_name == "ADD") {
+        node = m.after;
+        break;
+      }
+    }
+    if (node) break;
+  }
+  ASSERT_NE(node, 0) << "no ADD of two sources is the result of a match";
+  const Node& n = ta->node(node);
+  other_arg = sql_int(a, "SELECT arg FROM uops WHERE arg <> " + std::to_string(n.arg) + " ORDER BY id LIMIT 1");
+  int64_t other_dtype = sql_int(a, "SELECT id FROM dtypes WHERE id <> " + std::to_string(n.dtype) + " ORDER BY id LIMIT 1");
+  // the src blob reversed: zigzag varints of (node - src), one byte each for these small deltas
+  int64_t d0 = node - n.src[0], d1 = node - n.src[1];
+  ASSERT_TRUE(d0 < 64 && d1 < 64);
+  char hex[16];
+  std::snprintf(hex, sizeof hex, "%02X%02X", (int)(d1 << 1), (int)(d0 << 1));
+  std::string id = std::to_string(node);
+  for (auto [what, sql] : std::vector<std::pair<std::string, std::string>>{
+           {"unchanged", ""},
+           {"dtype", "UPDATE uops SET dtype=" + std::to_string(other_dtype) + " WHERE id=" + id},
+           {"arg", "UPDATE uops SET arg=" + std::to_string(other_arg) + " WHERE id=" + id},
+           {"source order", "UPDATE uops SET src=X'" + std::string(hex) + "' WHERE id=" + id}}) {
+    SCOPED_TRACE(what);
+    std::string c = tmp_path("shape_c");
+    std::filesystem::copy_file(a, c, std::filesystem::copy_options::overwrite_existing);
+    if (!sql.empty()) ASSERT_EQ(sql_exec(c, sql), "");
+    auto tc = Trace::open(c);
+    if (what == "source order") ASSERT_EQ(tc->node(node).src, (std::vector<int64_t>{n.src[1], n.src[0]}));
+    NodeShapes sa(*ta), sc(*tc);
+    EXPECT_EQ(sa.of(node) == sc.of(node), what == "unchanged");
+    TraceDiff d = diff_traces(*ta, *tc);
+    EXPECT_EQ(d.diverged, what != "unchanged");
+    std::filesystem::remove(c);
+  }
+  std::filesystem::remove(a);
+}
