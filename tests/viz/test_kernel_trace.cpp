@@ -17,6 +17,7 @@
 #include "tests/support/codegen_goldens.h"
 #include "viz/reader.h"
 #include "viz/schema.h"
+#include "tests/support/sql.h"
 #include "viz/trace_writer.h"
 
 using namespace tg;
@@ -147,4 +148,34 @@ TEST(KernelTrace, SchemaTwoTracesStillOpen) {
       EXPECT_TRUE(t->kernel_events().empty());
     }
   }
+}
+
+// The reader's check that a kernel run names a recorded program: in a finished trace a run of a program that does not
+// exist is damage, named with its table and row; in a trace cut off while recording (status not complete) the program
+// may simply not have been written, and the run opens with no program
+TEST(KernelTrace, ARunOfAProgramThatDoesNotExistIsDamageInAFinishedTrace) {
+  const CgKernel& k = first_kernel_with_clang();
+  ClangRenderer ren = clang();
+  std::string path = record("badprog", 0, 1, [&] {
+    KernelEvent e;
+    e.program = recorded_program_id(to_program(k.ast, ren));
+    e.name = "k", e.device = "CPU", e.t_start_ns = 5, e.t_end_ns = 9;
+    profile_recorder()->kernel_event(e);
+  });
+  ASSERT_EQ(tg::test::sql_exec(path, "UPDATE kernel_events SET program=4242"), "");
+  int64_t run = tg::test::sql_int(path, "SELECT id FROM kernel_events");
+  try {
+    Trace::open(path);
+    ADD_FAILURE() << "opened a run of program 4242";
+  } catch (const TraceError& e) {
+    std::string m = e.what();
+    for (const std::string& part : std::vector<std::string>{"table kernel_events", "row " + std::to_string(run),
+                                    "4242 does not exist in table programs"})
+      EXPECT_NE(m.find(part), std::string::npos) << "no '" << part << "' in: " << m;
+  }
+  ASSERT_EQ(tg::test::sql_exec(path, "UPDATE meta SET value='recording' WHERE key='status'"), "");
+  auto t = Trace::open(path);
+  ASSERT_EQ(t->kernel_events().size(), 1u);
+  EXPECT_EQ(t->kernel_events()[0].program, 0);
+  std::filesystem::remove(path);
 }

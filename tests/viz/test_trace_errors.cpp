@@ -211,6 +211,15 @@ TEST(TraceErrors, HugeDepthAndMatchCountsAreErrors) {
   }
 }
 
+// a nested step is one level below its parent: any other depth is damage
+TEST(TraceErrors, AStepDeeperThanOneBelowItsParent) {
+  int64_t step = sample_int("SELECT id FROM steps WHERE parent <> 0 ORDER BY id LIMIT 1");
+  ASSERT_GT(step, 0);
+  std::string s = std::to_string(step);
+  std::string p = damaged("child_depth", "UPDATE steps SET depth=depth+1 WHERE id=" + s);
+  expect_names(open_error(p), p, {"table steps", "row " + s, "is not one more than its parent's"});
+}
+
 TEST(TraceErrors, RowsNamingRowsThatDoNotExist) {
   int64_t step = a_step_with_matches();
   std::string s = std::to_string(step);
