@@ -226,6 +226,45 @@ TEST(ProfileTrace, TrainingRunAgainstEngineReferenceAndConsumer) {
   ASSERT_NE(cpu, nullptr);
   EXPECT_EQ(cpu->peak, engine_peak);
   EXPECT_EQ(cpu->peak, sql_peak(path, "CPU"));
+  // every buffer's life against the rows: allocated at an alloc row of its own, freed at its first free row after that
+  // (and at none when the profile says it lives to the end)
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    sqlite3_stmt *alloc = nullptr, *free_ = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db,
+                                 "SELECT COUNT(*) FROM mem_events m JOIN strings d ON d.id = m.device WHERE m.kind = 1 "
+                                 "AND m.buffer = ? AND m.t = ? AND d.value = ?",
+                                 -1, &alloc, nullptr),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_prepare_v2(db,
+                                 "SELECT MIN(m.t) FROM mem_events m JOIN strings d ON d.id = m.device WHERE m.kind = 0 "
+                                 "AND m.buffer = ? AND m.t >= ? AND d.value = ?",
+                                 -1, &free_, nullptr),
+              SQLITE_OK);
+    size_t lives = 0, freed = 0;
+    for (const MemoryLane& lane : p.memory)
+      for (const BufferLife& b : lane.buffers) {
+        for (sqlite3_stmt* q : {alloc, free_}) {
+          sqlite3_reset(q);
+          sqlite3_bind_int64(q, 1, b.buffer), sqlite3_bind_int64(q, 2, b.t_alloc);
+          sqlite3_bind_text(q, 3, lane.device.c_str(), -1, SQLITE_TRANSIENT);
+          ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+        }
+        EXPECT_GE(sqlite3_column_int64(alloc, 0), 1) << "buffer " << b.buffer << " at " << b.t_alloc;
+        if (b.freed) {
+          EXPECT_EQ(sqlite3_column_int64(free_, 0), b.t_free) << "buffer " << b.buffer;
+          freed++;
+        } else {
+          EXPECT_EQ(sqlite3_column_type(free_, 0), SQLITE_NULL) << "buffer " << b.buffer << " lives to the end";
+        }
+        lives++;
+      }
+    sqlite3_finalize(alloc), sqlite3_finalize(free_);
+    sqlite3_close(db);
+    EXPECT_GE(lives, 50u);  // 3 steps of beautiful_mnist: 78 lives, 18 of them freed
+    EXPECT_GE(freed, 10u);
+  }
   ASSERT_EQ(t->markers().size(), 3u);
   for (int i = 0; i < 3; i++) EXPECT_EQ(t->markers()[i].name, "train @ " + std::to_string(i));
   std::set<std::string> ranges;
