@@ -6,11 +6,15 @@
 // and so do the programs of its test_uops.py (uops_kernel_goldens_cl.txt).
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <map>
 #include <regex>
+#include <sstream>
 
 #include "backends/cl/cl.h"
 #include "backends/cpu/cpu.h"
 #include "backends/interp/interp.h"
+#include "lib/codegen/codegen.h"
 #include "lib/codegen/late/program.h"
 #include "lib/device.h"
 #include "lib/engine/realize.h"
@@ -201,4 +205,64 @@ TEST(CLGoldens, TestUopsPrograms) {
     }
   }
   EXPECT_GE(ran, 400);
+}
+
+// Reduces the hand-coded optimizer groups across a workgroup (GROUPTOP: partial sums in __local memory, a barrier with
+// the local memory fence, then one thread's sum): the OpenCL source of each kernel equals the reference's
+// (tests/data/cl_barrier_goldens.txt, from tests/parity/gen_cl_barrier_goldens.py), and the sums are right
+TEST(CLGoldens, GroupedReducesWithLocalMemoryAndBarriers) {
+  goldens();  // registers the devices
+  std::ifstream in(std::string(TG_TEST_DATA) + "/cl_barrier_goldens.txt");
+  ASSERT_TRUE(in) << "tests/data/cl_barrier_goldens.txt";
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> want;  // case -> (kernel, source)
+  std::string line, cur;
+  while (std::getline(in, line)) {
+    if (line.rfind("case ", 0) == 0) cur = line.substr(5);
+    if (line.rfind("kernel ", 0) != 0) continue;
+    std::istringstream ls(line.substr(7));
+    std::string name;
+    size_t n = 0;
+    ls >> name >> n;
+    std::string src;
+    for (size_t i = 0; i < n && std::getline(in, line); i++) src += line + "\n";
+    want[cur].push_back({name, src});
+  }
+  ASSERT_EQ(want.size(), 2u);
+  std::vector<float> host(1024);
+  for (int i = 0; i < 1024; i++) host[i] = (float)(i % 7);
+  Tensor x = Tensor::from_vector(host).to(Arg("CL")).realize();
+  // (a schedule's buffers are not computed: the values come from the same programs built again)
+  auto make = [&] {
+    return std::map<std::string, Tensor>{{"sum1024", x.sum()}, {"sum64x16", x.reshape({64, 16}).sum(0)}};
+  };
+  int barriers = 0;
+  for (auto& [name, t] : make()) {
+    SCOPED_TRACE(name);
+    std::vector<std::pair<std::string, std::string>> got;
+    UOp linear = Tensor::schedule_linear({t});
+    for (const UOp& call : linear.src()) {
+      if (call.src(0).op() != Ops::SINK) continue;
+      UOp prg = to_program(call.src(0), get_device("CL").renderer());
+      std::string src;
+      for (const UOp& s : prg.src())
+        if (s.op() == Ops::SOURCE) src = s.arg().as_str();
+      if (!src.empty() && src.back() != '\n') src += "\n";
+      got.push_back({prg.arg().as<ProgramInfo>()->function_name(), src});
+      barriers += src.find("barrier(CLK_LOCAL_MEM_FENCE);") != std::string::npos;
+    }
+    ASSERT_EQ(got.size(), want[name].size());
+    for (size_t i = 0; i < got.size(); i++) {
+      EXPECT_EQ(got[i].first, want[name][i].first);
+      EXPECT_EQ(got[i].second, want[name][i].second);
+    }
+  }
+  EXPECT_EQ(barriers, 2);
+  auto cases = make();
+  EXPECT_EQ(cases.at("sum1024").item<float>(), 3067.0f);  // 146 full cycles of 0..6 (21 each), then 0 and 1
+  std::vector<float> cols = cases.at("sum64x16").to_vector<float>();
+  for (int j = 0; j < 16; j++) {
+    float s = 0;
+    for (int i = 0; i < 64; i++) s += host[i * 16 + j];
+    EXPECT_EQ(cols[j], s) << j;
+  }
 }
