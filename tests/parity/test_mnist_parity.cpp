@@ -45,7 +45,7 @@ void check_losses(const char* dev, const char* goldens, double tol = 2e-6) {
   std::istringstream ss(out);
   std::map<int, double> got = parse_losses(ss);
   ASSERT_EQ(got.size(), 10u) << out;
-  // the issue asks for 1e-3; both renderers compute the reference's arithmetic, so the printed digits agree
+  // training parity asks for 1e-3; every device computes the reference's arithmetic, so the printed digits agree
   for (int i = 0; i < 10; i++) EXPECT_NEAR(got[i], want[i], tol) << "step " << i << " DEV=" << dev << "\n" << out;
 }
 
@@ -61,7 +61,7 @@ TEST(MnistParity, FirstTenLossesMatchTheReferenceLLVM) {
   __builtin_cpu_init();
   check_losses("CPU:LLVM", __builtin_cpu_supports("avx512f") ? "mnist_goldens.txt" : "mnist_goldens_avx2.txt");
 }
-// DEV=CL on PoCL: the same OpenCL C as the reference's, built by the same PoCL, gives the same printed digits on the
-// machine the golden comes from. PoCL compiles its math builtins (exp2, log2, division) for the host CPU, so another
-// instruction set may move the last digits: the bound is the 1e-3 training parity asks for.
-TEST(MnistParity, FirstTenLossesMatchTheReferenceCL) { check_losses("CL", "mnist_goldens_cl.txt", 1e-3); }
+// DEV=CL on PoCL: the same OpenCL C as the reference's, built by the same PoCL, gives the same printed digits: the
+// golden comes from AMD Zen 3 (AVX2), and an Intel Xeon with AVX-512 prints the same ten losses, so the bound is the
+// print resolution, as for the CPU renderers.
+TEST(MnistParity, FirstTenLossesMatchTheReferenceCL) { check_losses("CL", "mnist_goldens_cl.txt"); }
