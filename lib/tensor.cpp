@@ -546,6 +546,7 @@ PyConst load_host_scalar(const uint8_t* p, DType dt) {
   }
   if (dt == dtypes::float32) return PyConst((double)rd<float>(p));
   if (dt == dtypes::float64) return PyConst(rd<double>(p));
+  if (contains(dtypes::fp8s, dt)) return PyConst(fp8_to_float(p[0], dt));
   throw Error("no host format for dtype " + dt.repr());
 }
 

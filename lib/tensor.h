@@ -455,6 +455,12 @@ class Tensor {
   Tensor long_() const {
     return apply([](const UOp& u) { return u.long_(); });
   }
+  Tensor short_() const {
+    return apply([](const UOp& u) { return u.short_(); });
+  }
+  Tensor bfloat16() const {
+    return apply([](const UOp& u) { return u.bfloat16(); });
+  }
   bool is_floating_point() const { return uop().is_floating_point(); }
 
   // ***** elementwise (mixin/elementwise.py) *****

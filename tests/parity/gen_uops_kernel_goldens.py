@@ -125,9 +125,9 @@ def operand_loops(test, op, dts, *values, as_const=True):
       start(test, vals); f(list(vals), op, dts)
 
 def uop_fxn(test, op, dts=(dtypes.float32,)): operand_loops(test, op, dts, [-2.0, 0.0, 1.0])
-def bop_fxn(test, op, dts=(dtypes.float32,)*2, no_b_zero=False, no_b_neg=False):
+def bop_fxn(test, op, dts=(dtypes.float32,)*2, no_b_zero=False, no_b_neg=False, no_a_neg=False):
   bs = [abs(b) if no_b_neg else b for b in [-3.0, 1.0] + ([] if no_b_zero else [0.0])]
-  operand_loops(test, op, dts, [-2.0, 0.0, 1.0], bs)
+  operand_loops(test, op, dts, [abs(a) if no_a_neg else a for a in [-2.0, 0.0, 1.0]], bs)
 def top_fxn(test, op, dts=(dtypes.float32,)*3): operand_loops(test, op, dts, [-2.0, 0, 1], [-3.0, 3.0], [-4.0, 4.0])
 def bop_bool(test, op): operand_loops(test, op, (dtypes.bool,)*2, [False, True], [False, True], as_const=False)
 def top_bool(test, op): operand_loops(test, op, (dtypes.bool,)*3, [False, True], [False, True], [False, True], as_const=False)
@@ -149,7 +149,8 @@ i32 = (dtypes.int32, dtypes.int32)
 bop_fxn("TestNonFloatUOps.test_add_int32", Ops.ADD, i32)
 bop_fxn("TestNonFloatUOps.test_mul_int32", Ops.MUL, i32)
 bop_fxn("TestNonFloatUOps.test_shr_int32", Ops.SHR, i32, no_b_neg=True)
-bop_fxn("TestNonFloatUOps.test_shl_int32", Ops.SHL, i32, no_b_neg=True)
+# the reference's test shifts -2 left, which C leaves undefined (what its clang build gave is no golden): 2 instead
+bop_fxn("TestNonFloatUOps.test_shl_int32", Ops.SHL, i32, no_b_neg=True, no_a_neg=True)
 bop_fxn("TestNonFloatUOps.test_div_int32", Ops.CDIV, i32, no_b_zero=True)
 bop_fxn("TestNonFloatUOps.test_and_int32", Ops.AND, i32)
 bop_fxn("TestNonFloatUOps.test_or_int32", Ops.OR, i32)

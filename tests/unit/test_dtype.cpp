@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "lib/dtype.h"
+#include "backends/interp/interp.h"
+#include "lib/tensor.h"
 #include "lib/uop/arg.h"
 #include "lib/uop/serialize.h"
 #include "tests/support/golden_file.h"
@@ -40,27 +42,37 @@ TEST(TestToDtype, test_str_to_dtype) {
   EXPECT_EQ(res, dtypes::int32);
 }
 
-TEST(TestCastConvenienceMethod, test_method) { GTEST_SKIP() << "needs Tensor (not ported yet)"; }
+TEST(TestCastConvenienceMethod, test_method) {
+  interp::register_device();  // the host data of Tensor([1, 2])
+  for (DType input_dtype : {dtypes::float32, dtypes::int32}) {
+    Tensor t = Tensor::from_vector<double>({1, 2}, input_dtype);
+    EXPECT_EQ(t.dtype(), input_dtype);
+    EXPECT_EQ(t.bool_().dtype(), dtypes::bool_);
+    EXPECT_EQ(t.short_().dtype(), dtypes::int16);
+    EXPECT_EQ(t.int_().dtype(), dtypes::int32);
+    EXPECT_EQ(t.long_().dtype(), dtypes::int64);
+    EXPECT_EQ(t.half().dtype(), dtypes::float16);
+    EXPECT_EQ(t.bfloat16().dtype(), dtypes::bfloat16);
+    EXPECT_EQ(t.float_().dtype(), dtypes::float32);
+    EXPECT_EQ(t.double_().dtype(), dtypes::float64);
+  }
+}
 
-// The reference goes through Tensor(..., device="PYTHON").tolist(), which stores each value with to_storage_scalar and
-// reads it back with from_storage_scalar, i.e. truncate[dtype]. Tensor is not ported: check the same values on
-// truncate.
+// Tensor(values, device="PYTHON", dtype=...).tolist(): each value stored in the dtype and read back
 TEST(TestDtypeTolist, test_bfloat16) {
-  std::vector<double> in = {-60000, 1.5, 3.1, 60000}, want = {-59904.0, 1.5, 3.09375, 59904.0};
-  for (size_t i = 0; i < in.size(); i++)
-    EXPECT_EQ(truncate(dtypes::bfloat16, PyConst(in[i])), PyConst(want[i])) << in[i];
+  interp::register_device();
+  EXPECT_EQ(Tensor::from_vector<double>({-60000, 1.5, 3.1, 60000}, dtypes::bfloat16, Arg("PYTHON")).to_vector<double>(),
+            (std::vector<double>{-59904.0, 1.5, 3.09375, 59904.0}));
 }
 
 TEST(TestDtypeTolist, test_fp8) {
-  std::vector<double> in = {-30000, 1.5, 3.1, 30000};
+  interp::register_device();
   // 448
-  std::vector<double> want = {-448.0, 1.5, 3.0, 448.0};
-  for (size_t i = 0; i < in.size(); i++)
-    EXPECT_EQ(truncate(dtypes::fp8e4m3, PyConst(in[i])), PyConst(want[i])) << in[i];
+  EXPECT_EQ(Tensor::from_vector<double>({-30000, 1.5, 3.1, 30000}, dtypes::fp8e4m3, Arg("PYTHON")).to_vector<double>(),
+            (std::vector<double>{-448.0, 1.5, 3.0, 448.0}));
   // 57344
-  want = {-28672.0, 1.5, 3.0, 28672.0};
-  for (size_t i = 0; i < in.size(); i++)
-    EXPECT_EQ(truncate(dtypes::fp8e5m2, PyConst(in[i])), PyConst(want[i])) << in[i];
+  EXPECT_EQ(Tensor::from_vector<double>({-30000, 1.5, 3.1, 30000}, dtypes::fp8e5m2, Arg("PYTHON")).to_vector<double>(),
+            (std::vector<double>{-28672.0, 1.5, 3.0, 28672.0}));
 }
 
 TEST(TestCanLosslessCast, test_can_lossless_cast) {
