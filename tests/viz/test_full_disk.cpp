@@ -58,8 +58,9 @@ ProgramRun run_sh(const std::string& script, const std::string& dir) {
 }
 
 // what every cut-off trace must satisfy
-// why: what the message says (one of them: a write cut short at the limit is SQLITE_FULL, "database or disk is full";
-// one refused outright, EFBIG, is SQLITE_IOERR_WRITE, which the writer explains)
+// why: what the message says, one of them (SQLite reports a write cut short at the limit as SQLITE_FULL, "database or
+// disk is full", and one refused outright as SQLITE_IOERR_WRITE, with the system's "File too large" when it keeps the
+// errno, else the writer's explanation)
 void check_truncated_trace(const std::string& path, const ProgramRun& r, std::vector<std::string> why) {
   SCOPED_TRACE(path);
   // the program did all its work and exited normally, saying once that recording stopped, and why
@@ -134,7 +135,7 @@ TEST(FullDisk, FileSizeLimitCutsTheTraceCleanly) {
   std::string dir = fresh_dir("fsize"), trace = dir + "/run.trace.db";
   // SIGXFSZ ignored: the write fails instead of killing the program
   ProgramRun r = run_sh("trap \"\" XFSZ; ulimit -f 6144; " + recorded(trace), dir);
-  check_truncated_trace(trace, r, {"the file reached its size limit", "database or disk is full"});
+  check_truncated_trace(trace, r, {"the file reached its size limit", "File too large", "database or disk is full"});
   fs::remove_all(dir);
 }
 
