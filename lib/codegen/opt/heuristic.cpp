@@ -398,9 +398,14 @@ static Scheduler hand_coded(const Scheduler& k0, bool cpu_tile) {
   // that, so the values would leave the reference's
   if (cpu_tile && cpu_tiles_apply(*k.ren) && to_upcast.empty() && !k.ranges_of({AxisType::REDUCE}).empty()) {
     Scheduler ref = hand_coded(k0, false);
-    if (!ref.ranges_of({AxisType::UPCAST}).empty()) {
+    std::optional<std::vector<RefUnroll>> replayed;
+    try {
+      replayed = ref_unrolls(k, ref);
+    } catch (const KernelOptError&) {  // (the reference's opts always apply again to the kernel they came from)
+    }
+    if (!ref.ranges_of({AxisType::UPCAST}).empty() && replayed) {
       auto fs = ref.full_shape();
-      std::vector<RefUnroll> unrolls = ref_unrolls(k, ref);
+      const std::vector<RefUnroll>& unrolls = *replayed;
       pyint unrolled = 1;  // the iterations of the kept unrolls
       for (const RefUnroll& u : unrolls)
         if (u.keep) unrolled *= u.amount;
