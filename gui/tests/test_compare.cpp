@@ -36,6 +36,13 @@ class TestCompare : public QObject {
   int64_t first_step_ = 0, first_ord_ = 0;  // its first match in A (0-based ordinal)
   int64_t count_a_ = 0;                     // its matches in A
 
+  // a 1600x1000 window showing trace A, idle (the comparisons open from it)
+  static bool show_a(MainWindow& w, const QString& a) {
+    w.resize(1600, 1000);
+    w.show();
+    return w.open_trace(a) && wait_idle(w, 30000);
+  }
+
  private slots:
   void initTestCase() {
     QVERIFY(dir_.isValid());
@@ -80,10 +87,7 @@ class TestCompare : public QObject {
 
   void opens_on_the_disabled_rules_first_match() {
     MainWindow w(nullptr, false);
-    w.resize(1600, 1000);
-    w.show();
-    QVERIFY(w.open_trace(a_));
-    QVERIFY(wait_idle(w, 30000));
+    QVERIFY(show_a(w, a_));
     QVERIFY(!w.tabs()->isTabVisible(MainWindow::CompareTab));
     QVERIFY(w.compare_with(b_));
     QVERIFY(wait_idle(w, 30000));
@@ -135,9 +139,7 @@ class TestCompare : public QObject {
 
   void divergences_one_key_away_and_outlines_without_twins() {
     MainWindow w(nullptr, false);
-    w.resize(1600, 1000);
-    w.show();
-    QVERIFY(w.open_trace(a_));
+    QVERIFY(show_a(w, a_));
     QVERIFY(w.compare_with(c_));
     QVERIFY(wait_idle(w, 30000));
     CompareView* c = w.compare();
@@ -236,10 +238,7 @@ class TestCompare : public QObject {
   // under the graphs, whole or elided, never cut
   void the_panes_use_the_width_and_zoom_together() {
     MainWindow w(nullptr, false);
-    w.resize(1600, 1000);
-    w.show();
-    QVERIFY(w.open_trace(a_));
-    QVERIFY(wait_idle(w, 30000));
+    QVERIFY(show_a(w, a_));
     QVERIFY(w.compare_with(b_));
     QVERIFY(wait_idle(w, 30000));
     CompareView* c = w.compare();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "lib/codegen/helpers.h"
 #include "lib/codegen/late/linearizer.h"
 #include "lib/codegen/late/uop_props.h"
 #include "lib/codegen/opt/heuristic.h"
@@ -70,13 +71,11 @@ std::vector<UOp> do_linearize(const UOp& sink) { return line_rewrite(linearize(s
 
 // ***** skipping a gated reduce loop (CPU_TILE=1, not in the reference) *****
 
-static bool has(const std::vector<UOp>& v, const UOp& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
-
 // the conjuncts of a bool: AND(AND(a, b), c) -> {a, b, c}
 static void and_atoms(const UOp& g, std::vector<UOp>& out) {
   if (g.op() == Ops::AND && g.dtype() == dtypes::bool_) {
     for (const UOp& s : g.src()) and_atoms(s, out);
-  } else if (!has(out, g)) {
+  } else if (!contains(out, g)) {
     out.push_back(g);
   }
 }
@@ -97,9 +96,8 @@ std::vector<UOp> skip_gated_reduce_loops(std::vector<UOp> lst) {
   // so every value is the same and the invalid taps cost nothing.
   NodeMap<size_t> pos(lst.size() * 2);
   for (size_t i = 0; i < lst.size(); i++) *pos.emplace(lst[i]).first = i;
-  NodeMap<std::vector<UOp>> users(lst.size() * 2);
-  for (const UOp& u : lst)
-    for (const UOp& s : u.src()) users.emplace(s).first->push_back(u);
+  NodeMap<std::vector<UOp>> users(16);  // built when the first loop qualifies (most kernels have none)
+  bool have_users = false;
   struct Wrap {
     size_t begin, end;
     UOp gate, idx;
@@ -120,7 +118,7 @@ std::vector<UOp> skip_gated_reduce_loops(std::vector<UOp> lst) {
         case Ops::STORE: {
           UOp r = reg_of(u.src(0));
           if (!r) ok = false;
-          else if (!has(regs, r)) regs.push_back(r);
+          else if (!contains(regs, r)) regs.push_back(r);
           break;
         }
         case Ops::LOAD:
@@ -134,13 +132,18 @@ std::vector<UOp> skip_gated_reduce_loops(std::vector<UOp> lst) {
       }
     }
     if (!ok || !gate || regs.empty()) continue;
+    if (!have_users) {
+      for (const UOp& u : lst)
+        for (const UOp& s : u.src()) users.emplace(s).first->push_back(u);
+      have_users = true;
+    }
     std::vector<UOp> need;
     and_atoms(gate, need);
     // every read of an accumulator outside the loop comes after it and is the taken side of a WHERE whose condition
     // has every conjunct of the gate
     for (size_t k = 0; k < lst.size() && ok; k++) {
       const UOp& u = lst[k];
-      if ((k > i && k < j) || u.op() != Ops::LOAD || !has(regs, reg_of(u.src(0)))) continue;
+      if ((k > i && k < j) || u.op() != Ops::LOAD || !contains(regs, reg_of(u.src(0)))) continue;
       if (k < j) {
         ok = false;
         break;
@@ -154,14 +157,14 @@ std::vector<UOp> skip_gated_reduce_loops(std::vector<UOp> lst) {
         }
         std::vector<UOp> have;
         and_atoms(w.src(0), have);
-        for (const UOp& a : need) ok &= has(have, a);
+        for (const UOp& a : need) ok &= contains(have, a);
       }
     }
     if (!ok) continue;
     // IF takes an INDEX (the spec's IF(gate, INDEX)): one of the accumulators' before the loop
     UOp idx;
     for (size_t k = 0; k < i && !idx; k++)
-      if (lst[k].op() == Ops::INDEX && has(regs, reg_of(lst[k]))) idx = lst[k];
+      if (lst[k].op() == Ops::INDEX && contains(regs, reg_of(lst[k]))) idx = lst[k];
     if (!idx) continue;
     // loops nest: one inside a loop already wrapped needs no IF of its own
     bool nested = false;
