@@ -303,16 +303,6 @@ std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, boo
   auto [a, b] = uop().topk(k, dim, largest, sorted_);
   return {wrap(a), wrap(b)};
 }
-Tensor Tensor::where(const TOperand& x, const TOperand& y) const { return wrap(uop().where(x.op(), y.op())); }
-Tensor Tensor::clip(const std::optional<TOperand>& lo, const std::optional<TOperand>& hi) const {
-  return wrap(uop().clip(lo ? std::optional<Operand>(lo->op()) : std::nullopt,
-                         hi ? std::optional<Operand>(hi->op()) : std::nullopt));
-}
-Tensor Tensor::masked_fill(const Tensor& mask, const TOperand& v) const {
-  return wrap(uop().masked_fill(mask.uop(), v.op()));
-}
-Tensor Tensor::lerp(const Tensor& end, const TOperand& w) const { return wrap(uop().lerp(end.uop(), w.op())); }
-
 // ***** operators *****
 
 Tensor operator+(const Tensor& a, const TOperand& b) { return a.add(b); }

@@ -64,6 +64,9 @@ class TOperand {
   TOperand(float v) : c_((double)v) {}
   TOperand(bool v) : c_(v) {}
   Operand op() const { return u_ ? Operand(u_) : Operand(c_); }
+  bool is_uop() const { return (bool)u_; }
+  const UOp& uop() const { return u_; }
+  const PyConst& value() const { return c_; }
 
  private:
   PyConst c_;
@@ -80,7 +83,12 @@ struct NestedList {
   std::vector<NestedList<T>> items;
 };
 
-class Tensor {
+template <>
+struct MixinTypes<Tensor> {
+  using operand = TOperand;
+};
+
+class Tensor : public ElementwiseMixin<Tensor> {
  public:
   // ***** construction *****
   Tensor();  // Tensor(None): a 0.0 const
@@ -142,6 +150,15 @@ class Tensor {
   std::string repr() const;
   Tensor apply(const std::function<UOp(const UOp&)>& f) const { return Tensor::wrap(f(uop())); }  // _apply_uop
 
+  // ***** what the op mixins (lib/mixin) require: the graph, and alu/const_like/ufix through it *****
+  const UOp& _uop() const { return uop(); }
+  static Tensor _wrap_uop(const UOp& u) { return wrap(u); }
+  Tensor alu(Ops op) const { return wrap(uop().alu(op)); }
+  Tensor alu(Ops op, const Tensor& a) const { return wrap(uop().alu(op, a.uop())); }
+  Tensor alu(Ops op, const Tensor& a, const Tensor& b) const { return wrap(uop().alu(op, a.uop(), b.uop())); }
+  Tensor const_like(PyConst b, DType dtype = DType()) const { return wrap(uop().const_like(b, dtype)); }
+  Tensor ufix(const TOperand& x) const { return wrap(x.is_uop() ? x.uop() : uop().ufix(x.value())); }
+
   // ***** realize / schedule (the engine) *****
   static CallifyResult callify_sink(const std::vector<Tensor>& ts);  // transform_to_call + apply the map
   Tensor& callify(const std::vector<Tensor>& more = {});
@@ -153,14 +170,8 @@ class Tensor {
   Tensor& replace(const Tensor& x);
   Tensor& assign(const Tensor& x);
   Tensor& assign(const TOperand& x);
-  Tensor contiguous() const {
-    return apply([](const UOp& u) { return u.contiguous(); });
-  }
   Tensor clone(const Arg& device = {}) const;
   Tensor to(const Arg& device) const;
-  Tensor detach() const {
-    return apply([](const UOp& u) { return u.detach(); });
-  }
   bool is_realized() const { return uop_is_realized(uop()); }
 
   // ***** data *****
@@ -366,18 +377,6 @@ class Tensor {
   Tensor argsort(int64_t dim = -1, bool descending = false) const {
     return apply([&](const UOp& u) { return u.argsort(dim, descending); });
   }
-  Tensor fmod(const TOperand& x) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.fmod(o); }, x);
-  }
-  Tensor copysign(const TOperand& x) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.copysign(o); }, x);
-  }
-  Tensor logaddexp(const TOperand& x) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.logaddexp(o); }, x);
-  }
-  Tensor isclose(const TOperand& x, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.isclose(o, rtol, atol, equal_nan); }, x);
-  }
   Tensor allclose(const Tensor& x, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false) const {
     return wrap(uop().allclose(x.uop(), rtol, atol, equal_nan));
   }
@@ -422,181 +421,6 @@ class Tensor {
     std::vector<UOp> u;
     for (const Tensor& t : operands) u.push_back(t.uop());
     return wrap(UOp::einsum(formula, u, dt));
-  }
-  Tensor hardsigmoid(double alpha = 1.0 / 6, double beta = 0.5) const {
-    return apply([&](const UOp& u) { return u.hardsigmoid(alpha, beta); });
-  }
-  Tensor selu(double alpha = 1.67326, double gamma = 1.0507) const {
-    return apply([&](const UOp& u) { return u.selu(alpha, gamma); });
-  }
-
-  // ***** dtype (mixin/dtype.py) *****
-  Tensor cast(DType d) const {
-    return apply([&](const UOp& u) { return u.cast(d); });
-  }
-  Tensor bitcast(DType d) const {
-    return apply([&](const UOp& u) { return u.bitcast(d); });
-  }
-  Tensor float_() const {
-    return apply([](const UOp& u) { return u.float_(); });
-  }
-  Tensor half() const {
-    return apply([](const UOp& u) { return u.half(); });
-  }
-  Tensor int_() const {
-    return apply([](const UOp& u) { return u.int_(); });
-  }
-  Tensor bool_() const {
-    return apply([](const UOp& u) { return u.bool_(); });
-  }
-  Tensor double_() const {
-    return apply([](const UOp& u) { return u.double_(); });
-  }
-  Tensor long_() const {
-    return apply([](const UOp& u) { return u.long_(); });
-  }
-  Tensor short_() const {
-    return apply([](const UOp& u) { return u.short_(); });
-  }
-  Tensor bfloat16() const {
-    return apply([](const UOp& u) { return u.bfloat16(); });
-  }
-  bool is_floating_point() const { return uop().is_floating_point(); }
-
-  // ***** elementwise (mixin/elementwise.py) *****
-  Tensor add(const TOperand& x, bool reverse = false) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.add(o, reverse); }, x);
-  }
-  Tensor sub(const TOperand& x, bool reverse = false) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.sub(o, reverse); }, x);
-  }
-  Tensor mul(const TOperand& x, bool reverse = false) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.mul(o, reverse); }, x);
-  }
-  Tensor div(const TOperand& x, bool reverse = false, std::string_view rounding_mode = {}) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.div(o, reverse, rounding_mode); }, x);
-  }
-  Tensor floordiv(const TOperand& x, bool reverse = false) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.floordiv(o, reverse); }, x);
-  }
-  Tensor mod(const TOperand& x, bool reverse = false) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.mod(o, reverse); }, x);
-  }
-  Tensor pow(const TOperand& x, bool reverse = false) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.pow(o, reverse); }, x);
-  }
-  Tensor maximum(const TOperand& x) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.maximum(o); }, x);
-  }
-  Tensor minimum(const TOperand& x) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.minimum(o); }, x);
-  }
-  Tensor bitwise_and(const TOperand& x, bool r = false) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.bitwise_and(o, r); }, x);
-  }
-  Tensor bitwise_or(const TOperand& x, bool r = false) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.bitwise_or(o, r); }, x);
-  }
-  Tensor bitwise_xor(const TOperand& x, bool r = false) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.bitwise_xor(o, r); }, x);
-  }
-  Tensor lshift(const TOperand& x, bool r = false) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.lshift(o, r); }, x);
-  }
-  Tensor rshift(const TOperand& x, bool r = false) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.rshift(o, r); }, x);
-  }
-  Tensor lt(const TOperand& x) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.lt(o); }, x);
-  }
-  Tensor gt(const TOperand& x) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.gt(o); }, x);
-  }
-  Tensor le(const TOperand& x) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.le(o); }, x);
-  }
-  Tensor ge(const TOperand& x) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.ge(o); }, x);
-  }
-  Tensor eq(const TOperand& x) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.eq(o); }, x);
-  }
-  Tensor ne(const TOperand& x) const {
-    return bin([&](const UOp& u, const Operand& o) { return u.ne(o); }, x);
-  }
-  Tensor where(const TOperand& x, const TOperand& y) const;
-  Tensor clip(const std::optional<TOperand>& lo, const std::optional<TOperand>& hi) const;
-  Tensor clamp(const std::optional<TOperand>& lo, const std::optional<TOperand>& hi) const { return clip(lo, hi); }
-  Tensor masked_fill(const Tensor& mask, const TOperand& v) const;
-  Tensor lerp(const Tensor& end, const TOperand& w) const;
-#define TG_TENSOR_UNARY(name)                            \
-  Tensor name() const {                                  \
-    return apply([](const UOp& u) { return u.name(); }); \
-  }
-  TG_TENSOR_UNARY(neg)
-  TG_TENSOR_UNARY(logical_not)
-  TG_TENSOR_UNARY(bitwise_not)
-  TG_TENSOR_UNARY(reciprocal)
-  TG_TENSOR_UNARY(trunc)
-  TG_TENSOR_UNARY(sqrt)
-  TG_TENSOR_UNARY(rsqrt)
-  TG_TENSOR_UNARY(sin)
-  TG_TENSOR_UNARY(cos)
-  TG_TENSOR_UNARY(tan)
-  TG_TENSOR_UNARY(exp)
-  TG_TENSOR_UNARY(exp2)
-  TG_TENSOR_UNARY(log)
-  TG_TENSOR_UNARY(log2)
-  TG_TENSOR_UNARY(log10)
-  TG_TENSOR_UNARY(square)
-  TG_TENSOR_UNARY(abs)
-  TG_TENSOR_UNARY(sign)
-  TG_TENSOR_UNARY(ceil)
-  TG_TENSOR_UNARY(floor)
-  TG_TENSOR_UNARY(round)
-  TG_TENSOR_UNARY(relu)
-  TG_TENSOR_UNARY(relu6)
-  TG_TENSOR_UNARY(sigmoid)
-  TG_TENSOR_UNARY(tanh)
-  TG_TENSOR_UNARY(swish)
-  TG_TENSOR_UNARY(silu)
-  TG_TENSOR_UNARY(hardswish)
-  TG_TENSOR_UNARY(quick_gelu)
-  TG_TENSOR_UNARY(mish)
-  TG_TENSOR_UNARY(logsigmoid)
-  TG_TENSOR_UNARY(softsign)
-  TG_TENSOR_UNARY(sinh)
-  TG_TENSOR_UNARY(cosh)
-  TG_TENSOR_UNARY(atanh)
-  TG_TENSOR_UNARY(asinh)
-  TG_TENSOR_UNARY(acosh)
-  TG_TENSOR_UNARY(asin)
-  TG_TENSOR_UNARY(acos)
-  TG_TENSOR_UNARY(atan)
-  TG_TENSOR_UNARY(erf)
-  TG_TENSOR_UNARY(isnan)
-  TG_TENSOR_UNARY(isfinite)
-#undef TG_TENSOR_UNARY
-  Tensor gelu(std::string_view approximate = "tanh") const {
-    return apply([&](const UOp& u) { return u.gelu(approximate); });
-  }
-  Tensor leaky_relu(double s = 0.01) const {
-    return apply([&](const UOp& u) { return u.leaky_relu(s); });
-  }
-  Tensor elu(double a = 1.0) const {
-    return apply([&](const UOp& u) { return u.elu(a); });
-  }
-  Tensor celu(double a = 1.0) const {
-    return apply([&](const UOp& u) { return u.celu(a); });
-  }
-  Tensor softplus(double b = 1.0) const {
-    return apply([&](const UOp& u) { return u.softplus(b); });
-  }
-  Tensor hardtanh(PyConst lo = -1, PyConst hi = 1) const {
-    return apply([&](const UOp& u) { return u.hardtanh(lo, hi); });
-  }
-  Tensor isinf(bool pos = true, bool neg = true) const {
-    return apply([&](const UOp& u) { return u.isinf(pos, neg); });
   }
 
   // ***** autograd (tensor.py backward, OpMixin.gradient) *****

@@ -11,11 +11,13 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "lib/dtype.h"
+#include "lib/mixin/elementwise.h"
 #include "lib/uop/arg.h"
 #include "lib/uop/ops.h"
 
@@ -196,7 +198,13 @@ class IntTuple {
 
 class NodeList;
 
-class UOp {
+template <>
+struct MixinTypes<UOp> {
+  using operand = Operand;
+};
+
+// the node handle; its op surface (the builder mixins of tinygrad/mixin) is inherited, shared with Tensor
+class UOp : public ElementwiseMixin<UOp> {
  public:
   UOp() = default;
   UOp(const UOp& o) : n_(o.n_) { inc(); }
@@ -358,6 +366,8 @@ class UOp {
   PyConst sym_infer(const std::unordered_map<std::string, pyint>& var_vals) const;
 
   // ***** uop/ops.py: the UOp's own builders and the hooks the mixins build on (lib/mixin/uop.cpp) *****
+  const UOp& _uop() const { return *this; }                // the mixins' graph of self
+  static const UOp& _wrap_uop(const UOp& u) { return u; }  // the mixins' Self around a graph
   static UOp const_(PyConst b, DType dtype = DType());  // UOp.const (a python scalar)
   static UOp const_(const UOp& b, DType dtype);         // UOp.const of a UOp: a cast
   static UOp invalid() { return const_(PyConst::invalid()); }
@@ -414,117 +424,6 @@ class UOp {
   UOp ones_like(DType dtype = DType(), Arg device = {}, bool buffer = true) const;
   static UOp invalids(const Shape& shape, DType dtype = DType(), Arg device = {});
 
-  // ***** mixin/dtype.py (lib/mixin/dtype.cpp) *****
-  UOp cast(DType d) const;
-  UOp cast(const std::string& dtype_name) const;
-  UOp bitcast(DType d) const;
-  UOp bitcast(const std::string& dtype_name) const;
-  int element_size() const;
-  bool is_floating_point() const;
-  UOp float_() const;
-  UOp half() const;
-  UOp int_() const;
-  UOp bool_() const;
-  UOp bfloat16() const;
-  UOp double_() const;
-  UOp long_() const;
-  UOp short_() const;
-
-  // ***** mixin/elementwise.py (lib/mixin/elementwise.cpp) *****
-  // Operands are UOps or python scalars (Operand); a scalar becomes a weak CONST like in the reference.
-  std::pair<UOp, UOp> broadcasted(const Operand& y, bool reverse = false) const;  // _broadcasted
-  UOp binop(Ops op, const Operand& x, bool reverse = false) const;               // _binop
-  UOp usum(std::span<const UOp> more) const;
-  UOp uprod(std::span<const UOp> more) const;
-  static UOp usum_of(std::span<const UOp> all);  // type(self).usum(*all): functools.reduce over a non-empty list
-  static UOp uprod_of(std::span<const UOp> all);
-  UOp detach() const;
-  UOp logical_not() const;
-  UOp contiguous() const;
-  UOp contiguous_backward() const;
-  UOp neg() const;
-  UOp add(const Operand& x, bool reverse = false) const;
-  UOp sub(const Operand& x, bool reverse = false) const;
-  UOp mul(const Operand& x, bool reverse = false) const;
-  UOp bitwise_not() const;
-  UOp bitwise_and(const Operand& x, bool reverse = false) const;
-  UOp bitwise_or(const Operand& x, bool reverse = false) const;
-  UOp bitwise_xor(const Operand& x, bool reverse = false) const;
-  UOp mod(const Operand& x, bool reverse = false) const;  // python %
-  UOp fmod(const Operand& x) const;
-  // python /; rounding_mode "trunc" or "floor" (python //), anything else throws
-  UOp div(const Operand& x, bool reverse = false, std::string_view rounding_mode = {}) const;
-  UOp floordiv(const Operand& x, bool reverse = false) const;  // python //
-  UOp lt(const Operand& x) const;                              // python <
-  UOp gt(const Operand& x) const;                              // python >
-  UOp le(const Operand& x) const;                              // python <=
-  UOp ge(const Operand& x) const;                              // python >=
-  UOp ne(const Operand& x) const;
-  UOp eq(const Operand& x) const;
-  UOp lshift(const Operand& x, bool reverse = false) const;
-  UOp rshift(const Operand& x, bool reverse = false) const;
-  UOp maximum(const Operand& x) const;
-  UOp inverse_() const;  // _inverse: -x for floats, ~x otherwise
-  UOp minimum(const Operand& x) const;
-  UOp copysign(const Operand& other) const;
-  UOp logaddexp(const Operand& other) const;
-  UOp where(const Operand& x, const Operand& y) const;
-  UOp masked_fill(const UOp& mask, const Operand& value) const;
-  UOp threefry(const UOp& seed) const;
-  UOp reciprocal() const;
-  UOp trunc() const;
-  UOp sqrt() const;
-  UOp sin() const;
-  UOp cos() const;
-  UOp exp() const;
-  UOp log2() const;
-  UOp exp2() const;
-  UOp pow(const Operand& x, bool reverse = false) const;
-  UOp square() const;
-  UOp clamp(const std::optional<Operand>& min_, const std::optional<Operand>& max_) const;
-  UOp clip(const std::optional<Operand>& min_, const std::optional<Operand>& max_) const;
-  UOp isnan() const;
-  UOp isinf(bool detect_positive = true, bool detect_negative = true) const;
-  UOp isfinite() const;
-  UOp isclose(const Operand& other, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false) const;
-  UOp ceil() const;
-  UOp floor() const;
-  UOp relu() const;
-  UOp sigmoid() const;
-  UOp relu6() const;
-  UOp hardswish() const;
-  UOp hardsigmoid(double alpha = 1.0 / 6, double beta = 0.5) const;
-  UOp hardtanh(PyConst min_val = -1, PyConst max_val = 1) const;
-  UOp leaky_relu(double neg_slope = 0.01) const;
-  UOp tanh() const;
-  UOp quick_gelu() const;
-  UOp gelu(std::string_view approximate = "tanh") const;
-  UOp swish() const;
-  UOp silu() const;
-  UOp rsqrt() const;
-  UOp log() const;
-  UOp log10() const;
-  UOp atanh() const;
-  UOp asinh() const;
-  UOp acosh() const;
-  UOp round() const;
-  UOp sign() const;
-  UOp abs() const;
-  UOp tan() const;
-  UOp asin() const;
-  UOp acos() const;
-  UOp atan() const;
-  UOp elu(double alpha = 1.0) const;
-  UOp celu(double alpha = 1.0) const;
-  UOp selu(double alpha = 1.67326, double gamma = 1.0507) const;
-  UOp softplus(double beta = 1.0) const;
-  UOp mish() const;
-  UOp logsigmoid() const;
-  UOp sinh() const;
-  UOp cosh() const;
-  UOp erf() const;
-  UOp softsign() const;
-  UOp lerp(const UOp& end, const Operand& weight) const;
 
   // ***** mixin/movement.py (lib/mixin/movement.cpp) *****
   // Shapes are python tuples of int|UOp; -1 asks reshape to infer a size, -1 or nullopt asks expand to keep one.
@@ -692,6 +591,9 @@ class UOp {
   }
   detail::UOpNode* n_ = nullptr;
 };
+
+// a UOp is its node pointer (the mixin bases are empty): spans of nodes are read as spans of UOps
+static_assert(sizeof(UOp) == sizeof(void*) && std::is_standard_layout_v<UOp>);
 
 // nodes borrowed from a graph that keeps them alive (toposort_borrowed), seen as UOps
 class NodeList {
