@@ -143,6 +143,7 @@ void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& applied_map, c
 // ***** construction *****
 
 TOperand::TOperand(const Tensor& t) : u_(t.uop()) {}
+TOperand::TOperand(const sint& s) : c_(s.is_int() ? PyConst(s.i()) : PyConst()), u_(s.is_int() ? UOp() : s.u()) {}
 
 void Tensor::init_from(const UOp& data, const Arg& device_arg, DType dtype) {
   Arg device = device_arg;
@@ -215,18 +216,6 @@ Tensor Tensor::from_bytes(const std::vector<uint8_t>& data, DType dtype, const A
                                  device.is_none() ? Arg(default_device()) : device));
 }
 
-Tensor Tensor::empty(const Shape& shape, DType dtype, const Arg& device) {
-  return wrap(UOp::empty(shape, dtype, device));
-}
-Tensor Tensor::zeros(const Shape& shape, DType dtype, const Arg& device) {
-  return wrap(UOp::zeros(shape, dtype, device));
-}
-Tensor Tensor::ones(const Shape& shape, DType dtype, const Arg& device) {
-  return wrap(UOp::ones(shape, dtype, device));
-}
-Tensor Tensor::full(const Shape& shape, const TOperand& v, DType dtype, const Arg& device) {
-  return wrap(UOp::full(shape, v.op(), dtype, device));
-}
 Tensor Tensor::arange(PyConst start, std::optional<PyConst> stop, PyConst step, DType dtype) {
   return wrap(UOp::arange(start, stop, step, dtype));
 }
@@ -234,16 +223,6 @@ Tensor Tensor::linspace(PyConst start, PyConst stop, int64_t steps, DType dtype)
   return wrap(UOp::linspace(start, stop, steps, dtype));
 }
 Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, DType dtype) { return wrap(UOp::eye(n, m, dtype)); }
-Tensor Tensor::stack(const std::vector<Tensor>& ts, int64_t dim) {
-  if (ts.empty()) throw Error("stack needs at least one tensor");
-  std::vector<UOp> u;
-  for (const Tensor& t : ts) u.push_back(t.uop());
-  return wrap(UOp::stack(u, dim));
-}
-Tensor Tensor::zeros_like(DType dtype) const { return wrap(uop().zeros_like(dtype)); }
-Tensor Tensor::ones_like(DType dtype) const { return wrap(uop().ones_like(dtype)); }
-Tensor Tensor::full_like(PyConst v, DType dtype) const { return wrap(uop().full_like(v, dtype)); }
-Tensor Tensor::empty_like(DType dtype) const { return wrap(uop().empty_like(dtype)); }
 
 std::string Tensor::device_str() const {
   Arg d = device();
@@ -261,48 +240,6 @@ std::string Tensor::repr() const {
 
 // ***** movement / ops that take Tensors *****
 
-Tensor Tensor::getitem(const std::vector<Index>& idx) const { return wrap(uop().getitem(idx)); }
-Tensor Tensor::cat(const std::vector<Tensor>& others, int64_t dim) const {
-  std::vector<UOp> u;
-  for (const Tensor& t : others) u.push_back(t.uop());
-  return wrap(uop().cat(u, dim));
-}
-std::vector<Tensor> Tensor::split(int64_t size, int64_t dim) const {
-  std::vector<Tensor> out;
-  for (const UOp& u : uop().split(size, dim)) out.push_back(wrap(u));
-  return out;
-}
-std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const {
-  std::vector<Tensor> out;
-  for (const UOp& u : uop().chunk(chunks, dim)) out.push_back(wrap(u));
-  return out;
-}
-Tensor Tensor::dot(const Tensor& w, DType dt) const { return wrap(uop().dot(w.uop(), dt)); }
-Tensor Tensor::matmul(const Tensor& x, DType dt) const { return wrap(uop().matmul(x.uop(), false, dt)); }
-Tensor Tensor::linear(const Tensor& w, const std::optional<Tensor>& b) const {
-  return wrap(uop().linear(w.uop(), b ? std::optional<UOp>(b->uop()) : std::nullopt));
-}
-Tensor Tensor::conv2d(const Tensor& w, const std::optional<Tensor>& b, int64_t groups, const IntTuple& stride,
-                      const IntTuple& dilation, const IntTuple& padding) const {
-  return wrap(
-      uop().conv2d(w.uop(), b ? std::optional<UOp>(b->uop()) : std::nullopt, groups, stride, dilation, padding));
-}
-Tensor Tensor::gather(int64_t dim, const Tensor& index) const { return wrap(uop().gather(dim, index.uop())); }
-Tensor Tensor::sparse_categorical_crossentropy(const Tensor& Y, int64_t ignore_index, double ls,
-                                               std::string_view reduction) const {
-  return wrap(uop().sparse_categorical_crossentropy(Y.uop(), ignore_index, ls, reduction));
-}
-Tensor Tensor::cross_entropy(const Tensor& Y, std::string_view reduction, double ls) const {
-  return wrap(uop().cross_entropy(Y.uop(), reduction, ls));
-}
-std::pair<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending) const {
-  auto [a, b] = uop().sort(dim, descending);
-  return {wrap(a), wrap(b)};
-}
-std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bool sorted_) const {
-  auto [a, b] = uop().topk(k, dim, largest, sorted_);
-  return {wrap(a), wrap(b)};
-}
 // ***** operators *****
 
 Tensor operator+(const Tensor& a, const TOperand& b) { return a.add(b); }

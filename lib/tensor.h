@@ -55,6 +55,7 @@ class TOperand {
  public:
   TOperand(const Tensor& t);
   TOperand(PyConst c) : c_(c) {}
+  TOperand(const sint& s);  // python int|UOp
   TOperand(int v) : c_(v) {}
   TOperand(long v) : c_(v) {}
   TOperand(long long v) : c_(v) {}
@@ -88,7 +89,7 @@ struct MixinTypes<Tensor> {
   using operand = TOperand;
 };
 
-class Tensor : public ElementwiseMixin<Tensor> {
+class Tensor : public OpMixin<Tensor> {
  public:
   // ***** construction *****
   Tensor();  // Tensor(None): a 0.0 const
@@ -107,19 +108,10 @@ class Tensor : public ElementwiseMixin<Tensor> {
   static Tensor from_bytes(const std::vector<uint8_t>& data, DType dtype = DType(), const Arg& device = {});
   static Tensor const_(PyConst b, DType dtype = DType()) { return Tensor(UOp::const_(b, dtype)); }
 
-  static Tensor empty(const Shape& shape, DType dtype = DType(), const Arg& device = {});
-  static Tensor zeros(const Shape& shape, DType dtype = DType(), const Arg& device = {});
-  static Tensor ones(const Shape& shape, DType dtype = DType(), const Arg& device = {});
-  static Tensor full(const Shape& shape, const TOperand& fill_value, DType dtype = DType(), const Arg& device = {});
   static Tensor arange(PyConst start, std::optional<PyConst> stop = std::nullopt, PyConst step = 1,
                        DType dtype = DType());
   static Tensor linspace(PyConst start, PyConst stop, int64_t steps, DType dtype = DType());
   static Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, DType dtype = DType());
-  static Tensor stack(const std::vector<Tensor>& ts, int64_t dim = 0);
-  Tensor zeros_like(DType dtype = DType()) const;
-  Tensor ones_like(DType dtype = DType()) const;
-  Tensor full_like(PyConst v, DType dtype = DType()) const;
-  Tensor empty_like(DType dtype = DType()) const;
 
   // ***** random (mixin/rand.py, lib/mixin/rand.cpp) *****
   static void manual_seed(int64_t seed = 0);
@@ -144,8 +136,6 @@ class Tensor : public ElementwiseMixin<Tensor> {
   std::string device_str() const;  // the device name (throws for no device / multi device)
   const Shape& shape() const { return uop().shape(); }
   DType dtype() const { return uop().dtype(); }
-  int64_t ndim() const { return uop().ndim(); }
-  sint numel() const { return uop().numel(); }
   bool is(const Tensor& o) const { return d_ == o.d_; }
   std::string repr() const;
   Tensor apply(const std::function<UOp(const UOp&)>& f) const { return Tensor::wrap(f(uop())); }  // _apply_uop
@@ -157,6 +147,10 @@ class Tensor : public ElementwiseMixin<Tensor> {
   Tensor alu(Ops op, const Tensor& a) const { return wrap(uop().alu(op, a.uop())); }
   Tensor alu(Ops op, const Tensor& a, const Tensor& b) const { return wrap(uop().alu(op, a.uop(), b.uop())); }
   Tensor const_like(PyConst b, DType dtype = DType()) const { return wrap(uop().const_like(b, dtype)); }
+  Tensor mop(Ops op, const Shape& arg) const { return wrap(uop().mop(op, arg)); }
+  Tensor mop(Ops op, const std::vector<std::pair<sint, sint>>& arg) const { return wrap(uop().mop(op, arg)); }
+  Tensor mop(Ops op, Arg arg) const { return wrap(uop().mop(op, std::move(arg))); }
+  Tensor rop(Ops op, std::vector<int64_t> axis) const { return wrap(uop().rop(op, std::move(axis))); }
   Tensor ufix(const TOperand& x) const { return wrap(x.is_uop() ? x.uop() : uop().ufix(x.value())); }
 
   // ***** realize / schedule (the engine) *****
@@ -183,65 +177,7 @@ class Tensor : public ElementwiseMixin<Tensor> {
   template <typename V>
   V item() const;
 
-  // ***** movement (mixin/movement.py) *****
-  Tensor reshape(const Shape& s) const {
-    return apply([&](const UOp& u) { return u.reshape(s); });
-  }
-  Tensor view(const Shape& s) const { return reshape(s); }
-  Tensor expand(const OptShape& s) const {
-    return apply([&](const UOp& u) { return u.expand(s); });
-  }
-  Tensor permute(const std::vector<int64_t>& o) const {
-    return apply([&](const UOp& u) { return u.permute(o); });
-  }
-  Tensor flip(const std::vector<int64_t>& a) const {
-    return apply([&](const UOp& u) { return u.flip(a); });
-  }
-  Tensor flip(int64_t a) const { return flip(std::vector<int64_t>{a}); }
-  Tensor shrink(const PadArg& a) const {
-    return apply([&](const UOp& u) { return u.shrink(a); });
-  }
-  Tensor pad(const PadArg& p, std::string_view mode = "constant", PyConst value = 0.0) const {
-    return apply([&](const UOp& u) { return u.pad(p, mode, value); });
-  }
-  Tensor pad_to(const OptShape& s, PyConst value = 0) const {
-    return apply([&](const UOp& u) { return u.pad_to(s, value); });
-  }
-  Tensor shrink_to(const OptShape& s) const {
-    return apply([&](const UOp& u) { return u.shrink_to(s); });
-  }
-  Tensor squeeze(std::optional<int64_t> d = std::nullopt) const {
-    return apply([&](const UOp& u) { return u.squeeze(d); });
-  }
-  Tensor unsqueeze(int64_t d) const {
-    return apply([&](const UOp& u) { return u.unsqueeze(d); });
-  }
-  Tensor T() const { return transpose(); }
-  Tensor transpose(int64_t d0 = 1, int64_t d1 = 0) const {
-    return apply([&](const UOp& u) { return u.transpose(d0, d1); });
-  }
-  Tensor flatten(int64_t s = 0, int64_t e = -1) const {
-    return apply([&](const UOp& u) { return u.flatten(s, e); });
-  }
-  Tensor unflatten(int64_t d, const Shape& s) const {
-    return apply([&](const UOp& u) { return u.unflatten(d, s); });
-  }
-  Tensor broadcast_to(const Shape& s) const {
-    return apply([&](const UOp& u) { return u.broadcast_to(s); });
-  }
-  Tensor repeat(const std::vector<sint>& r) const {
-    return apply([&](const UOp& u) { return u.repeat(r); });
-  }
-  Tensor rearrange(const std::string& f, const std::vector<std::pair<std::string, int64_t>>& s = {}) const {
-    return apply([&](const UOp& u) { return u.rearrange(f, s); });
-  }
-  Tensor roll(const std::vector<int64_t>& shifts,
-              const std::optional<std::vector<int64_t>>& dims = std::nullopt) const {
-    return apply([&](const UOp& u) { return u.roll(shifts, dims); });
-  }
-  Tensor getitem(const std::vector<Index>& idx) const;  // __getitem__ (a Tensor index goes as Index(t.uop()))
-  Tensor operator[](const std::vector<Index>& idx) const { return getitem(idx); }
-  Tensor operator[](int64_t i) const { return getitem({Index((long long)i)}); }
+  // ***** setitem and in-place operators (every other op is inherited from the mixins) *****
   // __setitem__: t[indices] = v. A realized tensor is written in place (basic indices: assign into the view;
   // tensor indices: assign the merged value); an unrealized float tensor (or any unrealized tensor with basic
   // indices) is replaced by its _getitem(indices, v) form. v must have self's dtype (weak scalars are cast).
@@ -254,174 +190,6 @@ class Tensor : public ElementwiseMixin<Tensor> {
   Tensor& operator-=(const TOperand& x) { return assign(sub(x)); }
   Tensor& operator*=(const TOperand& x) { return assign(mul(x)); }
   Tensor& operator/=(const TOperand& x) { return assign(div(x)); }
-  Tensor cat(const std::vector<Tensor>& others, int64_t dim = 0) const;
-  std::vector<Tensor> split(int64_t size, int64_t dim = 0) const;
-  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
-
-  // ***** reduce (mixin/reduce.py, op.py) *****
-  Tensor sum(const AxisArg& a = AxisArg(), bool keepdim = false, DType dt = DType()) const {
-    return apply([&](const UOp& u) { return u.sum(a, keepdim, dt); });
-  }
-  Tensor prod(const AxisArg& a = AxisArg(), bool keepdim = false, DType dt = DType()) const {
-    return apply([&](const UOp& u) { return u.prod(a, keepdim, dt); });
-  }
-  Tensor max(const AxisArg& a = AxisArg(), bool keepdim = false) const {
-    return apply([&](const UOp& u) { return u.max(a, keepdim); });
-  }
-  Tensor min(const AxisArg& a = AxisArg(), bool keepdim = false) const {
-    return apply([&](const UOp& u) { return u.min(a, keepdim); });
-  }
-  Tensor any(const AxisArg& a = AxisArg(), bool keepdim = false) const {
-    return apply([&](const UOp& u) { return u.any(a, keepdim); });
-  }
-  Tensor all(const AxisArg& a = AxisArg(), bool keepdim = false) const {
-    return apply([&](const UOp& u) { return u.all(a, keepdim); });
-  }
-  Tensor mean(const AxisArg& a = AxisArg(), bool keepdim = false) const {
-    return apply([&](const UOp& u) { return u.mean(a, keepdim); });
-  }
-  Tensor var(const AxisArg& a = AxisArg(), bool keepdim = false, PyConst correction = 1) const {
-    return apply([&](const UOp& u) { return u.var(a, keepdim, correction); });
-  }
-  Tensor std(const AxisArg& a = AxisArg(), bool keepdim = false, PyConst correction = 1) const {
-    return apply([&](const UOp& u) { return u.std_(a, keepdim, correction); });
-  }
-  Tensor argmax(std::optional<int64_t> a = std::nullopt, bool keepdim = false) const {
-    return apply([&](const UOp& u) { return u.argmax(a, keepdim); });
-  }
-  Tensor argmin(std::optional<int64_t> a = std::nullopt, bool keepdim = false) const {
-    return apply([&](const UOp& u) { return u.argmin(a, keepdim); });
-  }
-  Tensor softmax(int64_t a = -1, DType dt = DType()) const {
-    return apply([&](const UOp& u) { return u.softmax(a, dt); });
-  }
-  Tensor log_softmax(int64_t a = -1, DType dt = DType()) const {
-    return apply([&](const UOp& u) { return u.log_softmax(a, dt); });
-  }
-  Tensor logsumexp(const AxisArg& a = AxisArg(), bool keepdim = false) const {
-    return apply([&](const UOp& u) { return u.logsumexp(a, keepdim); });
-  }
-  Tensor cumsum(int64_t a = 0) const {
-    return apply([&](const UOp& u) { return u.cumsum(a); });
-  }
-  Tensor cumprod(int64_t a) const {
-    return apply([&](const UOp& u) { return u.cumprod(a); });
-  }
-
-  // ***** linear algebra, nn (op.py) *****
-  Tensor dot(const Tensor& w, DType dt = DType()) const;
-  Tensor matmul(const Tensor& x, DType dt = DType()) const;
-  Tensor linear(const Tensor& w, const std::optional<Tensor>& b = std::nullopt) const;
-  Tensor conv2d(const Tensor& w, const std::optional<Tensor>& b = std::nullopt, int64_t groups = 1,
-                const IntTuple& stride = 1, const IntTuple& dilation = 1, const IntTuple& padding = 0) const;
-  Tensor max_pool2d(const IntTuple& k = {2, 2}, const std::optional<IntTuple>& stride = std::nullopt,
-                    const IntTuple& dilation = 1, const IntTuple& padding = 0) const {
-    return apply([&](const UOp& u) { return u.max_pool2d(k, stride, dilation, padding); });
-  }
-  Tensor avg_pool2d(const IntTuple& k = {2, 2}, const std::optional<IntTuple>& stride = std::nullopt) const {
-    return apply([&](const UOp& u) { return u.avg_pool2d(k, stride); });
-  }
-  Tensor layernorm(const AxisArg& a = -1, double eps = 1e-5) const {
-    return apply([&](const UOp& u) { return u.layernorm(a, eps); });
-  }
-  Tensor gather(int64_t dim, const Tensor& index) const;
-  Tensor one_hot(int64_t n) const {
-    return apply([&](const UOp& u) { return u.one_hot(n); });
-  }
-  Tensor triu(int64_t d = 0) const {
-    return apply([&](const UOp& u) { return u.triu(d); });
-  }
-  Tensor tril(int64_t d = 0) const {
-    return apply([&](const UOp& u) { return u.tril(d); });
-  }
-  Tensor sparse_categorical_crossentropy(const Tensor& Y, int64_t ignore_index = -1, double label_smoothing = 0.0,
-                                         std::string_view reduction = "mean") const;
-  Tensor cross_entropy(const Tensor& Y, std::string_view reduction = "mean", double label_smoothing = 0.0) const;
-  std::pair<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
-  std::pair<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted_ = true) const;
-
-  // ***** more of the mixins (op.py, movement.py, elementwise.py) *****
-  Tensor getitem(const Tensor& index) const { return getitem({Index(index.uop())}); }
-  Tensor pad_flat(const std::vector<sint>& p, std::string_view mode = "constant", PyConst value = 0.0) const {
-    return apply([&](const UOp& u) { return u.pad_flat(p, mode, value); });
-  }
-  Tensor unfold(int64_t dim, int64_t size, int64_t step) const {
-    return apply([&](const UOp& u) { return u.unfold(dim, size, step); });
-  }
-  Tensor diag() const {
-    return apply([](const UOp& u) { return u.diag(); });
-  }
-  Tensor diagonal(int64_t offset = 0, int64_t d1 = 0, int64_t d2 = 1) const {
-    return apply([&](const UOp& u) { return u.diagonal(offset, d1, d2); });
-  }
-  Tensor repeat_interleave(int64_t r, std::optional<int64_t> dim = std::nullopt) const {
-    return apply([&](const UOp& u) { return u.repeat_interleave(r, dim); });
-  }
-  Tensor softmin(int64_t a = -1) const {
-    return apply([&](const UOp& u) { return u.softmin(a); });
-  }
-  Tensor normalize(double p = 2.0, int64_t dim = 1, double eps = 1e-12) const {
-    return apply([&](const UOp& u) { return u.normalize(p, dim, eps); });
-  }
-  Tensor logcumsumexp(int64_t a = 0) const {
-    return apply([&](const UOp& u) { return u.logcumsumexp(a); });
-  }
-  std::pair<Tensor, Tensor> cummax(int64_t a = 0) const {
-    auto [v, i] = uop().cummax(a);
-    return {wrap(v), wrap(i)};
-  }
-  std::pair<Tensor, Tensor> var_mean(const AxisArg& a = AxisArg(), bool keepdim = false, PyConst corr = 1) const {
-    auto [v, m] = uop().var_mean(a, keepdim, corr);
-    return {wrap(v), wrap(m)};
-  }
-  Tensor argsort(int64_t dim = -1, bool descending = false) const {
-    return apply([&](const UOp& u) { return u.argsort(dim, descending); });
-  }
-  Tensor allclose(const Tensor& x, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false) const {
-    return wrap(uop().allclose(x.uop(), rtol, atol, equal_nan));
-  }
-  Tensor scatter(int64_t dim, const Tensor& index, const TOperand& src, std::string_view reduce = {}) const {
-    return wrap(uop().scatter(dim, index.uop(), src.op(), reduce));
-  }
-  Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
-                        bool include_self = true) const {
-    return wrap(uop().scatter_reduce(dim, index.uop(), src.uop(), reduce, include_self));
-  }
-  Tensor masked_select(const Tensor& mask, int64_t size, PyConst fill = 0) const {
-    return wrap(uop().masked_select(mask.uop(), size, fill));
-  }
-  Tensor nonzero(int64_t size, PyConst fill = 0) const {
-    return apply([&](const UOp& u) { return u.nonzero(size, fill); });
-  }
-  Tensor interpolate(const std::vector<int64_t>& size, std::string_view mode = "linear",
-                     bool align_corners = false) const {
-    return apply([&](const UOp& u) { return u.interpolate(size, mode, align_corners); });
-  }
-  Tensor conv_transpose2d(const Tensor& w, const std::optional<Tensor>& b = std::nullopt, int64_t groups = 1,
-                          const IntTuple& stride = 1, const IntTuple& dilation = 1, const IntTuple& padding = 0,
-                          const IntTuple& output_padding = 0) const {
-    return wrap(uop().conv_transpose2d(w.uop(), b ? std::optional<UOp>(b->uop()) : std::nullopt, groups, stride,
-                                       dilation, padding, output_padding));
-  }
-  Tensor batchnorm(const std::optional<Tensor>& w, const std::optional<Tensor>& b, const Tensor& mean,
-                   const Tensor& invstd, const AxisArg& axis = 1) const {
-    return wrap(uop().batchnorm(w ? std::optional<UOp>(w->uop()) : std::nullopt,
-                                b ? std::optional<UOp>(b->uop()) : std::nullopt, mean.uop(), invstd.uop(), axis));
-  }
-  Tensor binary_crossentropy(const Tensor& Y, std::string_view reduction = "mean") const {
-    return wrap(uop().binary_crossentropy(Y.uop(), reduction));
-  }
-  Tensor binary_crossentropy_logits(const Tensor& Y, std::string_view reduction = "mean") const {
-    return wrap(uop().binary_crossentropy_logits(Y.uop(), reduction));
-  }
-  Tensor nll_loss(const Tensor& Y, std::string_view reduction = "mean") const {
-    return wrap(uop().nll_loss(Y.uop(), std::nullopt, std::nullopt, reduction));
-  }
-  static Tensor einsum(const std::string& formula, const std::vector<Tensor>& operands, DType dt = DType()) {
-    std::vector<UOp> u;
-    for (const Tensor& t : operands) u.push_back(t.uop());
-    return wrap(UOp::einsum(formula, u, dt));
-  }
 
   // ***** autograd (tensor.py backward, OpMixin.gradient) *****
   std::optional<Tensor> grad() const;

@@ -1,10 +1,13 @@
-// Port of tinygrad/mixin/creation.py (and UOp.empty/empty_like of uop/ops.py): const-filled UOps, materialized
+// Port of tinygrad/mixin/creation.py: const-filled UOps, materialized
 // (BUFFER + STORE + AFTER) unless buffer=false, and empty buffers.
+#include "lib/mixin/creation.h"
+
 #include <algorithm>
 #include <cctype>
 
 #include "lib/helpers.h"
 #include "lib/mixin/helpers.h"
+#include "lib/tensor.h"
 #include "lib/uop/uop.h"
 
 namespace tg {
@@ -37,7 +40,8 @@ Arg canonicalize_device(const Arg& device) {
 }
 }  // namespace
 
-UOp UOp::empty(const Shape& shape, DType dtype, Arg device) {
+template <class S>
+S CreationMixin<S>::empty(const Shape& shape, DType dtype, Arg device) {
   DType dt = dtype ? dtype : dtypes::default_float();
   Shape max_shape;
   pyint n = 1;
@@ -47,36 +51,52 @@ UOp UOp::empty(const Shape& shape, DType dtype, Arg device) {
   }
   Arg dev = canonicalize_device(device);
   if (dev.is_tuple()) throw Error("empty: multi-device buffers are not supported yet");
-  return new_buffer(dev, n, dt).reshape(max_shape).shrink_to(shape);
+  return S::_wrap_uop(UOp::new_buffer(dev, n, dt)).reshape(max_shape).shrink_to(shape);
 }
 
-UOp UOp::empty_like(DType dtype, Arg device) const {
-  Arg dev = canonicalize_device(device.is_none() ? this->device() : device);
+template <class S>
+S CreationMixin<S>::empty_like(DType dtype, Arg device) const {
+  Arg dev = canonicalize_device(device.is_none() ? self().device() : device);
   if (dev.is_tuple()) throw Error("empty_like: multi-device buffers are not supported yet");
-  return empty(shape(), dtype ? dtype : strong_dtype(this->dtype()), dev);
+  return empty(self().shape(), dtype ? dtype : strong_dtype(self().dtype()), dev);
 }
 
-UOp UOp::full(const Shape& shape, const Operand& fill_value, DType dtype, Arg device, bool buffer) {
+template <class S>
+S CreationMixin<S>::full(const Shape& shape, const Operand& fill_value, DType dtype, Arg device, bool buffer) {
   DType dt = dtype ? dtype : fill_value.is_uop() ? fill_value.uop().dtype() : dtypes::from_py(fill_value.value());
-  UOp val = fill_value.is_uop() ? const_(fill_value.uop(), dt) : const_(fill_value.value(), dt);
+  S val = S::_wrap_uop(fill_value.is_uop() ? UOp::const_(fill_value.uop(), dt) : UOp::const_(fill_value.value(), dt));
   val = val.reshape(Shape(shape.size(), sint(1))).expand(shape);
   if (!buffer) return val;
-  UOp ret = val.empty_like(dtype ? dt : DType(), device);
-  return ret.after(ret.store(val));
+  S ret = val.empty_like(dtype ? dt : DType(), device);
+  return S::_wrap_uop(ret._uop().after(ret._uop().store(val._uop())));
 }
-UOp UOp::full_like(PyConst fill_value, DType dtype, Arg device, bool buffer) const {
-  return full(shape(), fill_value, dtype ? dtype : this->dtype(), device.is_none() ? this->device() : device, buffer);
+template <class S>
+S CreationMixin<S>::full_like(PyConst fill_value, DType dtype, Arg device, bool buffer) const {
+  return full(self().shape(), fill_value, dtype ? dtype : self().dtype(), device.is_none() ? self().device() : device,
+              buffer);
 }
-UOp UOp::zeros(const Shape& shape, DType dtype, Arg device, bool buffer) {
+template <class S>
+S CreationMixin<S>::zeros(const Shape& shape, DType dtype, Arg device, bool buffer) {
   return full(shape, 0.0, dtype, device, buffer);
 }
-UOp UOp::ones(const Shape& shape, DType dtype, Arg device, bool buffer) {
+template <class S>
+S CreationMixin<S>::ones(const Shape& shape, DType dtype, Arg device, bool buffer) {
   return full(shape, 1.0, dtype, device, buffer);
 }
-UOp UOp::zeros_like(DType dtype, Arg device, bool buffer) const { return full_like(0, dtype, device, buffer); }
-UOp UOp::ones_like(DType dtype, Arg device, bool buffer) const { return full_like(1, dtype, device, buffer); }
-UOp UOp::invalids(const Shape& shape, DType dtype, Arg device) {
+template <class S>
+S CreationMixin<S>::zeros_like(DType dtype, Arg device, bool buffer) const {
+  return full_like(0, dtype, device, buffer);
+}
+template <class S>
+S CreationMixin<S>::ones_like(DType dtype, Arg device, bool buffer) const {
+  return full_like(1, dtype, device, buffer);
+}
+template <class S>
+S CreationMixin<S>::invalids(const Shape& shape, DType dtype, Arg device) {
   return full(shape, PyConst::invalid(), dtype, device);
 }
+
+template class CreationMixin<UOp>;
+template class CreationMixin<Tensor>;
 
 }  // namespace tg

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "lib/dtype.h"
+#include "lib/mixin/movement.h"
 
 namespace tg {
 
@@ -24,7 +25,7 @@ template <class S>
 using operand_t = typename MixinTypes<S>::operand;
 
 template <class S>
-class DTypeMixin {
+class DTypeMixin : public MovementMixin<S> {
  public:
   S cast(DType dtype) const;
   S cast(const std::string& dtype_name) const;  // dtypes.<name>, case-insensitive
@@ -42,7 +43,7 @@ class DTypeMixin {
   S short_() const;
 
  protected:
-  const S& self() const { return static_cast<const S&>(*this); }
+  using MovementMixin<S>::self;
 };
 
 }  // namespace tg

@@ -8,13 +8,13 @@
 #include <utility>
 
 #include "lib/dtype.h"
-#include "lib/mixin/dtype.h"
+#include "lib/mixin/creation.h"
 #include "lib/uop/ops.h"
 
 namespace tg {
 
 template <class S>
-class ElementwiseMixin : public DTypeMixin<S> {
+class ElementwiseMixin : public CreationMixin<S> {
  public:
   std::pair<S, S> broadcasted(const operand_t<S>& y, bool reverse = false) const;  // _broadcasted
   S binop(Ops op, const operand_t<S>& x, bool reverse = false) const;               // _binop
@@ -111,7 +111,7 @@ class ElementwiseMixin : public DTypeMixin<S> {
   S lerp(const S& end, const operand_t<S>& weight) const;
 
  protected:
-  using DTypeMixin<S>::self;
+  using CreationMixin<S>::self;
 };
 
 }  // namespace tg

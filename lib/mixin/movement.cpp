@@ -1,11 +1,14 @@
-// Port of tinygrad/mixin/movement.py: reshape (with -1), expand/broadcasting, permute, pad, shrink, flip, stack and the
+// Port of tinygrad/mixin/movement.py: reshape (with -1 and None), expand/broadcasting, permute, pad, shrink, flip, stack and the
 // high-level movement ops built from them (squeeze, flatten, split, repeat, _pool, unfold, rearrange, ...).
+#include "lib/mixin/movement.h"
+
 #include <algorithm>
 #include <map>
 #include <numeric>
 
 #include "lib/helpers.h"
 #include "lib/mixin/helpers.h"
+#include "lib/tensor.h"
 #include "lib/uop/uop.h"
 
 namespace tg {
@@ -22,21 +25,27 @@ bool has(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(),
 int64_t index_of(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) - v.begin(); }
 }  // namespace
 
-int64_t UOp::ndim() const { return (int64_t)shape().size(); }
-sint UOp::numel() const { return sprod(shape()); }
-std::vector<pyint> UOp::max_shape() const {
+template <class S>
+int64_t MovementMixin<S>::ndim() const { return (int64_t)self().shape().size(); }
+template <class S>
+sint MovementMixin<S>::numel() const { return sprod(self().shape()); }
+template <class S>
+std::vector<pyint> MovementMixin<S>::max_shape() const {
   std::vector<pyint> r;
-  for (const sint& s : shape()) r.push_back(s.is_int() ? s.i() : s.u().vmax().as_int());
+  for (const sint& s : self().shape()) r.push_back(s.is_int() ? s.i() : s.u().vmax().as_int());
   return r;
 }
-pyint UOp::max_numel() const {
+template <class S>
+pyint MovementMixin<S>::max_numel() const {
   pyint p = 1;
   for (pyint x : max_shape()) p = sat_mul(p, x);
   return p;
 }
-sint UOp::size(int64_t dim) const { return shape()[norm_index(dim, shape().size(), "size")]; }
+template <class S>
+sint MovementMixin<S>::size(int64_t dim) const { return self().shape()[norm_index(dim, self().shape().size(), "size")]; }
 
-int64_t UOp::resolve_dim(int64_t dim, bool extra) const {
+template <class S>
+int64_t MovementMixin<S>::resolve_dim(int64_t dim, bool extra) const {
   int64_t total = ndim() + (extra ? 1 : 0), m = std::max<int64_t>(1, total);
   if (!(-m <= dim && dim <= m - 1))
     throw Error("dim=" + std::to_string(dim) + " out of range [" + std::to_string(-m) + ", " + std::to_string(m - 1) +
@@ -44,9 +53,10 @@ int64_t UOp::resolve_dim(int64_t dim, bool extra) const {
   return dim < 0 ? dim + total : dim;
 }
 
-UOp UOp::broadcast_to(const Shape& new_shape) const {
-  const Shape& sh = shape();
-  if (shape_eq(sh, new_shape)) return *this;
+template <class S>
+S MovementMixin<S>::broadcast_to(const Shape& new_shape) const {
+  const Shape& sh = self().shape();
+  if (shape_eq(sh, new_shape)) return self();
   if (sh.size() > new_shape.size())
     throw Error("cannot broadcast tensor to fewer dimensions. shape=" + shape_str(sh) +
                 " to new_shape=" + shape_str(new_shape));
@@ -63,7 +73,7 @@ UOp UOp::broadcast_to(const Shape& new_shape) const {
   for (int64_t i = 0; i < (int64_t)sh.size(); i++)
     if (!has(expand_at, i)) kept.push_back(i), kept_shape.push_back(sh[i]);
   for (int64_t i : expand_at) exp_shape.push_back(new_shape[n_left + i]);
-  UOp expanded = reshape(kept_shape).mop(Ops::EXPAND, exp_shape);
+  S expanded = reshape(kept_shape).mop(Ops::EXPAND, exp_shape);
   std::vector<int64_t> perm(n_left);
   std::iota(perm.begin(), perm.end(), 0);
   for (int64_t i = 0; i < (int64_t)sh.size(); i++)
@@ -72,18 +82,20 @@ UOp UOp::broadcast_to(const Shape& new_shape) const {
   return expanded.permute(perm);
 }
 
-UOp UOp::expand(const OptShape& shape_arg) const {
+template <class S>
+S MovementMixin<S>::expand(const OptShape& shape_arg) const {
   // -1 and None keep the size; _align_left pads the shorter shape with 1s
   Shape arg;
   for (const auto& s : shape_arg) arg.push_back(s ? *s : sint(-1));
-  auto al = align_left({shape(), arg});
+  auto al = align_left({self().shape(), arg});
   Shape new_shape;
   for (size_t i = 0; i < al[0].size(); i++) new_shape.push_back(s_eq(al[1][i], -1) ? al[0][i] : al[1][i]);
   return broadcast_to(new_shape);
 }
 
-UOp UOp::reshape(const Shape& shape_arg) const {
-  const Shape& sh = shape();
+template <class S>
+S MovementMixin<S>::reshape(const Shape& shape_arg) const {
+  const Shape& sh = self().shape();
   Shape new_shape = shape_arg;
   int c = 0;
   for (const sint& s : new_shape) c += s_eq(s, -1);
@@ -97,46 +109,62 @@ UOp UOp::reshape(const Shape& shape_arg) const {
     throw Error("reshape: size mismatch, can't reshape " + shape_str(sh) + " -> " + shape_str(new_shape));
   // to its own int shape: the node below would have that shape (int dims are not simplified), so it is not built
   if (shape_eq(new_shape, sh) && std::all_of(sh.begin(), sh.end(), [](const sint& s) { return s.is_int(); }))
-    return *this;
-  UOp ret = mop(Ops::RESHAPE, new_shape);
-  return shape_eq(ret.shape(), sh) ? *this : ret;
+    return self();
+  S ret = self().mop(Ops::RESHAPE, new_shape);
+  return shape_eq(ret.shape(), sh) ? self() : ret;
 }
 
-UOp UOp::movement_pad(const PadArg& arg) const {
-  const Shape& sh = shape();
+template <class S>
+S MovementMixin<S>::reshape(std::initializer_list<std::optional<sint>> shape_arg) const {
+  const Shape& sh = self().shape();
+  Shape new_shape;
+  for (const std::optional<sint>& s : shape_arg) {
+    if (!s && new_shape.size() >= sh.size())
+      throw Error("reshape: None at axis " + std::to_string(new_shape.size()) + " of a shape " + shape_str(sh));
+    new_shape.push_back(s ? *s : sh[new_shape.size()]);
+  }
+  return reshape(new_shape);
+}
+
+template <class S>
+S MovementMixin<S>::movement_pad(const PadArg& arg) const {
+  const Shape& sh = self().shape();
   if ((size_t)ndim() != arg.size())
     throw Error("pad: self.ndim=" + std::to_string(ndim()) + " != len(arg)=" + std::to_string(arg.size()));
   std::vector<std::pair<sint, sint>> m;
   for (size_t i = 0; i < arg.size(); i++)
     m.push_back(arg[i].none ? std::pair<sint, sint>{0, sh[i]}
                             : std::pair<sint, sint>{arg[i].first, sh[i] + arg[i].first + arg[i].second});
-  UOp ret = mop(Ops::PAD, m);
-  return shape_eq(ret.shape(), sh) ? *this : ret;
+  S ret = self().mop(Ops::PAD, m);
+  return shape_eq(ret.shape(), sh) ? self() : ret;
 }
 
-UOp UOp::shrink(const PadArg& arg) const {
-  const Shape& sh = shape();
+template <class S>
+S MovementMixin<S>::shrink(const PadArg& arg) const {
+  const Shape& sh = self().shape();
   if ((size_t)ndim() != arg.size())
     throw Error("shrink: self.ndim=" + std::to_string(ndim()) + " != len(arg)=" + std::to_string(arg.size()));
   std::vector<std::pair<sint, sint>> m;
   for (size_t i = 0; i < arg.size(); i++)
     m.push_back(arg[i].none ? std::pair<sint, sint>{0, sh[i]}
                             : std::pair<sint, sint>{arg[i].first, arg[i].second - arg[i].first});
-  UOp ret = mop(Ops::SHRINK, m);
-  return shape_eq(ret.shape(), sh) ? *this : ret;
+  S ret = self().mop(Ops::SHRINK, m);
+  return shape_eq(ret.shape(), sh) ? self() : ret;
 }
 
-UOp UOp::permute(const std::vector<int64_t>& order) const {
+template <class S>
+S MovementMixin<S>::permute(const std::vector<int64_t>& order) const {
   std::vector<int64_t> order_arg;
   for (int64_t x : order) order_arg.push_back(resolve_dim(x));
   std::vector<int64_t> sorted = order_arg, iden((size_t)ndim());
   std::sort(sorted.begin(), sorted.end());
   std::iota(iden.begin(), iden.end(), 0);
   if (sorted != iden) throw Error("permute: order is not a valid permutation, getting " + ints_str(order_arg));
-  return order_arg != iden ? mop(Ops::PERMUTE, int_tuple(order_arg)) : *this;
+  return order_arg != iden ? self().mop(Ops::PERMUTE, int_tuple(order_arg)) : self();
 }
 
-UOp UOp::flip(const std::vector<int64_t>& axis) const {
+template <class S>
+S MovementMixin<S>::flip(const std::vector<int64_t>& axis) const {
   std::vector<int64_t> axis_arg;
   for (int64_t x : axis) axis_arg.push_back(resolve_dim(x));
   for (int64_t x : axis_arg)
@@ -148,11 +176,14 @@ UOp UOp::flip(const std::vector<int64_t>& axis) const {
   std::vector<Arg> flip_arg;
   bool any = false;
   for (int64_t i = 0; i < ndim(); i++) flip_arg.push_back(Arg(has(axis_arg, i))), any |= has(axis_arg, i);
-  return any ? mop(Ops::FLIP, Arg::tuple(flip_arg)) : *this;
+  return any ? self().mop(Ops::FLIP, Arg::tuple(flip_arg)) : self();
 }
 
-UOp UOp::stack(std::span<const UOp> srcs, int64_t dim) {
-  if (srcs.empty()) return UOp(Ops::STACK, DType(), std::span<const UOp>{});  // the reference needs one src
+template <class S>
+S MovementMixin<S>::stack(std::span<const S> srcs_, int64_t dim) {
+  std::vector<UOp> srcs;
+  for (const S& t : srcs_) srcs.push_back(t._uop());
+  if (srcs.empty()) return S::_wrap_uop(UOp(Ops::STACK, DType(), srcs));  // the reference needs one src
   const UOp& first = srcs[0];
   if (dim != 0) dim = first.resolve_dim(dim, true);
   for (const UOp& t : srcs) {
@@ -171,11 +202,11 @@ UOp UOp::stack(std::span<const UOp> srcs, int64_t dim) {
     if (u.base().is_invalid())
       s.push_back(u);
     else if (u.op() == Ops::CONST)
-      s.push_back(const_(u.val(), dt));
+      s.push_back(UOp::const_(u.val(), dt));
     else
       s.push_back(u.cast(dt));
   }
-  UOp ret(Ops::STACK, dt, s);
+  S ret = S::_wrap_uop(UOp(Ops::STACK, dt, s));
   if (dim == 0) return ret;
   std::vector<int64_t> perm;
   for (int64_t i = 1; i <= dim; i++) perm.push_back(i);
@@ -184,24 +215,27 @@ UOp UOp::stack(std::span<const UOp> srcs, int64_t dim) {
   return ret.permute(perm);
 }
 
-UOp UOp::shrink_to(const OptShape& shape_arg) const {
+template <class S>
+S MovementMixin<S>::shrink_to(const OptShape& shape_arg) const {
   PadArg a;
   for (const auto& ns : shape_arg) a.push_back(ns ? OptPair(0, *ns) : OptPair(std::nullopt));
   return shrink(a);
 }
 
-UOp UOp::movement_pad_to(const OptShape& shape_arg) const {
-  const Shape& sh = shape();
+template <class S>
+S MovementMixin<S>::movement_pad_to(const OptShape& shape_arg) const {
+  const Shape& sh = self().shape();
   if (sh.size() != shape_arg.size())
     throw Error("pad_to: " + opt_shape_str(shape_arg) + " does not have the length of shape " + shape_str(sh));
   std::vector<std::pair<sint, sint>> m;
   for (size_t i = 0; i < sh.size(); i++) m.push_back({0, shape_arg[i] ? *shape_arg[i] : sh[i]});
-  UOp ret = mop(Ops::PAD, m);
-  return shape_eq(ret.shape(), sh) ? *this : ret;
+  S ret = self().mop(Ops::PAD, m);
+  return shape_eq(ret.shape(), sh) ? self() : ret;
 }
 
-UOp UOp::squeeze(std::optional<int64_t> dim) const {
-  const Shape& sh = shape();
+template <class S>
+S MovementMixin<S>::squeeze(std::optional<int64_t> dim) const {
+  const Shape& sh = self().shape();
   if (!dim) {
     Shape ns;
     for (const sint& d : sh)
@@ -209,17 +243,19 @@ UOp UOp::squeeze(std::optional<int64_t> dim) const {
     return reshape(ns);
   }
   int64_t d = resolve_dim(*dim);
-  if (sh.empty() || truthy(s_ne(sh[d], 1))) return *this;
+  if (sh.empty() || truthy(s_ne(sh[d], 1))) return self();
   return reshape(concat(slice(sh, 0, d), slice(sh, d + 1, INT64_MAX)));
 }
 
-UOp UOp::unsqueeze(int64_t dim) const {
+template <class S>
+S MovementMixin<S>::unsqueeze(int64_t dim) const {
   int64_t d = resolve_dim(dim, true);
-  const Shape& sh = shape();
+  const Shape& sh = self().shape();
   return reshape(concat(concat(slice(sh, 0, d), {sint(1)}), slice(sh, d, INT64_MAX)));
 }
 
-UOp UOp::transpose(int64_t dim0, int64_t dim1) const {
+template <class S>
+S MovementMixin<S>::transpose(int64_t dim0, int64_t dim1) const {
   std::vector<int64_t> order((size_t)ndim());
   std::iota(order.begin(), order.end(), 0);
   int64_t a = norm_index(dim0, order.size(), "transpose"), b = norm_index(dim1, order.size(), "transpose");
@@ -227,27 +263,30 @@ UOp UOp::transpose(int64_t dim0, int64_t dim1) const {
   return permute(order);
 }
 
-UOp UOp::flatten(int64_t start_dim, int64_t end_dim) const {
+template <class S>
+S MovementMixin<S>::flatten(int64_t start_dim, int64_t end_dim) const {
   int64_t s = resolve_dim(start_dim), e = resolve_dim(end_dim);
-  const Shape& sh = shape();
+  const Shape& sh = self().shape();
   return reshape(concat(concat(slice(sh, 0, s), {sprod(slice(sh, s, e + 1))}), slice(sh, e + 1, INT64_MAX)));
 }
 
-UOp UOp::unflatten(int64_t dim, const Shape& sizes) const {
+template <class S>
+S MovementMixin<S>::unflatten(int64_t dim, const Shape& sizes) const {
   int64_t d = resolve_dim(dim);
-  const Shape& sh = shape();
+  const Shape& sh = self().shape();
   return reshape(concat(concat(slice(sh, 0, d), sizes), slice(sh, d + 1, INT64_MAX)));
 }
 
-std::vector<UOp> UOp::split(const std::vector<int64_t>& sizes, int64_t dim) const {
+template <class S>
+std::vector<S> MovementMixin<S>::split(const std::vector<int64_t>& sizes, int64_t dim) const {
   int64_t d = resolve_dim(dim);
-  const sint& dim_sz = shape()[d];
+  const sint& dim_sz = self().shape()[d];
   if (!dim_sz.is_int()) throw Error("split: does not support symbolic shape in split dimension " + std::to_string(d));
   int64_t total = std::accumulate(sizes.begin(), sizes.end(), (int64_t)0);
   if (total != dim_sz.i())
     throw Error("split: expect sizes to sum exactly to " + pyint_str(dim_sz.i()) + ", but got " +
                 std::to_string(total));
-  std::vector<UOp> ret;
+  std::vector<S> ret;
   int64_t off = 0;
   for (int64_t s : sizes) {
     PadArg a;
@@ -257,9 +296,10 @@ std::vector<UOp> UOp::split(const std::vector<int64_t>& sizes, int64_t dim) cons
   }
   return ret;
 }
-std::vector<UOp> UOp::split(int64_t size, int64_t dim) const {
+template <class S>
+std::vector<S> MovementMixin<S>::split(int64_t size, int64_t dim) const {
   int64_t d = resolve_dim(dim);
-  const sint& dim_sz = shape()[d];
+  const sint& dim_sz = self().shape()[d];
   if (!dim_sz.is_int()) throw Error("split: does not support symbolic shape in split dimension " + std::to_string(d));
   int64_t n = (int64_t)dim_sz.i();
   std::vector<int64_t> sizes;
@@ -268,19 +308,21 @@ std::vector<UOp> UOp::split(int64_t size, int64_t dim) const {
   return split(sizes, dim);
 }
 
-std::vector<UOp> UOp::chunk(int64_t chunks, int64_t dim) const {
+template <class S>
+std::vector<S> MovementMixin<S>::chunk(int64_t chunks, int64_t dim) const {
   int64_t d = resolve_dim(dim);
-  const sint& dim_sz = shape()[d];
+  const sint& dim_sz = self().shape()[d];
   if (!dim_sz.is_int()) throw Error("chunk: does not support symbolic shape in split dimension " + std::to_string(d));
   if (chunks <= 0) throw Error("chunk: expect chunks to be greater than 0, got: " + std::to_string(chunks));
   if (dim_sz.i() == 0) return split(std::vector<int64_t>(chunks, 0), d);
   return split((int64_t)ceildiv(dim_sz, chunks).i(), d);
 }
 
-std::vector<UOp> UOp::meshgrid(std::span<const UOp> others, std::string_view indexing) const {
+template <class S>
+std::vector<S> MovementMixin<S>::meshgrid(std::span<const S> others, std::string_view indexing) const {
   if (indexing != "ij" && indexing != "xy")
     throw Error("meshgrid: indexing must be in (\"ij\", \"xy\"), got " + std::string(indexing));
-  std::vector<UOp> tensors{*this};
+  std::vector<S> tensors{self()};
   tensors.insert(tensors.end(), others.begin(), others.end());
   if (tensors.size() == 1) return tensors;
   std::vector<int64_t> basis((size_t)tensors.size());
@@ -294,24 +336,26 @@ std::vector<UOp> UOp::meshgrid(std::span<const UOp> others, std::string_view ind
     shapes.push_back(tensors[k].shape());
   }
   Shape out = broadcast_shape(shapes);
-  for (UOp& t : tensors) t = t.broadcast_to(out);
+  for (S& t : tensors) t = t.broadcast_to(out);
   return tensors;
 }
 
-UOp UOp::diag() const {
+template <class S>
+S MovementMixin<S>::diag() const {
   if (ndim() != 1) throw Error("diag: expect input to be 1-D, getting " + std::to_string(ndim()) + "-D");
-  sint n = shape()[0];
+  sint n = self().shape()[0];
   return unsqueeze(-1).pad_to(OptShape{std::nullopt, sint(1) + n}).flatten().shrink_to(OptShape{n * n}).reshape({n, n});
 }
 
-UOp UOp::diagonal(int64_t offset, int64_t dim1, int64_t dim2) const {
+template <class S>
+S MovementMixin<S>::diagonal(int64_t offset, int64_t dim1, int64_t dim2) const {
   int64_t d1 = resolve_dim(dim1), d2 = resolve_dim(dim2);
   if (d1 == d2) throw Error("diagonal: dim1 and dim2 cannot be the same dimension");
   std::vector<int64_t> perm;
   for (int64_t i = 0; i < ndim(); i++)
     if (i != d1 && i != d2) perm.push_back(i);
   perm.push_back(d1), perm.push_back(d2);
-  UOp x = permute(perm);
+  S x = permute(perm);
   size_t n = x.shape().size();
   PadArg a(n, std::nullopt);
   if (offset >= 0)
@@ -333,15 +377,16 @@ UOp UOp::diagonal(int64_t offset, int64_t dim1, int64_t dim2) const {
   return x.flatten(-2).pad_to(p).unflatten(-1, {sint(d), sint(d + 1)}).shrink_to(s2).squeeze(-1);
 }
 
-UOp UOp::roll(const std::vector<int64_t>& shifts, const std::optional<std::vector<int64_t>>& dims) const {
-  if (!dims) return flatten().roll(shifts, std::vector<int64_t>{0}).reshape(shape());
+template <class S>
+S MovementMixin<S>::roll(const std::vector<int64_t>& shifts, const std::optional<std::vector<int64_t>>& dims) const {
+  if (!dims) return flatten().roll(shifts, std::vector<int64_t>{0}).reshape(self().shape());
   std::vector<int64_t> ds;
   for (int64_t d : *dims) ds.push_back(resolve_dim(d));
   if (ds.size() != shifts.size())
     throw Error("roll: len(dims)=" + std::to_string(ds.size()) + " != len(shifts)=" + std::to_string(shifts.size()));
-  const Shape& sh = shape();
+  const Shape& sh = self().shape();
   for (const sint& s : sh)
-    if (s_eq(s, 0)) return *this;
+    if (s_eq(s, 0)) return self();
   PadArg shrink_arg(sh.size(), std::nullopt);
   std::vector<sint> reps;
   for (size_t k = 0; k < ds.size(); k++) {
@@ -352,8 +397,9 @@ UOp UOp::roll(const std::vector<int64_t>& shifts, const std::optional<std::vecto
   return repeat(reps).shrink(shrink_arg);
 }
 
-UOp UOp::repeat_interleave(int64_t repeats, std::optional<int64_t> dim) const {
-  UOp x = dim ? *this : flatten();
+template <class S>
+S MovementMixin<S>::repeat_interleave(int64_t repeats, std::optional<int64_t> dim) const {
+  S x = dim ? self() : flatten();
   int64_t d = dim ? resolve_dim(*dim) : 0;
   Shape shp = x.shape();
   Shape pre = slice(shp, 0, d + 1), post = slice(shp, d + 1, INT64_MAX);
@@ -362,8 +408,9 @@ UOp UOp::repeat_interleave(int64_t repeats, std::optional<int64_t> dim) const {
   return x.reshape(concat(concat(slice(shp, 0, d), {shp[d] * sint(repeats)}), post));
 }
 
-UOp UOp::repeat(const std::vector<sint>& repeats) const {
-  Shape base_shape = align_left({shape(), repeats})[0];
+template <class S>
+S MovementMixin<S>::repeat(const std::vector<sint>& repeats) const {
+  Shape base_shape = align_left({self().shape(), repeats})[0];
   Shape unsq, expd, fin;
   for (size_t i = 0; i < std::min(repeats.size(), base_shape.size()); i++) {
     const sint &r = repeats[i], &s = base_shape[i];
@@ -376,11 +423,13 @@ UOp UOp::repeat(const std::vector<sint>& repeats) const {
   return reshape(unsq).expand(expd).reshape(fin);
 }
 
-UOp UOp::pool(const Shape& k_, int64_t stride, int64_t dilation) const {
+template <class S>
+S MovementMixin<S>::pool(const Shape& k_, int64_t stride, int64_t dilation) const {
   return pool(k_, std::vector<int64_t>(k_.size(), stride), std::vector<int64_t>(k_.size(), dilation));
 }
-UOp UOp::pool(const Shape& k_, const std::vector<int64_t>& s_, const std::vector<int64_t>& d_) const {
-  const Shape& sh = shape();
+template <class S>
+S MovementMixin<S>::pool(const Shape& k_, const std::vector<int64_t>& s_, const std::vector<int64_t>& d_) const {
+  const Shape& sh = self().shape();
   if (sh.size() < k_.size()) throw Error("pool: can't pool " + shape_str(sh) + " with " + shape_str(k_));
   if (k_.size() != s_.size() || k_.size() != d_.size())
     throw Error("pool: stride/dilation mismatch kernel:" + shape_str(k_) + " stride:" + ints_str(s_) +
@@ -394,12 +443,12 @@ UOp UOp::pool(const Shape& k_, const std::vector<int64_t>& s_, const std::vector
   for (size_t j = 0; j < nk; j++) o_.push_back(ceildiv(i_[j] - sint(d_[j]) * (k_[j] - sint(1)), s_[j]));
   for (size_t j = 0; j < nk; j++) f_.push_back(smax({sint(1), ceildiv(o_[j] * sint(s_[j]) - sint(d_[j]), i_[j])}));
   // noop entries are python None: keep the current size
-  auto with_noop = [&](const UOp& x, const Shape& rest) { return concat(slice(x.shape(), 0, (int64_t)nn), rest); };
+  auto with_noop = [&](const S& x, const Shape& rest) { return concat(slice(x.shape(), 0, (int64_t)nn), rest); };
   std::vector<sint> reps(nn, sint(1));
   Shape isfd;  // i*f+d
   for (size_t j = 0; j < nk; j++) isfd.push_back(i_[j] * f_[j] + sint(d_[j]));
   for (size_t j = 0; j < nk; j++) reps.push_back(ceildiv(k_[j] * isfd[j], i_[j]));
-  UOp x = repeat(reps);
+  S x = repeat(reps);
   Shape a, b, c, e, f, g;
   for (size_t j = 0; j < nk; j++) {
     a.push_back(k_[j] * isfd[j]);
@@ -427,10 +476,11 @@ UOp UOp::pool(const Shape& k_, const std::vector<int64_t>& s_, const std::vector
   return x.permute(perm);
 }
 
-UOp UOp::unfold(int64_t dim, int64_t size, int64_t step) const {
+template <class S>
+S MovementMixin<S>::unfold(int64_t dim, int64_t size, int64_t step) const {
   if (size < 0) throw Error("unfold: size must be >= 0 but got size=" + std::to_string(size));
   if (step <= 0) throw Error("unfold: step must be > 0 but got step=" + std::to_string(step));
-  const sint& sd = shape()[norm_index(dim, shape().size(), "unfold")];
+  const sint& sd = self().shape()[norm_index(dim, self().shape().size(), "unfold")];
   if (truthy(s_gt(size, sd)))
     throw Error("unfold: maximum size for tensor at dimension " + std::to_string(dim) + " is " + sd.str() +
                 " but size is " + std::to_string(size));
@@ -508,7 +558,8 @@ bool valid_name(const std::string& n) {
 }
 }  // namespace
 
-UOp UOp::rearrange(const std::string& formula, const std::vector<std::pair<std::string, int64_t>>& sizes_list) const {
+template <class S>
+S MovementMixin<S>::rearrange(const std::string& formula, const std::vector<std::pair<std::string, int64_t>>& sizes_list) const {
   auto fail = [&](const std::string& why) { return Error("rearrange: " + why + " in '" + formula + "'"); };
   size_t arrow = formula.find("->");
   if (arrow == std::string::npos || formula.find("->", arrow + 2) != std::string::npos)
@@ -556,7 +607,7 @@ UOp UOp::rearrange(const std::string& formula, const std::vector<std::pair<std::
     };
     newdims(lhs, unflatten_dims), newdims(rhs, flatten_dims);
   }
-  UOp t = *this;
+  S t = self();
   for (auto [s, e] : unflatten_dims) {
     Shape sz;
     for (int64_t i = s; i < e; i++) sz.push_back(sizes.count(lhs[i]) ? sint(sizes[lhs[i]]) : sint(-1));
@@ -574,5 +625,8 @@ UOp UOp::rearrange(const std::string& formula, const std::vector<std::pair<std::
     t = it->first < it->second ? t.flatten(it->first, it->second - 1) : t.unsqueeze(it->first);
   return t;
 }
+
+template class MovementMixin<UOp>;
+template class MovementMixin<Tensor>;
 
 }  // namespace tg

@@ -1,6 +1,8 @@
 // Port of the pure graph-building part of tinygrad/mixin/op.py: __getitem__ (basic indexing and UOp index tensors),
 // arange/linspace/eye/triu/tril, pad modes, dot/matmul/einsum, min/mean/var/std, softmax/log_softmax/logsumexp, cat,
 // cumulative ops, argmax/argmin, one_hot, sequential, linear.
+#include "lib/mixin/op.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -8,6 +10,7 @@
 
 #include "lib/helpers.h"
 #include "lib/mixin/helpers.h"
+#include "lib/tensor.h"
 #include "lib/uop/uop.h"
 
 namespace tg {
@@ -335,10 +338,13 @@ static UOp getitem_impl(const UOp& self, const std::vector<Index>& indices, cons
                        x_pre.masked_merge(vb, mask, range_vec(start, start + (int64_t)big_shape.size())));
 }
 
-UOp UOp::getitem(const std::vector<Index>& indices) const {
-  auto as = addrspace();
-  if (!(!as || *as == AddrSpace::ALU || !device().is_none())) return buffer_getitem(*this, indices);
-  return getitem_impl(*this, indices, UOp());
+template <class S>
+S OpMixin<S>::getitem(const std::vector<Index>& indices) const {
+  const UOp& u = self()._uop();
+  auto as = u.addrspace();
+  UOp r = !(!as || *as == AddrSpace::ALU || !u.device().is_none()) ? buffer_getitem(u, indices)
+                                                                    : getitem_impl(u, indices, UOp());
+  return r == u ? self() : S::_wrap_uop(r);
 }
 
 UOp uop_getitem_set(const UOp& self, const std::vector<Index>& indices, const UOp& v) {
@@ -346,9 +352,19 @@ UOp uop_getitem_set(const UOp& self, const std::vector<Index>& indices, const UO
   return getitem_impl(self, indices, v);
 }
 
+template <class S>
+S OpMixin<S>::getitem(const S& index) const {
+  return getitem({Index(index._uop())});
+}
+template <class S>
+S OpMixin<S>::operator[](int64_t i) const {
+  return getitem({Index((long long)i)});
+}
+
 // ************************* creation *************************
 
-UOp UOp::arange(PyConst start, std::optional<PyConst> stop_, PyConst step, DType dtype) {
+template <class S>
+S OpMixin<S>::arange(PyConst start, std::optional<PyConst> stop_, PyConst step, DType dtype) {
   PyConst stop = stop_ ? *stop_ : start;
   if (!stop_) start = PyConst(0);
   bool pos = py_lt(PyConst(0), step);
@@ -360,51 +376,57 @@ UOp UOp::arange(PyConst start, std::optional<PyConst> stop_, PyConst step, DType
   if (py_lt(lo, dtype.min()) || py_lt(dtype.max(), hi))
     throw Error("arange: [" + start.str() + ", " + stop.str() + ") is not representable in dtype " + dtype.repr());
   PyConst output_len = ceildiv_const(py_sub(stop, start), step);
-  if (!py_lt(PyConst(0), output_len)) return full({sint(0)}, 0, dtype, {}, false);
-  return full({sint(output_len.as_int())}, step, dtype, {}, false)
+  if (!py_lt(PyConst(0), output_len)) return S::full({sint(0)}, 0, dtype, {}, false);
+  return S::full({sint(output_len.as_int())}, step, dtype, {}, false)
       .cumalu(0, Ops::ADD)
       .add(py_sub(start, step))
       .cast(dtype);
 }
 
-UOp UOp::linspace(PyConst start, PyConst stop, int64_t steps, DType dtype) {
+template <class S>
+S OpMixin<S>::linspace(PyConst start, PyConst stop, int64_t steps, DType dtype) {
   if (steps < 0) throw Error("linspace: number of steps must be non-negative");
   if (!dtype) dtype = dtypes::default_float();
   if (dtype == dtypes::bool_) throw Error("linspace with bool dtype is not supported");
-  if (steps == 1) return full({sint(1)}, start, dtype, {}, false);
+  if (steps == 1) return S::full({sint(1)}, start, dtype, {}, false);
   PyConst d = PyConst(py_sub(stop, start).as_float() / (double)(steps - 1));
   return arange(steps, std::nullopt, 1, dtypes::default_float()).mul(d).add(start, true).cast(dtype);
 }
 
-UOp UOp::eye(int64_t n, std::optional<int64_t> m, DType dtype) {
+template <class S>
+S OpMixin<S>::eye(int64_t n, std::optional<int64_t> m, DType dtype) {
   int64_t m_ = m ? *m : n;
   if (n < 0 || m_ < 0) throw Error("eye: cannot have negative n=" + std::to_string(n) + ", m_=" + std::to_string(m_));
   return arange(n).unsqueeze(-1).eq(arange(m_)).cast(dtype ? dtype : dtypes::default_float());
 }
 
-static UOp tri(const sint& r, const sint& c, int64_t diagonal) {
+template <class S>
+static S tri(const sint& r, const sint& c, int64_t diagonal) {
   if (!r.is_int() || !c.is_int()) throw Error("triu/tril: symbolic shapes are not supported");
-  return UOp::arange(PyConst(r.i())).unsqueeze(-1).add(diagonal).le(UOp::arange(PyConst(c.i())));
+  return S::arange(PyConst(r.i())).unsqueeze(-1).add(diagonal).le(S::arange(PyConst(c.i())));
 }
-UOp UOp::triu(int64_t diagonal) const {
-  const Shape& sh = shape();
+template <class S>
+S OpMixin<S>::triu(int64_t diagonal) const {
+  const Shape& sh = self().shape();
   if (sh.size() < 2) throw Error("triu: needs at least 2 dims, got " + shape_str(sh));
-  return tri(sh[sh.size() - 2], sh.back(), diagonal).where(*this, const_like(0));
+  return tri<S>(sh[sh.size() - 2], sh.back(), diagonal).where(self(), self().const_like(0));
 }
-UOp UOp::tril(int64_t diagonal) const {
-  const Shape& sh = shape();
+template <class S>
+S OpMixin<S>::tril(int64_t diagonal) const {
+  const Shape& sh = self().shape();
   if (sh.size() < 2) throw Error("tril: needs at least 2 dims, got " + shape_str(sh));
-  return tri(sh[sh.size() - 2], sh.back(), diagonal + 1).where(const_like(0), *this);
+  return tri<S>(sh[sh.size() - 2], sh.back(), diagonal + 1).where(self().const_like(0), self());
 }
 
 // ************************* pad *************************
 
 using Pairs = std::vector<std::pair<sint, sint>>;
 
-static UOp pad_constant(const UOp& self, const Pairs& pX, PyConst value) {
+template <class S>
+static S pad_constant(const S& self, const Pairs& pX, PyConst value) {
   bool has_neg = false;
   for (const auto& [a, b] : pX) has_neg |= !resolve(s_ge(a, 0)) || !resolve(s_ge(b, 0));
-  UOp X = self;
+  S X = self;
   PadArg pads;
   if (has_neg) {
     PadArg sh;
@@ -417,12 +439,13 @@ static UOp pad_constant(const UOp& self, const Pairs& pX, PyConst value) {
   } else {
     for (const auto& [a, b] : pX) pads.push_back(OptPair(a, b));
   }
-  UOp base_ = X.movement_pad(pads);
+  S base_ = X.movement_pad(pads);
   if (value == PyConst(0)) return base_;
   return X.const_like(true, dtypes::bool_).movement_pad(pads).where(base_, value);
 }
 
-static UOp pad_circular(const UOp& self, const Pairs& pX0) {
+template <class S>
+static S pad_circular(const S& self, const Pairs& pX0) {
   PadArg sh;
   Pairs pX;
   for (size_t i = 0; i < pX0.size(); i++) {
@@ -430,7 +453,7 @@ static UOp pad_circular(const UOp& self, const Pairs& pX0) {
     sh.push_back(OptPair(-smin({pX0[i].first, 0}), smin({pX0[i].second + s, s})));
     pX.push_back({smax({pX0[i].first, 0}), smax({pX0[i].second, 0})});
   }
-  UOp X = self.shrink(sh);
+  S X = self.shrink(sh);
   for (size_t i = 0; i < pX.size(); i++)
     if (truthy(s_gt(pX[i].first, X.shape()[i])) || truthy(s_gt(pX[i].second, X.shape()[i])))
       throw Error("pad: Padding value causes wrapping around more than once.");
@@ -447,11 +470,12 @@ static UOp pad_circular(const UOp& self, const Pairs& pX0) {
   return X.shrink(fin);
 }
 
-static UOp pad_reflect_replicate(const UOp& self, const Pairs& pX, std::string_view mode) {
-  UOp X = self;
+template <class S>
+static S pad_reflect_replicate(const S& self, const Pairs& pX, std::string_view mode) {
+  S X = self;
   for (size_t d = 0; d < pX.size(); d++) {
     pyint pB = std::max<pyint>(pX[d].first.i(), 0), pA = std::max<pyint>(pX[d].second.i(), 0);
-    UOp xB, xA;
+    std::optional<S> xB, xA;
     int64_t nd = X.ndim();
     if (mode == "reflect") {
       pyint s = X.shape()[d].i();
@@ -475,10 +499,10 @@ static UOp pad_reflect_replicate(const UOp& self, const Pairs& pX, std::string_v
       if (pB > 0) xB = X.shrink(shrB).expand(eB);
       if (pA > 0) xA = X.shrink(shrA).expand(eA);
     }
-    std::vector<UOp> pieces;
-    for (const UOp& p : {xB, X, xA})
-      if (p) pieces.push_back(p);
-    X = pieces[0].cat(std::span<const UOp>(pieces).subspan(1), (int64_t)d);
+    std::vector<S> pieces;
+    for (const std::optional<S>& p : {xB, std::optional<S>(X), xA})
+      if (p) pieces.push_back(*p);
+    X = pieces[0].cat(std::span<const S>(pieces).subspan(1), (int64_t)d);
   }
   PadArg fin;
   for (size_t i = 0; i < pX.size(); i++) {
@@ -488,7 +512,8 @@ static UOp pad_reflect_replicate(const UOp& self, const Pairs& pX, std::string_v
   return X.shrink(fin);
 }
 
-static UOp pad_dispatch(const UOp& self, const Pairs& pX, std::string_view mode, PyConst value,
+template <class S>
+static S pad_dispatch(const S& self, const Pairs& pX, std::string_view mode, PyConst value,
                         const std::string& desc) {
   if ((int64_t)pX.size() != self.ndim())
     throw Error("pad: padding length is improper, padding=" + desc + " self.ndim=" + std::to_string(self.ndim()));
@@ -503,7 +528,8 @@ static UOp pad_dispatch(const UOp& self, const Pairs& pX, std::string_view mode,
   throw Error("pad: mode='" + std::string(mode) + "' is not supported");
 }
 
-UOp UOp::pad(const PadArg& padding, std::string_view mode, PyConst value) const {
+template <class S>
+S OpMixin<S>::pad(const PadArg& padding, std::string_view mode, PyConst value) const {
   Pairs pX;
   std::string desc = "(";
   for (const OptPair& p : padding) {
@@ -511,51 +537,57 @@ UOp UOp::pad(const PadArg& padding, std::string_view mode, PyConst value) const 
     desc += (desc.size() > 1 ? ", " : "") +
             (p.none ? std::string("None") : "(" + p.first.str() + ", " + p.second.str() + ")");
   }
-  return pad_dispatch(*this, pX, mode, value, desc + (padding.size() == 1 ? ",)" : ")"));
+  return pad_dispatch(self(), pX, mode, value, desc + (padding.size() == 1 ? ",)" : ")"));
 }
 
-UOp UOp::pad_flat(const std::vector<sint>& padding, std::string_view mode, PyConst value) const {
+template <class S>
+S OpMixin<S>::pad_flat(const std::vector<sint>& padding, std::string_view mode, PyConst value) const {
   if (padding.size() % 2 != 0) throw Error("pad: Flat padding must have even number of pads");
   Pairs pX;
-  for (int64_t i = 0; i < ndim() - (int64_t)padding.size() / 2; i++) pX.push_back({0, 0});
+  for (int64_t i = 0; i < this->ndim() - (int64_t)padding.size() / 2; i++) pX.push_back({0, 0});
   // flat_to_grouped: the last pair of pads is the first axis
   for (int64_t i = (int64_t)padding.size() - 2; i >= 0; i -= 2) pX.push_back({padding[i], padding[i + 1]});
-  return pad_dispatch(*this, pX, mode, value, shape_str(padding));
+  return pad_dispatch(self(), pX, mode, value, shape_str(padding));
 }
 
-UOp UOp::pad_to(const OptShape& shape_arg, PyConst value) const {
-  UOp ret = movement_pad_to(shape_arg);
-  if (value == PyConst(0) || ret == *this) return ret;
-  return const_like(true, dtypes::bool_).movement_pad_to(shape_arg).where(ret, value);
+template <class S>
+S OpMixin<S>::pad_to(const OptShape& shape_arg, PyConst value) const {
+  S ret = this->movement_pad_to(shape_arg);
+  if (value == PyConst(0) || ret._uop() == self()._uop()) return ret;
+  return self().const_like(true, dtypes::bool_).movement_pad_to(shape_arg).where(ret, value);
 }
 
 // ************************* linear algebra *************************
 
-UOp UOp::dot(const UOp& w0, DType dtype) const {
-  int64_t dx = ndim(), dw = w0.ndim();
+template <class S>
+S OpMixin<S>::dot(const S& w0, DType dtype) const {
+  int64_t dx = this->ndim(), dw = w0.ndim();
   if (!(dx > 0 && dw > 0))
     throw Error("dot: both tensors need to be at least 1D, got " + std::to_string(dx) + "D and " + std::to_string(dw) +
                 "D");
   int64_t axis_w = -std::min<int64_t>(dw, 2);
-  const Shape &xs = shape(), &ws = w0.shape();
+  const Shape &xs = self().shape(), &ws = w0.shape();
   if (truthy(s_ne(xs.back(), ws[ws.size() + axis_w])))
     throw Error("dot: cannot dot " + shape_str(xs) + " and " + shape_str(ws));
   int64_t ones = std::min<int64_t>({dx - 1, dw - 1, 1});
-  UOp x = reshape(concat(concat(slice(xs, 0, -1), Shape(ones, sint(1))), {xs.back()}));
-  UOp w = w0.reshape(concat(concat(slice(ws, 0, -2), Shape(ones, sint(1))), slice(ws, axis_w, INT64_MAX)))
+  S x = this->reshape(concat(concat(slice(xs, 0, -1), Shape(ones, sint(1))), {xs.back()}));
+  S w = w0.reshape(concat(concat(slice(ws, 0, -2), Shape(ones, sint(1))), slice(ws, axis_w, INT64_MAX)))
               .transpose(-1, axis_w);
   return x.mul(w).sum(-1, false, dtype).cast(dtype ? dtype : least_upper_dtype({x.dtype(), w.dtype()}));
 }
-UOp UOp::matmul(const UOp& x, bool reverse, DType dtype) const { return reverse ? x.dot(*this, dtype) : dot(x, dtype); }
+template <class S>
+S OpMixin<S>::matmul(const S& x, bool reverse, DType dtype) const { return reverse ? x.dot(self(), dtype) : dot(x, dtype); }
 
-UOp UOp::linear(const UOp& weight, const std::optional<UOp>& bias, DType dtype) const {
-  if (dtype) return cast(dtype).linear(weight.cast(dtype), bias ? std::optional<UOp>(bias->cast(dtype)) : std::nullopt);
-  UOp x = weight.shape().size() == 1 ? mul(weight) : dot(weight);
+template <class S>
+S OpMixin<S>::linear(const S& weight, const std::optional<S>& bias, DType dtype) const {
+  if (dtype) return this->cast(dtype).linear(weight.cast(dtype), bias ? std::optional<S>(bias->cast(dtype)) : std::nullopt);
+  S x = weight.shape().size() == 1 ? this->mul(weight) : dot(weight);
   return bias ? x.add(*bias) : x;
 }
 
-UOp UOp::einsum(const std::string& formula0, std::span<const UOp> operands, DType dtype) {
-  std::vector<UOp> xs(operands.begin(), operands.end());
+template <class S>
+S OpMixin<S>::einsum(const std::string& formula0, std::span<const S> operands, DType dtype) {
+  std::vector<S> xs(operands.begin(), operands.end());
   std::string formula;
   for (char c : formula0)
     if (c != ' ') formula += c;
@@ -617,7 +649,7 @@ UOp UOp::einsum(const std::string& formula0, std::span<const UOp> operands, DTyp
     std::string s = inputs[i], letters = s;
     std::sort(letters.begin(), letters.end());
     letters.erase(std::unique(letters.begin(), letters.end()), letters.end());
-    UOp x = xs[i];
+    S x = xs[i];
     if ((int64_t)s.size() > x.ndim())
       throw Error("einsum: operand " + std::to_string(i) + " has " + std::to_string(x.ndim()) + " dims, the formula " +
                   s);
@@ -632,7 +664,7 @@ UOp UOp::einsum(const std::string& formula0, std::span<const UOp> operands, DTyp
           perm.push_back(j), perm.push_back(k);
           PadArg pads(x.ndim() - 2, OptPair(0, 0));
           pads.push_back(OptPair(0, n));
-          UOp y = x.permute(perm).flatten(-2).pad(pads).unflatten(-1, {n, n + sint(1)});
+          S y = x.permute(perm).flatten(-2).pad(pads).unflatten(-1, {n, n + sint(1)});
           std::vector<Index> idx{Ellipsis, Index(0)};
           x = y.getitem(idx);
         } else
@@ -673,33 +705,37 @@ UOp UOp::einsum(const std::string& formula0, std::span<const UOp> operands, DTyp
   std::vector<int64_t> inv(as.size());
   std::iota(inv.begin(), inv.end(), 0);
   std::sort(inv.begin(), inv.end(), [&](int64_t a, int64_t b) { return as[a] < as[b]; });
-  return uprod_of(xs).sum(red, false, dtype).permute(inv);
+  return S::uprod_of(xs).sum(red, false, dtype).permute(inv);
 }
 
 // ************************* reductions *************************
 
-UOp UOp::min(const AxisArg& axis, bool keepdim) const { return inverse_().max(axis, keepdim).inverse_(); }
+template <class S>
+S OpMixin<S>::min(const AxisArg& axis, bool keepdim) const { return this->inverse_().max(axis, keepdim).inverse_(); }
 
 // prod of the dims that a keepdim reduction changes
-static sint reduced_numel(const UOp& self, const UOp& reduced_keepdim) {
+template <class S>
+static sint reduced_numel(const S& self, const S& reduced_keepdim) {
   Shape ns;
   for (size_t i = 0; i < self.shape().size(); i++)
     if (resolve(s_ne(self.shape()[i], reduced_keepdim.shape()[i]))) ns.push_back(self.shape()[i]);
   return sprod(ns);
 }
 
-UOp UOp::mean(const AxisArg& axis, bool keepdim) const {
-  DType output_dtype = dtypes::is_float(dtype()) ? dtype() : dtypes::float32;
-  UOp numerator = cast(sum_acc_dtype(dtype())).sum(axis, keepdim);
-  sint denominator = reduced_numel(*this, sum(axis, true));
+template <class S>
+S OpMixin<S>::mean(const AxisArg& axis, bool keepdim) const {
+  DType output_dtype = dtypes::is_float(self().dtype()) ? self().dtype() : dtypes::float32;
+  S numerator = this->cast(sum_acc_dtype(self().dtype())).sum(axis, keepdim);
+  sint denominator = reduced_numel(self(), this->sum(axis, true));
   return numerator.div(denominator).cast(output_dtype);
 }
-UOp UOp::var(const AxisArg& axis, bool keepdim, PyConst correction) const {
-  DType output_dtype = dtypes::is_float(dtype()) ? dtype() : dtypes::float32;
-  UOp squares = sub(mean(axis, true)).square();
-  sint n = reduced_numel(*this, squares.sum(axis, true));
-  UOp numerator = squares.cast(sum_acc_dtype(dtype())).sum(axis, keepdim);
-  Operand den = PyConst(0);
+template <class S>
+S OpMixin<S>::var(const AxisArg& axis, bool keepdim, PyConst correction) const {
+  DType output_dtype = dtypes::is_float(self().dtype()) ? self().dtype() : dtypes::float32;
+  S squares = this->sub(mean(axis, true)).square();
+  sint n = reduced_numel(self(), squares.sum(axis, true));
+  S numerator = squares.cast(sum_acc_dtype(self().dtype())).sum(axis, keepdim);
+  operand_t<S> den = PyConst(0);
   if (n.is_int()) {
     PyConst d = py_sub(PyConst(n.i()), correction);
     den = py_lt(d, PyConst(0)) ? PyConst(0) : d;  // python max(n - correction, 0)
@@ -708,23 +744,28 @@ UOp UOp::var(const AxisArg& axis, bool keepdim, PyConst correction) const {
   }
   return numerator.div(den).cast(output_dtype);
 }
-std::pair<UOp, UOp> UOp::var_mean(const AxisArg& axis, bool keepdim, PyConst correction) const {
+template <class S>
+std::pair<S, S> OpMixin<S>::var_mean(const AxisArg& axis, bool keepdim, PyConst correction) const {
   return {var(axis, keepdim, correction), mean(axis, keepdim)};
 }
-UOp UOp::std_(const AxisArg& axis, bool keepdim, PyConst correction) const {
+template <class S>
+S OpMixin<S>::std(const AxisArg& axis, bool keepdim, PyConst correction) const {
   return var(axis, keepdim, correction).sqrt();
 }
-std::pair<UOp, UOp> UOp::std_mean(const AxisArg& axis, bool keepdim, PyConst correction) const {
-  return {std_(axis, keepdim, correction), mean(axis, keepdim)};
+template <class S>
+std::pair<S, S> OpMixin<S>::std_mean(const AxisArg& axis, bool keepdim, PyConst correction) const {
+  return {std(axis, keepdim, correction), mean(axis, keepdim)};
 }
-UOp UOp::normalize(double p, int64_t dim, double eps) const {
-  UOp den = p == 0 ? ne(0).sum(dim, true) : abs().pow(p).sum(dim, true).pow(1 / p);
-  return div(den.maximum(eps));
+template <class S>
+S OpMixin<S>::normalize(double p, int64_t dim, double eps) const {
+  S den = p == 0 ? this->ne(0).sum(dim, true) : this->abs().pow(p).sum(dim, true).pow(1 / p);
+  return this->div(den.maximum(eps));
 }
 
-UOp UOp::logsumexp(const AxisArg& axis, bool keepdim) const {
-  UOp m = max(axis, true).detach();
-  UOp ms = m;
+template <class S>
+S OpMixin<S>::logsumexp(const AxisArg& axis, bool keepdim) const {
+  S m = this->max(axis, true).detach();
+  S ms = m;
   if (!keepdim) {
     if (axis.is_none())
       ms = m.squeeze();
@@ -733,157 +774,175 @@ UOp UOp::logsumexp(const AxisArg& axis, bool keepdim) const {
     else
       throw Error("logsumexp: keepdim=False needs an int or None axis (squeeze takes one dim)");
   }
-  return sub(m).exp().sum(axis, keepdim).log().add(ms);
+  return this->sub(m).exp().sum(axis, keepdim).log().add(ms);
 }
 
-static std::tuple<UOp, UOp, UOp> softmax_(const UOp& self, int64_t axis, DType dtype) {
-  UOp m = self.sub(self.max(axis, true).detach());
+template <class S>
+static std::tuple<S, S, S> softmax_(const S& self, int64_t axis, DType dtype) {
+  S m = self.sub(self.max(axis, true).detach());
   if (dtype) m = m.cast(dtype);
-  UOp e = m.exp();
+  S e = m.exp();
   return {m, e, e.sum(axis, true)};
 }
-UOp UOp::softmax(int64_t axis, DType dtype) const {
-  auto [m, e, ss] = softmax_(*this, axis, dtype);
+template <class S>
+S OpMixin<S>::softmax(int64_t axis, DType dtype) const {
+  auto [m, e, ss] = softmax_(self(), axis, dtype);
   return e.mul(ss.reciprocal());
 }
-UOp UOp::log_softmax(int64_t axis, DType dtype) const {
-  auto [m, e, ss] = softmax_(*this, axis, dtype);
+template <class S>
+S OpMixin<S>::log_softmax(int64_t axis, DType dtype) const {
+  auto [m, e, ss] = softmax_(self(), axis, dtype);
   return m.sub(ss.log());
 }
-UOp UOp::softmin(int64_t axis, DType dtype) const { return neg().softmax(axis, dtype); }
+template <class S>
+S OpMixin<S>::softmin(int64_t axis, DType dtype) const { return this->neg().softmax(axis, dtype); }
 
 // ************************* cat and cumulative ops *************************
 
-UOp UOp::cat(std::span<const UOp> args, int64_t dim) const {
-  int64_t d = resolve_dim(dim);
-  const Shape& sh = shape();
-  for (const UOp& a : args) {
-    bool ok = a.ndim() == ndim();
+template <class S>
+S OpMixin<S>::cat(std::span<const S> args, int64_t dim) const {
+  int64_t d = this->resolve_dim(dim);
+  const Shape& sh = self().shape();
+  for (const S& a : args) {
+    bool ok = a.ndim() == this->ndim();
     for (size_t i = 0; ok && i < sh.size(); i++) ok = (int64_t)i == d || s_eq(sh[i], a.shape()[i]);
     if (!ok)
       throw Error("cat: shapes " + shape_str(sh) + " and " + shape_str(a.shape()) + " differ outside dim " +
                   std::to_string(d));
   }
   bool same = true;
-  for (const UOp& a : args) same &= s_eq(a.shape()[d], sh[d]);
-  std::vector<UOp> tensors{*this};
+  for (const S& a : args) same &= s_eq(a.shape()[d], sh[d]);
+  std::vector<S> tensors{self()};
   tensors.insert(tensors.end(), args.begin(), args.end());
-  if (same) return stack(tensors, d).flatten(d, d + 1);
+  if (same) return this->stack(tensors, d).flatten(d, d + 1);
   std::vector<sint> cs{sint(0)};
-  for (const UOp& t : tensors) cs.push_back(cs.back() + t.shape()[d]);
-  std::vector<UOp> padded;
+  for (const S& t : tensors) cs.push_back(cs.back() + t.shape()[d]);
+  std::vector<S> padded;
   for (size_t i = 0; i < tensors.size(); i++) {
     PadArg p;
     for (int64_t j = 0; j < tensors[i].ndim(); j++)
       p.push_back(j == d ? OptPair(cs[i], cs.back() - cs[i + 1]) : OptPair(std::nullopt));
     padded.push_back(tensors[i].pad(p));
   }
-  return usum_of(padded);
+  return this->usum_of(padded);
 }
 
-UOp UOp::cumalu(int64_t axis, Ops op) const {
-  const sint& n = shape()[norm_index(axis, shape().size(), "cumalu")];
+template <class S>
+S OpMixin<S>::cumalu(int64_t axis, Ops op) const {
+  const sint& n = self().shape()[norm_index(axis, self().shape().size(), "cumalu")];
   if (!truthy(s_ne(n, 0)) || (op != Ops::ADD && op != Ops::MAX && op != Ops::MUL))
     throw Error("cumalu: needs a non-empty axis and ADD, MAX or MUL");
-  Pairs pads((size_t)ndim() - 1, {sint(0), sint(0)});
+  Pairs pads((size_t)this->ndim() - 1, {sint(0), sint(0)});
   pads.push_back({n - sint(1), sint(0)});
-  UOp pooled = pad_constant(transpose(axis, -1), pads, identity_element(op, dtype())).pool({n});
-  UOp r = op == Ops::ADD ? pooled.sum(-1) : op == Ops::MAX ? pooled.max(-1) : pooled.prod(-1);
+  S pooled = pad_constant(this->transpose(axis, -1), pads, identity_element(op, self().dtype())).pool({n});
+  S r = op == Ops::ADD ? pooled.sum(-1) : op == Ops::MAX ? pooled.max(-1) : pooled.prod(-1);
   return r.transpose(axis, -1);
 }
 
-UOp UOp::split_cumalu(int64_t axis0, Ops op) const {
-  int64_t axis = resolve_dim(axis0);
+template <class S>
+S OpMixin<S>::split_cumalu(int64_t axis0, Ops op) const {
+  int64_t axis = this->resolve_dim(axis0);
   bool zero = false;
-  for (const sint& s : shape()) zero |= s_eq(s, 0);
-  if (ndim() == 0 || zero) return op == Ops::ADD ? cast(sum().dtype()) : *this;
+  for (const sint& s : self().shape()) zero |= s_eq(s, 0);
+  if (this->ndim() == 0 || zero) return op == Ops::ADD ? this->cast(this->sum().dtype()) : self();
   const int64_t SPLIT = 256;
-  PyConst value = identity_element(op, dtype());
-  const sint& s = shape()[axis];
+  PyConst value = identity_element(op, self().dtype());
+  const sint& s = self().shape()[axis];
   if (!s.is_int() || s.i() <= SPLIT * 2) return cumalu(axis, op);
   pyint si = s.i(), padn = (si + SPLIT - 1) / SPLIT * SPLIT - si;
-  Pairs p1((size_t)ndim() - 1, {sint(0), sint(0)});
+  Pairs p1((size_t)this->ndim() - 1, {sint(0), sint(0)});
   p1.push_back({sint(padn), sint(0)});
-  UOp chunks = pad_constant(transpose(axis, -1), p1, value).unflatten(-1, {sint(-1), sint(SPLIT)}).cumalu(-1, op);
+  S chunks = pad_constant(this->transpose(axis, -1), p1, value).unflatten(-1, {sint(-1), sint(SPLIT)}).cumalu(-1, op);
   Pairs p2((size_t)chunks.ndim() - 2, {sint(0), sint(0)});
   p2.push_back({sint(1), sint(-1)});
-  UOp base_ = pad_constant(chunks.getitem({Ellipsis, Index(-1)}).cumalu(-1, op), p2, value);
+  S base_ = pad_constant(chunks.getitem({Ellipsis, Index(-1)}).cumalu(-1, op), p2, value);
   return chunks.alu(op, base_.unsqueeze(-1))
       .flatten(-2)
       .getitem({Ellipsis, Index::slice(sint(-si))})
       .transpose(axis, -1);
 }
 
-UOp UOp::cumsum(int64_t axis) const { return split_cumalu(axis, Ops::ADD); }
-UOp UOp::cumprod(int64_t axis) const { return split_cumalu(axis, Ops::MUL); }
+template <class S>
+S OpMixin<S>::cumsum(int64_t axis) const { return split_cumalu(axis, Ops::ADD); }
+template <class S>
+S OpMixin<S>::cumprod(int64_t axis) const { return split_cumalu(axis, Ops::MUL); }
 
-std::pair<UOp, UOp> UOp::cummax(int64_t axis) const {
-  if (ndim() == 0) return {split_cumalu(axis, Ops::MAX), zeros(shape(), dtypes::int32, {}, false)};
-  UOp values = split_cumalu(axis, Ops::MAX);
-  const sint& ns = shape()[resolve_dim(axis)];
+template <class S>
+std::pair<S, S> OpMixin<S>::cummax(int64_t axis) const {
+  if (this->ndim() == 0) return {split_cumalu(axis, Ops::MAX), this->zeros(self().shape(), dtypes::int32, {}, false)};
+  S values = split_cumalu(axis, Ops::MAX);
+  const sint& ns = self().shape()[this->resolve_dim(axis)];
   pyint n = ns.is_int() ? ns.i() : ns.u().as_int();
-  UOp x = transpose(axis, -1), values_t = values.transpose(axis, -1);
-  UOp match = x.unsqueeze(-1).eq(values_t.unsqueeze(-2)).mul(ones({sint(n), sint(n)}, dtypes::bool_, {}, false).triu());
-  UOp idx = match.mul(arange(PyConst(n), PyConst(0), PyConst(-1)).reshape({sint(n), sint(1)}))
+  S x = this->transpose(axis, -1), values_t = values.transpose(axis, -1);
+  S match = x.unsqueeze(-1).eq(values_t.unsqueeze(-2)).mul(this->ones({sint(n), sint(n)}, dtypes::bool_, {}, false).triu());
+  S idx = match.mul(arange(PyConst(n), PyConst(0), PyConst(-1)).reshape({sint(n), sint(1)}))
                 .max(-2)
                 .neg()
                 .add(n)
                 .cast(dtypes::int32);
   return {values, idx.transpose(-1, axis)};
 }
-std::pair<UOp, UOp> UOp::cummin(int64_t axis) const {
-  auto [values, indices] = inverse_().cummax(axis);
+template <class S>
+std::pair<S, S> OpMixin<S>::cummin(int64_t axis) const {
+  auto [values, indices] = this->inverse_().cummax(axis);
   return {values.inverse_(), indices};
 }
-UOp UOp::logcumsumexp(int64_t axis) const {
-  if (ndim() == 0) return *this;
-  UOp x = transpose(axis, -1);
+template <class S>
+S OpMixin<S>::logcumsumexp(int64_t axis) const {
+  if (this->ndim() == 0) return self();
+  S x = this->transpose(axis, -1);
   sint last = x.shape().back();
-  UOp x_cummax = x.cummax(-1).first.detach();
-  UOp mask = ones({last, last}, dtypes::bool_, {}, false).tril();
-  UOp ret = mask.where(x.unsqueeze(-2).sub(x_cummax.unsqueeze(-1)), dtype().min()).exp().sum(-1).log().add(x_cummax);
+  S x_cummax = x.cummax(-1).first.detach();
+  S mask = this->ones({last, last}, dtypes::bool_, {}, false).tril();
+  S ret = mask.where(x.unsqueeze(-2).sub(x_cummax.unsqueeze(-1)), self().dtype().min()).exp().sum(-1).log().add(x_cummax);
   return ret.transpose(-1, axis);
 }
 
 // ************************* argmax, one_hot, misc *************************
 
-UOp UOp::argmax(std::optional<int64_t> axis0, bool keepdim) const {
-  if (!axis0) return flatten().argmax(0);
-  int64_t axis = resolve_dim(*axis0);
-  const sint& n = shape()[axis];
+template <class S>
+S OpMixin<S>::argmax(std::optional<int64_t> axis0, bool keepdim) const {
+  if (!axis0) return this->flatten().argmax(0);
+  int64_t axis = this->resolve_dim(*axis0);
+  const sint& n = self().shape()[axis];
   if (!n.is_int()) throw Error("argmax: symbolic axis sizes are not supported");
   // the reference returns 2^31 wrapped to int32 here (its index of "none found"); an empty axis has no index to give
   if (n.i() == 0)
-    throw Error("argmax/argmin of an empty axis: axis " + std::to_string(axis) + " of shape " + mixin::shape_str(shape()) +
+    throw Error("argmax/argmin of an empty axis: axis " + std::to_string(axis) + " of shape " + mixin::shape_str(self().shape()) +
                 " has size 0");
-  UOp m = eq(max(axis, true));
+  S m = this->eq(this->max(axis, true));
   Shape rs{n};
-  for (int64_t i = 0; i < ndim() - axis - 1; i++) rs.push_back(1);
-  UOp idx = m.mul(arange(PyConst(n.i()), PyConst(0), PyConst(-1)).reshape(rs));
+  for (int64_t i = 0; i < this->ndim() - axis - 1; i++) rs.push_back(1);
+  S idx = m.mul(arange(PyConst(n.i()), PyConst(0), PyConst(-1)).reshape(rs));
   return idx.max(axis, keepdim).sub(n, true).cast(dtypes::int32);
 }
-UOp UOp::argmin(std::optional<int64_t> axis, bool keepdim) const { return inverse_().argmax(axis, keepdim); }
+template <class S>
+S OpMixin<S>::argmin(std::optional<int64_t> axis, bool keepdim) const { return this->inverse_().argmax(axis, keepdim); }
 
-UOp UOp::allclose(const UOp& other, double rtol, double atol, bool equal_nan) const {
-  return isclose(other, rtol, atol, equal_nan).all();
+template <class S>
+S OpMixin<S>::allclose(const S& other, double rtol, double atol, bool equal_nan) const {
+  return this->isclose(other, rtol, atol, equal_nan).all();
 }
 
-UOp UOp::one_hot_along_dim(const sint& num_classes, int64_t dim) const {
-  if (!dtypes::is_int(dtype())) throw Error("_one_hot_along_dim expects int index tensor, getting " + dtype().repr());
+template <class S>
+S OpMixin<S>::one_hot_along_dim(const sint& num_classes, int64_t dim) const {
+  if (!dtypes::is_int(self().dtype())) throw Error("_one_hot_along_dim expects int index tensor, getting " + self().dtype().repr());
   if (!num_classes.is_int()) throw Error("one_hot: symbolic num_classes is not supported");
-  int64_t offset = ndim() - resolve_dim(dim) - 1;
+  int64_t offset = this->ndim() - this->resolve_dim(dim) - 1;
   Shape rs{num_classes};
   for (int64_t i = 0; i < offset; i++) rs.push_back(1);
-  return eq(arange(PyConst(num_classes.i())).reshape(rs));
+  return this->eq(arange(PyConst(num_classes.i())).reshape(rs));
 }
-UOp UOp::one_hot(int64_t num_classes) const {
-  if (!dtypes::is_int(dtype())) throw Error("one_hot: expect integer dtype, getting self.dtype=" + dtype().repr());
+template <class S>
+S OpMixin<S>::one_hot(int64_t num_classes) const {
+  if (!dtypes::is_int(self().dtype())) throw Error("one_hot: expect integer dtype, getting self.dtype=" + self().dtype().repr());
   if (num_classes < 0) throw Error("one_hot: num_classes must be non-negative, got " + std::to_string(num_classes));
   return getitem({Ellipsis, Index(std::nullopt)}).one_hot_along_dim(num_classes).where(1, 0);
 }
 
-UOp UOp::sequential(const std::vector<std::function<UOp(const UOp&)>>& ll) const {
-  UOp x = *this;
+template <class S>
+S OpMixin<S>::sequential(const std::vector<std::function<S(const S&)>>& ll) const {
+  S x = self();
   for (const auto& f : ll) x = f(x);
   return x;
 }
@@ -894,20 +953,21 @@ UOp UOp::sequential(const std::vector<std::function<UOp(const UOp&)>>& ll) const
 
 namespace tg {
 
-UOp UOp::gather(int64_t dim0, const UOp& index) const {
-  if (index.ndim() != ndim())
-    throw Error("gather: self.ndim must equal index.ndim, self.ndim=" + std::to_string(ndim()) +
+template <class S>
+S OpMixin<S>::gather(int64_t dim0, const S& index) const {
+  if (index.ndim() != this->ndim())
+    throw Error("gather: self.ndim must equal index.ndim, self.ndim=" + std::to_string(this->ndim()) +
                 ", index.ndim=" + std::to_string(index.ndim()));
-  int64_t dim = resolve_dim(dim0);
-  const Shape &sh = shape(), &ish = index.shape();
+  int64_t dim = this->resolve_dim(dim0);
+  const Shape &sh = self().shape(), &ish = index.shape();
   for (size_t d = 0; d < sh.size(); d++)
     if ((int64_t)d != dim && !truthy(s_ge(sh[d], ish[d])))
       throw Error("gather: requires self.shape[d] >= index.shape[d] for all d != dim, got " + shape_str(sh) + " and " +
                   shape_str(ish));
   OptShape st;
   for (size_t d = 0; d < ish.size(); d++) st.push_back((int64_t)d != dim ? std::optional<sint>(ish[d]) : std::nullopt);
-  UOp x = shrink_to(st).unsqueeze(-1).transpose(-1, dim);
-  return index.unsqueeze(-1).one_hot_along_dim(sh[dim]).where(x, 0).sum(-1, false, dtype());
+  S x = this->shrink_to(st).unsqueeze(-1).transpose(-1, dim);
+  return index.unsqueeze(-1).one_hot_along_dim(sh[dim]).where(x, 0).sum(-1, false, self().dtype());
 }
 
 namespace {
@@ -945,7 +1005,8 @@ std::vector<int64_t> last_axes(size_t n) {
 std::string reduction_error(std::string_view r) {
   return "reduction='" + std::string(r) + "' must be one of ('mean', 'sum', 'none')";
 }
-UOp do_reduction(const UOp& x, std::string_view reduction) {
+template <class S>
+S do_reduction(const S& x, std::string_view reduction) {
   if (reduction == "none") return x;
   if (reduction == "sum") return x.sum();
   if (reduction == "mean") return x.mean();
@@ -954,7 +1015,8 @@ UOp do_reduction(const UOp& x, std::string_view reduction) {
 }  // namespace
 
 // _apply_ceil_mode: extra padding so that _pool's output size is the ceil-mode one
-static std::vector<sint> apply_ceil_mode(const UOp& self, const std::vector<sint>& pads, const std::vector<int64_t>& k_,
+template <class S>
+static std::vector<sint> apply_ceil_mode(const S& self, const std::vector<sint>& pads, const std::vector<int64_t>& k_,
                                          const std::vector<int64_t>& s_, const std::vector<int64_t>& d_) {
   Shape i_ = slice(self.shape(), -(int64_t)k_.size(), INT64_MAX);
   Pairs g = flat_to_grouped(pads);
@@ -973,58 +1035,63 @@ static std::vector<sint> apply_ceil_mode(const UOp& self, const std::vector<sint
   return r;
 }
 
-UOp UOp::avg_pool2d(const IntTuple& kernel_size, const std::optional<IntTuple>& stride, const IntTuple& dilation,
+template <class S>
+S OpMixin<S>::avg_pool2d(const IntTuple& kernel_size, const std::optional<IntTuple>& stride, const IntTuple& dilation,
                     const IntTuple& padding, bool ceil_mode, bool count_include_pad) const {
   std::vector<int64_t> k_ = kernel_size.make_tuple(2), axis = last_axes(k_.size());
   std::vector<int64_t> s_ = stride ? stride->make_tuple(k_.size()) : k_, d_ = dilation.make_tuple(k_.size());
-  auto pool_ = [&](const UOp& x, const std::vector<sint>& p) {
+  auto pool_ = [&](const S& x, const std::vector<sint>& p) {
     return pad_constant(x, full_pads(x.ndim(), k_.size(), p), 0.0).pool(to_shape(k_), s_, d_);
   };
   std::vector<sint> reg_pads = resolve_pool_pads(padding, k_.size());
-  std::vector<sint> pads = ceil_mode ? apply_ceil_mode(*this, reg_pads, k_, s_, d_) : reg_pads;
-  if (!count_include_pad) return pool_(*this, pads).sum(axis).div(pool_(const_like(1), pads).sum(axis));
-  if (!ceil_mode) return pool_(*this, pads).mean(axis);
+  std::vector<sint> pads = ceil_mode ? apply_ceil_mode(self(), reg_pads, k_, s_, d_) : reg_pads;
+  if (!count_include_pad) return pool_(self(), pads).sum(axis).div(pool_(self().const_like(1), pads).sum(axis));
+  if (!ceil_mode) return pool_(self(), pads).mean(axis);
   std::vector<sint> diff;
   for (size_t j = 0; j < pads.size(); j++) diff.push_back(pads[j] - reg_pads[j]);
-  UOp ones_ = pad_constant(*this, full_pads(ndim(), k_.size(), reg_pads), 0.0).const_like(1);
-  return pool_(*this, pads).sum(axis).div(pool_(ones_, diff).sum(axis));
+  S ones_ = pad_constant(self(), full_pads(this->ndim(), k_.size(), reg_pads), 0.0).const_like(1);
+  return pool_(self(), pads).sum(axis).div(pool_(ones_, diff).sum(axis));
 }
 
-static UOp max_pooled(const UOp& self, const std::vector<int64_t>& k_, const std::vector<int64_t>& s_,
+template <class S>
+static S max_pooled(const S& self, const std::vector<int64_t>& k_, const std::vector<int64_t>& s_,
                       const std::vector<int64_t>& d_, const std::vector<sint>& pads) {
   return pad_constant(self, full_pads(self.ndim(), k_.size(), pads), self.dtype().min()).pool(to_shape(k_), s_, d_);
 }
 
-UOp UOp::max_pool2d(const IntTuple& kernel_size, const std::optional<IntTuple>& stride, const IntTuple& dilation,
+template <class S>
+S OpMixin<S>::max_pool2d(const IntTuple& kernel_size, const std::optional<IntTuple>& stride, const IntTuple& dilation,
                     const IntTuple& padding, bool ceil_mode) const {
   std::vector<int64_t> k_ = kernel_size.make_tuple(2);
   std::vector<int64_t> s_ = stride ? stride->make_tuple(k_.size()) : k_, d_ = dilation.make_tuple(k_.size());
   std::vector<sint> pads = resolve_pool_pads(padding, k_.size());
-  if (ceil_mode) pads = apply_ceil_mode(*this, pads, k_, s_, d_);
-  return max_pooled(*this, k_, s_, d_, pads).max(last_axes(k_.size()));
+  if (ceil_mode) pads = apply_ceil_mode(self(), pads, k_, s_, d_);
+  return max_pooled(self(), k_, s_, d_, pads).max(last_axes(k_.size()));
 }
 
-std::pair<UOp, UOp> UOp::max_pool2d_with_indices(const IntTuple& kernel_size, const std::optional<IntTuple>& stride,
+template <class S>
+std::pair<S, S> OpMixin<S>::max_pool2d_with_indices(const IntTuple& kernel_size, const std::optional<IntTuple>& stride,
                                                  const IntTuple& dilation, const IntTuple& padding,
                                                  bool ceil_mode) const {
   std::vector<int64_t> k_ = kernel_size.make_tuple(2), axis = last_axes(k_.size());
   std::vector<int64_t> s_ = stride ? stride->make_tuple(k_.size()) : k_, d_ = dilation.make_tuple(k_.size());
   std::vector<sint> pads = resolve_pool_pads(padding, k_.size());
-  if (ceil_mode) pads = apply_ceil_mode(*this, pads, k_, s_, d_);
-  UOp pooled = max_pooled(*this, k_, s_, d_, pads);
-  Shape spatial_shape = slice(shape(), -(int64_t)k_.size(), INT64_MAX);
+  if (ceil_mode) pads = apply_ceil_mode(self(), pads, k_, s_, d_);
+  S pooled = max_pooled(self(), k_, s_, d_, pads);
+  Shape spatial_shape = slice(self().shape(), -(int64_t)k_.size(), INT64_MAX);
   sint sz = sprod(spatial_shape);
   pyint spatial_sz = sz.is_int() ? sz.i() : sz.u().as_int();
-  UOp idx = arange(PyConst(spatial_sz), PyConst(0), PyConst(-1)).reshape(spatial_shape);
-  UOp m = pooled.eq(pooled.max(axis, true));
+  S idx = arange(PyConst(spatial_sz), PyConst(0), PyConst(-1)).reshape(spatial_shape);
+  S m = pooled.eq(pooled.max(axis, true));
   idx = m.mul(max_pooled(idx, k_, s_, d_, pads));
   return {pooled.max(axis), idx.max(axis).sub(PyConst(spatial_sz), true)};
 }
 
-UOp UOp::max_unpool2d(const UOp& indices, const IntTuple& kernel_size, const std::optional<IntTuple>& stride,
+template <class S>
+S OpMixin<S>::max_unpool2d(const S& indices, const IntTuple& kernel_size, const std::optional<IntTuple>& stride,
                       const IntTuple& dilation, const IntTuple& padding,
                       const std::optional<Shape>& output_size) const {
-  const Shape& sh = shape();
+  const Shape& sh = self().shape();
   if (sh.size() < 2) throw Error("max_unpool2d: needs (bs, c, *spatial), got " + shape_str(sh));
   sint bs = sh[0], c = sh[1];
   Shape spatial(sh.begin() + 2, sh.end());
@@ -1040,13 +1107,14 @@ UOp UOp::max_unpool2d(const UOp& indices, const IntTuple& kernel_size, const std
                     sint(d_[j] * (k_[j] - 1) + 1));
   } else
     out = slice(*output_size, -(int64_t)spatial.size(), INT64_MAX);
-  UOp ret = indices.reshape({bs, c, 1, -1}).one_hot_along_dim(sprod(out), 2).where(reshape({bs, c, 1, -1}), 0).sum(3);
+  S ret = indices.reshape({bs, c, 1, -1}).one_hot_along_dim(sprod(out), 2).where(this->reshape({bs, c, 1, -1}), 0).sum(3);
   return ret.reshape(concat({bs, c}, out));
 }
 
-UOp UOp::conv2d(const UOp& weight, const std::optional<UOp>& bias, int64_t groups, const IntTuple& stride,
+template <class S>
+S OpMixin<S>::conv2d(const S& weight, const std::optional<S>& bias, int64_t groups, const IntTuple& stride,
                 const IntTuple& dilation, const IntTuple& padding, DType dtype) const {
-  const Shape &xs = shape(), &ws = weight.shape();
+  const Shape &xs = self().shape(), &ws = weight.shape();
   if (xs.size() < 2 || ws.size() < 2) throw Error("conv2d: input and weight need at least 2 dims");
   sint bs = xs[0], cin_ = xs[1], cout = ws[0], cin = ws[1];
   Shape HW(ws.begin() + 2, ws.end());
@@ -1055,7 +1123,7 @@ UOp UOp::conv2d(const UOp& weight, const std::optional<UOp>& bias, int64_t group
     throw Error("conv2d: Input Tensor shape " + shape_str(xs) + " does not match the shape of the weights " +
                 shape_str(ws) + ". (" + (sint(groups) * cin).str() + " vs. " + cin_.str() + ")");
   std::vector<int64_t> s_ = stride.make_tuple(HW.size()), d_ = dilation.make_tuple(HW.size());
-  UOp x = pad_constant(*this, full_pads(ndim(), HW.size(), padding_), 0.0).pool(HW, s_, d_);
+  S x = pad_constant(self(), full_pads(this->ndim(), HW.size(), padding_), 0.0).pool(HW, s_, d_);
   sint rcout = mixin::floordiv(cout, sint(groups));
   Shape oyx = slice(x.shape(), 2, -(int64_t)HW.size());
   int64_t no = (int64_t)oyx.size(), nh = (int64_t)HW.size();
@@ -1068,17 +1136,18 @@ UOp UOp::conv2d(const UOp& weight, const std::optional<UOp>& bias, int64_t group
   x = x.permute(perm);
   std::vector<int64_t> sum_axes;
   for (int64_t i = 0; i < 1 + no; i++) sum_axes.push_back(-1 - i);
-  UOp w = weight.reshape(concat(concat(concat({1, groups, rcout}, Shape(no, sint(1))), {cin}), HW));
-  UOp ret = x.mul(w).sum(sum_axes, true, dtype).reshape(concat({bs, cout}, oyx));
+  S w = weight.reshape(concat(concat(concat({1, groups, rcout}, Shape(no, sint(1))), {cin}), HW));
+  S ret = x.mul(w).sum(sum_axes, true, dtype).reshape(concat({bs, cout}, oyx));
   if (!bias) return ret;
   return ret.add(bias->reshape(concat({1, -1}, Shape(nh, sint(1)))));
 }
 
-UOp UOp::conv_transpose2d(const UOp& weight, const std::optional<UOp>& bias, int64_t groups, const IntTuple& stride,
+template <class S>
+S OpMixin<S>::conv_transpose2d(const S& weight, const std::optional<S>& bias, int64_t groups, const IntTuple& stride,
                           const IntTuple& dilation, const IntTuple& padding, const IntTuple& output_padding) const {
   std::vector<int64_t> flips;
   for (int64_t i = 3; i < (int64_t)weight.shape().size() + 1; i++) flips.push_back(i);
-  UOp x = *this, w = weight.unflatten(0, {groups, -1}).transpose(1, 2).flip(flips);
+  S x = self(), w = weight.unflatten(0, {groups, -1}).transpose(1, 2).flip(flips);
   Shape HW = slice(weight.shape(), 2, INT64_MAX);
   size_t n = HW.size();
   Pairs pads = flat_to_grouped(resolve_pool_pads(padding, n));
@@ -1111,66 +1180,73 @@ UOp UOp::conv_transpose2d(const UOp& weight, const std::optional<UOp>& bias, int
   return x.conv2d(w.flatten(0, 1), bias, groups, 1, d_, flat);
 }
 
-UOp UOp::layernorm(const AxisArg& axis, double eps) const {
-  UOp y = sub(mean(axis, true));
+template <class S>
+S OpMixin<S>::layernorm(const AxisArg& axis, double eps) const {
+  S y = this->sub(mean(axis, true));
   return y.mul(y.mul(y).mean(axis, true).add(eps).rsqrt());
 }
 
-UOp UOp::batchnorm(const std::optional<UOp>& weight, const std::optional<UOp>& bias, const UOp& mean_,
-                   const UOp& invstd, const AxisArg& axis) const {
+template <class S>
+S OpMixin<S>::batchnorm(const std::optional<S>& weight, const std::optional<S>& bias, const S& mean_,
+                   const S& invstd, const AxisArg& axis) const {
   if (axis.is_none()) throw Error("batchnorm: axis must be an int or a list of ints");
   const std::vector<int64_t>& axis_ = axis.axes();  // not resolved: the reference compares them with enumerate()
   Shape bshape;
-  for (int64_t ax = 0; ax < ndim(); ax++)
-    bshape.push_back(std::find(axis_.begin(), axis_.end(), ax) != axis_.end() ? shape()[ax] : sint(1));
-  UOp x = sub(mean_.reshape(bshape));
+  for (int64_t ax = 0; ax < this->ndim(); ax++)
+    bshape.push_back(std::find(axis_.begin(), axis_.end(), ax) != axis_.end() ? self().shape()[ax] : sint(1));
+  S x = this->sub(mean_.reshape(bshape));
   if (weight) x = x.mul(weight->reshape(bshape));
-  UOp ret = x.mul(invstd.shape().size() == axis_.size() ? invstd.reshape(bshape) : invstd);
+  S ret = x.mul(invstd.shape().size() == axis_.size() ? invstd.reshape(bshape) : invstd);
   return bias ? ret.add(bias->reshape(bshape)) : ret;
 }
 
-UOp UOp::binary_crossentropy(const UOp& Y, std::string_view reduction) const {
-  return do_reduction(Y.neg().mul(log()).sub(Y.sub(1, true).mul(sub(1, true).log())), reduction);
+template <class S>
+S OpMixin<S>::binary_crossentropy(const S& Y, std::string_view reduction) const {
+  return do_reduction(Y.neg().mul(this->log()).sub(Y.sub(1, true).mul(this->sub(1, true).log())), reduction);
 }
-UOp UOp::binary_crossentropy_logits(const UOp& Y, std::string_view reduction,
-                                    const std::optional<UOp>& pos_weight) const {
-  UOp log_p = logsigmoid(), log_1_minus_p = neg().logsigmoid();
-  UOp wy = pos_weight ? pos_weight->mul(Y) : Y.mul(1, true);
+template <class S>
+S OpMixin<S>::binary_crossentropy_logits(const S& Y, std::string_view reduction,
+                                    const std::optional<S>& pos_weight) const {
+  S log_p = this->logsigmoid(), log_1_minus_p = this->neg().logsigmoid();
+  S wy = pos_weight ? pos_weight->mul(Y) : Y.mul(1, true);
   return do_reduction(wy.mul(log_p).add(Y.sub(1, true).mul(log_1_minus_p)).neg(), reduction);
 }
-UOp UOp::sparse_categorical_crossentropy(const UOp& Y, int64_t ignore_index, double label_smoothing,
+template <class S>
+S OpMixin<S>::sparse_categorical_crossentropy(const S& Y, int64_t ignore_index, double label_smoothing,
                                          std::string_view reduction) const {
   if (!(0.0 <= label_smoothing && label_smoothing <= 1.0))
     throw Error("sparse_categorical_crossentropy: label_smoothing must be in [0.0, 1.0]");
-  UOp log_probs = log_softmax();
-  UOp loss_mask = ignore_index != -1 ? Y.ne(ignore_index) : Y.const_like(true, dtypes::bool_);
-  UOp y = Y.unsqueeze(-1).one_hot_along_dim(shape().back(), -1).mul(loss_mask.unsqueeze(-1));
-  UOp smoothing = log_probs.mean(-1).mul(loss_mask).mul(label_smoothing, true);
-  UOp unreduced = log_probs.mul(y).sum(-1).mul(1 - label_smoothing, true).add(smoothing);
+  S log_probs = log_softmax();
+  S loss_mask = ignore_index != -1 ? Y.ne(ignore_index) : Y.const_like(true, dtypes::bool_);
+  S y = Y.unsqueeze(-1).one_hot_along_dim(self().shape().back(), -1).mul(loss_mask.unsqueeze(-1));
+  S smoothing = log_probs.mean(-1).mul(loss_mask).mul(label_smoothing, true);
+  S unreduced = log_probs.mul(y).sum(-1).mul(1 - label_smoothing, true).add(smoothing);
   if (reduction == "mean") return unreduced.sum().neg().div(loss_mask.sum());
   return do_reduction(unreduced, reduction).neg();
 }
-UOp UOp::cross_entropy(const UOp& Y0, std::string_view reduction, double label_smoothing) const {
+template <class S>
+S OpMixin<S>::cross_entropy(const S& Y0, std::string_view reduction, double label_smoothing) const {
   if (!(0.0 <= label_smoothing && label_smoothing <= 1.0))
     throw Error("cross_entropy: label_smoothing must be in [0.0, 1.0]");
-  int64_t classes_dim = ndim() == 1 ? 0 : 1;
-  UOp Y = Y0;
-  if (!shape_eq(shape(), Y.shape())) {
-    if (!shape_eq(max(classes_dim).shape(), Y.shape()))
-      throw Error("cross_entropy: shape mismatch: self.shape=" + shape_str(shape()) +
+  int64_t classes_dim = this->ndim() == 1 ? 0 : 1;
+  S Y = Y0;
+  if (!shape_eq(self().shape(), Y.shape())) {
+    if (!shape_eq(this->max(classes_dim).shape(), Y.shape()))
+      throw Error("cross_entropy: shape mismatch: self.shape=" + shape_str(self().shape()) +
                   ", Y.shape=" + shape_str(Y.shape()));
-    Y = Y.unsqueeze(classes_dim).one_hot_along_dim(shape()[classes_dim], classes_dim);
+    Y = Y.unsqueeze(classes_dim).one_hot_along_dim(self().shape()[classes_dim], classes_dim);
   }
   const sint& nc = Y.shape()[classes_dim];
   double n = (double)(nc.is_int() ? nc.i() : nc.u().as_int());
   Y = Y.mul(1 - label_smoothing, true).add(label_smoothing / n);
   return do_reduction(log_softmax(classes_dim).mul(Y).sum(classes_dim), reduction).neg();
 }
-UOp UOp::nll_loss(const UOp& Y, const std::optional<UOp>& weight, std::optional<int64_t> ignore_index,
+template <class S>
+S OpMixin<S>::nll_loss(const S& Y, const std::optional<S>& weight, std::optional<int64_t> ignore_index,
                   std::string_view reduction) const {
-  UOp w = weight ? weight->gather(0, Y.flatten()).reshape(Y.shape()) : Y.const_like(1);
-  UOp masked_weight = ignore_index ? w.mul(Y.ne(*ignore_index)) : w;
-  UOp nll = gather(1, Y.unsqueeze(1)).squeeze(1).neg().mul(masked_weight);
+  S w = weight ? weight->gather(0, Y.flatten()).reshape(Y.shape()) : Y.const_like(1);
+  S masked_weight = ignore_index ? w.mul(Y.ne(*ignore_index)) : w;
+  S nll = gather(1, Y.unsqueeze(1)).squeeze(1).neg().mul(masked_weight);
   if (reduction == "mean") return nll.sum().div(masked_weight.sum());
   return do_reduction(nll, reduction);
 }
@@ -1181,50 +1257,52 @@ UOp UOp::nll_loss(const UOp& Y, const std::optional<UOp>& weight, std::optional<
 
 namespace tg {
 
-UOp UOp::interpolate(const std::vector<int64_t>& size, std::string_view mode, bool align_corners) const {
-  if (size.empty() || (int64_t)size.size() > ndim())
-    throw Error("interpolate: invalid size=" + ints_str(size) + " for " + shape_str(shape()));
+template <class S>
+S OpMixin<S>::interpolate(const std::vector<int64_t>& size, std::string_view mode, bool align_corners) const {
+  if (size.empty() || (int64_t)size.size() > this->ndim())
+    throw Error("interpolate: invalid size=" + ints_str(size) + " for " + shape_str(self().shape()));
   if (mode != "linear" && mode != "nearest" && mode != "nearest-exact")
     throw Error("interpolate: only supports linear, nearest or nearest-exact interpolate, got mode=" +
                 std::string(mode));
   if (align_corners && mode != "linear")
     throw Error("interpolate: align_corners option can only be set with the interpolating mode linear");
-  UOp x = *this;
-  Shape expand_ = shape();
-  int64_t nd = ndim(), ns = (int64_t)size.size();
+  S x = self();
+  Shape expand_ = self().shape();
+  int64_t nd = this->ndim(), ns = (int64_t)size.size();
   for (int64_t i = -1; i > -ns - 1; i--) {
-    const sint& s = shape()[nd + i];
+    const sint& s = self().shape()[nd + i];
     int64_t in_sz = (int64_t)(s.is_int() ? s.i() : s.u().as_int()), sz = size[ns + i];
     Shape reshape_(nd, sint(1));
     reshape_[nd + i] = sz, expand_[nd + i] = sz;
     if (mode == "linear") {
-      UOp arr = arange(sz);
-      UOp num;
+      S arr = arange(sz);
+      S num;
       int64_t den;
       if (align_corners)
         num = arr.mul(in_sz - 1), den = sz - 1;
       else
         num = arr.mul(2).add(1).mul(in_sz).sub(sz), den = sz * 2;
       num = num.clip(0, (in_sz - 1) * den);
-      UOp low = num.floordiv(den).reshape(reshape_).expand(expand_);
-      UOp high = num.add(den).sub(1).floordiv(den).reshape(reshape_).expand(expand_);
-      UOp perc = num.mod(den).cast(dtypes::float32).div(den).reshape(reshape_).expand(expand_);
+      S low = num.floordiv(den).reshape(reshape_).expand(expand_);
+      S high = num.add(den).sub(1).floordiv(den).reshape(reshape_).expand(expand_);
+      S perc = num.mod(den).cast(dtypes::float32).div(den).reshape(reshape_).expand(expand_);
       x = x.gather(i, low).lerp(x.gather(i, high), perc);
     } else {
       double scale = (double)in_sz / (double)sz;
-      UOp arr = arange(sz, std::nullopt, 1, dtypes::float32);
-      UOp index = (mode == "nearest-exact" ? arr.add(0.5).mul(scale, true) : arr.mul(scale, true))
+      S arr = arange(sz, std::nullopt, 1, dtypes::float32);
+      S index = (mode == "nearest-exact" ? arr.add(0.5).mul(scale, true) : arr.mul(scale, true))
                       .cast(dtypes::int32)
                       .reshape(reshape_)
                       .expand(expand_);
       x = x.gather(i, index);
     }
   }
-  return x.cast(dtype());
+  return x.cast(self().dtype());
 }
 
 // _pre_scatter: src and a one-hot mask of index, both padded to self.shape + (self.shape[dim],)
-static std::pair<UOp, UOp> pre_scatter(const UOp& self, int64_t dim0, const UOp& index, const UOp& src0) {
+template <class S>
+static std::pair<S, S> pre_scatter(const S& self, int64_t dim0, const S& index, const S& src0) {
   int64_t dim = self.resolve_dim(dim0);
   if (!(index.ndim() == self.ndim() && self.ndim() == src0.ndim()))
     throw Error("scatter: self.ndim, index.ndim and src.ndim must all equal, self.ndim=" + std::to_string(self.ndim()) +
@@ -1238,109 +1316,111 @@ static std::pair<UOp, UOp> pre_scatter(const UOp& self, int64_t dim0, const UOp&
   if (self.dtype() != src0.dtype())
     throw Error("scatter: expect self.dtype=" + self.dtype().repr() +
                 " to be equal to src.dtype=" + src0.dtype().repr());
-  UOp src = src0.shrink_to(is);
+  S src = src0.shrink_to(is);
   src = src.unsqueeze(-1).expand(concat(src.shape(), {ss[dim]})).transpose(-1, dim);
-  UOp mask = index.unsqueeze(-1).one_hot_along_dim(ss[dim]).transpose(-1, dim);
+  S mask = index.unsqueeze(-1).one_hot_along_dim(ss[dim]).transpose(-1, dim);
   OptShape to(ss);
   to.push_back(std::nullopt);
   return {src.pad_to(to), mask.pad_to(to)};
 }
 
-UOp UOp::scatter_reduce(int64_t dim, const UOp& index, const UOp& src0, std::string_view reduce,
+template <class S>
+S OpMixin<S>::scatter_reduce(int64_t dim, const S& index, const S& src0, std::string_view reduce,
                         bool include_self) const {
-  auto [src, mask] = pre_scatter(*this, dim, index, src0);
-  auto inv_mask = [&](const Operand& a, const Operand& b) { return mask.any(-1).logical_not().where(a, b); };
-  if (reduce == "sum") return mask.where(src, 0).sum(-1).add(include_self ? *this : inv_mask(*this, 0));
-  if (reduce == "prod") return mask.where(src, 1).prod(-1).mul(include_self ? *this : inv_mask(*this, 1));
+  auto [src, mask] = pre_scatter(self(), dim, index, src0);
+  auto inv_mask = [&](const operand_t<S>& a, const operand_t<S>& b) { return mask.any(-1).logical_not().where(a, b); };
+  if (reduce == "sum") return mask.where(src, 0).sum(-1).add(include_self ? self() : inv_mask(self(), 0));
+  if (reduce == "prod") return mask.where(src, 1).prod(-1).mul(include_self ? self() : inv_mask(self(), 1));
   if (reduce == "amax") {
     PyConst m = src.dtype().min();
-    return mask.where(src, m).max(-1).maximum(include_self ? *this : inv_mask(*this, m));
+    return mask.where(src, m).max(-1).maximum(include_self ? self() : inv_mask(self(), m));
   }
   if (reduce == "amin") {
     PyConst m = src.dtype().max();
-    return mask.where(src, m).min(-1).minimum(include_self ? *this : inv_mask(*this, m));
+    return mask.where(src, m).min(-1).minimum(include_self ? self() : inv_mask(self(), m));
   }
   if (reduce == "mean") {
-    UOp count = mask.where(1, 0).sum(-1).add(include_self ? Operand(1) : Operand(inv_mask(1, 0)));
-    return mask.where(src, 0).sum(-1).add(include_self ? *this : inv_mask(*this, 0)).div(count);
+    S count = mask.where(1, 0).sum(-1).add(include_self ? operand_t<S>(1) : operand_t<S>(inv_mask(1, 0)));
+    return mask.where(src, 0).sum(-1).add(include_self ? self() : inv_mask(self(), 0)).div(count);
   }
   throw Error("scatter_reduce: reduce='" + std::string(reduce) +
               "' must be one of 'sum', 'prod', 'mean', 'amax', 'amin'");
 }
 
-UOp UOp::scatter(int64_t dim, const UOp& index, const Operand& src0, std::string_view reduce) const {
+template <class S>
+S OpMixin<S>::scatter(int64_t dim, const S& index, const operand_t<S>& src0, std::string_view reduce) const {
   if (!reduce.empty() && reduce != "add" && reduce != "multiply")
     throw Error("scatter: reduce='" + std::string(reduce) + "' must be one of None, 'multiply', or 'add'");
-  UOp src;
-  if (!src0.is_uop())
-    src = full(index.shape(), src0.value(), dtype(), {}, false);
-  else if (!reduce.empty())
+  if (src0.is_uop() && !reduce.empty())
     throw Error("scatter: non-scalar src is not supported with reduce arg. use scatter_reduce");
-  else
-    src = src0.uop();
+  S src = src0.is_uop() ? S::_wrap_uop(src0.uop()) : this->full(index.shape(), src0.value(), self().dtype(), {}, false);
   if (reduce == "add") return scatter_reduce(dim, index, src, "sum", true);
   if (reduce == "multiply") return scatter_reduce(dim, index, src, "prod", true);
-  auto [s, mask] = pre_scatter(*this, dim, index, src);
+  auto [s, mask] = pre_scatter(self(), dim, index, src);
   return masked_merge(s, mask, {-1});
 }
 
-UOp UOp::masked_merge(const UOp& values0, const UOp& mask0, const std::vector<int64_t>& axes) const {
-  UOp mask = mask0, values = values0;
+template <class S>
+S OpMixin<S>::masked_merge(const S& values0, const S& mask0, const std::vector<int64_t>& axes) const {
+  S mask = mask0, values = values0;
   // reduce so that with repeated indices in mask the last one remains
   for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
-    std::vector<UOp> ms = mask.split(1, *it), vs = values.split(1, *it);
-    UOp m = ms[0], v = vs[0];
+    std::vector<S> ms = mask.split(1, *it), vs = values.split(1, *it);
+    S m = ms[0], v = vs[0];
     for (size_t k = 1; k < ms.size(); k++) {
-      UOp nm = m.bitwise_or(ms[k]), nv = ms[k].where(vs[k], v);
+      S nm = m.bitwise_or(ms[k]), nv = ms[k].where(vs[k], v);
       m = nm, v = nv;
     }
     mask = m, values = v;
   }
   for (auto it = axes.rbegin(); it != axes.rend(); ++it) mask = mask.squeeze(*it), values = values.squeeze(*it);
-  return mask.where(values, *this);
+  return mask.where(values, self());
 }
 
-UOp UOp::masked_select(const UOp& mask0, int64_t size, PyConst fill_value) const {
+template <class S>
+S OpMixin<S>::masked_select(const S& mask0, int64_t size, PyConst fill_value) const {
   if (mask0.dtype() != dtypes::bool_)
     throw Error("masked_select expects bool mask tensor, got " + mask0.dtype().repr());
-  UOp x = flatten(), mask = mask0.broadcast_to(shape()).flatten();
-  UOp mask_cumsum = mask.cumsum();
-  UOp counts = zeros({sint(size)}, dtypes::int32, {}, false).scatter(0, mask_cumsum, 1, "add");
-  return arange(size).lt(mask.sum()).where(x.getitem({Index(counts.cumsum())}), fill_value).cast(dtype());
+  S x = this->flatten(), mask = mask0.broadcast_to(self().shape()).flatten();
+  S mask_cumsum = mask.cumsum();
+  S counts = this->zeros({sint(size)}, dtypes::int32, {}, false).scatter(0, mask_cumsum, 1, "add");
+  return arange(size).lt(mask.sum()).where(x.getitem({Index(counts.cumsum()._uop())}), fill_value).cast(self().dtype());
 }
 
-UOp UOp::nonzero(int64_t size, PyConst fill_value) const {
-  if (ndim() == 0) return zeros({sint(size), sint(0)}, dtypes::int32, device());
-  UOp mask = ne(0).flatten();
-  std::vector<UOp> parts;
-  const Shape& sh = shape();
-  for (int64_t i = 0; i < ndim(); i++) {
+template <class S>
+S OpMixin<S>::nonzero(int64_t size, PyConst fill_value) const {
+  if (this->ndim() == 0) return this->zeros({sint(size), sint(0)}, dtypes::int32, self().device());
+  S mask = this->ne(0).flatten();
+  std::vector<S> parts;
+  const Shape& sh = self().shape();
+  for (int64_t i = 0; i < this->ndim(); i++) {
     if (!sh[i].is_int()) throw Error("nonzero: symbolic shapes are not supported");
     Shape rs(i, sint(1));
     rs.push_back(sh[i]);
-    for (int64_t k = 0; k < ndim() - i - 1; k++) rs.push_back(1);
+    for (int64_t k = 0; k < this->ndim() - i - 1; k++) rs.push_back(1);
     parts.push_back(arange(PyConst(sh[i].i())).reshape(rs).expand(sh).flatten());
   }
-  UOp indices = stack(parts, -1);
-  return indices.masked_select(mask.unsqueeze(-1).expand({mask.shape()[0], sint(ndim())}), size * ndim(), fill_value)
-      .reshape({-1, ndim()});
+  S indices = this->stack(parts, -1);
+  return indices.masked_select(mask.unsqueeze(-1).expand({mask.shape()[0], sint(this->ndim())}), size * this->ndim(), fill_value)
+      .reshape({-1, this->ndim()});
 }
 
-std::pair<UOp, UOp> UOp::sort(int64_t dim0, bool descending) const {
-  int64_t dim = resolve_dim(dim0);
-  UOp x = *this;
-  const sint& ls = shape()[dim];
+template <class S>
+std::pair<S, S> OpMixin<S>::sort(int64_t dim0, bool descending) const {
+  int64_t dim = this->resolve_dim(dim0);
+  S x = self();
+  const sint& ls = self().shape()[dim];
   int64_t orig_len = (int64_t)(ls.is_int() ? ls.i() : ls.u().as_int());
   if (orig_len <= 1) return {x, x.const_like(0, dtypes::default_int())};
   int64_t n_stages = 0;
   while (((int64_t)1 << n_stages) < orig_len) n_stages++;  // (orig_len-1).bit_length()
-  Pairs pads((size_t)ndim(), {sint(0), sint(0)});
+  Pairs pads((size_t)this->ndim(), {sint(0), sint(0)});
   pads[dim] = {sint(0), sint(((int64_t)1 << n_stages) - orig_len)};
   x = pad_constant(x, pads, descending ? x.dtype().min() : x.dtype().max()).unflatten(dim, Shape(n_stages, sint(2)));
   for (int64_t stage = 1; stage <= n_stages; stage++) {
     int64_t crossover_dim = dim + n_stages - stage - 1;
     std::vector<int64_t> flip_dims;
-    for (int64_t i = 1; i < stage + 1 + (ndim() - dim); i++) flip_dims.push_back(-i);
+    for (int64_t i = 1; i < stage + 1 + (this->ndim() - dim); i++) flip_dims.push_back(-i);
     if (stage != n_stages) {
       // flip so the arrows of the green boxes point the same way as the blue boxes
       auto bg = x.split(1, crossover_dim);
@@ -1349,7 +1429,7 @@ std::pair<UOp, UOp> UOp::sort(int64_t dim0, bool descending) const {
     for (int64_t substage = stage - 1; substage >= 0; substage--) {
       int64_t partner_dim = dim + n_stages - substage - 1;
       auto tb = x.split(1, partner_dim);
-      UOp larger = tb[0].maximum(tb[1]), smaller = tb[0].minimum(tb[1]);
+      S larger = tb[0].maximum(tb[1]), smaller = tb[0].minimum(tb[1]);
       x = (descending ? larger.cat({smaller}, partner_dim) : smaller.cat({larger}, partner_dim)).contiguous();
     }
     if (stage != n_stages) {
@@ -1357,36 +1437,41 @@ std::pair<UOp, UOp> UOp::sort(int64_t dim0, bool descending) const {
       x = bf[0].cat({bf[1].flip(flip_dims)}, crossover_dim);
     }
   }
-  x = x.flatten(dim, dim + n_stages - 1).shrink_to(shape());
+  x = x.flatten(dim, dim + n_stages - 1).shrink_to(self().shape());
   // indices of the sorted values: equal values keep their order, by counting earlier equal elements
-  UOp mask = ones({sint(orig_len), sint(orig_len)}, dtypes::bool_, {}, false).tril();
+  S mask = this->ones({sint(orig_len), sint(orig_len)}, dtypes::bool_, {}, false).tril();
   Shape ms{sint(orig_len), sint(orig_len)};
-  for (int64_t i = 0; i < ndim() - dim - 1; i++) ms.push_back(1);
+  for (int64_t i = 0; i < this->ndim() - dim - 1; i++) ms.push_back(1);
   mask = mask.reshape(ms);
-  auto compute_counts = [&](const UOp& t) {
+  auto compute_counts = [&](const S& t) {
     return mask.bitwise_and(t.unsqueeze(dim).eq(t.unsqueeze(dim + 1))).sum(dim + 1);
   };
-  UOp count_orig = compute_counts(*this), count_sorted = compute_counts(x);
-  UOp cond = unsqueeze(dim + 1)
+  S count_orig = compute_counts(self()), count_sorted = compute_counts(x);
+  S cond = this->unsqueeze(dim + 1)
                  .eq(x.unsqueeze(dim))
                  .bitwise_and(count_orig.unsqueeze(dim + 1).eq(count_sorted.unsqueeze(dim)));
   Shape is;
   for (int64_t i = 0; i < x.ndim(); i++) is.push_back(i == dim ? sint(orig_len) : sint(1));
-  UOp idx = arange(orig_len).reshape(is);
+  S idx = arange(orig_len).reshape(is);
   idx = cond.mul(idx.unsqueeze(dim + 1)).sum(dim);
   return {x, idx};
 }
 
-UOp UOp::argsort(int64_t dim, bool descending) const { return sort(dim, descending).second; }
+template <class S>
+S OpMixin<S>::argsort(int64_t dim, bool descending) const { return sort(dim, descending).second; }
 
-std::pair<UOp, UOp> UOp::topk(int64_t k, int64_t dim0, bool largest, bool sorted_) const {
+template <class S>
+std::pair<S, S> OpMixin<S>::topk(int64_t k, int64_t dim0, bool largest, bool sorted_) const {
   if (!sorted_) throw Error("topk with sorted_=False is not supported");
-  int64_t dim = resolve_dim(dim0);
-  if (truthy(s_gt(k, shape()[dim]))) throw Error("topk: selected index k=" + std::to_string(k) + " is out of range");
+  int64_t dim = this->resolve_dim(dim0);
+  if (truthy(s_gt(k, self().shape()[dim]))) throw Error("topk: selected index k=" + std::to_string(k) + " is out of range");
   auto [x, idx] = sort(dim, largest);
   OptShape ts;
-  for (int64_t i = 0; i < ndim(); i++) ts.push_back(i == dim ? std::optional<sint>(sint(k)) : std::nullopt);
+  for (int64_t i = 0; i < this->ndim(); i++) ts.push_back(i == dim ? std::optional<sint>(sint(k)) : std::nullopt);
   return {x.shrink_to(ts), idx.shrink_to(ts)};
 }
+
+template class OpMixin<UOp>;
+template class OpMixin<Tensor>;
 
 }  // namespace tg

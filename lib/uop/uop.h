@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "lib/dtype.h"
-#include "lib/mixin/elementwise.h"
+#include "lib/mixin/op.h"
 #include "lib/uop/arg.h"
 #include "lib/uop/ops.h"
 
@@ -149,53 +149,6 @@ bool cached_simplify(UOpNode* n, UOp& out);
 void set_cached_simplify(UOpNode* n, const UOp& r);
 }  // namespace detail
 
-// python int|UOp (a shape dimension or symbolic value)
-class sint;
-using Shape = std::vector<sint>;
-
-// argument types of the builder mixins (defined after UOp)
-class Operand;     // a UOp or a python scalar: the `Self | ConstType` operand of the elementwise mixin
-class OptShape;    // a shape whose entries may be nullopt (python None)
-struct OptPair;    // a (sint, sint) pair or nullopt (python None), an axis of pad/shrink args
-using PadArg = std::vector<OptPair>;
-struct Index;      // one python index: int, slice, None, Ellipsis or a UOp
-
-// the `axis` of reductions: nullopt (python None: every axis), one int, or a list of ints
-class AxisArg {
- public:
-  AxisArg() = default;
-  AxisArg(std::nullopt_t) {}
-  AxisArg(int a) : v_(std::vector<int64_t>{a}), scalar_(true) {}
-  AxisArg(long a) : v_(std::vector<int64_t>{a}), scalar_(true) {}
-  AxisArg(long long a) : v_(std::vector<int64_t>{(int64_t)a}), scalar_(true) {}
-  AxisArg(std::initializer_list<int64_t> a) : v_(std::vector<int64_t>(a)) {}
-  AxisArg(std::vector<int64_t> a) : v_(std::move(a)) {}
-  bool is_none() const { return !v_.has_value(); }
-  bool is_scalar() const { return scalar_; }  // a single int, not a list
-  const std::vector<int64_t>& axes() const { return *v_; }
-
- private:
-  std::optional<std::vector<int64_t>> v_;
-  bool scalar_ = false;
-};
-
-// python int|tuple[int, ...]: a kernel size, stride, dilation or padding given once for every axis or per axis
-class IntTuple {
- public:
-  IntTuple(int v) : v_{v}, scalar_(true) {}
-  IntTuple(long v) : v_{v}, scalar_(true) {}
-  IntTuple(std::initializer_list<int64_t> v) : v_(v) {}
-  IntTuple(std::vector<int64_t> v) : v_(std::move(v)) {}
-  bool is_scalar() const { return scalar_; }
-  const std::vector<int64_t>& values() const { return v_; }
-  // helpers.make_tuple: the value repeated n times, or the tuple as given
-  std::vector<int64_t> make_tuple(size_t n) const { return scalar_ ? std::vector<int64_t>(n, v_[0]) : v_; }
-
- private:
-  std::vector<int64_t> v_;
-  bool scalar_ = false;
-};
-
 class NodeList;
 
 template <>
@@ -204,7 +157,7 @@ struct MixinTypes<UOp> {
 };
 
 // the node handle; its op surface (the builder mixins of tinygrad/mixin) is inherited, shared with Tensor
-class UOp : public ElementwiseMixin<UOp> {
+class UOp : public OpMixin<UOp> {
  public:
   UOp() = default;
   UOp(const UOp& o) : n_(o.n_) { inc(); }
@@ -406,165 +359,12 @@ class UOp : public ElementwiseMixin<UOp> {
   // a GLOBAL PARAM, or a LOCAL/REG BUFFER, of prod(shape) elements reshaped to shape
   static UOp placeholder(const Shape& shape, DType dtype, int64_t slot, AddrSpace addrspace = AddrSpace::GLOBAL,
                          Arg device = {});
-  UOp empty_like(DType dtype = DType(), Arg device = {}) const;
   bool has_buffer_identity(bool after_ok = false) const;
   Arg device() const;                      // None (a null Arg), a device name, or a tuple of names
   std::optional<AddrSpace> addrspace() const;
 
-  // ***** mixin/creation.py (lib/mixin/creation.cpp) *****
-  // `full` and friends materialize a buffer (EMPTY + STORE + AFTER) unless buffer=false, like the reference.
-  // A null `device` is the default device: DEV's device part, else "CPU" (until the device registry exists).
-  static UOp empty(const Shape& shape, DType dtype = DType(), Arg device = {});
-  static UOp full(const Shape& shape, const Operand& fill_value, DType dtype = DType(), Arg device = {},
-                  bool buffer = true);
-  UOp full_like(PyConst fill_value, DType dtype = DType(), Arg device = {}, bool buffer = true) const;
-  static UOp zeros(const Shape& shape, DType dtype = DType(), Arg device = {}, bool buffer = true);
-  static UOp ones(const Shape& shape, DType dtype = DType(), Arg device = {}, bool buffer = true);
-  UOp zeros_like(DType dtype = DType(), Arg device = {}, bool buffer = true) const;
-  UOp ones_like(DType dtype = DType(), Arg device = {}, bool buffer = true) const;
-  static UOp invalids(const Shape& shape, DType dtype = DType(), Arg device = {});
 
 
-  // ***** mixin/movement.py (lib/mixin/movement.cpp) *****
-  // Shapes are python tuples of int|UOp; -1 asks reshape to infer a size, -1 or nullopt asks expand to keep one.
-  int64_t ndim() const;
-  sint numel() const;
-  std::vector<pyint> max_shape() const;  // symbolic dims replaced by their vmax
-  pyint max_numel() const;
-  sint size(int64_t dim) const;
-  int64_t resolve_dim(int64_t dim, bool extra = false) const;  // _resolve_dim
-  UOp broadcast_to(const Shape& new_shape) const;               // _broadcast_to
-  UOp expand(const OptShape& shape) const;
-  UOp reshape(const Shape& shape) const;
-  UOp view(const Shape& shape) const { return reshape(shape); }
-  UOp movement_pad(const PadArg& arg) const;  // MovementMixin.pad: (before, after) per axis, nullopt = none
-  UOp shrink(const PadArg& arg) const;         // (start, end) per axis, nullopt = all
-  UOp permute(const std::vector<int64_t>& order) const;
-  UOp flip(const std::vector<int64_t>& axis) const;
-  // UOp.stack(*srcs, dim=...): srcs[0].stack(*srcs[1:], dim=dim)
-  static UOp stack(std::span<const UOp> srcs, int64_t dim = 0);
-  static UOp stack(std::initializer_list<UOp> srcs, int64_t dim = 0) {
-    return stack(std::span<const UOp>(srcs.begin(), srcs.size()), dim);
-  }
-  UOp shrink_to(const OptShape& shape) const;
-  UOp movement_pad_to(const OptShape& shape) const;  // MovementMixin.pad_to
-  UOp squeeze(std::optional<int64_t> dim = std::nullopt) const;
-  UOp unsqueeze(int64_t dim) const;
-  UOp T() const { return transpose(); }
-  UOp transpose(int64_t dim0 = 1, int64_t dim1 = 0) const;
-  UOp flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
-  UOp unflatten(int64_t dim, const Shape& sizes) const;
-  UOp rearrange(const std::string& formula, const std::vector<std::pair<std::string, int64_t>>& sizes = {}) const;
-  std::vector<UOp> split(int64_t size, int64_t dim = 0) const;
-  std::vector<UOp> split(const std::vector<int64_t>& sizes, int64_t dim = 0) const;
-  std::vector<UOp> chunk(int64_t chunks, int64_t dim = 0) const;
-  std::vector<UOp> meshgrid(std::span<const UOp> others, std::string_view indexing = "ij") const;
-  UOp diag() const;
-  UOp diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
-  UOp roll(const std::vector<int64_t>& shifts, const std::optional<std::vector<int64_t>>& dims = std::nullopt) const;
-  UOp repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt) const;
-  UOp repeat(const std::vector<sint>& repeats) const;
-  UOp pool(const Shape& k, const std::vector<int64_t>& stride, const std::vector<int64_t>& dilation) const;  // _pool
-  UOp pool(const Shape& k, int64_t stride = 1, int64_t dilation = 1) const;
-  UOp unfold(int64_t dim, int64_t size, int64_t step) const;
-
-  // ***** mixin/reduce.py (lib/mixin/reduce.cpp); axis: nullopt = all, an int or a list *****
-  UOp sum(const AxisArg& axis = AxisArg(), bool keepdim = false, DType dtype = DType()) const;
-  UOp prod(const AxisArg& axis = AxisArg(), bool keepdim = false, DType dtype = DType()) const;
-  UOp max(const AxisArg& axis = AxisArg(), bool keepdim = false) const;
-  UOp any(const AxisArg& axis = AxisArg(), bool keepdim = false) const;
-  UOp all(const AxisArg& axis = AxisArg(), bool keepdim = false) const;
-
-  // ***** mixin/op.py, the pure graph-building part (lib/mixin/op.cpp) *****
-  UOp getitem(const std::vector<Index>& indices) const;  // __getitem__ (basic indexing and UOp index tensors)
-  UOp operator[](const std::vector<Index>& indices) const { return getitem(indices); }
-  static UOp arange(PyConst start, std::optional<PyConst> stop = std::nullopt, PyConst step = 1, DType dtype = DType());
-  static UOp linspace(PyConst start, PyConst stop, int64_t steps, DType dtype = DType());
-  static UOp eye(int64_t n, std::optional<int64_t> m = std::nullopt, DType dtype = DType());
-  UOp triu(int64_t diagonal = 0) const;
-  UOp tril(int64_t diagonal = 0) const;
-  // OpMixin.pad: grouped (before, after) pairs (nullopt = none) or flat torch-style pads; negative pads shrink.
-  // mode: "constant", "reflect", "replicate", "circular"
-  UOp pad(const PadArg& padding, std::string_view mode = "constant", PyConst value = 0.0) const;
-  UOp pad_flat(const std::vector<sint>& padding, std::string_view mode = "constant", PyConst value = 0.0) const;
-  UOp pad_to(const OptShape& shape, PyConst value = 0) const;
-  UOp dot(const UOp& w, DType dtype = DType()) const;
-  UOp matmul(const UOp& x, bool reverse = false, DType dtype = DType()) const;
-  UOp min(const AxisArg& axis = AxisArg(), bool keepdim = false) const;
-  UOp mean(const AxisArg& axis = AxisArg(), bool keepdim = false) const;
-  UOp var(const AxisArg& axis = AxisArg(), bool keepdim = false, PyConst correction = 1) const;
-  std::pair<UOp, UOp> var_mean(const AxisArg& axis = AxisArg(), bool keepdim = false, PyConst correction = 1) const;
-  UOp std_(const AxisArg& axis = AxisArg(), bool keepdim = false, PyConst correction = 1) const;
-  std::pair<UOp, UOp> std_mean(const AxisArg& axis = AxisArg(), bool keepdim = false, PyConst correction = 1) const;
-  UOp normalize(double p = 2.0, int64_t dim = 1, double eps = 1e-12) const;
-  UOp logsumexp(const AxisArg& axis = AxisArg(), bool keepdim = false) const;
-  UOp softmax(int64_t axis = -1, DType dtype = DType()) const;
-  UOp log_softmax(int64_t axis = -1, DType dtype = DType()) const;
-  UOp softmin(int64_t axis = -1, DType dtype = DType()) const;
-  UOp cat(std::span<const UOp> others, int64_t dim = 0) const;
-  UOp cat(std::initializer_list<UOp> others, int64_t dim = 0) const {
-    return cat(std::span<const UOp>(others.begin(), others.size()), dim);
-  }
-  UOp cumalu(int64_t axis, Ops op) const;        // _cumalu
-  UOp split_cumalu(int64_t axis, Ops op) const;  // _split_cumalu
-  UOp cumsum(int64_t axis = 0) const;
-  UOp cumprod(int64_t axis) const;
-  std::pair<UOp, UOp> cummax(int64_t axis = 0) const;
-  std::pair<UOp, UOp> cummin(int64_t axis = 0) const;
-  UOp logcumsumexp(int64_t axis = 0) const;
-  UOp argmax(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
-  UOp argmin(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
-  UOp allclose(const UOp& other, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false) const;
-  UOp one_hot_along_dim(const sint& num_classes, int64_t dim = -1) const;  // _one_hot_along_dim
-  UOp one_hot(int64_t num_classes) const;
-  UOp sequential(const std::vector<std::function<UOp(const UOp&)>>& ll) const;
-  UOp linear(const UOp& weight, const std::optional<UOp>& bias = std::nullopt, DType dtype = DType()) const;
-  static UOp einsum(const std::string& formula, std::span<const UOp> operands, DType dtype = DType());
-  UOp gather(int64_t dim, const UOp& index) const;
-  UOp interpolate(const std::vector<int64_t>& size, std::string_view mode = "linear", bool align_corners = false) const;
-  // scatter: reduce is "", "add" or "multiply"; scatter_reduce: "sum", "prod", "mean", "amax" or "amin"
-  UOp scatter(int64_t dim, const UOp& index, const Operand& src, std::string_view reduce = {}) const;
-  UOp scatter_reduce(int64_t dim, const UOp& index, const UOp& src, std::string_view reduce,
-                     bool include_self = true) const;
-  UOp masked_merge(const UOp& values, const UOp& mask, const std::vector<int64_t>& axes) const;  // _masked_merge
-  // the fixed-size forms only: without a size the reference reads the count back from the device
-  UOp masked_select(const UOp& mask, int64_t size, PyConst fill_value = 0) const;
-  UOp nonzero(int64_t size, PyConst fill_value = 0) const;
-  std::pair<UOp, UOp> sort(int64_t dim = -1, bool descending = false) const;  // bitonic sort: (values, indices)
-  UOp argsort(int64_t dim = -1, bool descending = false) const;
-  std::pair<UOp, UOp> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted_ = true) const;
-  // pooling and convolution over the last len(kernel) axes; padding: one int, one per axis, or torch-style flat pairs
-  UOp avg_pool2d(const IntTuple& kernel_size = {2, 2}, const std::optional<IntTuple>& stride = std::nullopt,
-                 const IntTuple& dilation = 1, const IntTuple& padding = 0, bool ceil_mode = false,
-                 bool count_include_pad = true) const;
-  UOp max_pool2d(const IntTuple& kernel_size = {2, 2}, const std::optional<IntTuple>& stride = std::nullopt,
-                 const IntTuple& dilation = 1, const IntTuple& padding = 0, bool ceil_mode = false) const;
-  // max_pool2d(return_indices=True): (values, indices)
-  std::pair<UOp, UOp> max_pool2d_with_indices(const IntTuple& kernel_size = {2, 2},
-                                              const std::optional<IntTuple>& stride = std::nullopt,
-                                              const IntTuple& dilation = 1, const IntTuple& padding = 0,
-                                              bool ceil_mode = false) const;
-  UOp max_unpool2d(const UOp& indices, const IntTuple& kernel_size = {2, 2},
-                   const std::optional<IntTuple>& stride = std::nullopt, const IntTuple& dilation = 1,
-                   const IntTuple& padding = 0, const std::optional<Shape>& output_size = std::nullopt) const;
-  UOp conv2d(const UOp& weight, const std::optional<UOp>& bias = std::nullopt, int64_t groups = 1,
-             const IntTuple& stride = 1, const IntTuple& dilation = 1, const IntTuple& padding = 0,
-             DType dtype = DType()) const;
-  UOp conv_transpose2d(const UOp& weight, const std::optional<UOp>& bias = std::nullopt, int64_t groups = 1,
-                       const IntTuple& stride = 1, const IntTuple& dilation = 1, const IntTuple& padding = 0,
-                       const IntTuple& output_padding = 0) const;
-  UOp layernorm(const AxisArg& axis = -1, double eps = 1e-5) const;
-  UOp batchnorm(const std::optional<UOp>& weight, const std::optional<UOp>& bias, const UOp& mean, const UOp& invstd,
-                const AxisArg& axis = 1) const;
-  // losses; reduction: "mean", "sum" or "none"
-  UOp binary_crossentropy(const UOp& Y, std::string_view reduction = "mean") const;
-  UOp binary_crossentropy_logits(const UOp& Y, std::string_view reduction = "mean",
-                                 const std::optional<UOp>& pos_weight = std::nullopt) const;
-  UOp sparse_categorical_crossentropy(const UOp& Y, int64_t ignore_index = -1, double label_smoothing = 0.0,
-                                      std::string_view reduction = "mean") const;
-  UOp cross_entropy(const UOp& Y, std::string_view reduction = "mean", double label_smoothing = 0.0) const;
-  UOp nll_loss(const UOp& Y, const std::optional<UOp>& weight = std::nullopt,
-               std::optional<int64_t> ignore_index = std::nullopt, std::string_view reduction = "mean") const;
 
   // pretty_print (the reference's repr)
   std::string repr() const;
