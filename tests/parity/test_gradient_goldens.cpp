@@ -242,7 +242,7 @@ const std::map<std::string, std::function<Case()>>& table() {
       {"mean_var_std",
        [] {
          UOp x = X();
-         return Case{x.mean() + x.var() + x.std_(1).sum(), {x}};
+         return Case{x.mean() + x.var() + x.std(1).sum(), {x}};
        }},
       {"matmul",
        [] {

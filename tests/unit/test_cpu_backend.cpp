@@ -446,11 +446,15 @@ TEST(CPUDevice, SLPVectorWidthFollowsTheHost) {
   int widest = 0;
   for (const auto& [name, src] : kernels) {
     int w = widest_slp_float_vector(dev().compiler().optimized_ir(src));
-    if (host_has_avx512()) EXPECT_LE(w, 8) << name;
+    if (host_has_avx512()) {
+      EXPECT_LE(w, 8) << name;
+    }
     widest = std::max(widest, w);
   }
   EXPECT_GE(kernels.size(), 2u);
-  if (!host_has_avx512()) EXPECT_GT(widest, 8) << "no SLP vector wider than 8 floats without AVX-512";
+  if (!host_has_avx512()) {
+    EXPECT_GT(widest, 8) << "no SLP vector wider than 8 floats without AVX-512";
+  }
 }
 
 // A kernel that spills vector registers realigns its stack ("stackrealign"), so its 32-byte spill slots are aligned

@@ -180,7 +180,7 @@ TEST(MixinShapes, ReduceAndOpResults) {
   EXPECT_EQ(shp(f432().sum(std::vector<int64_t>{})), (V{4, 3, 2})) << "an empty axis list reduces nothing";
   EXPECT_EQ(shp(f432().max(-1, true)), (V{4, 3, 1}));
   EXPECT_EQ(shp(f432().mean(1)), (V{4, 2}));
-  EXPECT_EQ(shp(f432().std_(1, true)), (V{4, 1, 2}));
+  EXPECT_EQ(shp(f432().std(1, true)), (V{4, 1, 2}));
   EXPECT_EQ(shp(f432().logsumexp(1)), (V{4, 2}));
   EXPECT_EQ(shp(f432().softmax(0)), (V{4, 3, 2}));
   EXPECT_EQ(shp(f432().argmax(1)), (V{4, 2}));

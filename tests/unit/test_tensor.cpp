@@ -327,3 +327,45 @@ TEST(Tensor, HalfArithmeticOnInterpIsTheReferences) {
     EXPECT_EQ(got, want);
   }
 }
+
+// Tensor has every option of its reference twin: the op surface is the mixins' (lib/mixin), inherited by Tensor and
+// UOp alike. Values printed by tests/parity/gen_tensor_surface_values.py (tinygrad a9069c17, DEV=CPU).
+TEST(Tensor, EveryOpOptionOfTheReference) {
+  auto ints = [](const Shape& sh) {
+    std::vector<int64_t> r;
+    for (const sint& d : sh) r.push_back((int64_t)d.i());
+    return r;
+  };
+  using V = std::vector<int64_t>;
+  Tensor a = Tensor::from_vector<float>({3, 1, 2, 5, 4, 0}).reshape({2, 3});
+  // reshape with None entries: None keeps that axis's size
+  EXPECT_EQ(ints(a.reshape({std::nullopt, 3, 1}).shape()), (V{2, 3, 1}));
+  EXPECT_EQ(ints(a.reshape({-1, std::nullopt}).shape()), (V{2, 3}));
+  EXPECT_THROW(a.reshape({6, std::nullopt, std::nullopt}), Error);
+  // split by a list of sizes
+  std::vector<Tensor> parts = a.split(std::vector<int64_t>{1, 2}, 1);
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].to_vector<float>(), (std::vector<float>{3, 5}));
+  EXPECT_EQ(parts[1].to_vector<float>(), (std::vector<float>{1, 2, 4, 0}));
+  // avg_pool2d with padding, counting the padding or not
+  Tensor x = Tensor::arange(16, std::nullopt, 1, dtypes::float32).reshape({1, 1, 4, 4});
+  EXPECT_EQ(x.avg_pool2d({2, 2}, IntTuple(2), 1, 1).flatten().to_vector<float>(),
+            (std::vector<float>{0.0, 0.75, 0.75, 3.0, 7.5, 4.5, 3.0, 6.75, 3.75}));
+  EXPECT_EQ(x.avg_pool2d({2, 2}, IntTuple(2), 1, 1, false, false).flatten().to_vector<float>(),
+            (std::vector<float>{0.0, 1.5, 3.0, 6.0, 7.5, 9.0, 12.0, 13.5, 15.0}));
+  // nll_loss with class weights and an ignored class
+  Tensor logp({{-1.0, -2.0, -0.5}, {-0.3, -1.5, -2.5}, {-2.0, -0.1, -3.0}});
+  Tensor Y = Tensor::from_vector<int32_t>({0, 2, 1});
+  Tensor w = Tensor::from_vector<float>({1.0, 2.0, 0.5});
+  EXPECT_FLOAT_EQ(logp.nll_loss(Y, w).item<float>(), 0.699999988079071f);
+  EXPECT_FLOAT_EQ(logp.nll_loss(Y, std::nullopt, 2).item<float>(), 0.550000011920929f);
+  EXPECT_FLOAT_EQ(logp.nll_loss(Y, w, 1, "sum").item<float>(), 2.25f);
+  // sequential over Tensor functions
+  EXPECT_EQ(a.sequential({[](const Tensor& t) { return t * 2; }, [](const Tensor& t) { return t + 1; }})
+                .to_vector<float>(),
+            (std::vector<float>{7, 3, 5, 11, 9, 1}));
+  // std (the reference's name on UOp and Tensor alike)
+  EXPECT_NEAR(a.std().item<float>(), 1.870829, 1e-6);
+  EXPECT_EQ(a.std(1).to_vector<float>(), (std::vector<float>{1.0f, 2.6457512378692627f}));
+  EXPECT_EQ(ints(a.uop().std(1).shape()), (V{2}));
+}
