@@ -89,7 +89,7 @@ struct MixinTypes<Tensor> {
   using operand = TOperand;
 };
 
-class Tensor : public OpMixin<Tensor> {
+class Tensor : public RandMixin<Tensor> {
  public:
   // ***** construction *****
   Tensor();  // Tensor(None): a 0.0 const
@@ -113,20 +113,8 @@ class Tensor : public OpMixin<Tensor> {
   static Tensor linspace(PyConst start, PyConst stop, int64_t steps, DType dtype = DType());
   static Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, DType dtype = DType());
 
-  // ***** random (mixin/rand.py, lib/mixin/rand.cpp) *****
+  // ***** random: the per-device RNG state of tensor.py (the random ops are RandMixin's, lib/mixin/rand.cpp) *****
   static void manual_seed(int64_t seed = 0);
-  static Tensor rand(const Shape& shape, DType dtype = DType(), const Arg& device = {}, bool contiguous = true);
-  static Tensor randn(const Shape& shape, DType dtype = DType(), const Arg& device = {});
-  static Tensor randint(const Shape& shape, pyint low = 0, pyint high = 10, DType dtype = DType(),
-                        const Arg& device = {});
-  static Tensor uniform(const Shape& shape, PyConst low = 0.0, PyConst high = 1.0, DType dtype = DType(),
-                        const Arg& device = {});
-  static Tensor normal(const Shape& shape, double mean = 0.0, double std = 1.0, DType dtype = DType(),
-                       const Arg& device = {});
-  static Tensor scaled_uniform(const Shape& shape, DType dtype = DType(), const Arg& device = {});
-  static Tensor glorot_uniform(const Shape& shape, DType dtype = DType(), const Arg& device = {});
-  Tensor rand_like(DType dtype = DType()) const;
-  Tensor randn_like(DType dtype = DType()) const;
   static std::pair<Tensor, Tensor> next_counter(const std::string& device, pyint num);  // _next_counter
 
   // ***** the graph *****
@@ -216,8 +204,6 @@ class Tensor : public OpMixin<Tensor> {
   };
   [[nodiscard]] static TrainGuard train(bool mode = true) { return TrainGuard(mode); }
   static bool training();  // TRAINING is set
-  // mixin/rand.py dropout: zeroes elements with probability p and scales the rest by 1/(1-p), only when training
-  Tensor dropout(double p = 0.5) const;
   bool is_param() const { return d_->is_param; }
   Tensor& is_param_(bool v = true) {
     d_->is_param = v;

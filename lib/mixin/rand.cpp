@@ -1,5 +1,6 @@
-// Port of tinygrad/mixin/rand.py (threefry random numbers) for the Tensor, with tensor.py's per-device RNG state
-// (manual_seed, _next_counter). The graphs are the reference's, so the bits are the reference's.
+// Port of tinygrad/mixin/rand.py (threefry random numbers, dropout, scaled dot-product attention), with tensor.py's
+// per-device RNG state (Tensor::manual_seed, _next_counter). The graphs are the reference's, so the bits are the
+// reference's.
 #include <array>
 #include <cmath>
 #include <ctime>
@@ -7,6 +8,8 @@
 #include <mutex>
 
 #include "lib/device.h"
+#include "lib/mixin/rand.h"
+#include "lib/pyfmt.h"
 #include "lib/tensor.h"
 
 namespace tg {
@@ -81,33 +84,15 @@ pyint prod_int(const Shape& shape, const char* fn) {
   return n;
 }
 
-Tensor threefry_random_bits(const Tensor& key, const Tensor& counts0, const Tensor& counts1) {
-  Tensor x = counts1.cast(dtypes::uint64).lshift(32).bitwise_or(counts0.cast(dtypes::uint64));
-  Tensor k = key[1].cast(dtypes::uint64).lshift(32).bitwise_or(key[0].cast(dtypes::uint64));
-  x = x.apply([&](const UOp& u) { return u.threefry(k.uop()); });
+template <class S>
+S threefry_random_bits(const S& key, const S& counts0, const S& counts1) {
+  S x = counts1.cast(dtypes::uint64).lshift(32).bitwise_or(counts0.cast(dtypes::uint64));
+  x = x.threefry(key[1].cast(dtypes::uint64).lshift(32).bitwise_or(key[0].cast(dtypes::uint64)));
   return x.cast(dtypes::uint32).cat({x.rshift(32).cast(dtypes::uint32)});
 }
 
-Tensor random_bits(const Tensor& key, const Tensor& counter, pyint num) {
-  Tensor low = counter.getitem({Index::slice(sint(0), sint(1))}),
-         high = counter.getitem({Index::slice(sint(1), sint(2))});
-  std::vector<Tensor> bits;
-  const pyint umax = 0xffffffffLL;
-  for (pyint i = 0; i < num; i += umax) {
-    pyint chunk_num = std::min(num - i, umax);
-    Tensor c_low = low + (i & 0xffffffffLL);
-    Tensor c_high = high + (i >> 32) + (c_low < low);
-    Tensor new_key = threefry_random_bits(key, c_low, c_high);
-    Tensor counts0 = Tensor::arange(PyConst(cdiv_up(chunk_num, 2)), std::nullopt, 1, dtypes::uint32);
-    Tensor counts1 = counts0 + cdiv_up(chunk_num, 2);
-    bits.push_back(
-        threefry_random_bits(new_key, counts0, counts1).getitem({Index::slice(std::nullopt, sint(chunk_num))}));
-  }
-  if (bits.empty()) return counter.getitem({Index::slice(sint(0), sint(0))});
-  return bits[0].cat(std::vector<Tensor>(bits.begin() + 1, bits.end()));
-}
-
-Tensor bits_to_rand(const Tensor& bits, const Shape& shape, DType dtype) {
+template <class S>
+S bits_to_rand(const S& bits, const Shape& shape, DType dtype) {
   int nmant;
   DType uint_dtype;
   pyint one_bits;
@@ -122,7 +107,7 @@ Tensor bits_to_rand(const Tensor& bits, const Shape& shape, DType dtype) {
   else
     throw Error("rand: no bit layout for " + dtype.repr());
   pyint n = prod_int(shape, "rand");
-  Tensor uint_bits = bits.bitcast(uint_dtype);
+  S uint_bits = bits.bitcast(uint_dtype);
   return uint_bits.rshift((pyint)(dtype.itemsize() * 8 - nmant))
       .bitwise_or(one_bits)
       .bitcast(dtype)
@@ -168,7 +153,31 @@ std::pair<Tensor, Tensor> Tensor::next_counter(const std::string& device, pyint 
   return {*find_dev(r.device_seeds, device), low.cat({high})};
 }
 
-Tensor Tensor::rand(const Shape& shape, DType dtype, const Arg& device, bool contiguous) {
+std::pair<UOp, UOp> UOp::next_counter(const std::string&, pyint) {
+  throw Error("_next_counter requires the stateful per-device RNG counter, only implemented on Tensor");
+}
+
+template <class S>
+S RandMixin<S>::random_bits(const S& key, const S& counter, pyint num) {
+  S low = counter.getitem({Index::slice(sint(0), sint(1))}), high = counter.getitem({Index::slice(sint(1), sint(2))});
+  std::vector<S> bits;
+  const pyint umax = 0xffffffffLL;
+  for (pyint i = 0; i < num; i += umax) {
+    pyint chunk_num = std::min(num - i, umax);
+    S c_low = low.add(i & 0xffffffffLL);
+    S c_high = high.add(i >> 32).add(c_low.lt(low));
+    S new_key = threefry_random_bits(key, c_low, c_high);
+    S counts0 = S::arange(PyConst(cdiv_up(chunk_num, 2)), std::nullopt, 1, dtypes::uint32);
+    S counts1 = counts0.add(cdiv_up(chunk_num, 2));
+    bits.push_back(
+        threefry_random_bits(new_key, counts0, counts1).getitem({Index::slice(std::nullopt, sint(chunk_num))}));
+  }
+  if (bits.empty()) return counter.getitem({Index::slice(sint(0), sint(0))});
+  return bits[0].cat(std::span<const S>(bits).subspan(1));
+}
+
+template <class S>
+S RandMixin<S>::rand(const Shape& shape, DType dtype, const Arg& device, bool contiguous) {
   DType dt = dtype ? dtype : dtypes::default_float();
   if (!dtypes::is_float(dt) || contains(dtypes::weaks, dt))
     throw Error("rand only supports concrete float dtypes, got " + dt.repr());
@@ -176,26 +185,31 @@ Tensor Tensor::rand(const Shape& shape, DType dtype, const Arg& device, bool con
   std::string dev = canon_device(device);
   check_buffer_fits(dev, n, dt);  // the bits alone would be as large: fail before building anything
   pyint num = cdiv_up(n * dt.itemsize(), 4);
-  auto [key, counter] = next_counter(dev, num);
-  Tensor out = bits_to_rand(random_bits(key, counter, num), shape, dt);
+  auto [key, counter] = S::next_counter(dev, num);
+  S out = bits_to_rand(random_bits(key, counter, num), shape, dt);
   return contiguous ? out.contiguous() : out;
 }
 
-Tensor Tensor::rand_like(DType dtype) const { return rand(shape(), dtype ? dtype : this->dtype(), device()); }
+template <class S>
+S RandMixin<S>::rand_like(DType dtype, bool contiguous) const {
+  return rand(self().shape(), dtype ? dtype : self().dtype(), self().device(), contiguous);
+}
 
-Tensor Tensor::randn_like(DType dtype) const {
-  DType dt = dtype ? dtype : this->dtype();
+template <class S>
+S RandMixin<S>::randn_like(DType dtype) const {
+  DType dt = dtype ? dtype : self().dtype();
   if (contains(dtypes::weaks, dt) && !dtype) throw Error("randn_like requires an explicit dtype for " + dt.repr());
-  Tensor src = Tensor::stack({*this, *this}).rand_like(dtypes::float32);
-  // https://en.wikipedia.org/wiki/Box%E2%80%93Muller_transform
+  S src = S::stack({self(), self()}).rand_like(dtypes::float32);
   return src[0].mul(2 * M_PI).cos().mul(src[1].sub(1, true).log().mul(-2).sqrt()).cast(dt);
 }
 
-Tensor Tensor::randn(const Shape& shape, DType dtype, const Arg& device) {
-  return Tensor::empty(shape, DType(), device).randn_like(dtype);
+template <class S>
+S RandMixin<S>::randn(const Shape& shape, DType dtype, const Arg& device) {
+  return S::empty(shape, DType(), device).randn_like(dtype);
 }
 
-Tensor Tensor::uniform(const Shape& shape, PyConst low, PyConst high, DType dtype, const Arg& device) {
+template <class S>
+S RandMixin<S>::uniform(const Shape& shape, PyConst low, PyConst high, DType dtype, const Arg& device) {
   prod_int(shape, "uniform");
   PyConst diff = py_sub(high, low);
   if (!py_lt(low, high))
@@ -203,7 +217,8 @@ Tensor Tensor::uniform(const Shape& shape, PyConst low, PyConst high, DType dtyp
   return rand(shape, DType(), device).mul(diff, true).cast(dtype ? dtype : dtypes::default_float()).add(low);
 }
 
-Tensor Tensor::randint(const Shape& shape, pyint low, pyint high, DType dtype, const Arg& device) {
+template <class S>
+S RandMixin<S>::randint(const Shape& shape, pyint low, pyint high, DType dtype, const Arg& device) {
   DType dt = dtype ? dtype : dtypes::int32;
   if (!dtypes::is_int(dt)) throw Error("randint: dtype=" + dt.repr() + " must be int");
   if (low >= high)
@@ -212,21 +227,89 @@ Tensor Tensor::randint(const Shape& shape, pyint low, pyint high, DType dtype, c
   return uniform(shape, PyConst(low), PyConst(high), dt, device);
 }
 
-Tensor Tensor::normal(const Shape& shape, double mean, double std, DType dtype, const Arg& device) {
+template <class S>
+S RandMixin<S>::normal(const Shape& shape, double mean, double std, DType dtype, const Arg& device) {
   if (std < 0) throw Error("Tensor.normal requires std >= 0");
   return randn(shape, dtype, device).mul(std, true).add(mean);
 }
 
-Tensor Tensor::scaled_uniform(const Shape& shape, DType dtype, const Arg& device) {
+template <class S>
+S RandMixin<S>::scaled_uniform(const Shape& shape, DType dtype, const Arg& device) {
   pyint n = prod_int(shape, "scaled_uniform");
   return uniform(shape, -1.0, 1.0, dtype, device).mul(std::pow((double)n, -0.5));
 }
 
-Tensor Tensor::glorot_uniform(const Shape& shape, DType dtype, const Arg& device) {
+template <class S>
+S RandMixin<S>::glorot_uniform(const Shape& shape, DType dtype, const Arg& device) {
   if (shape.empty()) throw Error("glorot_uniform needs a shape");
   pyint rest = prod_int(Shape(shape.begin() + 1, shape.end()), "glorot_uniform");
   double bound = std::pow(6.0 / (double)(prod_int({shape[0]}, "glorot_uniform") + rest), 0.5);
   return uniform(shape, -bound, bound, dtype, device);
 }
+
+template <class S>
+S RandMixin<S>::kaiming_uniform(const Shape& shape, double a, DType dtype, const Arg& device) {
+  if (shape.empty()) throw Error("kaiming_uniform needs a shape");
+  pyint rest = prod_int(Shape(shape.begin() + 1, shape.end()), "kaiming_uniform");
+  double bound = std::pow(6 / (1 + a * a) / (double)rest, 0.5);
+  return uniform(shape, -bound, bound, dtype, device);
+}
+
+template <class S>
+S RandMixin<S>::kaiming_normal(const Shape& shape, double a, DType dtype, const Arg& device) {
+  if (shape.empty()) throw Error("kaiming_normal needs a shape");
+  pyint rest = prod_int(Shape(shape.begin() + 1, shape.end()), "kaiming_normal");
+  double std = std::pow(2 / (1 + a * a) / (double)rest, 0.5);
+  return normal(shape, 0.0, std, dtype, device);
+}
+
+template <class S>
+S RandMixin<S>::randperm(int64_t n, const Arg& device, DType dtype) {
+  return rand({sint(n)}, DType(), device).argsort().cast(dtype);
+}
+
+template <class S>
+S RandMixin<S>::dropout(double p) const {
+  if (!(0 <= p && p <= 1)) throw Error("dropout: p=" + py_float_repr(p) + " is out of range [0, 1]");
+  if (!TRAINING.value() || p == 0) return self();
+  if (p == 1) return self().const_like(0);
+  return rand_like(dtypes::default_float(), false).ge(p).contiguous().where(self(), 0).div(1.0 - p);
+}
+
+template <class S>
+S RandMixin<S>::scaled_dot_product_attention(const S& key0, const S& value0, const std::optional<S>& attn_mask0,
+                                             double dropout_p, bool is_causal, bool enable_gqa) const {
+  S key = key0, value = value0;
+  const S& q = self();
+  // GQA: https://docs.pytorch.org/docs/stable/generated/torch.nn.functional.scaled_dot_product_attention.html
+  if (enable_gqa) {
+    auto ratio = [&](const S& t) {
+      const sint &a = q.shape().at(q.shape().size() - 3), &b = t.shape().at(t.shape().size() - 3);
+      if (!a.is_int() || !b.is_int() || b.i() == 0)
+        throw Error("scaled_dot_product_attention: enable_gqa needs int head counts");
+      return (int64_t)(a.i() / b.i());
+    };
+    key = key.repeat_interleave(ratio(key), -3);
+    value = value.repeat_interleave(ratio(value), -3);
+  }
+  const sint& d = q.shape().back();
+  if (!d.is_int()) throw Error("scaled_dot_product_attention: the head size must be an int");
+  S qk = q.matmul(key.transpose(-2, -1), false, least_upper_dtype({q.dtype(), key.dtype(), dtypes::float32}))
+             .div(std::sqrt((double)d.i()));
+  // handle attention mask
+  std::optional<S> attn_mask = attn_mask0;
+  if (is_causal) {
+    if (attn_mask) throw Error("scaled_dot_product_attention: cannot set attn_mask when is_causal=True");
+    attn_mask = qk.const_like(true, dtypes::bool_).tril();
+  }
+  if (attn_mask) {
+    if (attn_mask->dtype() == dtypes::bool_) attn_mask = attn_mask->where(0, -INFINITY);
+    qk = qk.add(*attn_mask);
+  }
+  return qk.cast(q.dtype()).softmax(-1).dropout(dropout_p).matmul(value);
+}
+
+template class RandMixin<UOp>;
+template class RandMixin<Tensor>;
 
 }  // namespace tg

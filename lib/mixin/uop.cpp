@@ -61,6 +61,7 @@ UOp UOp::broadcast(int64_t count) const {
   std::vector<UOp> s(count, *this);
   return UOp(Ops::STACK, DType(), s);
 }
+UOp UOp::vconst_like(PyConst b) const { return const_(b, dtype()).broadcast((int64_t)max_numel()); }
 // UOp(op, (first, *rest)): the srcs borrowed (first and rest hold them), on the stack when they are few
 static UOp with_first(Ops op, const UOp& first, std::span<const UOp> rest, Arg arg = Arg()) {
   constexpr size_t kInline = 8;
@@ -81,6 +82,7 @@ UOp UOp::index(std::span<const UOp> idx) const {
 }
 UOp UOp::load(std::span<const UOp> srcs) const { return with_first(Ops::LOAD, *this, srcs); }
 UOp UOp::store(const UOp& val) const { return UOp(Ops::STORE, DType(), {*this, val}); }
+UOp UOp::store(const UOp& val, const UOp& gate) const { return UOp(Ops::STORE, DType(), {*this, val, gate}); }
 UOp UOp::end(std::span<const UOp> srcs) const {
   if (srcs.empty()) return *this;
   return with_first(Ops::END, *this, srcs);

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "lib/dtype.h"
-#include "lib/mixin/op.h"
+#include "lib/mixin/rand.h"
 #include "lib/uop/arg.h"
 #include "lib/uop/ops.h"
 
@@ -157,7 +157,7 @@ struct MixinTypes<UOp> {
 };
 
 // the node handle; its op surface (the builder mixins of tinygrad/mixin) is inherited, shared with Tensor
-class UOp : public OpMixin<UOp> {
+class UOp : public RandMixin<UOp> {
  public:
   UOp() = default;
   UOp(const UOp& o) : n_(o.n_) { inc(); }
@@ -321,6 +321,8 @@ class UOp : public OpMixin<UOp> {
   // ***** uop/ops.py: the UOp's own builders and the hooks the mixins build on (lib/mixin/uop.cpp) *****
   const UOp& _uop() const { return *this; }                // the mixins' graph of self
   static const UOp& _wrap_uop(const UOp& u) { return u; }  // the mixins' Self around a graph
+  // the mixins' per-device RNG counter: only Tensor keeps one, so random UOps throw (as in the reference)
+  static std::pair<UOp, UOp> next_counter(const std::string& device, pyint num);
   static UOp const_(PyConst b, DType dtype = DType());  // UOp.const (a python scalar)
   static UOp const_(const UOp& b, DType dtype);         // UOp.const of a UOp: a cast
   static UOp invalid() { return const_(PyConst::invalid()); }
@@ -334,10 +336,13 @@ class UOp : public OpMixin<UOp> {
   }
   static UOp group(std::span<const UOp> srcs);
   UOp broadcast(int64_t count) const;
+  UOp vconst_like(PyConst b) const;  // for use after movement ops have been removed: const(b, dtype) x max_numel
   UOp index(std::span<const UOp> idx) const;
   UOp index(const UOp& i) const { return index(std::span<const UOp>(&i, 1)); }
   UOp load(std::span<const UOp> srcs = {}) const;
+  UOp load(std::initializer_list<UOp> srcs) const { return load(std::span<const UOp>(srcs.begin(), srcs.size())); }
   UOp store(const UOp& val) const;
+  UOp store(const UOp& val, const UOp& gate) const;  // store(src, gate=gate)
   UOp end(std::span<const UOp> srcs) const;
   UOp after(std::span<const UOp> srcs) const;
   UOp after(const UOp& s) const { return after(std::span<const UOp>(&s, 1)); }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # Prints the values behind Tensor.EveryOpOptionOfTheReference (tests/unit/test_tensor.cpp): Tensor ops called with
 # the options of their reference twins (reshape with None, split by sizes, avg_pool2d padding and
-# count_include_pad, nll_loss weight and ignore_index, sequential over Tensor functions, std).
+# count_include_pad, nll_loss weight and ignore_index, sequential over Tensor functions, std, scaled dot-product
+# attention, the kaiming initializers, randperm).
 # Run from a checkout of tinygrad a9069c17:
 #   cd <tinygrad> && PYTHONPATH=. DEV=CPU python3 <repo>/tests/parity/gen_tensor_surface_values.py
 from tinygrad import Tensor, dtypes
@@ -19,3 +20,14 @@ print("nll_ign", logp.nll_loss(Y, ignore_index=2).item())
 print("nll_w_ign_sum", logp.nll_loss(Y, weight=w, ignore_index=1, reduction="sum").item())
 print("sequential", a.sequential([lambda t: t * 2, lambda t: t + 1]).tolist())
 print("std", round(a.std().item(), 6), a.std(axis=1).tolist())
+q = Tensor.arange(24, dtype=dtypes.float).reshape(1, 2, 3, 4) / 10
+k = (Tensor.arange(24, dtype=dtypes.float).reshape(1, 2, 3, 4) / 7).cos()
+v = Tensor.arange(24, dtype=dtypes.float).reshape(1, 2, 3, 4).sin()
+print("sdpa", [round(z, 6) for z in q.scaled_dot_product_attention(k, v).flatten().tolist()])
+print("sdpa_causal", [round(z, 6) for z in q.scaled_dot_product_attention(k, v, is_causal=True).flatten().tolist()])
+Tensor.manual_seed(42)
+print("kaiming_uniform", Tensor.kaiming_uniform(2, 3).tolist())
+Tensor.manual_seed(42)
+print("kaiming_normal", Tensor.kaiming_normal(2, 3, a=0.5).tolist())
+Tensor.manual_seed(42)
+print("randperm", Tensor.randperm(6).tolist())

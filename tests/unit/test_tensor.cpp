@@ -368,4 +368,34 @@ TEST(Tensor, EveryOpOptionOfTheReference) {
   EXPECT_NEAR(a.std().item<float>(), 1.870829, 1e-6);
   EXPECT_EQ(a.std(1).to_vector<float>(), (std::vector<float>{1.0f, 2.6457512378692627f}));
   EXPECT_EQ(ints(a.uop().std(1).shape()), (V{2}));
+  // scaled dot-product attention, plain and causal (printed rounded to 6 digits)
+  Tensor q = Tensor::arange(24, std::nullopt, 1, dtypes::float32).reshape({1, 2, 3, 4}) / 10;
+  Tensor k = (Tensor::arange(24, std::nullopt, 1, dtypes::float32).reshape({1, 2, 3, 4}) / 7).cos();
+  Tensor v = Tensor::arange(24, std::nullopt, 1, dtypes::float32).reshape({1, 2, 3, 4}).sin();
+  auto near = [](const std::vector<float>& got, const std::vector<float>& want) {
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-6) << i;
+  };
+  near(q.scaled_dot_product_attention(k, v).flatten().to_vector<float>(),
+       {0.030268,  0.108638, 0.087127, -0.014489, -0.062603, 0.145416, 0.21974,   0.092036,
+        -0.119925, 0.202575, 0.338829, 0.163565,  -0.306838, 0.1891,   0.51118,   0.363283,
+        -0.375899, 0.232386, 0.627016, 0.445171,  -0.427271, 0.273178, 0.722468,  0.507524});
+  near(q.scaled_dot_product_attention(k, v, std::nullopt, 0.0, true).flatten().to_vector<float>(),
+       {0.0,       0.841471, 0.909297, 0.14112,   -0.320023, 0.080152, 0.406636,  0.35926,
+        -0.119925, 0.202575, 0.338829, 0.163565,  -0.536573, 0.420167, 0.990607,  0.650288,
+        -0.492901, 0.17753,  0.684741, 0.562403,  -0.427271, 0.273178, 0.722468,  0.507524});
+  EXPECT_THROW(q.scaled_dot_product_attention(k, v, k.lt(0), 0.0, true), Error);
+  // the initializers of mixin/rand.py, drawn like the reference's
+  Tensor::manual_seed(42);
+  EXPECT_EQ(Tensor::kaiming_uniform({2, 3}).to_vector<float>(),
+            (std::vector<float>{-0.3364458382129669f, -1.3864952325820923f, -1.0951101779937744f, -1.0812550783157349f,
+                                0.015164689160883427f, -0.36170876026153564f}));
+  Tensor::manual_seed(42);
+  EXPECT_EQ(Tensor::kaiming_normal({2, 3}, 0.5).to_vector<float>(),
+            (std::vector<float>{1.429659366607666f, -0.13579116761684418f, 1.1979912519454956f, -0.5584267973899841f,
+                                -0.6349837183952332f, -0.3197815716266632f}));
+  Tensor::manual_seed(42);
+  EXPECT_EQ(Tensor::randperm(6).to_vector<int>(), (std::vector<int>{1, 2, 3, 5, 0, 4}));
+  // random UOps have no RNG state, as in the reference
+  EXPECT_THROW(UOp::rand({2}), Error);
 }

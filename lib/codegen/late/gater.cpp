@@ -2,16 +2,9 @@
 
 namespace tg {
 
-static UOp vconst_like(const UOp& u, PyConst b) { return UOp::const_(b, u.dtype()).broadcast((int64_t)u.max_numel()); }
-static UOp gated_load(const UOp& idx, const UOp& alt, const UOp& gate) {
-  return UOp(Ops::LOAD, DType(), {idx, alt, gate});
-}
-static UOp gated_store(const UOp& idx, const UOp& data, const UOp& gate) {
-  return UOp(Ops::STORE, DType(), {idx, data, gate});
-}
 
 static UOp move_where_load(const UOp& l, const UOp& a, const UOp& w) {
-  UOp alt = a.is_invalid()                                         ? vconst_like(l, PyConst(0))
+  UOp alt = a.is_invalid()                                         ? l.vconst_like(0)
             : a.op() == Ops::CONST                                 ? l.const_like(a.val())
             : a.op() == Ops::CAST && a.src(0).dtype() == l.dtype() ? a.src(0)
                                                                    : a.cast(l.dtype());
@@ -39,20 +32,20 @@ const PatternMatcher& pm_move_gates_from_index() {
             // for image idx (must be first)
             TG_RULE(image_idx.load().named("l"),
                     [](const UOp& buf, const UOp& gate, const UOp& idx_y, const UOp& idx_x, const UOp& l) {
-                      return gated_load(buf.index(std::vector<UOp>{idx_y, idx_x}), vconst_like(l, PyConst(0)), gate);
+                      return buf.index(std::vector<UOp>{idx_y, idx_x}).load({l.vconst_like(0), gate});
                     }),
             TG_RULE(image_idx.store(UPat::var("data")),
                     [](const UOp& buf, const UOp& gate, const UOp& idx_y, const UOp& idx_x, const UOp& data) {
-                      return gated_store(buf.index(std::vector<UOp>{idx_y, idx_x}), data, gate);
+                      return buf.index(std::vector<UOp>{idx_y, idx_x}).store(data, gate);
                     }),
             // here we create the alt value for load to be 0s and remove the where Invalid
             TG_RULE(mop.load().named("l"),
                     [](const UOp& mop, const UOp& gate, const UOp& idx, const UOp& l) {
-                      return gated_load(mop.with_src(mop_src(mop, idx)), vconst_like(l, PyConst(0)), gate);
+                      return mop.with_src(mop_src(mop, idx)).load({l.vconst_like(0), gate});
                     }),
             TG_RULE(mop.store(UPat::var("data")),
                     [](const UOp& mop, const UOp& gate, const UOp& idx, const UOp& data) {
-                      return gated_store(mop.with_src(mop_src(mop, idx)), data, gate);
+                      return mop.with_src(mop_src(mop, idx)).store(data, gate);
                     }),
             // Where after gated load becomes alt value
             TG_RULE(
