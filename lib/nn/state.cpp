@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "lib/helpers.h"
 #include "lib/mixin/helpers.h"
 
@@ -22,193 +24,6 @@ const std::vector<std::pair<const char*, DType>>& safe_dtypes() {
   return t;
 }
 
-// json.dumps(ensure_ascii=True) string escaping
-void json_string(std::string& out, const std::string& s) {
-  out += '"';
-  for (size_t i = 0; i < s.size();) {
-    unsigned char c = s[i];
-    uint32_t cp = c;
-    size_t len = 1;
-    if (c >= 0x80) {  // decode UTF-8 (invalid bytes pass through as U+FFFD like errors="replace" would not: reject)
-      len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 0;
-      if (len == 0 || i + len > s.size()) throw Error("safetensors: name or metadata is not valid UTF-8: " + s);
-      cp = c & (0x7F >> len);
-      for (size_t k = 1; k < len; k++) cp = cp << 6 | (s[i + k] & 0x3F);
-    }
-    i += len;
-    char buf[16];
-    switch (cp) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        if (cp < 0x20 || (cp >= 0x7F && cp < 0x10000)) {
-          std::snprintf(buf, sizeof buf, "\\u%04x", cp);
-          out += buf;
-        } else if (cp >= 0x10000) {
-          uint32_t v = cp - 0x10000;
-          std::snprintf(buf, sizeof buf, "\\u%04x\\u%04x", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
-          out += buf;
-        } else {
-          out += char(cp);
-        }
-    }
-  }
-  out += '"';
-}
-
-// A small JSON reader for the header: objects, arrays, strings, integers (what safetensors headers hold).
-struct Json {
-  enum Kind { Null, Bool, Int, Str, Arr, Obj } kind = Null;
-  int64_t i = 0;
-  std::string s;
-  std::vector<Json> arr;
-  std::vector<std::pair<std::string, Json>> obj;
-};
-
-struct Parser {
-  const char* p;
-  const char* end;
-  const std::string& what;
-  const char* begin;
-  [[noreturn]] void fail(const std::string& msg) {
-    throw Error(what + ": bad safetensors header: " + msg + " at header byte " + std::to_string(p - begin));
-  }
-  void ws() {
-    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
-  }
-  void expect(char c) {
-    ws();
-    if (p >= end || *p != c) fail(std::string("expected '") + c + "'");
-    p++;
-  }
-  static void utf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) out += char(cp);
-    else if (cp < 0x800) out += char(0xC0 | cp >> 6), out += char(0x80 | (cp & 0x3F));
-    else if (cp < 0x10000) out += char(0xE0 | cp >> 12), out += char(0x80 | (cp >> 6 & 0x3F)), out += char(0x80 | (cp & 0x3F));
-    else
-      out += char(0xF0 | cp >> 18), out += char(0x80 | (cp >> 12 & 0x3F)), out += char(0x80 | (cp >> 6 & 0x3F)),
-          out += char(0x80 | (cp & 0x3F));
-  }
-  uint32_t hex4() {
-    if (end - p < 4) fail("truncated \\u escape");
-    uint32_t v = 0;
-    for (int k = 0; k < 4; k++, p++) {
-      char c = *p;
-      v = v * 16 + (c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : (fail("bad \\u escape"), 0));
-    }
-    return v;
-  }
-  std::string str() {
-    expect('"');
-    std::string out;
-    while (true) {
-      if (p >= end) fail("unterminated string");
-      char c = *p++;
-      if (c == '"') return out;
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (p >= end) fail("unterminated escape");
-      char e = *p++;
-      switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': {
-          uint32_t cp = hex4();
-          if (cp >= 0xD800 && cp < 0xDC00 && end - p >= 6 && p[0] == '\\' && p[1] == 'u') {
-            p += 2;
-            uint32_t lo = hex4();
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          }
-          utf8(out, cp);
-          break;
-        }
-        default: fail(std::string("bad escape \\") + e);
-      }
-    }
-  }
-  Json value(int depth = 0) {
-    if (depth > 64) fail("nesting too deep");
-    ws();
-    if (p >= end) fail("unexpected end");
-    Json j;
-    if (*p == '{') {
-      p++;
-      j.kind = Json::Obj;
-      ws();
-      if (p < end && *p == '}') return p++, j;
-      while (true) {
-        std::string k = str();
-        expect(':');
-        j.obj.emplace_back(std::move(k), value(depth + 1));
-        ws();
-        if (p < end && *p == ',') {
-          p++;
-          continue;
-        }
-        expect('}');
-        return j;
-      }
-    }
-    if (*p == '[') {
-      p++;
-      j.kind = Json::Arr;
-      ws();
-      if (p < end && *p == ']') return p++, j;
-      while (true) {
-        j.arr.push_back(value(depth + 1));
-        ws();
-        if (p < end && *p == ',') {
-          p++;
-          continue;
-        }
-        expect(']');
-        return j;
-      }
-    }
-    if (*p == '"') {
-      j.kind = Json::Str;
-      j.s = str();
-      return j;
-    }
-    if (*p == '-' || (*p >= '0' && *p <= '9')) {
-      j.kind = Json::Int;
-      bool neg = *p == '-';
-      if (neg) p++;
-      if (p >= end || *p < '0' || *p > '9') fail("bad number");
-      uint64_t v = 0;
-      while (p < end && *p >= '0' && *p <= '9') {
-        if (v > (UINT64_MAX - 9) / 10) fail("number too large");
-        v = v * 10 + uint64_t(*p++ - '0');
-      }
-      if (p < end && (*p == '.' || *p == 'e' || *p == 'E')) fail("expected an integer");
-      if (v > uint64_t(INT64_MAX)) fail("number too large");
-      j.i = neg ? -int64_t(v) : int64_t(v);
-      return j;
-    }
-    for (auto [lit, kind] : {std::pair{"true", Json::Bool}, {"false", Json::Bool}, {"null", Json::Null}})
-      if (size_t(end - p) >= std::strlen(lit) && std::memcmp(p, lit, std::strlen(lit)) == 0) {
-        p += std::strlen(lit);
-        j.kind = kind;
-        j.i = lit[0] == 't';
-        return j;
-      }
-    fail(std::string("unexpected character '") + *p + "'");
-  }
-};
-
 }  // namespace
 
 DType safe_dtype(const std::string& name) {
@@ -224,42 +39,34 @@ std::string safe_dtype_name(DType dt) {
 }
 
 std::string safetensors_header(std::vector<SafeTensorInfo>& tensors, const std::vector<std::pair<std::string, std::string>>& metadata) {
-  std::string j = "{";
+  // json.dumps(headers, separators=(',', ':')): insertion order, ensure_ascii
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
   if (!metadata.empty()) {
-    j += "\"__metadata__\":{";
-    bool first = true;
-    for (auto& [k, v] : metadata) {
-      if (!first) j += ',';
-      first = false;
-      json_string(j, k);
-      j += ':';
-      json_string(j, v);
-    }
-    j += "}";
+    nlohmann::ordered_json m = nlohmann::ordered_json::object();
+    for (auto& [k, v] : metadata) m[k] = v;
+    j["__metadata__"] = std::move(m);
   }
   uint64_t offset = 0;
-  for (size_t i = 0; i < tensors.size(); i++) {
-    auto& t = tensors[i];
+  for (auto& t : tensors) {
     if (t.name == "__metadata__") throw Error("safetensors: a tensor cannot be named __metadata__");
     uint64_t n = uint64_t(t.dtype.itemsize());
     for (int64_t s : t.shape) n *= uint64_t(s);
     t.begin = offset;
     t.end = offset + n;
     offset += n;
-    if (j.size() > 1) j += ',';
-    json_string(j, t.name);
-    j += ":{\"dtype\":";
-    json_string(j, safe_dtype_name(t.dtype));
-    j += ",\"shape\":[";
-    for (size_t k = 0; k < t.shape.size(); k++) j += (k ? "," : "") + std::to_string(t.shape[k]);
-    j += "],\"data_offsets\":[" + std::to_string(t.begin) + "," + std::to_string(t.end) + "]}";
+    j[t.name] = {{"dtype", safe_dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {t.begin, t.end}}};
   }
-  j += "}";
-  j.append((8 - j.size() % 8) % 8, ' ');
+  std::string text;
+  try {
+    text = j.dump(-1, ' ', true);
+  } catch (const nlohmann::json::type_error& e) {  // 316: not UTF-8
+    throw Error(std::string("safetensors: a name or the metadata is not valid UTF-8 (") + e.what() + ")");
+  }
+  text.append((8 - text.size() % 8) % 8, ' ');
   std::string out(8, '\0');
-  uint64_t len = j.size();
+  uint64_t len = text.size();
   for (int k = 0; k < 8; k++) out[k] = char(len >> (8 * k) & 0xff);
-  return out + j;
+  return out + text;
 }
 
 SafeTensorsHeader parse_safetensors_header(const uint8_t* data, size_t size, const std::string& what) {
@@ -272,56 +79,63 @@ SafeTensorsHeader parse_safetensors_header(const uint8_t* data, size_t size, con
   SafeTensorsHeader h;
   h.data_start = 8 + len;
   const char* b = reinterpret_cast<const char*>(data + 8);
-  Parser ps{b, b + len, what, b};
-  Json root = ps.value();
-  ps.ws();
-  if (ps.p != ps.end) ps.fail("trailing characters after the header object");
-  if (root.kind != Json::Obj) ps.fail("the header is not a JSON object");
+  nlohmann::ordered_json root;
+  try {
+    root = nlohmann::ordered_json::parse(b, b + len);
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string msg = e.what();  // "[json.exception.parse_error.101] parse error at line 1, column 5: <problem>"
+    size_t colon = msg.find(": ");
+    throw Error(what + ": bad safetensors header: " + (colon == std::string::npos ? msg : msg.substr(colon + 2)) +
+                " at header byte " + std::to_string(e.byte));
+  }
+  if (!root.is_object()) throw Error(what + ": bad safetensors header: the header is not a JSON object");
   uint64_t data_size = size - h.data_start;
-  for (auto& [name, v] : root.obj) {
+  auto non_negative_int = [](const nlohmann::ordered_json& v) {
+    return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+  };
+  for (auto& [name, v] : root.items()) {
     if (name == "__metadata__") {
-      if (v.kind != Json::Obj) throw Error(what + ": __metadata__ must be an object of strings");
-      for (auto& [k, mv] : v.obj) {
-        if (mv.kind != Json::Str) throw Error(what + ": __metadata__[\"" + k + "\"] is not a string");
-        h.metadata.emplace_back(k, mv.s);
+      if (!v.is_object()) throw Error(what + ": __metadata__ must be an object of strings");
+      for (auto& [k, mv] : v.items()) {
+        if (!mv.is_string()) throw Error(what + ": __metadata__[\"" + k + "\"] is not a string");
+        h.metadata.emplace_back(k, mv.get<std::string>());
       }
       continue;
     }
     auto bad = [&](const std::string& m) { return Error(what + ": tensor \"" + name + "\": " + m); };
-    if (v.kind != Json::Obj) throw bad("entry is not an object");
-    const Json *dt = nullptr, *shape = nullptr, *offs = nullptr;
-    for (auto& [k, f] : v.obj) {
-      if (k == "dtype") dt = &f;
-      else if (k == "shape") shape = &f;
-      else if (k == "data_offsets") offs = &f;
-    }
-    if (!dt || dt->kind != Json::Str) throw bad("missing \"dtype\" string");
-    if (!shape || shape->kind != Json::Arr) throw bad("missing \"shape\" array");
-    if (!offs || offs->kind != Json::Arr || offs->arr.size() != 2) throw bad("\"data_offsets\" must be [begin, end]");
+    if (!v.is_object()) throw bad("entry is not an object");
+    auto dt = v.find("dtype"), shape = v.find("shape"), offs = v.find("data_offsets");
+    if (dt == v.end() || !dt->is_string()) throw bad("missing \"dtype\" string");
+    if (shape == v.end() || !shape->is_array()) throw bad("missing \"shape\" array");
+    if (offs == v.end() || !offs->is_array() || offs->size() != 2) throw bad("\"data_offsets\" must be [begin, end]");
     SafeTensorInfo t;
     t.name = name;
+    std::string dt_name = dt->get<std::string>();
     try {
-      t.dtype = safe_dtype(dt->s);
+      t.dtype = safe_dtype(dt_name);
     } catch (const Error& e) {
       throw bad(e.what());
     }
     uint64_t n = uint64_t(t.dtype.itemsize());
-    for (auto& d : shape->arr) {
-      if (d.kind != Json::Int || d.i < 0) throw bad("shape entries must be non-negative integers");
-      t.shape.push_back(d.i);
-      n *= uint64_t(d.i);
+    for (auto& d : *shape) {
+      if (!non_negative_int(d))
+        throw bad("shape entries must be non-negative integers (expected an integer, got " + d.dump() + ")");
+      if (d.get<uint64_t>() > uint64_t(INT64_MAX)) throw bad("shape entry " + d.dump() + " is too large");
+      t.shape.push_back(d.get<int64_t>());
+      if (__builtin_mul_overflow(n, d.get<uint64_t>(), &n)) throw bad("the shape has more bytes than 2**64");
     }
-    for (auto& o : offs->arr)
-      if (o.kind != Json::Int || o.i < 0) throw bad("data_offsets must be non-negative integers");
-    t.begin = uint64_t(offs->arr[0].i);
-    t.end = uint64_t(offs->arr[1].i);
+    for (auto& o : *offs)
+      if (!non_negative_int(o))
+        throw bad("data_offsets must be non-negative integers (expected an integer, got " + o.dump() + ")");
+    t.begin = (*offs)[0].get<uint64_t>();
+    t.end = (*offs)[1].get<uint64_t>();
     if (t.end < t.begin) throw bad("data_offsets end before they begin");
     if (t.end > data_size)
       throw bad("data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) + "] run past the " +
                 std::to_string(data_size) + " data bytes of the file (truncated?)");
     if (t.end - t.begin != n)
-      throw bad("data_offsets cover " + std::to_string(t.end - t.begin) + " bytes but " + dt->s + " of this shape needs " +
-                std::to_string(n));
+      throw bad("data_offsets cover " + std::to_string(t.end - t.begin) + " bytes but " + dt_name +
+                " of this shape needs " + std::to_string(n));
     h.tensors.push_back(std::move(t));
   }
   std::vector<const SafeTensorInfo*> by_off;
