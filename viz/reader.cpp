@@ -1,5 +1,6 @@
 #include "viz/reader.h"
 
+#include <nlohmann/json.hpp>
 #include <sqlite3.h>
 #include <sys/stat.h>
 
@@ -726,55 +727,33 @@ std::vector<RuleRow> Trace::rules() const {
 }
 
 namespace {
-// steps.stats: [[rule, attempts, matches, excl_ns(, early_rejects(, incl_ns))], ...] (schema.h), read strictly
-struct StatsJson {
-  const std::string& j;
-  size_t i = 0;
-  std::string err;
-  void ws() {
-    while (i < j.size() && (j[i] == ' ' || j[i] == '\n' || j[i] == '\t' || j[i] == '\r')) i++;
+// steps.stats: [[rule, attempts, matches, excl_ns(, early_rejects(, incl_ns))], ...] (schema.h), read strictly. Returns
+// what is wrong, or an empty string.
+std::string parse_stats_json(const std::string& text, std::vector<RuleStatRow>& out) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) return "not JSON";
+  if (!j.is_array()) return "not an array";
+  for (size_t e = 0; e < j.size(); e++) {
+    const nlohmann::json& row = j[e];
+    std::string at = "entry " + std::to_string(e) + " ";
+    if (!row.is_array()) return at + "is not an array";
+    if (row.size() < 4 || row.size() > 6) return at + "has " + std::to_string(row.size()) + " numbers, not 4 to 6";
+    int64_t v[6];
+    for (size_t k = 0; k < row.size(); k++) {
+      if (!row[k].is_number_integer() || (row[k].is_number_unsigned() && row[k].get<uint64_t>() > INT64_MAX))
+        return at + "has a value that is not a 64-bit integer: " + row[k].dump();
+      v[k] = row[k].get<int64_t>();
+      if (k > 0 && v[k] < 0) return at + "has a negative count or time";
+    }
+    RuleStatRow r;
+    r.rule = v[0], r.attempts = (uint64_t)v[1], r.matches = (uint64_t)v[2], r.excl_ns = v[3];
+    r.early_rejects = row.size() > 4 ? (uint64_t)v[4] : 0;
+    r.incl_ns = row.size() > 5 ? v[5] : r.excl_ns;
+    r.candidates = r.early_rejects + r.attempts;
+    out.push_back(r);
   }
-  bool eat(char c) {
-    ws();
-    if (i < j.size() && j[i] == c) return i++, true;
-    return false;
-  }
-  bool num(int64_t& v) {
-    ws();
-    auto r = std::from_chars(j.data() + i, j.data() + j.size(), v);
-    if (r.ec != std::errc()) return false;
-    i = (size_t)(r.ptr - j.data());
-    return true;
-  }
-  // false with err set when the text is not the format
-  bool parse(std::vector<RuleStatRow>& out) {
-    if (!eat('[')) return err = "does not start with '['", false;
-    if (eat(']')) return true;
-    do {
-      if (!eat('[')) return err = "an entry does not start with '[' at offset " + std::to_string(i), false;
-      int64_t v[6];
-      size_t n = 0;
-      do {
-        if (n == 6) return err = "an entry with more than 6 numbers", false;
-        if (!num(v[n++])) return err = "a number out of range or missing at offset " + std::to_string(i), false;
-      } while (eat(','));
-      if (!eat(']')) return err = "an entry does not end with ']' at offset " + std::to_string(i), false;
-      if (n < 4) return err = "an entry with " + std::to_string(n) + " numbers, not 4 to 6", false;
-      for (size_t k = 1; k < n; k++)
-        if (v[k] < 0) return err = "a negative count or time", false;
-      RuleStatRow r;
-      r.rule = v[0], r.attempts = (uint64_t)v[1], r.matches = (uint64_t)v[2], r.excl_ns = v[3];
-      r.early_rejects = n > 4 ? (uint64_t)v[4] : 0;
-      r.incl_ns = n > 5 ? v[5] : r.excl_ns;
-      r.candidates = r.early_rejects + r.attempts;
-      out.push_back(r);
-    } while (eat(','));
-    if (!eat(']')) return err = "does not end with ']' at offset " + std::to_string(i), false;
-    ws();
-    if (i != j.size()) return err = "trailing text at offset " + std::to_string(i), false;
-    return true;
-  }
-};
+  return "";
+}
 
 // what the view rule_stats (schema.h) computes, spelled out: the reader never runs SQL stored in the file
 constexpr const char* kRuleStatsSql =
@@ -793,9 +772,8 @@ std::vector<RuleStatRow> Trace::rule_stats(int64_t step_id, int64_t context_id) 
     q.at(step_id);
     if (!q.step() || q.null(0)) return out;
     std::string j = q.t_(0);
-    StatsJson p{j};
-    if (!p.parse(out))
-      q.bad(0, "is not [[rule, attempts, matches, excl_ns(, early_rejects(, incl_ns))], ...]: " + p.err);
+    if (std::string err = parse_stats_json(j, out); !err.empty())
+      q.bad(0, "is not [[rule, attempts, matches, excl_ns(, early_rejects(, incl_ns))], ...]: " + err);
     std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.rule < b.rule; });
     return out;
   }

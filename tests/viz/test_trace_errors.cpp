@@ -257,14 +257,27 @@ TEST(TraceErrors, SchemaDamage) {
 TEST(TraceErrors, MalformedStepStatisticsNameTheStep) {
   int64_t step = a_step_with_matches();
   std::string s = std::to_string(step);
-  for (const char* j : {"[[1,-,3,4]]", "[[99999999999999999999999,1,1,1]]", "[[1]]", "["}) {
+  // each damage with the problem its check names
+  const std::vector<std::pair<const char*, const char*>> cases = {
+      {"[[1,-,3,4]]", "not JSON"},
+      {"[", "not JSON"},
+      {"{}", "not an array"},
+      {"[1]", "entry 0 is not an array"},
+      {"[[1]]", "entry 0 has 1 numbers, not 4 to 6"},
+      {"[[1,2,3,4],[1,2,3,4,5,6,7]]", "entry 1 has 7 numbers, not 4 to 6"},
+      {"[[99999999999999999999999,1,1,1]]", "not a 64-bit integer"},
+      {"[[18446744073709551615,1,1,1]]", "not a 64-bit integer"},
+      {"[[1,2.5,3,4]]", "not a 64-bit integer: 2.5"},
+      {"[[1,2,3,-4]]", "entry 0 has a negative count or time"},
+  };
+  for (const auto& [j, problem] : cases) {
     std::string p = damaged("stats", std::string("UPDATE steps SET stats='") + j + "' WHERE id=" + s);
     auto t = Trace::open(p);
     try {
       t->rule_stats(step);
       ADD_FAILURE() << j;
     } catch (const TraceError& e) {
-      expect_names(e.what(), p, {"table steps", "row " + s, "stats"});
+      expect_names(e.what(), p, {"table steps", "row " + s, "stats", problem});
     }
     auto [rc, err] = cli({"stats", p, "--step", s});
     EXPECT_EQ(rc, 2);
