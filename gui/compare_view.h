@@ -1,5 +1,5 @@
 // The "Compare" tab: the window's trace (A) beside another (B), aligned as `tinyviz-cli diff` aligns them
-// (viz/diff.h). Left, the aligned contexts and steps of both with their status: equal, differs at match k, input
+// (viz/reader/diff.h). Left, the aligned contexts and steps of both with their status: equal, differs at match k, input
 // differs, on one side only. Right, the selected pair's two graphs side by side at the same match, with the nodes where
 // the two frames start to differ outlined (a node whose structure the other frame lacks while it has all its
 // sources). F8 / Shift+F8 go to the next / previous divergent step, Ctrl+F8 to the first divergence; Left/Right step
@@ -12,7 +12,7 @@
 
 #include "gui/frame_loader.h"
 #include "gui/trace_model.h"
-#include "viz/diff.h"
+#include "viz/reader/diff.h"
 
 class QLabel;
 class QTreeWidget;

@@ -4,7 +4,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "viz/reader.h"
+#include "viz/reader/reader.h"
 
 namespace tv {
 

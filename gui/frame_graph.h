@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "gui/layout.h"
-#include "viz/reader.h"
+#include "viz/reader/reader.h"
 
 namespace tv {
 

@@ -1,7 +1,7 @@
 #include "gui/graph_items.h"
 
 #include "gui/ansi_text.h"
-#include "viz/argfmt.h"
+#include "viz/reader/argfmt.h"
 
 #include <QHash>
 #include <QPaintEngine>

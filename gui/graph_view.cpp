@@ -1,6 +1,6 @@
 #include "gui/graph_view.h"
 
-#include "viz/argfmt.h"
+#include "viz/reader/argfmt.h"
 
 #include <QContextMenuEvent>
 #include <QHBoxLayout>

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "viz/reader.h"
+#include "viz/reader/reader.h"
 
 namespace tv {
 

@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   // a few worker threads (frames, Graphviz, queries, opening) each got a 64 MB malloc arena whose freed pages stayed
   // resident: two arenas keep the heap compact (the GUI thread does little allocation that would contend)
   mallopt(M_ARENA_MAX, 2);
-  // a trace's strings can be any length: what the views show of each is cut (viz/reader.h), before anything is read
+  // a trace's strings can be any length: what the views show of each is cut (viz/reader/reader.h), before anything is read
   tg::viz::set_display_text_limit(tv::kShownTextLimit);
   QStringList args;
   for (int i = 1; i < argc; i++) args << QString::fromLocal8Bit(argv[i]);

@@ -24,7 +24,7 @@ class QStackedWidget;
 
 namespace tv {
 
-// the most characters of one name, label line or text a view shows (viz/reader.h display_text): a context named by a
+// the most characters of one name, label line or text a view shows (viz/reader/reader.h display_text): a context named by a
 // million characters would otherwise take Qt's text layout minutes
 constexpr size_t kShownTextLimit = 2000;
 

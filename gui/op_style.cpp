@@ -1,6 +1,6 @@
 #include "gui/op_style.h"
 
-#include "viz/argfmt.h"
+#include "viz/reader/argfmt.h"
 
 #include <cmath>
 #include <string>

@@ -8,7 +8,7 @@
 #include "gui/ansi_text.h"
 #include "gui/code_view.h"
 #include "gui/timeline_view.h"
-#include "viz/profile.h"
+#include "viz/reader/trace_profile.h"
 
 namespace tv {
 

@@ -21,7 +21,7 @@
 #include "gui/message_bar.h"
 #include "gui/stats_view.h"
 #include "gui/timeline_view.h"
-#include "viz/reader.h"
+#include "viz/reader/reader.h"
 
 namespace tv {
 

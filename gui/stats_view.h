@@ -8,7 +8,7 @@
 #include <QWidget>
 
 #include "gui/trace_model.h"
-#include "viz/diff.h"
+#include "viz/reader/diff.h"
 
 class QCheckBox;
 class QComboBox;

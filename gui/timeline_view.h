@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "gui/trace_model.h"
-#include "viz/profile.h"
+#include "viz/reader/trace_profile.h"
 
 namespace tv {
 

@@ -8,7 +8,7 @@
 #include <future>
 #include <thread>
 
-#include "viz/argfmt.h"
+#include "viz/reader/argfmt.h"
 
 namespace tv {
 

@@ -11,8 +11,8 @@
 #include <thread>
 #include <unordered_map>
 
-#include "viz/reader.h"
-#include "viz/replay.h"
+#include "viz/reader/reader.h"
+#include "viz/reader/replay.h"
 
 namespace tv {
 

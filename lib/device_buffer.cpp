@@ -5,7 +5,8 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "lib/codegen/mops.h"
+#include "lib/schedule/indexing.h"
+#include "lib/schedule/rangeify.h"
 #include "lib/device.h"
 #include "lib/uop/rewrite.h"
 #include "lib/uop/symbolic.h"

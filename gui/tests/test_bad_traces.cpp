@@ -14,7 +14,7 @@
 #include "gui/main_window.h"
 #include "gui/tests/demo_trace.h"
 #include "gui/message_bar.h"
-#include "viz/reader.h"
+#include "viz/reader/reader.h"
 
 using namespace tv;
 

@@ -21,9 +21,9 @@
 #include "gui/stats_view.h"
 #include "gui/trace_tree.h"
 #include "gui/tests/demo_trace.h"
-#include "viz/diff.h"
-#include "viz/reader.h"
-#include "viz/replay.h"
+#include "viz/reader/diff.h"
+#include "viz/reader/reader.h"
+#include "viz/reader/replay.h"
 
 using namespace tv;
 using namespace tg::viz;

@@ -21,8 +21,8 @@
 #include "gui/main_window.h"
 #include "gui/tests/demo_trace.h"
 #include "gui/trace_tree.h"
-#include "viz/reader.h"
-#include "viz/replay.h"
+#include "viz/reader/reader.h"
+#include "viz/reader/replay.h"
 
 using namespace tv;
 using namespace tg::viz;

@@ -16,14 +16,14 @@
 #include <unordered_map>
 
 #include "gui/graph_items.h"
-#include "viz/replay.h"
+#include "viz/reader/replay.h"
 #include "gui/graph_view.h"
 #include "gui/main_window.h"
 #include "gui/tests/demo_trace.h"
 #include "gui/rule_panel.h"
 #include "gui/timeline_view.h"
-#include "viz/argfmt.h"
-#include "viz/reader.h"
+#include "viz/reader/argfmt.h"
+#include "viz/reader/reader.h"
 
 using namespace tv;
 using namespace tg::viz;

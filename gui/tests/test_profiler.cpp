@@ -31,8 +31,8 @@
 #include "gui/tests/demo_trace.h"
 #include "gui/timeline_view.h"
 #include "tests/support/sql.h"
-#include "viz/profile.h"
-#include "viz/reader.h"
+#include "viz/reader/trace_profile.h"
+#include "viz/reader/reader.h"
 
 using namespace tv;
 using namespace tg::viz;

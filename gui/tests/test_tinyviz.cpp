@@ -29,8 +29,8 @@
 #include "gui/timeline_view.h"
 #include "gui/trace_tree.h"
 #include "tests/support/sql.h"
-#include "viz/reader.h"
-#include "viz/replay.h"
+#include "viz/reader/reader.h"
+#include "viz/reader/replay.h"
 
 using namespace tv;
 using namespace tg::viz;

@@ -7,7 +7,7 @@
 #include "lib/uop/movement.h"
 #include "lib/uop/pyutil.h"
 #include "lib/uop/track.h"
-#include "lib/uop/transcendental.h"
+#include "lib/codegen/decomp/transcendental.h"
 #include "lib/uop/weak.h"
 
 namespace tg {

@@ -12,7 +12,7 @@
 #include "lib/uop/symbolic.h"
 #include "lib/uop/track.h"
 #include "tests/support/index_corpus.h"
-#include "viz/trace_writer.h"
+#include "viz/writer/trace_writer.h"
 
 using namespace tg;
 

@@ -11,8 +11,8 @@
 #include "lib/uop/symbolic.h"
 #include "lib/uop/track.h"
 #include "tests/support/index_corpus.h"
-#include "viz/reader.h"
-#include "viz/trace_writer.h"
+#include "viz/reader/reader.h"
+#include "viz/writer/trace_writer.h"
 
 using namespace tg;
 

@@ -120,7 +120,7 @@ TEST(Function, ValuesAndGradientsMatchTheReference) {
       in.push_back(Tensor::from_vector(v, dtypes::float32).reshape(shape).contiguous().realize());
     std::vector<Tensor> outs = it->second(in);
     ASSERT_EQ(outs.size(), g.outputs.size());
-    // known gap: the Tensor realize path (lib/tensor_callify.cpp) cannot run precompiled FUNCTIONs yet; the graphs
+    // known gap: the Tensor realize path (lib/tensor/callify.cpp) cannot run precompiled FUNCTIONs yet; the graphs
     // themselves are checked by test_gradient_goldens (fn_precompile*). This fails once they run: drop the gap then.
     if (name.find("precompile") != std::string::npos) {
       std::string err;

@@ -1,4 +1,4 @@
-// tinyviz-cli run in the test's own process (viz/cli.h cli_main), its stdout captured through a temporary file: for
+// tinyviz-cli run in the test's own process (viz/cli/cli.h cli_main), its stdout captured through a temporary file: for
 // tests that check what a subcommand prints.
 #pragma once
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "viz/cli.h"
+#include "viz/cli/cli.h"
 
 namespace tg::test {
 

@@ -3,7 +3,7 @@
 // error unless allowed.
 #include <gtest/gtest.h>
 
-#include "lib/tensor_function.h"
+#include "lib/tensor/function.h"
 #include "tests/support/devices.h"
 
 using namespace tg;

@@ -17,7 +17,7 @@
 #include <sstream>
 
 #include "tests/support/cli_capture.h"
-#include "viz/reader.h"
+#include "viz/reader/reader.h"
 
 using namespace tg;
 using namespace tg::viz;

@@ -16,12 +16,12 @@
 
 #include "lib/uop/serialize.h"
 #include "tests/support/sql.h"
-#include "viz/cli.h"
-#include "viz/diff.h"
-#include "viz/import_tinygrad.h"
-#include "viz/pickle.h"
-#include "viz/reader.h"
-#include "viz/replay.h"
+#include "viz/cli/cli.h"
+#include "viz/reader/diff.h"
+#include "viz/import/import_tinygrad.h"
+#include "viz/import/pickle.h"
+#include "viz/reader/reader.h"
+#include "viz/reader/replay.h"
 
 using namespace tg::viz;
 using tg::test::sql_exec;

@@ -15,10 +15,10 @@
 #include "lib/renderer/cstyle.h"
 #include "lib/uop/kernel_info.h"
 #include "tests/support/codegen_goldens.h"
-#include "viz/reader.h"
+#include "viz/reader/reader.h"
 #include "viz/schema.h"
 #include "tests/support/sql.h"
-#include "viz/trace_writer.h"
+#include "viz/writer/trace_writer.h"
 
 using namespace tg;
 using namespace tg::viz;

@@ -19,10 +19,10 @@
 #include "lib/recorder.h"
 #include "lib/tensor.h"
 #include "tests/support/cli_capture.h"
-#include "viz/cli.h"
-#include "viz/reader.h"
+#include "viz/cli/cli.h"
+#include "viz/reader/reader.h"
 #include "viz/schema.h"
-#include "viz/trace_writer.h"
+#include "viz/writer/trace_writer.h"
 
 using namespace tg;
 using namespace tg::viz;

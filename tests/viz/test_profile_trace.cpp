@@ -23,12 +23,12 @@
 #include "lib/tensor.h"
 #include "profiler/profile.h"
 #include "tests/support/cli_capture.h"
-#include "viz/cli.h"
-#include "viz/export.h"
-#include "viz/profile.h"
-#include "viz/reader.h"
+#include "viz/cli/cli.h"
+#include "viz/export/export.h"
+#include "viz/reader/trace_profile.h"
+#include "viz/reader/reader.h"
 #include "viz/schema.h"
-#include "viz/trace_writer.h"
+#include "viz/writer/trace_writer.h"
 
 using namespace tg;
 using namespace tg::viz;

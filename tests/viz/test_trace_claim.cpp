@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "lib/helpers.h"
-#include "viz/reader.h"
-#include "viz/trace_writer.h"
+#include "viz/reader/reader.h"
+#include "viz/writer/trace_writer.h"
 
 using namespace tg;
 using namespace tg::viz;

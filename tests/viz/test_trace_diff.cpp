@@ -12,9 +12,9 @@
 #include <sstream>
 
 #include "tests/support/sql.h"
-#include "viz/cli.h"
-#include "viz/diff.h"
-#include "viz/reader.h"
+#include "viz/cli/cli.h"
+#include "viz/reader/diff.h"
+#include "viz/reader/reader.h"
 
 using namespace tg::viz;
 using tg::test::sql_exec;

@@ -14,10 +14,10 @@
 #include <string>
 
 #include "tests/support/sql.h"
-#include "viz/argfmt.h"
-#include "viz/cli.h"
-#include "viz/reader.h"
-#include "viz/replay.h"
+#include "viz/reader/argfmt.h"
+#include "viz/cli/cli.h"
+#include "viz/reader/reader.h"
+#include "viz/reader/replay.h"
 
 using namespace tg::viz;
 namespace fs = std::filesystem;
@@ -312,7 +312,7 @@ TEST(TraceErrors, CliNeverAbortsAndNamesTheFile) {
   }
 }
 
-// what a viewer shows of a long string (viz/reader.h display_text): cut at the limit, on a whole UTF-8 character and
+// what a viewer shows of a long string (viz/reader/reader.h display_text): cut at the limit, on a whole UTF-8 character and
 // outside a colour code, saying how much is left out; no limit, or a short string, leaves it as it is
 TEST(DisplayText, LongStringsAreCutOnCharacterBoundaries) {
   set_display_text_limit(0);

@@ -46,7 +46,7 @@
 #include <vector>
 
 #include "tests/viz/fuzz_protocol.h"
-#include "viz/cli.h"
+#include "viz/cli/cli.h"
 #include "viz/schema.h"
 
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "lib/tensor_function.h"
+#include "lib/tensor/function.h"
 
 #include <chrono>
 #include <cstdio>

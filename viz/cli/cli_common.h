@@ -1,6 +1,6 @@
 // The commands of tinyviz-cli that live outside cli.cpp.
 #pragma once
-#include "viz/reader.h"
+#include "viz/reader/reader.h"
 
 namespace tg::viz {
 

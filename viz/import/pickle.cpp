@@ -1,4 +1,4 @@
-#include "viz/pickle.h"
+#include "viz/import/pickle.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,10 +1,10 @@
-// tinyviz-cli diff: two traces side by side (viz/diff.h).
+// tinyviz-cli diff: two traces side by side (viz/reader/diff.h).
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "viz/cli_common.h"
-#include "viz/diff.h"
+#include "viz/cli/cli_common.h"
+#include "viz/reader/diff.h"
 
 namespace tg::viz {
 

@@ -84,7 +84,7 @@ struct MachineCodeRow {
   std::string kind, text;
 };
 
-// one kernel or copy run (PROFILE); bufs as JSON [[buffer, nbytes, mode], ...] (viz/profile.h parses it)
+// one kernel or copy run (PROFILE); bufs as JSON [[buffer, nbytes, mode], ...] (viz/reader/trace_profile.h parses it)
 struct KernelEventRow {
   int64_t id = 0, program = 0;  // program 0: a copy or an unrecorded program
   std::string name, device;

@@ -1,5 +1,5 @@
 // Port of tinygrad/tensor.py: the Tensor handle, the all_tensors registry, construction from host data, realize /
-// linear_with_vars / assign / replace, data access. Callify is in tensor_callify.cpp, random numbers in
+// linear_with_vars / assign / replace, data access. Callify is in callify.cpp, random numbers in
 // mixin/rand.cpp.
 #include "lib/tensor.h"
 

@@ -1,4 +1,4 @@
-#include "viz/reader.h"
+#include "viz/reader/reader.h"
 
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
@@ -11,7 +11,7 @@
 #include <functional>
 #include <set>
 
-#include "viz/argfmt.h"
+#include "viz/reader/argfmt.h"
 #include "viz/schema.h"
 
 namespace tg::viz {

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "viz/reader.h"
-#include "viz/step_graph.h"
+#include "viz/reader/reader.h"
+#include "viz/reader/step_graph.h"
 
 namespace tg::viz {
 

@@ -1,4 +1,4 @@
-#include "viz/profile.h"
+#include "viz/reader/trace_profile.h"
 
 #include <algorithm>
 #include <map>

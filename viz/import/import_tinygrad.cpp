@@ -1,4 +1,4 @@
-#include "viz/import_tinygrad.h"
+#include "viz/import/import_tinygrad.h"
 
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "lib/pyfmt.h"
-#include "viz/argfmt.h"
-#include "viz/pickle.h"
-#include "viz/reader.h"
-#include "viz/replay.h"
+#include "viz/reader/argfmt.h"
+#include "viz/import/pickle.h"
+#include "viz/reader/reader.h"
+#include "viz/reader/replay.h"
 #include "viz/schema.h"
 
 namespace tg::viz {

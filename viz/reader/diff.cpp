@@ -1,4 +1,4 @@
-#include "viz/diff.h"
+#include "viz/reader/diff.h"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 #include <ostream>
 #include <string>
 
-#include "viz/reader.h"
+#include "viz/reader/reader.h"
 
 namespace tg::viz {
 

@@ -1,6 +1,6 @@
 // tinyviz-cli: inspect a trace from a terminal (scripts, servers without a display, CI). The commands live here,
 // main() in tinyviz_cli.cpp, so tests can run them in-process.
-#include "viz/cli.h"
+#include "viz/cli/cli.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "viz/cli_common.h"
-#include "viz/reader.h"
-#include "viz/replay.h"
+#include "viz/cli/cli_common.h"
+#include "viz/reader/reader.h"
+#include "viz/reader/replay.h"
 
 using namespace tg::viz;
 using json = nlohmann::ordered_json;

@@ -1,6 +1,6 @@
 // Import of tinygrad's own VIZ files (`VIZ=-1` writes rewrites.pkl.<user>, `PROFILE` profile.pkl.<user>) into a trace
 // file, so tinyviz and tinyviz-cli open a recording of the reference like one of the port. The pickles are read by the
-// restricted unpickler of viz/pickle.h (an allow-list of the reference's classes; nothing in them is executed).
+// restricted unpickler of viz/import/pickle.h (an allow-list of the reference's classes; nothing in them is executed).
 //
 // What maps to what (tinygrad/viz/serve.py is the meaning of every field):
 //   RewriteTrace.keys[i] (TracingKey.display_name)      -> contexts (names as the reference shows them, colours kept)

@@ -1,4 +1,4 @@
-#include "viz/argfmt.h"
+#include "viz/reader/argfmt.h"
 
 #include <cmath>
 #include <cstdio>

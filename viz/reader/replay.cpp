@@ -1,4 +1,4 @@
-#include "viz/replay.h"
+#include "viz/reader/replay.h"
 
 #include <algorithm>
 #include <climits>

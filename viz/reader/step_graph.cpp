@@ -1,4 +1,4 @@
-#include "viz/step_graph.h"
+#include "viz/reader/step_graph.h"
 
 #include <algorithm>
 

@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "viz/reader.h"
+#include "viz/reader/reader.h"
 
 namespace tg::viz {
 

@@ -1,4 +1,4 @@
-#include "viz/trace_writer.h"
+#include "viz/writer/trace_writer.h"
 
 #include <fcntl.h>
 #include <sqlite3.h>
@@ -28,8 +28,8 @@
 #include "lib/uop/serialize.h"
 #include "lib/uop/track.h"
 #include "lib/uop/upat.h"
-#include "viz/reader.h"
-#include "viz/replay.h"
+#include "viz/reader/reader.h"
+#include "viz/reader/replay.h"
 #include "viz/schema.h"
 
 namespace tg::viz {

@@ -19,7 +19,7 @@ std::unique_ptr<Recorder> open_trace_writer(const std::string& path);
 std::string default_trace_path();
 
 // Installs the factory that creates a TraceWriter when VIZ / TRACK_MATCH_STATS>=2 ask for a trace.
-// Programs get this automatically by linking tg::viz (see viz/autoinit.cpp).
+// Programs get this automatically by linking tg::viz (see viz/writer/autoinit.cpp).
 void install_trace_writer_factory();
 
 // Writer statistics (for benchmarks and the exit summary)

@@ -1,9 +1,9 @@
-#include "viz/export.h"
+#include "viz/export/export.h"
 
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "viz/profile.h"
+#include "viz/reader/trace_profile.h"
 
 namespace tg::viz {
 

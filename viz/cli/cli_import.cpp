@@ -1,4 +1,4 @@
-// tinyviz-cli import-tinygrad: the reference's VIZ pickles into a trace (viz/import_tinygrad.h).
+// tinyviz-cli import-tinygrad: the reference's VIZ pickles into a trace (viz/import/import_tinygrad.h).
 #include <unistd.h>
 
 #include <chrono>
@@ -6,8 +6,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "viz/cli_common.h"
-#include "viz/import_tinygrad.h"
+#include "viz/cli/cli_common.h"
+#include "viz/import/import_tinygrad.h"
 
 namespace tg::viz {
 

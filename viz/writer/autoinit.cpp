@@ -7,7 +7,7 @@
 #include <string>
 
 #include "lib/recorder.h"
-#include "viz/trace_writer.h"
+#include "viz/writer/trace_writer.h"
 
 namespace {
 

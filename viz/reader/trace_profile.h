@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "viz/reader.h"
+#include "viz/reader/reader.h"
 
 namespace tg::viz {
 

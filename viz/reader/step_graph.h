@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "viz/reader.h"
+#include "viz/reader/reader.h"
 
 namespace tg::viz {
 
