@@ -686,6 +686,19 @@ class Importer {
   std::vector<CtxInfo> ctxs_;
   void read_rewrites(uint32_t trace);
   void read_profile(const std::string& path);
+  // read_profile's steps, over what they share (defined with them)
+  struct ProfileState;
+  int64_t profile_time(uint32_t v, const char* what);  // a Decimal of microseconds (or an int) in ns
+  std::string profile_name(uint32_t v);                // a TracingKey's display name, a str, or a repr
+  void scan_devices(ProfileState& ps);
+  void read_buffers(ProfileState& ps);
+  void write_kernel(ProfileState& ps, const std::string& device, const std::string& name, int64_t st, int64_t en,
+                    uint32_t key, const std::string& bufs, const std::string& var_vals);
+  void exec_bufs(ProfileState& ps, uint32_t arg, std::string& bufs, std::string& var_vals);
+  void range_event(ProfileState& ps, uint32_t e);
+  void point_event(ProfileState& ps, uint32_t e);
+  void device_event(ProfileState& ps, uint32_t e);
+  void graph_event(ProfileState& ps, uint32_t e);
   void replay_outputs();
   void write_programs();
   // profile state
@@ -987,6 +1000,219 @@ void Importer::write_programs() {
   where_.clear();
 }
 
+// read_profile's shared state: the events, the devices' clock offsets, the buffers, the open statements
+struct Importer::ProfileState {
+  explicit ProfileState(Importer* im, const std::vector<uint32_t>& events)
+      : evs(events),
+        kev(im, "INSERT INTO kernel_events(program, name, device, t_start, t_end, bufs, var_vals) VALUES(?,?,?,?,?,?,?)"),
+        mem(im, "INSERT INTO mem_events(kind, device, t, buffer, dtype, size, nbytes) VALUES(?,?,?,?,?,?,?)"),
+        marker(im, "INSERT INTO markers(t, name, color) VALUES(?,?,?)"),
+        range(im, "INSERT INTO ranges(device, name, t_start, t_end) VALUES(?,?,?,?)"),
+        dev(im, "INSERT OR REPLACE INTO devices(device, tdiff, props) VALUES(?,?,?)") {}
+  struct Buf {
+    std::string dtype;
+    int64_t size = 0, nbytes = 0;
+  };
+  const std::vector<uint32_t>& evs;
+  std::unordered_map<std::string, int64_t> tdiff;  // device -> clock offset (ProfileDeviceEvent)
+  std::set<std::string> timed;  // devices whose kernels have ranges (HCQ): their exec points only give the buffers
+  std::unordered_map<int64_t, Buf> bufs;
+  std::map<std::string, std::pair<std::string, std::string>> last_exec;  // device -> (bufs, var_vals) of its last exec
+  Stmt kev, mem, marker, range, dev;
+  int64_t offset(const std::string& device) const {
+    auto it = tdiff.find(device);
+    return it == tdiff.end() ? 0 : it->second;
+  }
+};
+
+int64_t Importer::profile_time(uint32_t v, const char* what) {
+  if (!is_obj(v, "decimal.Decimal")) {
+    if (V(v).kind == Kind::Int) return V(v).i * 1000;
+    fail(std::string(what) + " is " + kind_name(v) + ", not a Decimal");
+  }
+  int64_t ns;
+  if (!decimal_us_to_ns(as_str(P->arg(v, 0), what), ns)) fail(std::string(what) + " is not a time in microseconds");
+  return ns;
+}
+
+std::string Importer::profile_name(uint32_t v) {
+  if (is_obj(v, "tinygrad.helpers.TracingKey")) return as_str(field(v, "display_name"), "TracingKey.display_name");
+  if (V(v).kind == Kind::Str) return S(v);
+  return repr(v, 0);
+}
+
+// the devices' clock offsets, and which devices time their kernels with ranges
+void Importer::scan_devices(ProfileState& ps) {
+  for (size_t i = 0; i < ps.evs.size(); i++) {
+    uint32_t e = ps.evs[i];
+    std::string c(P->class_of(e));
+    where_ = "event " + std::to_string(i);
+    if (c == "tinygrad.device.ProfileDeviceEvent")
+      ps.tdiff[as_str(field(e, "device"), "device")] = profile_time(field(e, "tdiff"), "tdiff");
+    if (c == "tinygrad.helpers.ProfileRangeEvent") {
+      const std::string& d = as_str(field(e, "device"), "device");
+      if (d != "TINY" && d != "USER" && d != "GC" && d.find(":COPY") == std::string::npos) ps.timed.insert(d);
+    }
+    if (c == "tinygrad.device.ProfileGraphEvent")
+      for (uint32_t x : seq(field(e, "ents"), "ents")) ps.timed.insert(as_str(field(x, "device"), "device"));
+  }
+}
+
+// the buffers first: the reference pickles its host events, then the devices', then the buffers' (not by time)
+void Importer::read_buffers(ProfileState& ps) {
+  for (size_t i = 0; i < ps.evs.size(); i++) {
+    uint32_t e = ps.evs[i];
+    where_ = "event " + std::to_string(i);
+    if (P->class_of(e) != "tinygrad.helpers.ProfilePointEvent" || as_str(field(e, "name"), "name") != "alloc") continue;
+    uint32_t arg = field(e, "arg"), sz = P->dict_get(arg, "sz");
+    const DT& x = dtype_of(P->dict_get(arg, "dtype"));
+    ProfileState::Buf b{x.name, sz == kNoValue ? 0 : as_int(sz, "sz"), 0};
+    if (b.size < 0 || b.size > ((int64_t)1 << 50)) fail("a buffer of " + std::to_string(b.size) + " elements");
+    b.nbytes = b.size * x.itemsize;
+    ps.bufs[as_int(field(e, "key"), "key")] = b;
+  }
+}
+
+// one kernel run, joined to its program by the PROGRAM key, else by name
+void Importer::write_kernel(ProfileState& ps, const std::string& device, const std::string& name, int64_t st,
+                            int64_t en, uint32_t key, const std::string& bufs, const std::string& var_vals) {
+  int64_t p = 0;
+  if (key != kNoValue && V(key).kind == Kind::Bytes)
+    if (auto it = program_by_key_.find(S(key)); it != program_by_key_.end()) p = it->second;
+  if (!p)
+    if (auto it = program_by_name_.find(name); it != program_by_name_.end()) p = it->second;
+  ps.kev.i64(1, p).i64(2, intern(name)).i64(3, intern(device)).i64(4, st).i64(5, std::max(st, en)).text(6, bufs);
+  if (var_vals.empty())
+    ps.kev.null(7);
+  else
+    ps.kev.text(7, var_vals);
+  ps.kev.run();
+  sum_.kernel_events++;
+}
+
+// an exec point's buffers as [[buffer, nbytes, mode], ...] and its var_vals as an object
+void Importer::exec_bufs(ProfileState& ps, uint32_t arg, std::string& b, std::string& vv) {
+  nlohmann::json j = nlohmann::json::array();
+  std::set<int64_t> ins, outs;
+  if (uint32_t x = P->dict_get(arg, "inputs"); x != kNoValue)
+    for (uint32_t k : seq(x, "inputs")) ins.insert(as_int(k, "an input"));
+  if (uint32_t x = P->dict_get(arg, "outputs"); x != kNoValue)
+    for (uint32_t k : seq(x, "outputs")) outs.insert(as_int(k, "an output"));
+  if (uint32_t x = P->dict_get(arg, "bufs"); x != kNoValue) {
+    const auto& bs = seq(x, "bufs");
+    for (size_t k = 0; k < bs.size(); k++) {
+      int64_t id = as_int(bs[k], "a buffer");
+      int mode = ins.count((int64_t)k) && outs.count((int64_t)k) ? 2 : outs.count((int64_t)k) ? 1 : 0;
+      auto it = ps.bufs.find(id);
+      j.push_back({id, it != ps.bufs.end() ? it->second.nbytes : 0, mode});
+    }
+  }
+  b = j.dump();
+  vv.clear();
+  if (uint32_t x = P->dict_get(arg, "var_vals"); x != kNoValue && V(x).kind == Kind::Dict && !P->items(x).empty()) {
+    nlohmann::json o = nlohmann::json::object();
+    const auto& kv = I(x);
+    for (size_t k = 0; k + 1 < kv.size(); k += 2)
+      o[V(kv[k]).kind == Kind::Str ? S(kv[k]) : repr(kv[k], 1)] = V(kv[k + 1]).kind == Kind::Int ? V(kv[k + 1]).i : 0;
+    vv = o.dump();
+  }
+}
+
+// a span: TINY (a rewrite, timed later), USER/GC ranges, or a kernel run with the buffers of its device's last exec
+void Importer::range_event(ProfileState& ps, uint32_t e) {
+  std::string d = as_str(field(e, "device"), "device"), name = profile_name(field(e, "name"));
+  int64_t diff = ps.offset(d), st = profile_time(field(e, "st"), "st") + diff;
+  uint32_t env = field(e, "en");
+  int64_t en = V(env).kind == Kind::None ? st : profile_time(env, "en") + diff;
+  if (d == "TINY") {
+    tiny_.push_back({name, {st, en}});
+  } else if (d == "USER" || d == "GC") {
+    ps.range.i64(1, intern(d)).i64(2, intern(name)).i64(3, st).i64(4, std::max(st, en)).run();
+    sum_.ranges++;
+  } else {
+    auto& le = ps.last_exec[d];
+    write_kernel(ps, d, strip_ansi(name), st, en, P->field(e, "profile_key"), le.first.empty() ? "[]" : le.first,
+                 le.second);
+    le = {};
+  }
+}
+
+// a point: a marker, a buffer's alloc or free, or a kernel's exec (a run itself on untimed devices)
+void Importer::point_event(ProfileState& ps, uint32_t e) {
+  std::string d = as_str(field(e, "device"), "device"), kind = as_str(field(e, "name"), "name");
+  int64_t t = profile_time(field(e, "ts"), "ts");
+  uint32_t arg = field(e, "arg");
+  if (kind == "marker") {
+    uint32_t n = P->dict_get(arg, "name"), col = P->dict_get(arg, "color");
+    ps.marker.i64(1, t)
+        .i64(2, intern(n == kNoValue ? "" : profile_name(n)))
+        .i64(3, intern(col == kNoValue ? "gray" : profile_name(col)))
+        .run();
+    sum_.markers++;
+  } else if (kind == "alloc" || kind == "free") {
+    int64_t key = as_int(field(e, "key"), "key");
+    auto it = ps.bufs.find(key);
+    ProfileState::Buf b = it != ps.bufs.end() ? it->second : ProfileState::Buf{};
+    ps.mem.i64(1, kind == "alloc" ? 1 : 0)
+        .i64(2, intern(d))
+        .i64(3, t)
+        .i64(4, key)
+        .i64(5, intern(b.dtype))
+        .i64(6, b.size)
+        .i64(7, b.nbytes)
+        .run();
+    sum_.mem_events++;
+  } else if (kind == "exec") {
+    std::string b, vv;
+    exec_bufs(ps, arg, b, vv);
+    uint32_t n = P->dict_get(arg, "name");
+    std::string name = strip_ansi(n == kNoValue ? "" : profile_name(n));
+    if (ps.timed.count(d))
+      ps.last_exec[d] = {b, vv};
+    else
+      write_kernel(ps, d, name, t, t, kNoValue, b, vv);  // an untimed run (DEV=CPU without HCQ2): a point in time
+  }
+}
+
+void Importer::device_event(ProfileState& ps, uint32_t e) {
+  std::string d = as_str(field(e, "device"), "device");
+  uint32_t props = P->field(e, "props");
+  std::string pj = props == kNoValue || V(props).kind == Kind::None ? "" : repr(props, 0);
+  ps.dev.i64(1, intern(d)).i64(2, ps.offset(d)).text(3, pj).run();
+  sum_.devices++;
+}
+
+// a graph's batched kernels, timed by its signals, and one range over them on "<DEV> Graph"
+void Importer::graph_event(ProfileState& ps, uint32_t e) {
+  const auto& ents = seq(field(e, "ents"), "ents");
+  const auto& sigs = seq(field(e, "sigs"), "sigs");
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  std::string gdev;
+  for (uint32_t x : ents) {
+    std::string d = as_str(field(x, "device"), "device");
+    int64_t a = as_int(field(x, "st_id"), "st_id"), b = as_int(field(x, "en_id"), "en_id");
+    if (a < 0 || b < 0 || (size_t)a >= sigs.size() || (size_t)b >= sigs.size())
+      fail("a graph entry's signal is out of range");
+    int64_t diff = ps.offset(d);
+    int64_t st = profile_time(sigs[(size_t)a], "a signal") + diff, en = profile_time(sigs[(size_t)b], "a signal") + diff;
+    lo = std::min(lo, st), hi = std::max(hi, en);
+    if (gdev.empty()) gdev = d.substr(0, d.find(':'));
+    auto& le = ps.last_exec[d];
+    write_kernel(ps, d, strip_ansi(profile_name(field(x, "name"))), st, en, P->field(x, "profile_key"),
+                 le.first.empty() ? "[]" : le.first, le.second);
+    le = {};
+  }
+  if (!ents.empty() && lo <= hi) {
+    ps.range.i64(1, intern(gdev + " Graph"))
+        .i64(2, intern("batched " + std::to_string(ents.size())))
+        .i64(3, lo)
+        .i64(4, hi)
+        .run();
+    sum_.ranges++;
+  }
+}
+
+// the reference's profile pickle (a list of Profile*Event): kernel runs, ranges, markers, memory events, devices
 void Importer::read_profile(const std::string& path) {
   std::string data = read_file(path);
   file_ = path;
@@ -994,199 +1220,23 @@ void Importer::read_profile(const std::string& path) {
   P = &pk;
   uop_hash_.clear();  // keyed by the values of the rewrites' pickle
   work_ = 0, work_max_ = 32 * (uint64_t)data.size() + 10000000;
-  const auto& evs = seq(pk.root(), "the profile");
-  auto ts = [&](uint32_t v, const char* what) -> int64_t {
-    if (!is_obj(v, "decimal.Decimal")) {
-      if (V(v).kind == Kind::Int) return V(v).i * 1000;
-      fail(std::string(what) + " is " + kind_name(v) + ", not a Decimal");
-    }
-    int64_t ns;
-    if (!decimal_us_to_ns(as_str(P->arg(v, 0), what), ns)) fail(std::string(what) + " is not a time in microseconds");
-    return ns;
-  };
-  auto name_of = [&](uint32_t v) -> std::string {
-    if (is_obj(v, "tinygrad.helpers.TracingKey")) return as_str(field(v, "display_name"), "TracingKey.display_name");
-    if (V(v).kind == Kind::Str) return S(v);
-    return repr(v, 0);
-  };
-  std::unordered_map<std::string, int64_t> tdiff;
-  std::set<std::string> timed;  // devices whose kernels have ranges (HCQ): their exec points only give the buffers
-  for (size_t i = 0; i < evs.size(); i++) {
-    std::string c(P->class_of(evs[i]));
-    where_ = "event " + std::to_string(i);
-    if (c == "tinygrad.device.ProfileDeviceEvent")
-      tdiff[as_str(field(evs[i], "device"), "device")] = ts(field(evs[i], "tdiff"), "tdiff");
-    if (c == "tinygrad.helpers.ProfileRangeEvent") {
-      const std::string& d = as_str(field(evs[i], "device"), "device");
-      if (d != "TINY" && d != "USER" && d != "GC" && d.find(":COPY") == std::string::npos) timed.insert(d);
-    }
-    if (c == "tinygrad.device.ProfileGraphEvent")
-      for (uint32_t e : seq(field(evs[i], "ents"), "ents")) timed.insert(as_str(field(e, "device"), "device"));
-  }
-  Stmt kev(this,
-           "INSERT INTO kernel_events(program, name, device, t_start, t_end, bufs, var_vals) VALUES(?,?,?,?,?,?,?)");
-  Stmt mem(this, "INSERT INTO mem_events(kind, device, t, buffer, dtype, size, nbytes) VALUES(?,?,?,?,?,?,?)");
-  Stmt marker(this, "INSERT INTO markers(t, name, color) VALUES(?,?,?)");
-  Stmt range(this, "INSERT INTO ranges(device, name, t_start, t_end) VALUES(?,?,?,?)");
-  Stmt dev(this, "INSERT OR REPLACE INTO devices(device, tdiff, props) VALUES(?,?,?)");
-  struct Buf {
-    std::string dtype;
-    int64_t size = 0, nbytes = 0;
-  };
-  std::unordered_map<int64_t, Buf> bufs;
-  std::map<std::string, std::pair<std::string, std::string>> last_exec;  // device -> (bufs, var_vals) of its last exec
-  auto kernel = [&](const std::string& device, const std::string& name, int64_t st, int64_t en, uint32_t key,
-                    const std::string& b, const std::string& vv) {
-    int64_t p = 0;
-    if (key != kNoValue && V(key).kind == Kind::Bytes)
-      if (auto it = program_by_key_.find(S(key)); it != program_by_key_.end()) p = it->second;
-    if (!p)
-      if (auto it = program_by_name_.find(name); it != program_by_name_.end()) p = it->second;
-    kev.i64(1, p).i64(2, intern(name)).i64(3, intern(device)).i64(4, st).i64(5, std::max(st, en)).text(6, b);
-    if (vv.empty())
-      kev.null(7);
-    else
-      kev.text(7, vv);
-    kev.run();
-    sum_.kernel_events++;
-  };
-  auto exec_bufs = [&](uint32_t arg, std::string& b, std::string& vv) {
-    nlohmann::json j = nlohmann::json::array();
-    std::set<int64_t> ins, outs;
-    if (uint32_t x = P->dict_get(arg, "inputs"); x != kNoValue)
-      for (uint32_t k : seq(x, "inputs")) ins.insert(as_int(k, "an input"));
-    if (uint32_t x = P->dict_get(arg, "outputs"); x != kNoValue)
-      for (uint32_t k : seq(x, "outputs")) outs.insert(as_int(k, "an output"));
-    if (uint32_t x = P->dict_get(arg, "bufs"); x != kNoValue) {
-      const auto& bs = seq(x, "bufs");
-      for (size_t k = 0; k < bs.size(); k++) {
-        int64_t id = as_int(bs[k], "a buffer");
-        int mode = ins.count((int64_t)k) && outs.count((int64_t)k) ? 2 : outs.count((int64_t)k) ? 1 : 0;
-        j.push_back({id, bufs.count(id) ? bufs[id].nbytes : 0, mode});
-      }
-    }
-    b = j.dump();
-    vv.clear();
-    if (uint32_t x = P->dict_get(arg, "var_vals"); x != kNoValue && V(x).kind == Kind::Dict && !P->items(x).empty()) {
-      nlohmann::json o = nlohmann::json::object();
-      const auto& kv = I(x);
-      for (size_t k = 0; k + 1 < kv.size(); k += 2)
-        o[V(kv[k]).kind == Kind::Str ? S(kv[k]) : repr(kv[k], 1)] = V(kv[k + 1]).kind == Kind::Int ? V(kv[k + 1]).i : 0;
-      vv = o.dump();
-    }
-  };
-  // the buffers first: the reference pickles its host events, then the devices', then the buffers' (not by time)
-  for (size_t i = 0; i < evs.size(); i++) {
-    uint32_t e = evs[i];
-    where_ = "event " + std::to_string(i);
-    if (P->class_of(e) != "tinygrad.helpers.ProfilePointEvent" || as_str(field(e, "name"), "name") != "alloc") continue;
-    uint32_t arg = field(e, "arg"), sz = P->dict_get(arg, "sz");
-    const DT& x = dtype_of(P->dict_get(arg, "dtype"));
-    Buf b{x.name, sz == kNoValue ? 0 : as_int(sz, "sz"), 0};
-    if (b.size < 0 || b.size > ((int64_t)1 << 50)) fail("a buffer of " + std::to_string(b.size) + " elements");
-    b.nbytes = b.size * x.itemsize;
-    bufs[as_int(field(e, "key"), "key")] = b;
-  }
-  for (size_t i = 0; i < evs.size(); i++) {
-    uint32_t e = evs[i];
+  ProfileState ps(this, seq(pk.root(), "the profile"));
+  scan_devices(ps);
+  read_buffers(ps);
+  for (size_t i = 0; i < ps.evs.size(); i++) {
+    uint32_t e = ps.evs[i];
     std::string c(P->class_of(e));
     where_ = "event " + std::to_string(i) + " (" + (c.empty() ? kind_name(e) : c) + ")";
     budget_ = 0;
-    if (i % 5000 == 0) progress("profile events", i, evs.size());
-    if (c == "tinygrad.helpers.ProfileRangeEvent") {
-      std::string d = as_str(field(e, "device"), "device"), name = name_of(field(e, "name"));
-      int64_t diff = tdiff.count(d) ? tdiff[d] : 0, st = ts(field(e, "st"), "st") + diff;
-      uint32_t env = field(e, "en");
-      int64_t en = V(env).kind == Kind::None ? st : ts(env, "en") + diff;
-      if (d == "TINY") {
-        tiny_.push_back({name, {st, en}});
-      } else if (d == "USER" || d == "GC") {
-        range.i64(1, intern(d)).i64(2, intern(name)).i64(3, st).i64(4, std::max(st, en)).run();
-        sum_.ranges++;
-      } else {
-        auto& le = last_exec[d];
-        kernel(d, strip_ansi(name), st, en, P->field(e, "profile_key"), le.first.empty() ? "[]" : le.first, le.second);
-        le = {};
-      }
-    } else if (c == "tinygrad.helpers.ProfilePointEvent") {
-      std::string d = as_str(field(e, "device"), "device"), kind = as_str(field(e, "name"), "name");
-      int64_t t = ts(field(e, "ts"), "ts");
-      uint32_t arg = field(e, "arg");
-      if (kind == "marker") {
-        uint32_t n = P->dict_get(arg, "name"), col = P->dict_get(arg, "color");
-        marker.i64(1, t)
-            .i64(2, intern(n == kNoValue ? "" : name_of(n)))
-            .i64(3, intern(col == kNoValue ? "gray" : name_of(col)))
-            .run();
-        sum_.markers++;
-      } else if (kind == "alloc") {
-        int64_t key = as_int(field(e, "key"), "key");
-        const Buf& b = bufs[key];
-        mem.i64(1, 1)
-            .i64(2, intern(d))
-            .i64(3, t)
-            .i64(4, key)
-            .i64(5, intern(b.dtype))
-            .i64(6, b.size)
-            .i64(7, b.nbytes)
-            .run();
-        sum_.mem_events++;
-      } else if (kind == "free") {
-        int64_t key = as_int(field(e, "key"), "key");
-        Buf b = bufs.count(key) ? bufs[key] : Buf{};
-        mem.i64(1, 0)
-            .i64(2, intern(d))
-            .i64(3, t)
-            .i64(4, key)
-            .i64(5, intern(b.dtype))
-            .i64(6, b.size)
-            .i64(7, b.nbytes)
-            .run();
-        sum_.mem_events++;
-      } else if (kind == "exec") {
-        std::string b, vv;
-        exec_bufs(arg, b, vv);
-        uint32_t n = P->dict_get(arg, "name");
-        std::string name = strip_ansi(n == kNoValue ? "" : name_of(n));
-        if (timed.count(d))
-          last_exec[d] = {b, vv};
-        else
-          kernel(d, name, t, t, kNoValue, b, vv);  // an untimed run (DEV=CPU without HCQ2): a point in time
-      }
-    } else if (c == "tinygrad.device.ProfileDeviceEvent") {
-      std::string d = as_str(field(e, "device"), "device");
-      uint32_t props = P->field(e, "props");
-      std::string pj = props == kNoValue || V(props).kind == Kind::None ? "" : repr(props, 0);
-      dev.i64(1, intern(d)).i64(2, tdiff[d]).text(3, pj).run();
-      sum_.devices++;
-    } else if (c == "tinygrad.device.ProfileGraphEvent") {
-      const auto& ents = seq(field(e, "ents"), "ents");
-      const auto& sigs = seq(field(e, "sigs"), "sigs");
-      int64_t lo = INT64_MAX, hi = INT64_MIN;
-      std::string gdev;
-      for (uint32_t x : ents) {
-        std::string d = as_str(field(x, "device"), "device");
-        int64_t a = as_int(field(x, "st_id"), "st_id"), b = as_int(field(x, "en_id"), "en_id");
-        if (a < 0 || b < 0 || (size_t)a >= sigs.size() || (size_t)b >= sigs.size())
-          fail("a graph entry's signal is out of range");
-        int64_t diff = tdiff.count(d) ? tdiff[d] : 0;
-        int64_t st = ts(sigs[(size_t)a], "a signal") + diff, en = ts(sigs[(size_t)b], "a signal") + diff;
-        lo = std::min(lo, st), hi = std::max(hi, en);
-        if (gdev.empty()) gdev = d.substr(0, d.find(':'));
-        auto& le = last_exec[d];
-        kernel(d, strip_ansi(name_of(field(x, "name"))), st, en, P->field(x, "profile_key"),
-               le.first.empty() ? "[]" : le.first, le.second);
-        le = {};
-      }
-      if (!ents.empty() && lo <= hi) {
-        range.i64(1, intern(gdev + " Graph"))
-            .i64(2, intern("batched " + std::to_string(ents.size())))
-            .i64(3, lo)
-            .i64(4, hi)
-            .run();
-        sum_.ranges++;
-      }
-    }
+    if (i % 5000 == 0) progress("profile events", i, ps.evs.size());
+    if (c == "tinygrad.helpers.ProfileRangeEvent")
+      range_event(ps, e);
+    else if (c == "tinygrad.helpers.ProfilePointEvent")
+      point_event(ps, e);
+    else if (c == "tinygrad.device.ProfileDeviceEvent")
+      device_event(ps, e);
+    else if (c == "tinygrad.device.ProfileGraphEvent")
+      graph_event(ps, e);
   }
   where_.clear();
   P = nullptr;
