@@ -58,24 +58,96 @@ void size_node(GNode& n) {
   QSizeF s = label_size(n.lines);
   n.w = s.width(), n.h = s.height();
 }
-}  // namespace
 
-FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, const FrameOptions& opt) {
-  Trace& t = fr.trace;
-  StepReplay& r = fr.replay(step);
-  auto fg = std::make_shared<FrameGraph>();
-  fg->step = step;
+// the CALL/FUNCTION body (src 0) and a PROGRAM's sources 0 and 1: what hiding kernel bodies hides
+size_t body_ports(const Node& node) {
+  if (node.op_name == "CALL" || node.op_name == "FUNCTION") return std::min<size_t>(1, node.src.size());
+  if (node.op_name == "PROGRAM") return std::min<size_t>(2, node.src.size());
+  return 0;
+}
+
+// One frame of a step, built in named steps (run() calls them in order); the members are what the steps decide
+// and hand on.
+class FrameBuild {
+ public:
+  FrameBuild(TraceSession::Frames& frames, int64_t step, size_t match, const FrameOptions& options)
+      : fr(frames), t(frames.trace), r(frames.replay(step)), opt(options), step_(step), k(match) {}
+  FrameGraphPtr run() {
+    start();
+    collect_users();
+    read_delta();
+    choose_folds();
+    mark_match();
+    apply_display_filters();
+    focus_on_match();
+    collapse_subtrees();
+    find_implied_edges();
+    make_nodes();
+    make_edges();
+    finish_nodes();
+    fill_side_panel();
+    return fg;
+  }
+
+ private:
+  void start();
+  void collect_users();
+  void read_delta();
+  void choose_folds();
+  void mark_match();
+  void apply_display_filters();
+  void focus_on_match();
+  void collapse_subtrees();
+  void find_implied_edges();
+  void make_nodes();
+  void make_edges();
+  void finish_nodes();
+  void fill_side_panel();
+  bool in_focus(int64_t n) const { return keep.empty() || keep.count(n); }
+  bool shown(int64_t n) const { return in_focus(n) && !hidden.count(n); }
+  std::vector<int64_t> drawn_srcs(int64_t n);
+  GNode make_node(int64_t n, NodeKey key);
+
+  TraceSession::Frames& fr;
+  Trace& t;
+  StepReplay& r;
+  const FrameOptions& opt;
+  int64_t step_;
+  size_t k;
+  std::shared_ptr<FrameGraph> fg;
+  std::vector<int64_t> order;                                 // the frame's nodes, sources first
+  std::unordered_map<int64_t, std::vector<int64_t>> users;    // unique users, in order
+  std::unordered_set<int64_t> added, changed_new;             // what the match added, and the new side of a change
+  std::unordered_map<int64_t, char> fold, split;              // folded into users' labels; drawn once per user
+  std::unordered_set<int64_t> box;                            // the match's replacement and what it brought in
+  std::unordered_set<int64_t> gone, bodies_hidden;            // filtered out; CALLs whose body is hidden
+  std::unordered_map<int64_t, int> keep;                      // focus: node -> distance; empty: everything
+  std::unordered_map<int64_t, size_t> pos;                    // node -> its index in order
+  std::unordered_set<int64_t> open;                           // what collapsing keeps in sight
+  std::unordered_set<int64_t> hidden;                         // filtered or inside a collapsed subtree
+  std::unordered_map<int64_t, std::vector<int64_t>> hides;    // collapsed node -> what it hides
+  size_t drawn = 0;                                           // the nodes drawn after collapsing
+  std::unordered_map<int64_t, std::unordered_set<int64_t>> implied;  // node -> its sources whose edge is left out
+  std::unordered_map<int64_t, std::vector<int64_t>> column;          // LINEAR -> its drawn sources, in order
+  std::unordered_map<NodeKey, int, NodeKeyHash> index;               // drawn node -> its place in fg->nodes
+  std::vector<std::pair<int, int>> ph_edges;                         // (placeholder, user)
+};
+
+void FrameBuild::start() {
+  fg = std::make_shared<FrameGraph>();
+  fg->step = step_;
   fg->frame = k;
   fg->num_frames = r.num_frames();
   if (k >= r.num_frames())
-    throw TraceError("step " + std::to_string(step) + " has " + std::to_string(r.num_frames() - 1) +
+    throw TraceError("step " + std::to_string(step_) + " has " + std::to_string(r.num_frames() - 1) +
                      " matches: there is no match " + std::to_string(k));
-  std::vector<int64_t> order = r.nodes(k);
+  order = r.nodes(k);
   fg->root = r.root(k);
   fg->n_uops = order.size();
   fr.frame_size(order.size());
+}
 
-  std::unordered_map<int64_t, std::vector<int64_t>> users;  // unique users, in order
+void FrameBuild::collect_users() {
   for (int64_t n : order) {
     const Node& node = t.node(n);
     for (int64_t s : node.src) {
@@ -83,8 +155,9 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
       if (u.empty() || u.back() != n) u.push_back(n);
     }
   }
+}
 
-  std::unordered_set<int64_t> added, changed_new;
+void FrameBuild::read_delta() {
   if (k > 0) {
     FrameDelta d = r.delta(k);
     fg->match = r.matches()[k - 1];
@@ -95,9 +168,10 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
   }
   fg->error = r.error();
   fg->error_is_damage = r.error_is_damage();
+}
 
-  // which nodes are drawn, and how
-  std::unordered_map<int64_t, char> fold, split;
+// which nodes are drawn, and how
+void FrameBuild::choose_folds() {
   for (int64_t n : order) {
     const Node& node = t.node(n);
     bool f = opt.fold_consts && node.op_name == "CONST" && n != fg->root;
@@ -109,9 +183,10 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     bool leaf = std::all_of(node.src.begin(), node.src.end(), [&](int64_t s) { return fold[s]; });
     split[n] = leaf && users[n].size() >= 3;
   }
+}
 
-  // the matched subgraph: the replacement and what it brought in with it
-  std::unordered_set<int64_t> box;
+// the matched subgraph: the replacement and what it brought in with it
+void FrameBuild::mark_match() {
   if (fg->match && !fg->match->is_error) {
     std::vector<int64_t> st{fg->match->after};
     while (!st.empty()) {
@@ -128,15 +203,13 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
       for (int64_t u : users[after]) box.insert(u);
     }
   }
+}
+
+void FrameBuild::apply_display_filters() {
   // Display filters, as the reference's VIZ has them: a CALL's or FUNCTION's kernel body (src 0) and a PROGRAM's
   // sources 0 and 1 when bodies are hidden, a SINK nothing uses, index-typed nodes; then whatever only the hidden
   // edges reached. The match's replacement and what it brought in always stay, and so does the body of every CALL
   // it lies in (the view opens on the match).
-  auto body_ports = [&](const Node& node) -> size_t {
-    if (node.op_name == "CALL" || node.op_name == "FUNCTION") return std::min<size_t>(1, node.src.size());
-    if (node.op_name == "PROGRAM") return std::min<size_t>(2, node.src.size());
-    return 0;
-  };
   std::unordered_set<int64_t> holds_match;  // CALLs whose body holds the match
   if (!box.empty()) {
     std::vector<int64_t> st(box.begin(), box.end());
@@ -154,7 +227,6 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
       }
     }
   }
-  std::unordered_set<int64_t> gone, bodies_hidden;
   std::unordered_set<int64_t> disconnected;
   for (int64_t n : order) {
     const Node& node = t.node(n);
@@ -192,9 +264,10 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
   for (int64_t n : order)
     if (bodies_hidden.count(n)) fg->bodies_hidden.push_back(n);
   for (int64_t n : gone) fg->n_filtered += !fold[n];
+}
 
+void FrameBuild::focus_on_match() {
   // focus: what lies within focus_hops edges of the match (up and down)
-  std::unordered_map<int64_t, int> keep;  // node -> distance; empty: everything
   if (opt.focus_hops > 0) {
     // from the replacement and what it brought in (its rebuilt users come within reach anyway)
     std::vector<int64_t> seeds(box.begin(), box.end());
@@ -216,16 +289,15 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
       frontier = std::move(next);
     }
   }
-  auto in_focus = [&](int64_t n) { return keep.empty() || keep.count(n); };
+}
 
+void FrameBuild::collapse_subtrees() {
   // Collapsing. A collapsed node c hides its sources subtree: every node below it, shared or not, except what must
   // stay in sight: the match's replacement and what lies under it, the ends of one path from it up to the root, and
   // the nodes above those. The placeholder feeds c and every drawn user of a hidden node (a shared subtree keeps its
   // other users connected); nothing feeds it, so no cycles.
-  std::unordered_map<int64_t, size_t> pos;
   for (size_t i = 0; i < order.size(); i++) pos[order[i]] = i;
   int64_t after = fg->match && !fg->match->is_error ? fg->match->after : 0;
-  std::unordered_set<int64_t> open;
   if (after && pos.count(after)) {
     std::unordered_map<int64_t, int64_t> up{{after, 0}};
     std::vector<int64_t> q{after};
@@ -244,8 +316,7 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     for (auto it = open.begin(); it != open.end();)
       it = fold[*it] || (t.node(*it).src.empty() && users[*it].size() > 4) ? open.erase(it) : std::next(it);
   }
-  std::unordered_set<int64_t> hidden(gone.begin(), gone.end());
-  std::unordered_map<int64_t, std::vector<int64_t>> hides;  // collapsed node -> what it hides
+  hidden.insert(gone.begin(), gone.end());
   // a big frame's auto-collapse asks for thousands of subtrees: their marks are stamps over the frame's node order
   // (one allocation per frame instead of four hash sets per subtree)
   struct Marks {
@@ -313,7 +384,6 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
       collapse(*it, subtree(*it), false);  // (a CALL's toggle is its body's, above)
   // a big graph: collapse top-down the first subtrees of at most half of what is drawn (then of any size), until
   // about auto_collapse_target nodes are left
-  size_t drawn = 0;
   for (int64_t n : order) drawn += !fold[n] && in_focus(n) && !hidden.count(n);
   if (opt.auto_collapse && keep.empty() && drawn > opt.auto_collapse_above)
     for (int pass = 0; pass < 2 && drawn > opt.auto_collapse_target; pass++)
@@ -328,23 +398,24 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
         collapse(c, std::move(h), true);
         drawn -= n - 1;
       }
-  auto shown = [&](int64_t n) { return in_focus(n) && !hidden.count(n); };
+}
 
+// a node's distinct sources drawn as nodes of their own (not folded, not split per user, not a hidden kernel body)
+std::vector<int64_t> FrameBuild::drawn_srcs(int64_t n) {
+  const Node& node = t.node(n);
+  std::vector<int64_t> srcs;
+  for (size_t i = bodies_hidden.count(n) ? body_ports(node) : 0; i < node.src.size(); i++) {
+    int64_t x = node.src[i];
+    if (!fold[x] && shown(x) && !(split.count(x) && split[x]) && std::find(srcs.begin(), srcs.end(), x) == srcs.end())
+      srcs.push_back(x);
+  }
+  return srcs;
+}
+
+void FrameBuild::find_implied_edges() {
   // A node with many drawn sources (a schedule's LINEAR over its kernels): an edge to a source that another of its
   // sources reaches says nothing the graph does not show, and drawn, it crosses every rank in between: with a few
   // hundred kernels these edges are bundles across the whole canvas. They are left out, and the node says how many.
-  // a node's distinct sources drawn as nodes of their own (not folded, not split per user, not a hidden kernel body)
-  auto drawn_srcs = [&](int64_t n) {
-    const Node& node = t.node(n);
-    std::vector<int64_t> srcs;
-    for (size_t i = bodies_hidden.count(n) ? body_ports(node) : 0; i < node.src.size(); i++) {
-      int64_t x = node.src[i];
-      if (!fold[x] && shown(x) && !(split.count(x) && split[x]) && std::find(srcs.begin(), srcs.end(), x) == srcs.end())
-        srcs.push_back(x);
-    }
-    return srcs;
-  };
-  std::unordered_map<int64_t, std::unordered_set<int64_t>> implied;  // node -> its sources whose edge is left out
   if (opt.hide_implied_edges) {
     std::unordered_map<int64_t, uint32_t> seen;  // node -> the walk that reached it last
     uint32_t walk = 0;
@@ -375,67 +446,68 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
       if (out.empty()) implied.erase(n);
     }
   }
+}
 
-  auto make_node = [&](int64_t n, NodeKey key) {
-    int variant = (opt.fold_consts ? 1 : 0) | (opt.label_facts ? 2 : 0) | (opt.long_facts ? 4 : 0);
-    NodeLookPtr look = fr.node_look(n, variant, [&] {
-      const Node& node = t.node(n);
-      auto l = std::make_shared<NodeLook>();
-      l->op = node.op_name;
-      l->lines = split_label(t.graph_label(n));
-      // the kernel a CALL runs, as the reference's `codegen@` line; a kernel's SINK names its own codegen context
-      int64_t ast = (node.op_name == "CALL" || node.op_name == "FUNCTION") && !node.src.empty() ? node.src[0]
-                    : node.op_name == "SINK"                                                 ? n
-                                                                                             : 0;
-      if (ast && t.node(ast).op_name == "PROGRAM" && !t.node(ast).src.empty()) ast = t.node(ast).src[0];  // its SINK
-      if (const TraceSession::KernelRef* k = ast ? fr.session.kernel_of(ast) : nullptr) {
-        l->ref_context = k->context;
-        l->lines.insert(l->lines.begin() + 1,
-                        "codegen@" + k->name_ansi + (k->device.empty() ? "" : "  " + k->device));
-      }
-      size_t folded = 0;
-      for (size_t i = 0; i < node.src.size(); i++) {
-        if (!fold.count(node.src[i]) || !fold[node.src[i]]) continue;
-        if (folded == 0) l->folded_from = (int)l->lines.size();
-        if (folded++ < kMaxFolded)
-          l->lines.push_back("[" + std::to_string(i) + "] " + t.graph_arg_text(node.src[i]));
-      }
-      if (folded > kMaxFolded) l->lines.push_back("… " + std::to_string(folded - kMaxFolded) + " more consts");
-      if (opt.label_facts) {
-        LabelFacts& facts = fr.facts();
-        std::vector<std::string> more = facts.lines(n, opt.long_facts);
-        if (!more.empty()) l->facts_from = (int)l->lines.size();
-        for (std::string& m : more) l->lines.push_back(std::move(m));
-        const std::string& a = facts.addrspace(n);
-        l->addrspace = a.empty() ? 0 : a[0];
-      }
-      QSizeF sz = label_size(l->lines);
-      l->w = sz.width() + (l->addrspace ? 20 : 0), l->h = sz.height();  // room for the square beside the op
-      return l;
-    });
-    GNode g;
-    g.key = key;
-    g.op = look->op;
-    g.lines = look->lines;
-    g.folded_from = look->folded_from;
-    g.facts_from = look->facts_from;
-    g.addrspace = look->addrspace;
-    g.ref_context = look->ref_context;
-    g.w = look->w, g.h = look->h;
-    g.body_hidden = bodies_hidden.count(n) > 0;
-    g.is_root = n == fg->root;
-    if (changed_new.count(n))
-      g.mark = Mark::changed;
-    else if (added.count(n))
-      g.mark = Mark::added;
-    return g;
-  };
+GNode FrameBuild::make_node(int64_t n, NodeKey key) {
+  int variant = (opt.fold_consts ? 1 : 0) | (opt.label_facts ? 2 : 0) | (opt.long_facts ? 4 : 0);
+  NodeLookPtr look = fr.node_look(n, variant, [&] {
+    const Node& node = t.node(n);
+    auto l = std::make_shared<NodeLook>();
+    l->op = node.op_name;
+    l->lines = split_label(t.graph_label(n));
+    // the kernel a CALL runs, as the reference's `codegen@` line; a kernel's SINK names its own codegen context
+    int64_t ast = (node.op_name == "CALL" || node.op_name == "FUNCTION") && !node.src.empty() ? node.src[0]
+                  : node.op_name == "SINK"                                                 ? n
+                                                                                           : 0;
+    if (ast && t.node(ast).op_name == "PROGRAM" && !t.node(ast).src.empty()) ast = t.node(ast).src[0];  // its SINK
+    if (const TraceSession::KernelRef* k = ast ? fr.session.kernel_of(ast) : nullptr) {
+      l->ref_context = k->context;
+      l->lines.insert(l->lines.begin() + 1,
+                      "codegen@" + k->name_ansi + (k->device.empty() ? "" : "  " + k->device));
+    }
+    size_t folded = 0;
+    for (size_t i = 0; i < node.src.size(); i++) {
+      if (!fold.count(node.src[i]) || !fold[node.src[i]]) continue;
+      if (folded == 0) l->folded_from = (int)l->lines.size();
+      if (folded++ < kMaxFolded)
+        l->lines.push_back("[" + std::to_string(i) + "] " + t.graph_arg_text(node.src[i]));
+    }
+    if (folded > kMaxFolded) l->lines.push_back("… " + std::to_string(folded - kMaxFolded) + " more consts");
+    if (opt.label_facts) {
+      LabelFacts& facts = fr.facts();
+      std::vector<std::string> more = facts.lines(n, opt.long_facts);
+      if (!more.empty()) l->facts_from = (int)l->lines.size();
+      for (std::string& m : more) l->lines.push_back(std::move(m));
+      const std::string& a = facts.addrspace(n);
+      l->addrspace = a.empty() ? 0 : a[0];
+    }
+    QSizeF sz = label_size(l->lines);
+    l->w = sz.width() + (l->addrspace ? 20 : 0), l->h = sz.height();  // room for the square beside the op
+    return l;
+  });
+  GNode g;
+  g.key = key;
+  g.op = look->op;
+  g.lines = look->lines;
+  g.folded_from = look->folded_from;
+  g.facts_from = look->facts_from;
+  g.addrspace = look->addrspace;
+  g.ref_context = look->ref_context;
+  g.w = look->w, g.h = look->h;
+  g.body_hidden = bodies_hidden.count(n) > 0;
+  g.is_root = n == fg->root;
+  if (changed_new.count(n))
+    g.mark = Mark::changed;
+  else if (added.count(n))
+    g.mark = Mark::added;
+  return g;
+}
 
+void FrameBuild::make_nodes() {
   // A LINEAR lists a program's calls in the order they run. With hundreds of them in one row under it, the row is
   // tens of thousands of pixels wide and every edge from a call to a buffer it shares with a call far away crosses
   // it. Drawn as a column (an edge to its first source, then "runs after" edges down the list), the program reads top
   // down and what a call uses stands beside it.
-  std::unordered_map<int64_t, std::vector<int64_t>> column;  // LINEAR -> its drawn sources, in order
   if (opt.linear_as_column)
     for (int64_t n : order) {
       if (fold[n] || !shown(n) || t.node(n).op_name != "LINEAR") continue;
@@ -455,7 +527,6 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     g.lines.push_back("⋯ " + std::to_string(it->second.size()) + " srcs reached through others (edges not drawn)");
     size_node(g);
   };
-  std::unordered_map<NodeKey, int, NodeKeyHash> index;
   for (int64_t n : order) {
     if (fold[n] || !shown(n)) continue;
     if (split.count(n) && split[n]) {
@@ -476,7 +547,6 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
   // user, as a shared leaf is (key {c, user}), instead of one box with edges across every rank in between (on a
   // training run's biggest kernel, such fans made three quarters of a frame's edge crossings and half of Graphviz's
   // time).
-  std::vector<std::pair<int, int>> ph_edges;  // (placeholder, user)
   // not in a frame that collapsing left with more than twice the nodes it aims at: copies there would add nodes (a
   // synthetic 5,000-node graph kept ~3,600 drawn with 110 placeholders and would get 1,400 copies) where the frame
   // is already past reading node by node, and cost its stepping time
@@ -525,6 +595,9 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
       fg->nodes.push_back(std::move(copy));
     }
   }
+}
+
+void FrameBuild::make_edges() {
   for (const GNode& gn : fg->nodes) {
     if (gn.key.via) continue;
     int dst = index[gn.key];
@@ -547,6 +620,9 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
       if (a != index.end() && b != index.end()) fg->edges.push_back({a->second, b->second, 1 << 20, 0, 1, true});
     }
   for (auto [ph, u] : ph_edges) fg->edges.push_back({ph, u, 0, 0, 1});
+}
+
+void FrameBuild::finish_nodes() {
   // focus: the boundary says how much is hidden beyond it
   if (!keep.empty()) {
     for (GNode& g : fg->nodes) {
@@ -599,7 +675,9 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     g.mark = Mark::none;
     fg->ghosts.push_back(std::move(g));
   }
+}
 
+void FrameBuild::fill_side_panel() {
   // side-panel text for every node of the frame and the removed ones
   ExprPrinter ep(t);
   auto add_info = [&](int64_t n) {
@@ -626,7 +704,12 @@ FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, cons
     ExprPrinter one(t, 200);
     fg->match_line = one.expr(m.before) + "  →  " + (m.is_error ? std::string("REWRITE_ERROR") : one.expr(m.after));
   }
-  return fg;
+}
+
+}  // namespace
+
+FrameGraphPtr build_frame(TraceSession::Frames& fr, int64_t step, size_t k, const FrameOptions& opt) {
+  return FrameBuild(fr, step, k, opt).run();
 }
 
 std::string step_graph_text(TraceSession::Frames& fr, int64_t step) {
