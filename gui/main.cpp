@@ -1,4 +1,4 @@
-// tinyviz: opens a tinygrad-cpp trace and shows what the engine did. See screenshot.h for the command line.
+// tinyviz: opens a tinygrad-cpp trace and shows what the engine did. See options.h for the command line.
 #include <malloc.h>
 #include <sys/stat.h>
 #include <unistd.h>

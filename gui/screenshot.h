@@ -1,47 +1,10 @@
-// Command line of tinyviz and the headless screenshot mode:
-//   tinyviz [TRACE] [--select CONTEXT[/STEP[/MATCH]]] [--tab graph|stats|timeline|code] [--focus N]
-//   tinyviz --screenshot OUT.png [--select ...] [--tab ...] [--size WxH] TRACE
-// MATCH counts from 1 (the frame after that match); 0 is the step's input graph.
+// tinyviz's headless modes: --screenshot renders the window into a PNG, --bench-step times stepping through a step.
+// The command line itself is gui/options.h.
 #pragma once
-#include <QSize>
-#include <QString>
-#include <QStringList>
-#include <optional>
-
-#include "gui/trace_model.h"
+#include "gui/options.h"
 
 namespace tv {
 
-class MainWindow;
-}  // namespace tv
-namespace tg::viz {
-class Trace;
-}
-namespace tv {
-
-struct Options {
-  QString trace, screenshot, tab = "graph", error;
-  QString compare;  // --compare B: the Compare tab with B beside the trace, on the first divergence
-  QSize size{1600, 1000};
-  bool has_select = false;
-  long long context = 0, step = 0, match = 0;
-  bool help = false;
-  long long bench_step = 0;
-  QString run;     // --run N | NAME[@K]: the timeline on a kernel run (the Nth by start, or NAME's Kth), its panel
-  bool follow = false;  // --follow: read the trace again as it grows until the window closes
-  QString memory;  // --memory DEVICE: that device's memory lane with its buffers stacked
-  QStringList interval;  // --interval START [END]: marker names; the timeline opens on that interval, its totals shown
-  int focus = 0;  // --focus N: only the nodes within N edges of the match  // --bench-step S: time stepping through
-                  // every match of step S, then exit
-};
-Options parse_options(const QStringList& args);  // args without the program name; error set when invalid
-extern const char* const kUsage;
-
-// what --select names, for MainWindow::open_trace to open on (none with --focus: that option is applied first)
-Selection first_selection(const Options& o);
-bool apply_options(MainWindow& w, const Options& o);
-// --run's argument: the index into Trace::kernel_events() of the Nth run or of NAME[@K]; -1 with *err saying why
-int64_t find_run(const tg::viz::Trace& t, const QString& spec, QString* err);  // --select, --tab on an opened window; false: bad --select
 // renders the window with the trace at o.size into o.screenshot once everything is drawn; returns an exit status
 int take_screenshot(MainWindow& w, const Options& o, int timeout_ms = 60000);
 // --bench-step: opens the trace, steps through every frame of the step with the Right key as a user would, and
