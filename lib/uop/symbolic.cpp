@@ -267,17 +267,20 @@ const PatternMatcher& symbolic_simple() {
                "symbolic_simple",
                {
                    // ** self folding **
+                   // x+0 / x^0 / x|0 -> x
                    TG_RULE(UPat(ops(Ops::ADD, Ops::XOR, Ops::OR)).perm(UPat::var("x"), UPat::const_(PyConst(0))),
                            [](const UOp& x) { return x; }),
+                   // x<<0 / x>>0 -> x
                    TG_RULE(UPat(ops(Ops::SHL, Ops::SHR)).src(UPat::var("x"), UPat::const_(PyConst(0))),
                            [](const UOp& x) { return x; }),
-                   TG_RULE(UPat::var("x") * 1, [](const UOp& x) { return x; }),
-                   TG_RULE(UPat::var("x").floordiv(UPat::var("x")),
+                   TG_RULE(UPat::var("x") * 1, [](const UOp& x) { return x; }),  // x*1 -> x
+                   TG_RULE(UPat::var("x").floordiv(UPat::var("x")),              // x//x -> 1
                            [](const UOp& x) { return x.const_like(PyConst(1)); }),
-                   TG_RULE(UPat::var("x").floordiv(1), [](const UOp& x) { return x; }),
-                   TG_RULE(UPat::var("x").floordiv(-1), [](const UOp& x) { return -x; }),
-                   TG_RULE((UPat::var("x") ^ UPat::var("y")) ^ UPat::var("y"),
+                   TG_RULE(UPat::var("x").floordiv(1), [](const UOp& x) { return x; }),    // x//1 -> x
+                   TG_RULE(UPat::var("x").floordiv(-1), [](const UOp& x) { return -x; }),  // x//-1 -> -x
+                   TG_RULE((UPat::var("x") ^ UPat::var("y")) ^ UPat::var("y"),              // (x^y)^y -> x
                            [](const UOp& x, const UOp& y) { return x; }),
+                   // (x%y)%y -> x%y (rewritten with base for speed)
                    TG_RULE((UPat::var() % UPat::var("y")).named("base") % UPat::var("y"),
                            [](const UOp& base, const UOp& y) { return base; }),
                    // variations of (x%c)+(x//c)*c = x
@@ -288,6 +291,7 @@ const PatternMatcher& symbolic_simple() {
                            [](const UOp& x, const UOp& c) { return c.val().truthy() ? x : c; }),
                    TG_RULE(UPat::var("x", dtypes::bool_) | UPat::cvar("c"),
                            [](const UOp& x, const UOp& c) { return c.val().truthy() ? c : x; }),
+                   // x != False -> x
                    TG_RULE(UPat::var("x", dtypes::bool_).ne(UPat::const_(PyConst(false), dtypes::bool_)),
                            [](const UOp& x) { return x; }),
                    TG_RULE(UPat(GroupOp::Idempotent).src(UPat::var("x"), UPat::var("x")),
@@ -301,7 +305,7 @@ const PatternMatcher& symbolic_simple() {
                                .where(UPat::const_(PyConst(false), dtypes::bool_),
                                       UPat::const_(PyConst(true), dtypes::bool_)),
                            [](const UOp& x) { return x.logical_not(); }),
-                   // CAST(bool -> int) != const
+                   // CAST(bool -> int) != const: CAST(True)=1, CAST(False)=0, so fold based on const value
                    TG_RULE(
                        UPat::var("x", dtypes::bool_).cast(dtypes::ints + DTypes{dtypes::weakint}).ne(UPat::cvar("c")),
                        [](const UOp& x, const UOp& c) {
@@ -310,8 +314,9 @@ const PatternMatcher& symbolic_simple() {
                        }),
                    TG_RULE(UPat::var("x", int_like).trunc(), [](const UOp& x) { return x; }),
                    // ** zero folding **
-                   TG_RULE(UPat::var("x") < UPat::var("x"),
+                   TG_RULE(UPat::var("x") < UPat::var("x"),  // x < x -> False
                            [](const UOp& x) { return x.const_like(PyConst(false), dtypes::bool_); }),
+                   // x%x -> 0, x^x -> 0, x&0 -> 0
                    TG_RULE(UPat::var("x") % UPat::var("x"), [](const UOp& x) { return x.const_like(PyConst(0)); }),
                    TG_RULE(UPat::var("x") ^ UPat::var("x"), [](const UOp& x) { return x.const_like(PyConst(0)); }),
                    TG_RULE(UPat::var("x") & 0, [](const UOp& x) { return x.const_like(PyConst(0)); }),
@@ -322,6 +327,7 @@ const PatternMatcher& symbolic_simple() {
                              if (kv < 0 || kv >= 127) return UOp();
                              return (mask.val().as_int() | (((pyint)1 << kv) - 1)) == -1 ? x >> PyConst(kv) : UOp();
                            }),
+                   // (x&mask)//c -> x//c when c is a power of two and mask only clears bits below it
                    TG_RULE((UPat::var("x") & UPat::cvar("mask")).floordiv(UPat::cvar("c")),
                            [](const UOp& x, const UOp& mask, const UOp& c) {
                              pyint cv = c.val().as_int();
@@ -329,13 +335,17 @@ const PatternMatcher& symbolic_simple() {
                                         ? x.floordiv(ic(cv))
                                         : UOp();
                            }),
+                   // x != x -> False (only ints)
                    TG_RULE(UPat::var("x", int_like).ne(UPat::var("x")),
                            [](const UOp& x) { return x.const_like(PyConst(false), dtypes::bool_); }),
                    // ** constant folding **
+                   // a CAST to a concrete dtype over a CONST is a value conversion: evaluate it once, at the width the
+                   // CAST states. TODO (reference): delete this once CONST has no dtype
                    TG_RULE(UPat(Ops::CAST).dtype(dtypes::all).named("root").src(UPat::cvar("c")),
                            [](const UOp& root, const UOp& c) { return root.const_like(c.val()); }),
                    TG_RULE(UPat(GroupOp::Unary).src(const_folding_pat).named("a"),
                            [](const UOp& a) { return fold_const_alu(a); }),
+                   // NOTE: THREEFRY(const,const) folds via its decomposition
                    TG_RULE(UPat(GroupOp::Binary - OpSet(Ops::THREEFRY))
                                .src(const_folding_pat, const_folding_pat)
                                .named("a"),
@@ -343,7 +353,7 @@ const PatternMatcher& symbolic_simple() {
                    TG_RULE(
                        UPat(GroupOp::Ternary).src(const_folding_pat, const_folding_pat, const_folding_pat).named("a"),
                        [](const UOp& a) { return fold_const_alu(a); }),
-                   // bool MUL is AND, ADD/MAX is OR
+                   // bool MUL is AND, ADD/MAX is OR. prevents other rules to rewrite bool ADD/MUL incorrectly
                    TG_RULE(UPat::var("x", dtypes::bool_) * UPat::var("y", dtypes::bool_),
                            [](const UOp& x, const UOp& y) { return x & y; }),
                    TG_RULE(UPat::var("x", dtypes::bool_) + UPat::var("y", dtypes::bool_),
@@ -351,16 +361,19 @@ const PatternMatcher& symbolic_simple() {
                    TG_RULE(UPat::var("x", dtypes::bool_).maximum(UPat::var("y", dtypes::bool_)),
                            [](const UOp& x, const UOp& y) { return x | y; }),
                    // *** div rules ***
+                   // 0/0 -> nan, (x*0)/0 -> nan
                    TG_RULE(
                        UPat::cvar("x", DTypes{}, Arg(0)) / 0,
                        [](const UOp& x) { return x.const_like(PyConst(std::numeric_limits<double>::quiet_NaN())); }),
                    TG_RULE(
                        (UPat::var("x") * 0) / 0,
                        [](const UOp& x) { return x.const_like(PyConst(std::numeric_limits<double>::quiet_NaN())); }),
+                   // can be wrong if x or x2 is 0: x/x -> 1, (x*x2)/x2 -> x
                    TG_RULE(UPat::var("x") / UPat::var("x"), [](const UOp& x) { return x.const_like(PyConst(1)); }),
                    TG_RULE((UPat::var("x") * UPat::var("x2")) / UPat::var("x2"),
                            [](const UOp& x, const UOp& x2) { return x; }),
-                   // x*0 -> 0 (a nan/inf const renders nan)
+                   // x*0 -> 0 or 0*x -> 0. if x is nan or inf it should render the nan value.
+                   // NOTE: this can be wrong for loaded NaN
                    TG_RULE(UPat::var("x") * 0,
                            [](const UOp& x) {
                              bool naninf = x.op() == Ops::CONST && is_nan_or_inf(x.val());
@@ -377,6 +390,7 @@ const PatternMatcher& symbolic_simple() {
                            [](const UOp& x, const UOp& a, const UOp& b) {
                              return x.dtype() == b.dtype() && can_lossless_cast(b.dtype(), a.dtype()) ? x : UOp();
                            }),
+                   // bitcast twice
                    TG_RULE(UPat(Ops::BITCAST).named("b").src(UPat::var("x").bitcast()),
                            [](const UOp& x, const UOp& b) { return x.bitcast(b.dtype()); }),
                    TG_RULE(UPat::var("x").cast(dtypes::bool_), [](const UOp& x) { return x.ne(ic(0)); }),
@@ -399,6 +413,7 @@ const PatternMatcher& symbolic_simple() {
                                32,
                            [](const UOp& x) { return x.cast(dtypes::uint64); }),
                    // ** simple where folding **
+                   // a conditional with the same results either way is a noop, also fold const conditionals
                    TG_RULE(UPat::var().where(UPat::var("val"), UPat::var("val")), [](const UOp& val) { return val; }),
                    TG_RULE(UPat::cvar("gate").where(UPat::var("c0"), UPat::var("c1")).named("w"),
                            [](const UOp& gate, const UOp& c0, const UOp& c1, const UOp& w) {

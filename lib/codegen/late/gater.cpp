@@ -1,7 +1,7 @@
+// this is a temporary intermediate step while we remove this index style (the reference's own note)
 #include "lib/codegen/late/gater.h"
 
 namespace tg {
-
 
 static UOp move_where_load(const UOp& l, const UOp& a, const UOp& w) {
   UOp alt = a.is_invalid()                                         ? l.vconst_like(0)
