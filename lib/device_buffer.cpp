@@ -5,9 +5,9 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "lib/device.h"
 #include "lib/schedule/indexing.h"
 #include "lib/schedule/rangeify.h"
-#include "lib/device.h"
 #include "lib/uop/rewrite.h"
 #include "lib/uop/symbolic.h"
 #include "lib/uop/upat.h"
@@ -164,25 +164,24 @@ const PatternMatcher& pm_contiguous_view_offset() {
       {
           // normalize to 1d bitcasts
           TG_RULE(UPat(Ops::BITCAST).named("b"),
-                  [](const UOp& b) {
+                  [](U b) {
                     return b.shape().size() != 1 ? b.src(0).flatten().bitcast(b.dtype()).reshape(b.shape()) : UOp();
                   }),
           TG_RULE(UPat(Ops::BITCAST).named("b").index(UPat::cvar("c")),
-                  [](const ViewCtx& ctx, const UOp& b, const UOp& c) {
+                  [](const ViewCtx& ctx, U b, U c) {
                     if (b.tag().is_none()) return UOp();
                     int64_t osz = b.element_size(), isz = b.src(0).element_size();
                     sint n = ctx.src.numel();
                     sint m = n.is_int() ? sint(n.i() * osz / isz) : sint(n.u().mul((pyint)osz).floordiv((pyint)isz));
                     return b.src(0).flatten().index(UOp::range(m, 0) + c.mul((pyint)osz).floordiv((pyint)isz));
                   }),
-          TG_RULE(UPat(Ops::INDEX).src(UPat::var("b")),
-                  [](const UOp& b) { return b.rtag().index(UOp::const_(PyConst(0))); }),
+          TG_RULE(UPat(Ops::INDEX).src(UPat::var("b")), [](U b) { return b.rtag().index(UOp::const_(PyConst(0))); }),
           TG_RULE(UPat(Ops::INDEX).src(UPat::var("b"), UPat(Ops::RANGE)),
-                  [](const UOp& b) { return b.rtag().index(UOp::const_(PyConst(0))); }),
+                  [](U b) { return b.rtag().index(UOp::const_(PyConst(0))); }),
           TG_RULE(UPat(Ops::INDEX).src(UPat::var("b"), UPat(Ops::RANGE) + UPat::cvar("c")),
-                  [](const UOp& b, const UOp& c) { return b.rtag().index(c); }),
+                  [](U b, U c) { return b.rtag().index(c); }),
           TG_RULE(UPat(Ops::INDEX).src(UPat::var("b"), UPat::cvar("c")),
-                  [](const ViewCtx& ctx, const UOp& b, const UOp& c) {
+                  [](const ViewCtx& ctx, U b, U c) {
                     sint n = ctx.src.numel();
                     return n.is_int() && n.i() == 1 ? b.rtag().index(c) : UOp();
                   }),

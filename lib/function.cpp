@@ -76,10 +76,9 @@ UOp add_to_ctx(ImplicitCtx& ctx, const UOp& x) {
 const PatternMatcher& pm_ctx() {
   static const PatternMatcher pm(
       "pm_ctx", {
-                    TG_RULE(UPat(Ops::BUFFER).named("x"),
-                            [](ImplicitCtx& ctx, const UOp& x) { return add_to_ctx(ctx, x); }),
+                    TG_RULE(UPat(Ops::BUFFER).named("x"), [](ImplicitCtx& ctx, U x) { return add_to_ctx(ctx, x); }),
                     TG_RULE(UPat(ops(Ops::AFTER, Ops::CONTIGUOUS)).named("x"),
-                            [](ImplicitCtx& ctx, const UOp& x) {
+                            [](ImplicitCtx& ctx, U x) {
                               if (!x.op_in_backward_slice_with_self(OpSet{Ops::PARAM}) &&
                                   x.op_in_backward_slice_with_self(OpSet{Ops::BUFFER}))
                                 return add_to_ctx(ctx, x);

@@ -15,13 +15,13 @@
 #include "lib/codegen/late/linearizer.h"
 #include "lib/codegen/late/program.h"
 #include "lib/codegen/late/uop_props.h"
-#include "lib/schedule/indexing.h"
-#include "lib/schedule/multi.h"
-#include "lib/schedule/rangeify.h"
 #include "lib/codegen/opt/opt.h"
 #include "lib/codegen/opt/postrange.h"
 #include "lib/codegen/simplify.h"
 #include "lib/mixin/helpers.h"
+#include "lib/schedule/indexing.h"
+#include "lib/schedule/multi.h"
+#include "lib/schedule/rangeify.h"
 #include "lib/uop/kernel_info.h"
 #include "lib/uop/movement.h"
 #include "lib/uop/spec.h"
@@ -49,7 +49,7 @@ const PatternMatcher& pm_number_params() {
   static const PatternMatcher pm("pm_number_params",
                                  {
                                      TG_RULE(UPat(Ops::PARAM).named("x"),
-                                             [](std::vector<int64_t>& ctx, const UOp& x) {
+                                             [](std::vector<int64_t>& ctx, U x) {
                                                if (x.param_arg()->slot != -1) return UOp();
                                                ctx[0] += 1;
                                                auto* p = new ParamArg(*x.param_arg());
@@ -117,9 +117,9 @@ const PatternMatcher& expander2() {
   static const PatternMatcher pm =
       PatternMatcher("expander2",
                      {
-                         TG_RULE(UPat(Ops::REDUCE).named("r"), [](const UOp& r) { return expand_reduce(r); }),
+                         TG_RULE(UPat(Ops::REDUCE).named("r"), [](U r) { return expand_reduce(r); }),
                          TG_RULE(UPat(Ops::RANGE).named("r"),
-                                 [](const RangeMap& ctx, const UOp& r) {
+                                 [](const RangeMap& ctx, U r) {
                                    const int64_t* pos = ctx.find((int64_t)r.arg()[0].as_int());
                                    if (!pos) return UOp();
                                    pyint n = py_add(r.vmax(), PyConst(1)).as_int();
@@ -131,7 +131,7 @@ const PatternMatcher& expander2() {
                                    return UOp::stack(cs).reshape(shape);
                                  }),
                          TG_RULE(UPat(Ops::WMMA).named("u"),
-                                 [](const UOp& u) -> UOp {
+                                 [](U u) -> UOp {
                                    if (u.arg()[4].is_none()) return UOp();
                                    throw Error("WMMA (tensor cores) is not ported");
                                  }),
@@ -158,19 +158,19 @@ const PatternMatcher& pm_wmma_add() {
       "pm_wmma_add",
       {
           TG_RULE(UPat(Ops::WMMA).named("wmma") + UPat::var("add"),
-                  [](const UOp& add, const UOp& wmma) {
+                  [](U add, U wmma) {
                     return UOp(wmma.op(), DType(), {wmma.src(0), wmma.src(1), wmma.src(2) + add}, wmma.arg());
                   }),
           // push permute/reshape to the other side of the add
           TG_RULE(UPat(Ops::PERMUTE).src(UPat(Ops::WMMA).named("wmma")).named("permute") + UPat::var("add"),
-                  [](const UOp& wmma, const UOp& permute, const UOp& add) {
+                  [](U wmma, U permute, U add) {
                     return (wmma + add.permute(argsort_arg(permute.arg()))).permute(arg_ints(permute.arg()));
                   }),
           TG_RULE(UPat(Ops::PERMUTE)
                           .src(UPat(Ops::RESHAPE).src(UPat(Ops::WMMA).named("wmma"), UPat()).named("reshape"))
                           .named("permute") +
                       UPat::var("add"),
-                  [](const UOp& wmma, const UOp& reshape, const UOp& permute, const UOp& add) {
+                  [](U wmma, U reshape, U permute, U add) {
                     return (wmma + add.permute(argsort_arg(permute.arg())).reshape(wmma.shape()))
                         .reshape(reshape.shape())
                         .permute(arg_ints(permute.arg()));
@@ -203,13 +203,13 @@ static UOp expand_broadcast(const UOp& x) {
 const PatternMatcher& pm_expand_broadcast() {
   static const PatternMatcher pm =
       pm_wmma_add() +
-      PatternMatcher("pm_expand_broadcast",
-                     {
-                         TG_RULE(UPat(GroupOp::Binary | GroupOp::Ternary | OpSet{Ops::STORE}).named("x"),
-                                 [](const UOp& x) { return expand_broadcast(x); }),
-                         TG_RULE(UPat(Ops::WMMA).named("b"),
-                                 [](const UOp& b) -> UOp { throw Error("WMMA (tensor cores) is not ported"); }),
-                     });
+      PatternMatcher(
+          "pm_expand_broadcast",
+          {
+              TG_RULE(UPat(GroupOp::Binary | GroupOp::Ternary | OpSet{Ops::STORE}).named("x"),
+                      [](U x) { return expand_broadcast(x); }),
+              TG_RULE(UPat(Ops::WMMA).named("b"), [](U b) -> UOp { throw Error("WMMA (tensor cores) is not ported"); }),
+          });
   return pm;
 }
 
@@ -339,12 +339,12 @@ static UOp do_devectorize(const UOp& b, bool through_movement = false) {
 }
 
 const PatternMatcher& ew_devectorizer() {
-  static const PatternMatcher pm("ew_devectorizer", {
-                                                        // unpack broadcasting
-                                                        TG_RULE(UPat(GroupOp::Elementwise).named("b"),
-                                                                [](const UOp& b) { return do_devectorize(b); })
-                                                            .when(not_scalar_at_birth),
-                                                    });
+  static const PatternMatcher pm(
+      "ew_devectorizer", {
+                             // unpack broadcasting
+                             TG_RULE(UPat(GroupOp::Elementwise).named("b"), [](U b) { return do_devectorize(b); })
+                                 .when(not_scalar_at_birth),
+                         });
   return pm;
 }
 
@@ -356,18 +356,17 @@ const PatternMatcher& devectorizer2() {
           {
               // unpack broadcasting
               TG_RULE(UPat(GroupOp::Elementwise | OpSet{Ops::LOAD, Ops::STORE}).named("b"),
-                      [](const UOp& b) { return do_devectorize(b, true); })
+                      [](U b) { return do_devectorize(b, true); })
                   .when(not_scalar_at_birth),
               // INDEX without src is nothing (TODO: this should be in mop_cleanup)
-              TG_RULE(UPat(Ops::INDEX).src(UPat::var("x")), [](const UOp& x) { return x; }),
+              TG_RULE(UPat(Ops::INDEX).src(UPat::var("x")), [](U x) { return x; }),
               // unpack WMMA
-              TG_RULE(UPat(Ops::WMMA).named("u"),
-                      [](const UOp& u) -> UOp { throw Error("WMMA (tensor cores) is not ported"); }),
+              TG_RULE(UPat(Ops::WMMA).named("u"), [](U u) -> UOp { throw Error("WMMA (tensor cores) is not ported"); }),
               // stacked INDEX is many INDEX
               TG_RULE(UPat(Ops::INDEX)
                           .src(UPat(ops(Ops::PARAM, Ops::BUFFER)).named("b"), UPat(Ops::STACK).named("s"))
                           .named("x"),
-                      [](const UOp& b, const UOp& s, const UOp& x) {
+                      [](U b, U s, U x) {
                         std::vector<UOp> r;
                         for (const UOp& u : s.src()) r.push_back(x.with_src({b, u}));
                         return UOp::stack(r);
@@ -375,12 +374,12 @@ const PatternMatcher& devectorizer2() {
               // INDEX into RESHAPE moves the RESHAPE
               TG_RULE(
                   UPat(Ops::INDEX).src(UPat(ops(Ops::PARAM, Ops::BUFFER)).named("b"), UPat(Ops::RESHAPE).named("s")),
-                  [](const UOp& b, const UOp& s) { return b.index(s.src(0)).reshape(s.shape()); }),
+                  [](U b, U s) { return b.index(s.src(0)).reshape(s.shape()); }),
               // RESHAPE a void is removed (hack for AFTER)
-              TG_RULE(UPat(Ops::RESHAPE).dtype(dtypes::void_).named("x"), [](const UOp& x) { return x.src(0); }),
+              TG_RULE(UPat(Ops::RESHAPE).dtype(dtypes::void_).named("x"), [](U x) { return x.src(0); }),
               // reshape of a single element shaped value to scalar is an index
               TG_RULE(UPat(Ops::RESHAPE).named("x"),
-                      [](const UOp& x) {
+                      [](U x) {
                         const auto& s0 = x.src(0).shape_opt();
                         if (x.src(1).as_shape().empty() && s0 && s0->size() == 1 && (*s0)[0].is_int() &&
                             (*s0)[0].i() == 1)
@@ -389,7 +388,7 @@ const PatternMatcher& devectorizer2() {
                       }),
               // EXPAND on scalar -> STACK
               TG_RULE(UPat(Ops::EXPAND).src(UPat::var("x"), UPat()).named("out"),
-                      [](const UOp& x, const UOp& out) {
+                      [](U x, U out) {
                         pyint n = out.max_numel();
                         const auto& os = out.shape();
                         if (!x.shape().empty() || !(os.size() == 1 && os[0].is_int() && os[0].i() == n)) return UOp();
@@ -542,13 +541,12 @@ const PatternMatcher& pm_reduce_local() {
           "pm_reduce_local",
           {
               // fix group for reduce
-              TG_RULE(UPat(Ops::REDUCE).named("x"), [](const UOp& x) { return fix_group_for_reduce(x); }),
+              TG_RULE(UPat(Ops::REDUCE).named("x"), [](U x) { return fix_group_for_reduce(x); }),
               // remove reduces
               TG_RULE(UPat(Ops::REDUCE).src(UPat(), UPat()).any_len().named("r"),
-                      [](ReduceContext& ctx, const UOp& r) { return reduce_ranges_to_acc(ctx, r); }),
-              TG_RULE(UPat(Ops::REDUCE).src(UPat()).named("r"),
-                      [](const UOp& r) { return expand_horizontal_reduce(r); }),
-              TG_RULE(UPat(Ops::SINK).named("sink"), [](const UOp& sink) { return merge_reduce_ends(sink); }),
+                      [](ReduceContext& ctx, U r) { return reduce_ranges_to_acc(ctx, r); }),
+              TG_RULE(UPat(Ops::REDUCE).src(UPat()).named("r"), [](U r) { return expand_horizontal_reduce(r); }),
+              TG_RULE(UPat(Ops::SINK).named("sink"), [](U sink) { return merge_reduce_ends(sink); }),
           }) +
       pm_clean_up_group_sink();
   return pm;
@@ -570,14 +568,14 @@ const PatternMatcher& pm_add_loads() {
   static const PatternMatcher pm(
       "pm_add_loads", {
                           TG_RULE(UPat(GroupOp::Elementwise | OpSet{Ops::REDUCE, Ops::WMMA, Ops::STACK}).named("x"),
-                                  [](const UOp& x) {
+                                  [](U x) {
                                     if (is_shape_changing_bitcast(x)) return UOp();
                                     std::vector<UOp> s;
                                     for (const UOp& y : x.src()) s.push_back(maybe_load(y));
                                     return x.with_src(s);
                                   }),
                           TG_RULE(UPat(Ops::STORE).named("x"),
-                                  [](const UOp& x) {
+                                  [](U x) {
                                     std::vector<UOp> s{x.src(0), maybe_load(x.src(1))};
                                     s.insert(s.end(), x.src().begin() + 2, x.src().end());
                                     return x.with_src(s);
@@ -591,7 +589,7 @@ const PatternMatcher& pm_add_local_buffers() {
       PatternMatcher("pm_add_local_buffers",
                      {
                          TG_RULE(UPat(Ops::STAGE).named("x"),
-                                 [](LocalBufferContext& ctx, const UOp& x) {
+                                 [](LocalBufferContext& ctx, U x) {
                                    Shape ms;
                                    for (pyint v : x.max_shape()) ms.push_back(sint(v));
                                    const BufferizeOpts* bo = x.arg().as<BufferizeOpts>();
@@ -612,9 +610,7 @@ const PatternMatcher& pm_cast_float_alu() {
       {
           TG_RULE(
               UPat(OpSet{Ops::SIN, Ops::LOG2, Ops::EXP2, Ops::SQRT, Ops::RECIPROCAL}).src(UPat().named("x")).named("u"),
-              [](const UOp& u, const UOp& x) {
-                return x.dtype() != u.dtype() ? u.with_src({x.cast(u.dtype())}) : UOp();
-              }),
+              [](U u, U x) { return x.dtype() != u.dtype() ? u.with_src({x.cast(u.dtype())}) : UOp(); }),
       });
   return pm;
 }
@@ -625,7 +621,7 @@ static bool is_local_store(const UOp& x) { return x.op() == Ops::STORE && addrsp
 static UOp add_raw_barrier(const UOp& after) {
   // loads from a LOCAL buffer that depend (via AFTER) on stores to LOCAL memory need a workgroup barrier
   if (addrspace_of(after) != AddrSpace::LOCAL) return UOp();
-  std::vector<UOp> deps = UOp::sink(srcs_from(after, 1)).toposort([](const UOp& x) { return x.op() != Ops::BARRIER; });
+  std::vector<UOp> deps = UOp::sink(srcs_from(after, 1)).toposort([](U x) { return x.op() != Ops::BARRIER; });
   if (!std::any_of(deps.begin(), deps.end(), is_local_store)) return UOp();
   return after.src(0).after(UOp(Ops::BARRIER, DType(), srcs_from(after, 1)));
 }
@@ -649,8 +645,7 @@ static UOp add_war_barrier(const UOp& end) {
   for (const UOp& x : sl) {
     if (!is_local_store(x)) continue;
     std::vector<UOp> xr = x.ranges();
-    if (std::any_of(rngs.begin(), rngs.end(), [&](const UOp& r) { return contains(xr, r); }))
-      store_bufs.insert(buf_uop(x));
+    if (std::any_of(rngs.begin(), rngs.end(), [&](U r) { return contains(xr, r); })) store_bufs.insert(buf_uop(x));
   }
   std::vector<UOp> loads;
   for (const UOp& x : sl)
@@ -665,8 +660,8 @@ const PatternMatcher& pm_implicit_barriers() {
   static const PatternMatcher pm(
       "pm_implicit_barriers",
       {
-          TG_RULE(UPat(Ops::AFTER).named("after"), [](const UOp& after) { return add_raw_barrier(after); }),
-          TG_RULE(UPat(Ops::END).named("end"), [](const UOp& end) { return add_war_barrier(end); }),
+          TG_RULE(UPat(Ops::AFTER).named("after"), [](U after) { return add_raw_barrier(after); }),
+          TG_RULE(UPat(Ops::END).named("end"), [](U end) { return add_war_barrier(end); }),
       });
   return pm;
 }
@@ -676,7 +671,7 @@ const PatternMatcher& pm_casted_consts() {
       "pm_casted_consts",
       {
           TG_RULE(UPat(Ops::CONST).dtype(dtypes::all).named("c"),
-                  [](const UOp& c) { return UOp(Ops::CAST, c.dtype(), {UOp::const_(c.val())}, Arg(c.dtype())); }),
+                  [](U c) { return UOp(Ops::CAST, c.dtype(), {UOp::const_(c.val())}, Arg(c.dtype())); }),
       });
   return pm;
 }

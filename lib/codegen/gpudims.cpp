@@ -221,24 +221,24 @@ static UOp add_gpudims(const Renderer& ctx, const UOp& s) {
 
 const PatternMatcher& pm_add_gpudims() {
   static const PatternMatcher pm =
-      PatternMatcher("pm_add_gpudims",
-                     {
-                         // add gpudims must be last
-                         TG_RULE(UPat(Ops::SINK).named("s"),
-                                 [](const Renderer& ctx, const UOp& s) { return add_gpudims(ctx, s); }),
-                     }) +
+      PatternMatcher(
+          "pm_add_gpudims",
+          {
+              // add gpudims must be last
+              TG_RULE(UPat(Ops::SINK).named("s"), [](const Renderer& ctx, U s) { return add_gpudims(ctx, s); }),
+          }) +
       PatternMatcher("pm_device_to_var",
                      {
                          // the DEVICE axis is not a program axis, it's bound per device at launch
                          TG_RULE(UPat(Ops::RANGE).named("r"),
-                                 [](const UOp& r) {
+                                 [](U r) {
                                    return atype(r) == AxisType::DEVICE
                                               ? UOp::variable("_device_num", PyConst(0), r.vmax(), r.dtype(), 1, true)
                                               : UOp();
                                  }),
                          // ENDs that closed a DEVICE range no longer close it
                          TG_RULE(UPat(Ops::END).named("e"),
-                                 [](const UOp& e) {
+                                 [](U e) {
                                    bool any = false;
                                    for (size_t i = 1; i < e.nsrc(); i++)
                                      if (e.src(i).op() == Ops::PARAM && e.src(i).param_arg()->name == "_device_num")

@@ -49,7 +49,7 @@ const PatternMatcher& pm_flatten_range() {
   static const PatternMatcher pm("pm_flatten_range", {
                                                          // real ranges only
                                                          TG_RULE(UPat(ops(Ops::REDUCE, Ops::END)).named("r"),
-                                                                 [](const UOp& r) { return flatten_range(r); }),
+                                                                 [](U r) { return flatten_range(r); }),
                                                      });
   return pm;
 }
@@ -136,22 +136,21 @@ const PatternMatcher& pm_simplify_ranges() {
   static const PatternMatcher pm(
       "pm_simplify_ranges",
       {
-          TG_RULE(UPat(ops(Ops::END, Ops::REDUCE)).named("u"), [](const UOp& u) { return simplify_merge_adjacent(u); }),
+          TG_RULE(UPat(ops(Ops::END, Ops::REDUCE)).named("u"), [](U u) { return simplify_merge_adjacent(u); }),
           TG_RULE(UPat(Ops::INDEX).named("idx"),
-                  [](UOpDict<UOp>& ctx, const UOp& idx) {
+                  [](UOpDict<UOp>& ctx, U idx) {
                     mark_gated(ctx, idx);
                     return UOp();
                   }),
           // reduce ranges can't be shrunk
           TG_RULE(UPat(Ops::REDUCE).named("red"),
-                  [](UOpDict<UOp>& ctx, const UOp& red) {
+                  [](UOpDict<UOp>& ctx, U red) {
                     for (size_t i = 1; i < red.nsrc(); i++) ctx.set(red.src(i), red.src(i).src(0));
                     return UOp();
                   }),
-          TG_RULE(UPat(Ops::SINK).named("x"),
-                  [](UOpDict<UOp>& ctx, const UOp& x) {
-                    return do_substitute(ctx, x, [](const UOp& r, const UOp& c) { return r.with_src({c}); });
-                  }),
+          TG_RULE(
+              UPat(Ops::SINK).named("x"),
+              [](UOpDict<UOp>& ctx, U x) { return do_substitute(ctx, x, [](U r, U c) { return r.with_src({c}); }); }),
       });
   return pm;
 }
@@ -168,7 +167,7 @@ const PatternMatcher& pm_split_ranges() {
       "pm_split_ranges",
       {
           TG_RULE(UPat(Ops::RANGE).named("r") % UPat::cvar("c"),
-                  [](UOpDict<UOp>& ctx, const UOp& r, const UOp& c) {
+                  [](UOpDict<UOp>& ctx, U r, U c) {
                     // ranges that aren't looped over can't be split
                     AxisType at = r.arg().items().back().as_axis();
                     if (!ctx.contains(r) && at != AxisType::WARP && at != AxisType::DEVICE &&
@@ -177,8 +176,8 @@ const PatternMatcher& pm_split_ranges() {
                     return UOp();
                   }),
           TG_RULE(UPat(Ops::SINK).named("x"),
-                  [](UOpDict<UOp>& ctx, const UOp& x) {
-                    return do_substitute(ctx, x, [](const UOp& k, const UOp& v) {
+                  [](UOpDict<UOp>& ctx, U x) {
+                    return do_substitute(ctx, x, [](U k, U v) {
                       return k.replace({}, {}, std::vector<UOp>{k.src(0).floordiv(v)}, arg_with_sub(k, 0)) * v +
                              k.replace({}, {}, std::vector<UOp>{v}, arg_with_sub(k, 1));
                     });
@@ -212,11 +211,10 @@ static UOp reduce_unparented(const UOp& red) {
 
 const PatternMatcher& pm_reduce_unparented() {
   static const PatternMatcher pm(
-      "pm_reduce_unparented",
-      {
-          // remove any ranges from a REDUCE that aren't referenced in the reduce source
-          TG_RULE(UPat(Ops::REDUCE).named("red"), [](const UOp& red) { return reduce_unparented(red); }),
-      });
+      "pm_reduce_unparented", {
+                                  // remove any ranges from a REDUCE that aren't referenced in the reduce source
+                                  TG_RULE(UPat(Ops::REDUCE).named("red"), [](U red) { return reduce_unparented(red); }),
+                              });
   return pm;
 }
 
@@ -238,12 +236,10 @@ const PatternMatcher& pm_reduce_collapse() {
           {
               // lift x+y out of reduce on lt
               TG_RULE((UPat::var("x") + UPat::var("y")).or_casted() < UPat::var("c"),
-                      [](const UOp& x, const UOp& y, const UOp& c) {
-                        return no_range(y) && no_range(c) ? x.lt(c - y) : UOp();
-                      }),
+                      [](U x, U y, U c) { return no_range(y) && no_range(c) ? x.lt(c - y) : UOp(); }),
               // lift x*y out of reduce
               TG_RULE((UPat::var("x") * UPat::var("y")) < UPat::var("c"),
-                      [](const UOp& x, const UOp& y, const UOp& c) {
+                      [](U x, U y, U c) {
                         return no_range(y) && no_range(c) && dtypes::is_int(y.dtype()) && py_lt(PyConst(0), y.vmin())
                                    ? x.lt((c + y).sub(PyConst(1)).floordiv(y))
                                    : UOp();
@@ -257,30 +253,26 @@ const PatternMatcher& pm_reduce_collapse() {
                                              .where(UPat::var("val"), 0)),
                                UPat::var("r"))
                           .arg(Arg::tup(Ops::ADD, 0)),
-                      [](const UOp& r, const UOp& val, const UOp& lower, const UOp& upper) {
+                      [](U r, U val, U lower, U upper) {
                         if (!no_range(val)) return UOp();
                         UOp hi = upper ? upper.minimum(r.src(0)) : r.src(0);
                         UOp lo = lower ? lower.maximum(PyConst(0)) : r.const_like(PyConst(0));
                         return (hi - lo).maximum(PyConst(0)).minimum(r.src(0)) * val;
                       }),
               TG_RULE(invalid_gate().reduce(Ops::ADD).any_len().named("r"),
-                      [](const UOp& cond, const UOp& x, const UOp& i, const UOp& r) {
-                        return no_range(cond) ? cond.where(reduce_add(x, r), i) : UOp();
-                      }),
+                      [](U cond, U x, U i, U r) { return no_range(cond) ? cond.where(reduce_add(x, r), i) : UOp(); }),
               TG_RULE((UPat::var("x") + UPat::var("y")).reduce(Ops::ADD).any_len().named("r"),
-                      [](const UOp& x, const UOp& y, const UOp& r) { return reduce_add(x, r) + reduce_add(y, r); }),
+                      [](U x, U y, U r) { return reduce_add(x, r) + reduce_add(y, r); }),
               // AND on WHERE
               TG_RULE((UPat(Ops::PARAM).named("x") & UPat::var("y"))
                           .where(UPat::var("c"), 0)
                           .reduce(Ops::ADD)
                           .any_len()
                           .named("r"),
-                      [](const UOp& x, const UOp& y, const UOp& c, const UOp& r) {
-                        return reduce_add(y.where(c, PyConst(0)), r) * x;
-                      }),
+                      [](U x, U y, U c, U r) { return reduce_add(y.where(c, PyConst(0)), r) * x; }),
               // MUL casted bool
               TG_RULE(UPat::var("x") * UPat::var("gate", dtypes::bool_).cast(),
-                      [](const UOp& x, const UOp& gate) { return gate.where(x, PyConst(0)); }),
+                      [](U x, U gate) { return gate.where(x, PyConst(0)); }),
           }) +
       symbolic();
   return pm;
@@ -294,14 +286,12 @@ const PatternMatcher& pm_reduce_load_collapse() {
           {
               // lift x+y out of reduce on ne
               TG_RULE((UPat::var("x") + UPat::var("y")).or_casted().ne(UPat::var("c")),
-                      [](const UOp& x, const UOp& y, const UOp& c) {
-                        return no_range(y) && no_range(c) ? x.ne(c.cast(y.dtype()) - y) : UOp();
-                      }),
+                      [](U x, U y, U c) { return no_range(y) && no_range(c) ? x.ne(c.cast(y.dtype()) - y) : UOp(); }),
               // reduce on gated load becomes can substitute the range and remove the reduce
               TG_RULE(
                   reduce_of(UPat::var("idx").ne(UPat(Ops::RANGE).named("r").or_casted()).where(0, UPat::var("expr")),
                             {UPat::var("r")}),
-                  [](const UOp& r, const UOp& idx, const UOp& expr) {
+                  [](U r, U idx, U expr) {
                     UOp ic = idx.cast(r.dtype());
                     UOp v = ic.ge(PyConst(0)).bitwise_and(ic.lt(r.src(0)));
                     return v.where(expr.substitute({{r, ic.valid(v)}}), PyConst(0));
@@ -313,7 +303,7 @@ const PatternMatcher& pm_reduce_load_collapse() {
 static UOp reduce_collapse(const UOp& red, UOp u, const PatternMatcher& pm) {
   for (size_t ri = 1; ri < red.nsrc(); ri++) {
     const UOp& r = red.src(ri);
-    std::vector<UOp> included = u.toposort([&](const UOp& x) { return contains(x.ranges(), r); });
+    std::vector<UOp> included = u.toposort([&](U x) { return contains(x.ranges(), r); });
     UOpSet inc(included.begin(), included.end());
     for (const UOp& x : included)
       if (x.op() == Ops::STORE || x.op() == Ops::REDUCE) return UOp();
@@ -344,7 +334,7 @@ const PatternMatcher& pm_reduce_simplify() {
           "pm_reduce_simplify",
           {
               TG_RULE(UPat(Ops::REDUCE).src(UPat::var("u")).any_len().arg(Arg::tup(Ops::ADD, 0)).named("red"),
-                      [](const UOp& red, const UOp& u) { return reduce_collapse(red, u, pm_reduce_collapse()); }),
+                      [](U red, U u) { return reduce_collapse(red, u, pm_reduce_collapse()); }),
           });
   return pm;
 }
@@ -354,13 +344,11 @@ const PatternMatcher& pm_load_collapse() {
       "pm_load_collapse",
       {
           TG_RULE(UPat(Ops::REDUCE).arg(Arg::tup(Ops::ADD, 0)).src(UPat::var("u"), UPat()).named("red"),
-                  [](const UOp& red, const UOp& u) { return reduce_collapse(red, u, pm_reduce_load_collapse()); }),
+                  [](U red, U u) { return reduce_collapse(red, u, pm_reduce_load_collapse()); }),
           // we want to make sure we dont do math on a loaded index since that can cause overflow, this undoes the rule
           // in pm_reduce_load_collapse
           TG_RULE((UPat::var("x", dtypes::weakint) + UPat::var("y")) < UPat::var("c"),
-                  [](const UOp& x, const UOp& y, const UOp& c) {
-                    return no_load(y) && no_load(c) && !no_load(x) ? x.lt(c - y) : UOp();
-                  }),
+                  [](U x, U y, U c) { return no_load(y) && no_load(c) && !no_load(x) ? x.lt(c - y) : UOp(); }),
       });
   return pm;
 }

@@ -11,7 +11,7 @@ namespace tg {
 
 using S = std::optional<std::string>;
 
-const std::string& CStyleContext::operator[](const UOp& u) const {
+const std::string& CStyleContext::operator[](U u) const {
   auto it = r.find(u);
   if (it == r.end()) throw Error(std::string("render: no name for ") + op_repr(u.op()));
   return it->second;
@@ -33,8 +33,10 @@ std::string py_format(const std::string& fmt, const std::vector<std::string>& ar
   size_t auto_idx = 0;
   for (size_t i = 0; i < fmt.size(); i++) {
     char c = fmt[i];
-    if (c == '{' && i + 1 < fmt.size() && fmt[i + 1] == '{') r += '{', i++;
-    else if (c == '}' && i + 1 < fmt.size() && fmt[i + 1] == '}') r += '}', i++;
+    if (c == '{' && i + 1 < fmt.size() && fmt[i + 1] == '{')
+      r += '{', i++;
+    else if (c == '}' && i + 1 < fmt.size() && fmt[i + 1] == '}')
+      r += '}', i++;
     else if (c == '{') {
       size_t e = fmt.find('}', i);
       if (e == std::string::npos) throw Error("bad format string: " + fmt);
@@ -43,7 +45,8 @@ std::string py_format(const std::string& fmt, const std::vector<std::string>& ar
       if (k >= args.size()) throw Error("format string needs more args: " + fmt);
       r += args[k];
       i = e;
-    } else r += c;
+    } else
+      r += c;
   }
   return r;
 }
@@ -65,26 +68,24 @@ const StringMatcher& cstyle_base_rewrite() {
       "base_rewrite",
       {
           // local/reg buffers
-          TG_RULE(UPat(Ops::BUFFER).named("x"),
-                  [](C* ctx, const UOp& x) -> S { return ctx->lang->render_buffer(*ctx, x); }),
+          TG_RULE(UPat(Ops::BUFFER).named("x"), [](C* ctx, U x) -> S { return ctx->lang->render_buffer(*ctx, x); }),
 
           // range/loop/if/endif
           TG_RULE(UPat(Ops::RANGE).dtype(dtypes::void_).named("x"), []() -> S { return "for (;;) {"; }),
           TG_RULE(UPat(Ops::RANGE).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     const std::string& n = (*ctx)[x];
                     return "for (" + ctx->lang->render_dtype(x.dtype()) + " " + n + " = 0; " + n + " < " +
                            (*ctx)[x.src(0)] + "; " + n + "++) {";
                   }),
           TG_RULE(UPat(Ops::END).src(UPat(), UPat(Ops::RANGE), UPat().named("c").dtype(dtypes::bool_)),
-                  [](C* ctx, const UOp& c) -> S { return "  if (!(" + (*ctx)[c] + ")) { break; }\n}"; }),
-          TG_RULE(UPat(Ops::IF).named("x"),
-                  [](C* ctx, const UOp& x) -> S { return "if (" + (*ctx)[x.src(0)] + ") {"; }),
+                  [](C* ctx, U c) -> S { return "  if (!(" + (*ctx)[c] + ")) { break; }\n}"; }),
+          TG_RULE(UPat(Ops::IF).named("x"), [](C* ctx, U x) -> S { return "if (" + (*ctx)[x.src(0)] + ") {"; }),
           TG_RULE(UPat(ops(Ops::ENDIF, Ops::END)), []() -> S { return "}"; }),
 
           // const
           TG_RULE(UPat::cvar("c").cast(dtypes::floats).named("x"),
-                  [](C* ctx, const UOp& x, const UOp& c) -> S {
+                  [](C* ctx, U x, U c) -> S {
                     PyConst v = c.val();
                     if (is_finite(v)) return std::nullopt;
                     const CStyleLanguage& l = *ctx->lang;
@@ -95,48 +96,43 @@ const StringMatcher& cstyle_base_rewrite() {
                                                          : "-" + l.infinity) +
                            ")";
                   }),
-          TG_RULE(UPat::cvar("c").cast(dtypes::float32), [](const UOp& c) -> S { return c.val().str() + "f"; }),
-          TG_RULE(UPat::cvar("c").cast(dtypes::int64), [](const UOp& c) -> S { return c.val().str() + "l"; }),
+          TG_RULE(UPat::cvar("c").cast(dtypes::float32), [](U c) -> S { return c.val().str() + "f"; }),
+          TG_RULE(UPat::cvar("c").cast(dtypes::int64), [](U c) -> S { return c.val().str() + "l"; }),
           TG_RULE(UPat::cvar("c").cast(dtypes::uint64).named("x"),
-                  [](const UOp& x, const UOp& c) -> S { return truncate(x.dtype(), c.val()).str() + "ul"; }),
+                  [](U x, U c) -> S { return truncate(x.dtype(), c.val()).str() + "ul"; }),
           TG_RULE(UPat::cvar("c").cast(dtypes::uint32).named("x"),
-                  [](const UOp& x, const UOp& c) -> S { return truncate(x.dtype(), c.val()).str() + "u"; }),
-          TG_RULE(UPat::cvar("c").cast(dtypes::bool_), [](const UOp& c) -> S { return c.val().truthy() ? "1" : "0"; }),
+                  [](U x, U c) -> S { return truncate(x.dtype(), c.val()).str() + "u"; }),
+          TG_RULE(UPat::cvar("c").cast(dtypes::bool_), [](U c) -> S { return c.val().truthy() ? "1" : "0"; }),
           // consts are rendered to larger type and casted
-          TG_RULE(UPat::cvar("c").cast(dtypes::fp8s + DTypes{dtypes::bfloat16, dtypes::float16}).named("x"),
-                  [](C* ctx, const UOp& x, const UOp& c) -> S {
-                    return "(" + ctx->lang->render_cast(*ctx, x, c.val().str() + "f") + ")";
-                  }),
-          TG_RULE(UPat::cvar("c").cast(DTypes{dtypes::uint8, dtypes::uint16}).named("x"),
-                  [](C* ctx, const UOp& x, const UOp& c) -> S {
-                    return "(" + ctx->lang->render_cast(*ctx, x, c.val().str() + "u") + ")";
-                  }),
+          TG_RULE(
+              UPat::cvar("c").cast(dtypes::fp8s + DTypes{dtypes::bfloat16, dtypes::float16}).named("x"),
+              [](C* ctx, U x, U c) -> S { return "(" + ctx->lang->render_cast(*ctx, x, c.val().str() + "f") + ")"; }),
+          TG_RULE(
+              UPat::cvar("c").cast(DTypes{dtypes::uint8, dtypes::uint16}).named("x"),
+              [](C* ctx, U x, U c) -> S { return "(" + ctx->lang->render_cast(*ctx, x, c.val().str() + "u") + ")"; }),
           TG_RULE(UPat::cvar("c").cast(DTypes{dtypes::int8, dtypes::int16}).named("x"),
-                  [](C* ctx, const UOp& x, const UOp& c) -> S {
-                    return "(" + ctx->lang->render_cast(*ctx, x, c.val().str()) + ")";
-                  }),
+                  [](C* ctx, U x, U c) -> S { return "(" + ctx->lang->render_cast(*ctx, x, c.val().str()) + ")"; }),
           // default const render
-          TG_RULE(UPat::cvar("c").cast(), [](const UOp& c) -> S { return c.val().str(); }),
+          TG_RULE(UPat::cvar("c").cast(), [](U c) -> S { return c.val().str(); }),
 
           // casting
           TG_RULE(UPat(Ops::CAST).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     if (max_numel(x) > 1 && ctx->addrspace(x) == AddrSpace::REG)
                       return "__builtin_convertvector(" + (*ctx)[x.src(0)] + ", " + ctx->lang->render_type(*ctx, x) +
                              ")";
                     return std::nullopt;
                   }),
-          TG_RULE(
-              UPat(Ops::CAST).named("x"),
-              [](C* ctx, const UOp& x) -> S { return "(" + ctx->lang->render_cast(*ctx, x, (*ctx)[x.src(0)]) + ")"; }),
+          TG_RULE(UPat(Ops::CAST).named("x"),
+                  [](C* ctx, U x) -> S { return "(" + ctx->lang->render_cast(*ctx, x, (*ctx)[x.src(0)]) + ")"; }),
           TG_RULE(UPat(Ops::BITCAST).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     auto as = ctx->addrspace(x);
                     if (as != AddrSpace::GLOBAL && as != AddrSpace::LOCAL) return std::nullopt;
                     return "((" + ctx->lang->render_dtype_full(x.dtype(), 1, as) + ")(" + (*ctx)[x.src(0)] + "))";
                   }),
           TG_RULE(UPat(Ops::BITCAST).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     const CStyleLanguage& l = *ctx->lang;
                     return "__builtin_bit_cast(" + l.render_type(*ctx, x) + ", (" + l.render_type(*ctx, x.src(0)) +
                            ")(" + (*ctx)[x.src(0)] + "))";
@@ -145,7 +141,7 @@ const StringMatcher& cstyle_base_rewrite() {
           // GPU stuff
           TG_RULE(UPat(Ops::BARRIER), [](C* ctx) -> S { return ctx->lang->barrier; }),
           TG_RULE(UPat(Ops::SPECIAL).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     const std::string& a = x.arg().as_str();
                     return ctx->lang->code_for_workitem_of(a.front(), std::string(1, a.back())) + "; /* " +
                            x.src(0).render() + " */";
@@ -153,15 +149,11 @@ const StringMatcher& cstyle_base_rewrite() {
 
           // SHRINK/INDEX
           TG_RULE(UPat(Ops::INDEX).src(UPat::var("buf"), UPat::var("idx")).named("x"),
-                  [](C* ctx, const UOp& x, const UOp& buf, const UOp& idx) -> S {
-                    return ctx->lang->render_index(*ctx, x, buf, idx);
-                  }),
+                  [](C* ctx, U x, U buf, U idx) -> S { return ctx->lang->render_index(*ctx, x, buf, idx); }),
           TG_RULE(UPat(Ops::SHRINK).src(UPat::var("buf"), UPat::var("idx"), UPat::cvar().cast()).named("x"),
-                  [](C* ctx, const UOp& x, const UOp& buf, const UOp& idx) -> S {
-                    return ctx->lang->render_index(*ctx, x, buf, idx);
-                  }),
+                  [](C* ctx, U x, U buf, U idx) -> S { return ctx->lang->render_index(*ctx, x, buf, idx); }),
           TG_RULE(UPat(Ops::STACK).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     const CStyleLanguage& l = *ctx->lang;
                     if (!l.float4) throw Error("this language has no vector constructor (float4 is None)");
                     std::vector<std::string> el;
@@ -172,24 +164,24 @@ const StringMatcher& cstyle_base_rewrite() {
 
           // load/store
           TG_RULE(UPat(Ops::LOAD).src(UPat::var("bidx")),
-                  [](C* ctx, const UOp& bidx) -> S { return "(" + ctx->lang->render_access(*ctx, bidx) + ")"; }),
+                  [](C* ctx, U bidx) -> S { return "(" + ctx->lang->render_access(*ctx, bidx) + ")"; }),
           TG_RULE(UPat(Ops::LOAD).src(UPat::var("bidx"), UPat::var("var"), UPat::var("gate")),
-                  [](C* ctx, const UOp& bidx, const UOp& var, const UOp& gate) -> S {
+                  [](C* ctx, U bidx, U var, U gate) -> S {
                     return "(" + (*ctx)[gate] + "?" + ctx->lang->render_access(*ctx, bidx) + ":" + (*ctx)[var] + ")";
                   }),
           TG_RULE(UPat(Ops::STORE).src(UPat::var("bidx"), UPat::var("var")),
-                  [](C* ctx, const UOp& bidx, const UOp& var) -> S {
+                  [](C* ctx, U bidx, U var) -> S {
                     return ctx->lang->render_access(*ctx, bidx) + " = " + (*ctx)[var] + ";";
                   }),
 
           // alu/gep
           TG_RULE(UPat(Ops::WMMA).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     return "__" + wmma_name(x) + "(" + (*ctx)[x.src(0)] + ", " + (*ctx)[x.src(1)] + ", " +
                            (*ctx)[x.src(2)] + ")";
                   }),
           TG_RULE(UPat(GroupOp::ALU).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     static constexpr OpSet kStrip{Ops::ADD, Ops::MUL, Ops::XOR, Ops::OR, Ops::AND};
                     std::vector<std::string> operands;
                     for (const UOp& v : x.src())
@@ -199,7 +191,7 @@ const StringMatcher& cstyle_base_rewrite() {
 
           // call an external function
           TG_RULE(UPat(Ops::CALL).src(UPat()).any_len().named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     const CStyleLanguage& l = *ctx->lang;
                     std::vector<std::string> types, args;
                     for (size_t i = 1; i < x.nsrc(); i++) {
@@ -212,7 +204,7 @@ const StringMatcher& cstyle_base_rewrite() {
 
           // custom passes through with format
           TG_RULE(UPat(ops(Ops::CUSTOM, Ops::CUSTOMI)).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     std::vector<std::string> args;
                     for (const UOp& y : x.src()) args.push_back((*ctx)[y]);
                     return py_format(x.arg().as_str(), args);
@@ -226,17 +218,17 @@ PatternMatcher create_non_native_float_pats(const DTypes& dts, bool casting) {
       "non_native_float",
       {
           TG_RULE(UPat(Ops::WHERE).dtype(dts).src(UPat::var("b"), UPat::var("x"), UPat::var("y")).named("w"),
-                  [](const UOp& w, const UOp& b, const UOp& x, const UOp& y) {
+                  [](U w, U b, U x, U y) {
                     return b.where(x.cast(dtypes::float32), y.cast(dtypes::float32)).cast(w.dtype());
                   }),
           TG_RULE(UPat(GroupOp::ALU - ops(Ops::WHERE)).dtype(dts).named("x"),
-                  [](const UOp& x) {
+                  [](U x) {
                     std::vector<UOp> src;
                     for (const UOp& vv : x.src()) src.push_back(vv.cast(dtypes::float32));
                     return UOp(x.op(), DType(), src, x.arg()).cast(x.dtype());
                   }),
           TG_RULE(UPat(GroupOp::ALU).dtype(dtypes::bool_).src(UPat::var("x", dts), UPat::var("y", dts)).named("alu"),
-                  [](const UOp& alu, const UOp& x, const UOp& y) {
+                  [](U alu, U x, U y) {
                     return UOp(alu.op(), DType(), {x.cast(dtypes::float32), y.cast(dtypes::float32)}, alu.arg());
                   }),
       });
@@ -247,11 +239,11 @@ PatternMatcher create_non_native_float_pats(const DTypes& dts, bool casting) {
                    "non_native_float_casts",
                    {
                        TG_RULE(UPat(Ops::CAST).dtype(dts).src(UPat::var("x")).named("y"),
-                               [](const UOp& x, const UOp& y) {
+                               [](U x, U y) {
                                  return x.dtype() != dtypes::float32 ? x.cast(dtypes::float32).cast(y.dtype()) : UOp();
                                }),
                        TG_RULE(UPat(Ops::CAST).src(UPat::var("y", dts)).named("x"),
-                               [](const UOp& x, const UOp& y) {
+                               [](U x, U y) {
                                  return x.dtype() != dtypes::float32 ? y.cast(dtypes::float32).cast(x.dtype()) : UOp();
                                }),
                    });
@@ -273,11 +265,9 @@ const PatternMatcher& pm_manual_bf16_cast() {
       "pm_manual_bf16_cast",
       {
           TG_RULE(UPat(Ops::CAST).dtype(dtypes::float32).src(UPat::var("x", dtypes::bfloat16)),
-                  [](const UOp& x) {
-                    return (x.bitcast(dtypes::uint16).cast(dtypes::uint32) << 16).bitcast(dtypes::float32);
-                  }),
+                  [](U x) { return (x.bitcast(dtypes::uint16).cast(dtypes::uint32) << 16).bitcast(dtypes::float32); }),
           TG_RULE(UPat(Ops::CAST).dtype(dtypes::bfloat16).src(UPat::var("x", dtypes::float32)),
-                  [](const UOp& x) { return cast_float_to_bf16(x); }),
+                  [](U x) { return cast_float_to_bf16(x); }),
       });
   return pm;
 }
@@ -355,7 +345,8 @@ std::string CStyleLanguage::render_kernel(const std::string& function_name, cons
   for (const std::string& e : extra_args) args.push_back(e);
   PyConst launch_bounds(1);
   for (const UOp& u : uops)
-    if (u.op() == Ops::SPECIAL && u.arg().as_str().front() == 'l') launch_bounds = py_mul(launch_bounds, u.src(0).vmax());
+    if (u.op() == Ops::SPECIAL && u.arg().as_str().front() == 'l')
+      launch_bounds = py_mul(launch_bounds, u.src(0).vmax());
   std::string prg = replace_all(kernel_typedef, "{launch_bounds}", launch_bounds.str()) + " " + function_name + "(" +
                     join(args, ", ") + ") {\n" + tmp + join(kernel, "\n") + "\n}";
   return prefix ? join(*prefix, "\n") + "\n" + prg : prg;
@@ -421,7 +412,7 @@ CStyleLanguage::Rendered CStyleLanguage::render_lines(const std::vector<UOp>& uo
   for (const UOp& u : uops)
     if (u.op() == Ops::STORE) stored.push_back(u.src(0));
   UOpSet writable_params;
-  for (const UOp& u : UOp::sink(stored).toposort([](const UOp& x) { return x.op() != Ops::END; }))
+  for (const UOp& u : UOp::sink(stored).toposort([](U x) { return x.op() != Ops::END; }))
     if (u.op() == Ops::PARAM) writable_params.insert(u);
   Rendered out{"test", {}, {}};
   int depth = 1;
@@ -446,30 +437,48 @@ CStyleLanguage::Rendered CStyleLanguage::render_lines(const std::vector<UOp>& uo
     if (op == Ops::PARAM) {
       std::string name = "data" + std::to_string(u.param_arg()->slot) + "_";
       const Shape& sh = u.shape();
-      for (size_t i = 0; i < sh.size(); i++) name += (i ? "_" : "") + (sh[i].is_int() ? pyint_str(sh[i].i()) : sh[i].u().repr());
+      for (size_t i = 0; i < sh.size(); i++)
+        name += (i ? "_" : "") + (sh[i].is_int() ? pyint_str(sh[i].i()) : sh[i].u().repr());
       r[u] = name;
       out.bufs.push_back({name, {u, writable_params.count(u) != 0}});
       continue;
     }
     // naming
     std::string prefix;
-    if (op == Ops::SPECIAL) r[u] = u.arg().as_str();
-    else if (op == Ops::RANGE) r[u] = std::string(1, axis_letter(u.arg().items().back().as_axis())) + "idx" + range_str(u);
+    if (op == Ops::SPECIAL)
+      r[u] = u.arg().as_str();
+    else if (op == Ops::RANGE)
+      r[u] = std::string(1, axis_letter(u.arg().items().back().as_axis())) + "idx" + range_str(u);
     else {
       switch (op) {
-        case Ops::WMMA: prefix = "wmma"; break;
-        case Ops::BUFFER: prefix = "buf"; break;
-        case Ops::CAST: case Ops::BITCAST: case Ops::STACK: prefix = "cast"; break;
-        case Ops::INDEX: prefix = "bidx"; break;
-        case Ops::LOAD: prefix = "val"; break;
-        default: prefix = "alu"; break;
+        case Ops::WMMA:
+          prefix = "wmma";
+          break;
+        case Ops::BUFFER:
+          prefix = "buf";
+          break;
+        case Ops::CAST:
+        case Ops::BITCAST:
+        case Ops::STACK:
+          prefix = "cast";
+          break;
+        case Ops::INDEX:
+          prefix = "bidx";
+          break;
+        case Ops::LOAD:
+          prefix = "val";
+          break;
+        default:
+          prefix = "alu";
+          break;
       }
       r[u] = prefix + std::to_string(c[prefix]);
     }
     S l = string_rewrite->rewrite(u, CtxRef(&ctx));
     if (!l) {
       std::string srcs;
-      for (const UOp& x : u.src()) srcs += std::string(srcs.empty() ? "" : ", ") + "(" + op_repr(x.op()) + ", " + x.dtype().repr() + ")";
+      for (const UOp& x : u.src())
+        srcs += std::string(srcs.empty() ? "" : ", ") + "(" + op_repr(x.op()) + ", " + x.dtype().repr() + ")";
       throw Error(std::string("failed to render ") + op_repr(op) + " " + u.dtype().repr() + " [" + srcs + "] " +
                   u.arg().repr());
     }
@@ -477,11 +486,12 @@ CStyleLanguage::Rendered CStyleLanguage::render_lines(const std::vector<UOp>& uo
     auto as = ctx.addrspace(u);
     bool ptr_space = as == AddrSpace::GLOBAL || as == AddrSpace::LOCAL;
     int64_t cc = child_count.count(u) ? child_count.at(u) : 0;
-    static constexpr OpSet kInlineSingle = (GroupOp::ALU - OpSet{Ops::WHERE}) | OpSet{Ops::STACK, Ops::CAST, Ops::BITCAST};
+    static constexpr OpSet kInlineSingle =
+        (GroupOp::ALU - OpSet{Ops::WHERE}) | OpSet{Ops::STACK, Ops::CAST, Ops::BITCAST};
     bool inline_it =
         (op != Ops::CAST || max_numel(u) == 1) &&
-        ((op == Ops::CAST && u.src(0).op() == Ops::CONST) || op == Ops::INDEX || op == Ops::SHRINK || op == Ops::CUSTOMI ||
-         (op == Ops::LOAD && ctx.addrspace(u.src(0)) == AddrSpace::REG && cc == 1) ||
+        ((op == Ops::CAST && u.src(0).op() == Ops::CONST) || op == Ops::INDEX || op == Ops::SHRINK ||
+         op == Ops::CUSTOMI || (op == Ops::LOAD && ctx.addrspace(u.src(0)) == AddrSpace::REG && cc == 1) ||
          ((op == Ops::CAST || op == Ops::BITCAST) && ptr_space) || (kInlineSingle.has(op) && cc == 1 && !expand_ssa));
     if (inline_it) {
       r[u] = *l;
@@ -543,11 +553,11 @@ const PatternMatcher& ClangRenderer::clang_extra_matcher() {
       PatternMatcher("clang_extra_matcher",
                      {
                          TG_RULE(UPat::var("x", dtypes::float64).cast(dtypes::float16),
-                                 [](const UOp& x) { return x.cast(dtypes::float32).cast(dtypes::float16); }),
+                                 [](U x) { return x.cast(dtypes::float32).cast(dtypes::float16); }),
                          TG_RULE(UPat::var("x", dtypes::float64).cast(dtypes::bfloat16),
-                                 [](const UOp& x) { return x.cast(dtypes::float32).cast(dtypes::bfloat16); }),
+                                 [](U x) { return x.cast(dtypes::float32).cast(dtypes::bfloat16); }),
                          TG_RULE(UPat::var("x", dtypes::bfloat16).cast(dtypes::float16),
-                                 [](const UOp& x) { return x.cast(dtypes::float32).cast(dtypes::float16); }),
+                                 [](U x) { return x.cast(dtypes::float32).cast(dtypes::float16); }),
                      }) +
       create_non_native_float_pats({dtypes::bfloat16}) + pm_manual_bf16_cast();
   return pm;
@@ -608,26 +618,25 @@ const StringMatcher& opencl_rewrite() {
   using C = CStyleContext;
   // images (IMAGE loads/stores, read_imagef) are not ported: no device here has image dtypes
   static const StringMatcher pm =
-      StringMatcher(
-          "opencl_string_rewrite",
-          {
-              TG_RULE(UPat(Ops::BITCAST).named("x"),
-                      [](C* ctx, const UOp& x) -> S {
-                        auto as = ctx->addrspace(x);
-                        if (as == AddrSpace::GLOBAL || as == AddrSpace::LOCAL) return std::nullopt;
-                        const CStyleLanguage& l = *ctx->lang;
-                        return "as_" + l.render_dtype(x.dtype()) + "((" + l.render_dtype(x.src(0).dtype()) + ")(" +
-                               (*ctx)[x.src(0)] + "))";
-                      }),
-              // bfloat16 constants are rendered as their bit pattern since bf16 is stored as ushort
-              TG_RULE(UPat::cvar("c").cast(dtypes::bfloat16),
-                      [](const UOp& c) -> S {
-                        float f = (float)float_to_bf16(c.val().as_float());
-                        uint32_t bits;
-                        std::memcpy(&bits, &f, 4);
-                        return std::to_string(bits >> 16) + "u";
-                      }),
-          }) +
+      StringMatcher("opencl_string_rewrite",
+                    {
+                        TG_RULE(UPat(Ops::BITCAST).named("x"),
+                                [](C* ctx, U x) -> S {
+                                  auto as = ctx->addrspace(x);
+                                  if (as == AddrSpace::GLOBAL || as == AddrSpace::LOCAL) return std::nullopt;
+                                  const CStyleLanguage& l = *ctx->lang;
+                                  return "as_" + l.render_dtype(x.dtype()) + "((" + l.render_dtype(x.src(0).dtype()) +
+                                         ")(" + (*ctx)[x.src(0)] + "))";
+                                }),
+                        // bfloat16 constants are rendered as their bit pattern since bf16 is stored as ushort
+                        TG_RULE(UPat::cvar("c").cast(dtypes::bfloat16),
+                                [](U c) -> S {
+                                  float f = (float)float_to_bf16(c.val().as_float());
+                                  uint32_t bits;
+                                  std::memcpy(&bits, &f, 4);
+                                  return std::to_string(bits >> 16) + "u";
+                                }),
+                    }) +
       cstyle_base_rewrite();
   return pm;
 }
@@ -643,7 +652,7 @@ OpenCLRenderer::OpenCLRenderer(Target t) : CStyleLanguage(std::move(t)) {
   code_for_workitem = {{'g', [](const std::string& x) { return "get_group_id(" + x + ")"; }},
                        {'l', [](const std::string& x) { return "get_local_id(" + x + ")"; }},
                        {'i', [](const std::string& x) { return "get_global_id(" + x + ")"; }}};
-  type_map = {{dtypes::int8, "char"},    {dtypes::uint8, "uchar"},  {dtypes::uint32, "uint"},
+  type_map = {{dtypes::int8, "char"},     {dtypes::uint8, "uchar"},  {dtypes::uint32, "uint"},
               {dtypes::uint16, "ushort"}, {dtypes::uint64, "ulong"}, {dtypes::bfloat16, "ushort"}};
   static const PatternMatcher extra = create_non_native_float_pats({dtypes::bfloat16}) + pm_manual_bf16_cast();
   extra_matcher = &extra;

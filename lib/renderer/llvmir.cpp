@@ -132,28 +132,42 @@ static std::string_view lop(DType dt, Ops op) {
         return "fcmp nsz arcp contract afn oeq";
       case Ops::FDIV:
         return "fdiv nsz arcp contract afn";
-      default: break;
+      default:
+        break;
     }
   } else if (is_signed || is_unsigned) {
     switch (op) {
-      case Ops::ADD: return is_signed ? "add nsw" : "add";
-      case Ops::MUL: return "mul";
-      case Ops::CDIV: return is_signed ? "sdiv" : "udiv";
-      case Ops::CMOD: return is_signed ? "srem" : "urem";
-      case Ops::CMPLT: return is_signed ? "icmp slt" : "icmp ult";
-      case Ops::CMPNE: return "icmp ne";
-      case Ops::CMPEQ: return "icmp eq";
-      case Ops::OR: return "or";
-      case Ops::AND: return "and";
-      case Ops::XOR: return "xor";
-      case Ops::SHL: return "shl";
-      case Ops::SHR: return is_signed ? "ashr" : "lshr";
-      default: break;
+      case Ops::ADD:
+        return is_signed ? "add nsw" : "add";
+      case Ops::MUL:
+        return "mul";
+      case Ops::CDIV:
+        return is_signed ? "sdiv" : "udiv";
+      case Ops::CMOD:
+        return is_signed ? "srem" : "urem";
+      case Ops::CMPLT:
+        return is_signed ? "icmp slt" : "icmp ult";
+      case Ops::CMPNE:
+        return "icmp ne";
+      case Ops::CMPEQ:
+        return "icmp eq";
+      case Ops::OR:
+        return "or";
+      case Ops::AND:
+        return "and";
+      case Ops::XOR:
+        return "xor";
+      case Ops::SHL:
+        return "shl";
+      case Ops::SHR:
+        return is_signed ? "ashr" : "lshr";
+      default:
+        break;
     }
   }
   throw Error(std::string("no LLVM op for ") + op_repr(op) + " on " + dt.repr());
 }
-const std::string& LLVMContext::operator[](const UOp& u) const {
+const std::string& LLVMContext::operator[](U u) const {
   const std::string* name = r.find(u);
   if (!name) throw Error(std::string("render: no name for ") + op_repr(u.op()));
   return *name;
@@ -189,14 +203,14 @@ const StringMatcher& llvm_base_rewrite() {
                       .src(UPat(ops(Ops::BUFFER, Ops::PARAM, Ops::AFTER)))
                       .any_len()
                       .named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     C& r = *ctx;
                     return cat("  ", r[x], " = getelementptr inbounds ", ldt(x.dtype()), ", ", ldt(x.dtype(), 1, true),
                                " ", r[x.src(0)], ", ", ldt(x.src(1).dtype()), " ", r[x.src(1)]);
                   }),
           // register index
           TG_RULE(UPat(Ops::INDEX).src(UPat::var("buf"), UPat::cvar("c").cast()).named("x"),
-                  [](C* ctx, const UOp& buf, const UOp& c, const UOp& x) -> S {
+                  [](C* ctx, U buf, U c, U x) -> S {
                     if (ctx->as.get(buf) != AddrSpace::ALU) return std::nullopt;
                     return "  " + (*ctx)[x] + " = extractelement " + ldt(buf.dtype(), max_numel(buf)) + " " +
                            (*ctx)[buf] + ", i32 " + c.val().str();
@@ -204,7 +218,7 @@ const StringMatcher& llvm_base_rewrite() {
 
           // load/store
           TG_RULE(UPat(Ops::LOAD).src(UPat::var("idx"), UPat::var("alt"), UPat::var("mask")).named("x"),
-                  [](C* ctx, const UOp& x, const UOp& idx, const UOp& alt, const UOp& mask) -> S {
+                  [](C* ctx, U x, U idx, U alt, U mask) -> S {
                     C& r = *ctx;
                     const std::string& n = r[x];
                     return "  br label " + n + "_entry\n" + strip1(n) + "_entry:\n" + "  br i1 " + r[mask] +
@@ -215,14 +229,14 @@ const StringMatcher& llvm_base_rewrite() {
                            " [" + n + "_yes, " + n + "_load], [" + r[alt] + ", " + n + "_entry]";
                   }),
           TG_RULE(UPat::var("idx").load().named("x"),
-                  [](C* ctx, const UOp& x, const UOp& idx) -> S {
+                  [](C* ctx, U x, U idx) -> S {
                     C& r = *ctx;
                     pyint n = max_numel(idx);
                     return cat("  ", r[x], " = load ", vol(idx), ldt(idx.dtype(), n), ", ", ldt(idx.dtype(), n, true),
                                " ", r[idx]);
                   }),
           TG_RULE(UPat::var("idx").store(UPat::var("var")),
-                  [](C* ctx, const UOp& idx, const UOp& var) -> S {
+                  [](C* ctx, U idx, U var) -> S {
                     C& r = *ctx;
                     pyint n = max_numel(idx);
                     return cat("  store ", vol(idx), ldt(var.dtype(), n), " ", r[var], ", ", ldt(idx.dtype(), n, true),
@@ -231,7 +245,7 @@ const StringMatcher& llvm_base_rewrite() {
 
           // GEP/VECTORIZE/CAST for float4 support
           TG_RULE(UPat(Ops::STACK).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     C& r = *ctx;
                     std::string out;
                     size_t n = x.nsrc();
@@ -247,31 +261,31 @@ const StringMatcher& llvm_base_rewrite() {
                   }),
           // unary/binary/ternary ops
           TG_RULE(UPat(Ops::BITCAST).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     C& r = *ctx;
                     return "  " + r[x] + " = bitcast " + ldt(x.src(0).dtype(), max_numel(x.src(0))) + " " +
                            r[x.src(0)] + " to " + ldt(x.dtype(), max_numel(x));
                   }),
           TG_RULE(UPat(Ops::CAST).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     C& r = *ctx;
                     return cat("  ", r[x], " = ", lcast(x.src(0).dtype(), x.dtype()), " ", ldt(x.src(0).dtype()), " ",
                                r[x.src(0)], " to ", ldt(x.dtype()));
                   }),
           TG_RULE(UPat(Ops::TRUNC).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     C& r = *ctx;
                     return "  " + r[x] + " = call " + ldt(x.dtype()) + " @llvm.trunc." + ldt(x.dtype()) + "(" +
                            ldt(x.src(0).dtype()) + " " + r[x.src(0)] + ")";
                   }),
           TG_RULE(UPat(GroupOp::Binary).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     C& r = *ctx;
                     return cat("  ", r[x], " = ", lop(x.src(0).dtype(), x.op()), " ", ldt(x.src(0).dtype()), " ",
                                r[x.src(0)], ", ", r[x.src(1)]);
                   }),
           TG_RULE(UPat(Ops::WHERE).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     C& r = *ctx;
                     return cat("  ", r[x], " = select ", ldt(x.src(0).dtype()), " ", r[x.src(0)], ", ",
                                ldt(x.src(1).dtype()), " ", r[x.src(1)], ", ", ldt(x.src(2).dtype()), " ", r[x.src(2)]);
@@ -279,12 +293,12 @@ const StringMatcher& llvm_base_rewrite() {
 
           // loop (a RANGE with no src is an unbounded loop header)
           TG_RULE(UPat(Ops::RANGE).dtype(dtypes::void_).named("l"),
-                  [](C* ctx, const UOp& l) -> S {
+                  [](C* ctx, U l) -> S {
                     std::string n = strip1((*ctx)[l]);
                     return "  br label %loop_" + n + "\nloop_" + n + ":";
                   }),
           TG_RULE(UPat(Ops::END).src(UPat(), UPat(Ops::RANGE).dtype(dtypes::void_).named("l"), UPat().named("c")),
-                  [](C* ctx, const UOp& l, const UOp& c) -> S {
+                  [](C* ctx, U l, U c) -> S {
                     std::string n = strip1((*ctx)[l]);
                     return "  br i1 " + (*ctx)[c] + ", label %loop_" + n + ", label %loop_exit_" + n + "\nloop_exit_" +
                            n + ":";
@@ -292,7 +306,7 @@ const StringMatcher& llvm_base_rewrite() {
 
           // range
           TG_RULE(UPat(Ops::RANGE).named("r"),
-                  [](C* ctx, const UOp& r) -> S {
+                  [](C* ctx, U r) -> S {
                     std::string rs = range_str(r), n = (*ctx)[r], t = ldt(r.dtype());
                     return "  br label %loop_entry_" + rs + "\n" + "loop_entry_" + rs + ":\n" +
                            "  br label %loop_latch_" + rs + "\n" + "loop_latch_" + rs + ":\n" + "  " + n + " = phi " +
@@ -302,7 +316,7 @@ const StringMatcher& llvm_base_rewrite() {
                            ", label %loop_exit_" + rs + "\n" + "loop_body_" + rs + ":";
                   }),
           TG_RULE(UPat(Ops::END).src(UPat(), UPat(Ops::RANGE).named("r")),
-                  [](const UOp& r) -> S {
+                  [](U r) -> S {
                     std::string rs = range_str(r);
                     return "  br label %loop_footer_" + rs + "\n" + "loop_footer_" + rs + ":\n" +
                            "  br label %loop_latch_" + rs + "\n" + "loop_exit_" + rs + ":";
@@ -310,13 +324,13 @@ const StringMatcher& llvm_base_rewrite() {
 
           // if
           TG_RULE(UPat(Ops::IF).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     std::string n = strip1((*ctx)[x]);
                     return "  br i1 " + (*ctx)[x.src(0)] + ", label %ifbody_" + n + ", label %ifskip_" + n +
                            "\nifbody_" + n + ":";
                   }),
           TG_RULE(UPat(Ops::ENDIF).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     std::string n = strip1((*ctx)[x.src(0)]);
                     return "  br label %ifskip_" + n + "\nifskip_" + n + ":";
                   }),
@@ -375,7 +389,7 @@ const StringMatcher& llvm_clang_rewrite() {
       "llvm_clang_rewrite",
       {
           TG_RULE(UPat(ops(Ops::ADD, Ops::MUL)).dtype(dtypes::floats).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     C& r = *ctx;
                     if (c_absorbed(r, x)) return std::string();
                     std::string t = ldt(x.dtype()), out;
@@ -402,7 +416,7 @@ const StringMatcher& llvm_clang_rewrite() {
                     return out;
                   }),
           TG_RULE(UPat(Ops::SUB).dtype(dtypes::floats).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     C& r = *ctx;
                     std::string t = ldt(x.dtype()), a, b;
                     std::string fn = "@llvm.fmuladd." + mangle(x.dtype());
@@ -419,32 +433,32 @@ const StringMatcher& llvm_clang_rewrite() {
                     return "  " + r[x] + " = fsub " + t + " " + r[x.src(0)] + ", " + r[x.src(1)];
                   }),
           TG_RULE(UPat(Ops::FDIV).dtype(dtypes::floats).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     C& r = *ctx;
                     return "  " + r[x] + " = fdiv " + ldt(x.dtype()) + " " + r[x.src(0)] + ", " + r[x.src(1)];
                   }),
           TG_RULE(UPat(ops(Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ)).src(UPat::var("a", dtypes::floats), UPat()).named("x"),
-                  [](C* ctx, const UOp& x, const UOp& a) -> S {
+                  [](C* ctx, U x, U a) -> S {
                     C& r = *ctx;
                     const char* cc = x.op() == Ops::CMPLT ? "olt" : x.op() == Ops::CMPNE ? "une" : "oeq";
                     return "  " + r[x] + " = fcmp " + cc + " " + ldt(a.dtype()) + " " + r[a] + ", " + r[x.src(1)];
                   }),
           TG_RULE(UPat(Ops::NEG).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     C& r = *ctx;
                     std::string t = ldt(x.dtype());
                     if (contains(dtypes::floats, x.dtype())) return "  " + r[x] + " = fneg " + t + " " + r[x.src(0)];
                     return "  " + r[x] + " = sub " + t + " 0, " + r[x.src(0)];
                   }),
           TG_RULE(UPat(Ops::SUB).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     C& r = *ctx;
                     bool is_signed = contains(dtypes::sints, x.dtype());
                     return "  " + r[x] + " = " + (is_signed ? "sub nsw " : "sub ") + ldt(x.dtype()) + " " +
                            r[x.src(0)] + ", " + r[x.src(1)];
                   }),
           TG_RULE(UPat(Ops::SQRT).named("x"),
-                  [](C* ctx, const UOp& x) -> S {
+                  [](C* ctx, U x) -> S {
                     C& r = *ctx;
                     std::string t = ldt(x.dtype()), fn = "@llvm.sqrt." + mangle(x.dtype());
                     r.declare("declare " + t + " " + fn + "(" + t + ")");
@@ -495,8 +509,8 @@ std::string LLVMRenderer::render_fn(const std::string& name, const std::vector<s
   return out;
 }
 
-std::pair<std::vector<std::string>, std::string> LLVMRenderer::render_kernel(const std::vector<UOp>& uops,
-                                                                             const std::vector<std::string>& prefix) const {
+std::pair<std::vector<std::string>, std::string> LLVMRenderer::render_kernel(
+    const std::vector<UOp>& uops, const std::vector<std::string>& prefix) const {
   LLVMContext ctx(uops.size(), clang_numerics);
   auto& r = ctx.r;
   std::vector<std::pair<std::string, UOp>> args;
@@ -537,8 +551,8 @@ std::pair<std::vector<std::string>, std::string> LLVMRenderer::render_kernel(con
         kernel.push_back("  " + r[u] + " = alloca [" + size + " x " + ldt(u.dtype()) + "]");
       } else if (has_local) {
         std::string g = r[u].substr(1);
-        local_args.push_back("@" + g + " = internal unnamed_addr addrspace(3) global [" + size + " x " + ldt(u.dtype()) +
-                             "] undef, align 16");
+        local_args.push_back("@" + g + " = internal unnamed_addr addrspace(3) global [" + size + " x " +
+                             ldt(u.dtype()) + "] undef, align 16");
         kernel.push_back("  " + r[u] + " = addrspacecast [" + size + " x " + ldt(u.dtype()) + "] addrspace(3)* @" + g +
                          " to [" + size + " x " + ldt(u.dtype()) + "]*");
       } else {
@@ -557,7 +571,8 @@ std::pair<std::vector<std::string>, std::string> LLVMRenderer::render_kernel(con
       if (!l) {
         std::string srcs;
         for (const UOp& x : u.src()) srcs += std::string(srcs.empty() ? "" : ", ") + x.dtype().repr();
-        throw Error(std::string("failed to render ") + op_repr(op) + " with " + u.dtype().repr() + " srcs [" + srcs + "]");
+        throw Error(std::string("failed to render ") + op_repr(op) + " with " + u.dtype().repr() + " srcs [" + srcs +
+                    "]");
       }
       kernel.push_back(std::move(*l));
     }

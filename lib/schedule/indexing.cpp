@@ -284,26 +284,26 @@ const PatternMatcher& pm_generate_realize_map() {
       {
           // realize the inputs of custom kernel calls
           TG_RULE(UPat(Ops::CALL).src(UPat(OpSet{Ops::SINK, Ops::PROGRAM})).named("c").any_len(),
-                  [](IndexingContext& ctx, const UOp& c) {
+                  [](IndexingContext& ctx, U c) {
                     realize_custom_kernel_srcs(ctx, c);
                     return UOp();
                   }),
           // always realize
           TG_RULE(UPat(OpSet{Ops::CONTIGUOUS, Ops::STORE}).named("tr"),
-                  [](IndexingContext& ctx, const UOp& tr) {
+                  [](IndexingContext& ctx, U tr) {
                     ctx.realize_map[tr] = std::nullopt;
                     return UOp();
                   }),
           // realize srcs of these
           TG_RULE(UPat(OpSet{Ops::MSELECT, Ops::MSTACK}).named("rb"),
-                  [](IndexingContext& ctx, const UOp& rb) {
+                  [](IndexingContext& ctx, U rb) {
                     for (const UOp& s : rb.src())
                       if (!always_contiguous(s.base().op())) ctx.realize_map[s] = std::nullopt;
                     return UOp();
                   }),
           // sometimes we need to realize the src of STORE if there's a self-access
           TG_RULE(UPat(Ops::STORE).src(UPat::var("dest"), UPat::var("src")),
-                  [](IndexingContext& ctx, const UOp& dest, const UOp& src) {
+                  [](IndexingContext& ctx, U dest, U src) {
                     // dest.base() in src.toposort(enter_calls=False)
                     if (src.in_backward_slice_with_self(dest.base(), false)) ctx.realize_map[src] = std::nullopt;
                     return UOp();
@@ -400,55 +400,53 @@ static UOp create_bufferize_and_index_based_on_ranges(IndexingContext& ctx, cons
 
 const PatternMatcher& pm_apply_rangeify() {
   static const PatternMatcher pm(
-      "pm_apply_rangeify", {
-                               // REDUCE(op, axis) -> REDUCE(op) with ranges
-                               TG_RULE(UPat(Ops::REDUCE).named("x"),
-                                       [](IndexingContext& ctx, const UOp& x) {
-                                         if (x.arg()[1].as_int() == 0) return UOp();
-                                         auto it = ctx.range_map.find(x);
-                                         if (it == ctx.range_map.end())
-                                           throw Error("REDUCE has no ranges in rangeify, UOp verification failed");
-                                         std::vector<UOp> rngs = it->second.first;
-                                         UOp bx = create_bufferize_and_index_based_on_ranges(ctx, x);
-                                         std::vector<UOp> src{bx.src(0)};
-                                         src.insert(src.end(), rngs.begin(), rngs.begin() + x.arg()[1].as_int());
-                                         return UOp(Ops::REDUCE, DType(), src, Arg::tup(x.arg()[0].as_op(), 0));
-                                       }),
-                               // PAD -> WHERE
-                               TG_RULE(UPat(Ops::PAD).named("x"),
-                                       [](IndexingContext& ctx, const UOp& x) {
-                                         auto it = ctx.range_map.find(x);
-                                         if (it == ctx.range_map.end()) return UOp();
-                                         std::vector<UOp> valids;
-                                         for (const UOp& r : it->second.first) valids.push_back(r.get_valid());
-                                         UOp bx = create_bufferize_and_index_based_on_ranges(ctx, x);
-                                         UOp valid = UOp::const_(PyConst(true)).uprod(valids);
-                                         return valid.where(bx.src(0), UOp::const_(x.dtype().const_(PyConst(0))));
-                                       }),
-                               // STACK -> WHERE select on the leading range
-                               TG_RULE(UPat(Ops::STACK).named("x"),
-                                       [](IndexingContext& ctx, const UOp& x) {
-                                         auto it = ctx.range_map.find(x);
-                                         if (it == ctx.range_map.end() || x.dtype() == dtypes::void_) return UOp();
-                                         UOp r0 = it->second.second[0];
-                                         std::vector<UOp> srcs = create_bufferize_and_index_srcs(ctx, x);
-                                         UOp ret = srcs.back();
-                                         for (int64_t k = (int64_t)srcs.size() - 2; k >= 0; k--)
-                                           ret = r0.eq(k).where(srcs[k], ret);
-                                         return ret;
-                                       }),
-                               // finally, apply_rangeify
-                               TG_RULE(UPat(GroupOp::all()).named("x"),
-                                       [](IndexingContext& ctx, const UOp& x) {
-                                         return create_bufferize_and_index_based_on_ranges(ctx, x);
-                                       }),
-                               // remove movement op
-                               TG_RULE(UPat(GroupOp::Movement).named("x"),
-                                       [](IndexingContext& ctx, const UOp& x) {
-                                         if (ctx.range_map.count(x) || x.src(0).op() == Ops::INDEX) return x.src(0);
-                                         return UOp();
-                                       }),
-                           });
+      "pm_apply_rangeify",
+      {
+          // REDUCE(op, axis) -> REDUCE(op) with ranges
+          TG_RULE(UPat(Ops::REDUCE).named("x"),
+                  [](IndexingContext& ctx, U x) {
+                    if (x.arg()[1].as_int() == 0) return UOp();
+                    auto it = ctx.range_map.find(x);
+                    if (it == ctx.range_map.end())
+                      throw Error("REDUCE has no ranges in rangeify, UOp verification failed");
+                    std::vector<UOp> rngs = it->second.first;
+                    UOp bx = create_bufferize_and_index_based_on_ranges(ctx, x);
+                    std::vector<UOp> src{bx.src(0)};
+                    src.insert(src.end(), rngs.begin(), rngs.begin() + x.arg()[1].as_int());
+                    return UOp(Ops::REDUCE, DType(), src, Arg::tup(x.arg()[0].as_op(), 0));
+                  }),
+          // PAD -> WHERE
+          TG_RULE(UPat(Ops::PAD).named("x"),
+                  [](IndexingContext& ctx, U x) {
+                    auto it = ctx.range_map.find(x);
+                    if (it == ctx.range_map.end()) return UOp();
+                    std::vector<UOp> valids;
+                    for (const UOp& r : it->second.first) valids.push_back(r.get_valid());
+                    UOp bx = create_bufferize_and_index_based_on_ranges(ctx, x);
+                    UOp valid = UOp::const_(PyConst(true)).uprod(valids);
+                    return valid.where(bx.src(0), UOp::const_(x.dtype().const_(PyConst(0))));
+                  }),
+          // STACK -> WHERE select on the leading range
+          TG_RULE(UPat(Ops::STACK).named("x"),
+                  [](IndexingContext& ctx, U x) {
+                    auto it = ctx.range_map.find(x);
+                    if (it == ctx.range_map.end() || x.dtype() == dtypes::void_) return UOp();
+                    UOp r0 = it->second.second[0];
+                    std::vector<UOp> srcs = create_bufferize_and_index_srcs(ctx, x);
+                    UOp ret = srcs.back();
+                    for (int64_t k = (int64_t)srcs.size() - 2; k >= 0; k--) ret = r0.eq(k).where(srcs[k], ret);
+                    return ret;
+                  }),
+          // finally, apply_rangeify
+          TG_RULE(UPat(GroupOp::all()).named("x"),
+                  [](IndexingContext& ctx, U x) { return create_bufferize_and_index_based_on_ranges(ctx, x); }),
+          // remove movement op
+          TG_RULE(UPat(GroupOp::Movement).named("x"),
+                  [](IndexingContext& ctx, U x) {
+                    if (ctx.range_map.count(x) || x.src(0).op() == Ops::INDEX) return x.src(0);
+                    return UOp();
+                  }),
+      });
   return pm;
 }
 
@@ -456,7 +454,7 @@ const PatternMatcher& pm_fix_deviceless() {
   static const PatternMatcher pm("pm_fix_deviceless",
                                  {
                                      TG_RULE(UPat(Ops::STAGE).named("b"),
-                                             [](Arg& ctx, const UOp& b) {
+                                             [](Arg& ctx, U b) {
                                                auto* o = b.arg().as<BufferizeOpts>();
                                                if (o->addrspace != AddrSpace::GLOBAL || !o->device.is_none())
                                                  return UOp();

@@ -23,15 +23,15 @@ const PatternMatcher& multi_pm() {
       {
           // param_to_multi: only PARAMs with an axis (sharded over devices) change; multi-device is not ported
           TG_RULE(UPat(Ops::PARAM).named("p"),
-                  [](const UOp& p) -> UOp {
+                  [](U p) -> UOp {
                     if (!p.param_arg()->has_axis) return UOp();
                     throw Error("multi-device (sharded) kernels are not ported");
                   }),
           // resolve TUPLE+GETTUPLE (needed in multi)
           TG_RULE(UPat(Ops::GETTUPLE).src(UPat(Ops::TUPLE).named("t")).named("g"),
-                  [](const UOp& g, const UOp& t) { return t.src((size_t)g.arg().as_int()); }),
+                  [](U g, U t) { return t.src((size_t)g.arg().as_int()); }),
           // rewrite into FUNCTION calls explicitly for UNSHARD (value-producing)
-          TG_RULE(UPat(Ops::FUNCTION).named("call"), [](const UOp& call) { return rewrite_into_function(call); }),
+          TG_RULE(UPat(Ops::FUNCTION).named("call"), [](U call) { return rewrite_into_function(call); }),
       });
   return pm;
 }

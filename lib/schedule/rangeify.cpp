@@ -89,7 +89,7 @@ const PatternMatcher& pm_fold_moved_after() {
               }),
           // replace ALU sources with AFTER versions found above
           TG_RULE(UPat(GroupOp::ALU).named("alu"),
-                  [](UOpMap<UOp>& ctx, const UOp& alu) {
+                  [](UOpMap<UOp>& ctx, U alu) {
                     std::vector<UOp> ns;
                     bool ch = false;
                     for (const UOp& s : alu.src()) {
@@ -140,10 +140,10 @@ const PatternMatcher& pm_mops() {
       "pm_mops", {
                      // handle movement ops on INDEX
                      TG_RULE(UPat(GroupOp::Movement).named("r").f(Ops::INDEX).any_len().named("idx"),
-                             [](const UOp& r, const UOp& idx) { return mop_index(r, idx); }),
+                             [](U r, U idx) { return mop_index(r, idx); }),
                      // move movement ops and INDEX after AFTER
                      TG_RULE(UPat(GroupOp::Movement | OpSet{Ops::INDEX}).named("r").after().named("a").any_len(),
-                             [](const UOp& r, const UOp& a) {
+                             [](U r, U a) {
                                std::vector<UOp> asrc{r.src(0)};
                                asrc.insert(asrc.end(), a.src().begin() + 1, a.src().end());
                                std::vector<UOp> src{a.with_src(asrc)};
@@ -151,7 +151,7 @@ const PatternMatcher& pm_mops() {
                                return UOp(r.op(), DType(), src, r.arg());
                              }),
                      TG_RULE(UPat(GroupOp::Movement).named("r").end().named("a").any_len(),
-                             [](const UOp& r, const UOp& a) {
+                             [](U r, U a) {
                                std::vector<UOp> asrc{r.src(0)};
                                asrc.insert(asrc.end(), a.src().begin() + 1, a.src().end());
                                return a.with_src(asrc);
@@ -177,8 +177,7 @@ static UOp fix_store_hazard(const UOp& target, const UOp& src) {
   // a node whose slice has no node of base's op cannot reach base: leaving it out of the walk changes nothing else
   // (the nodes below it lack that op too, and the order of the others is kept)
   const Ops bop = base.op();
-  for (const UOp& s :
-       src.toposort([bop](const UOp& s) { return s.op() != Ops::CONTIGUOUS && s.slice_ops().has(bop); })) {
+  for (const UOp& s : src.toposort([bop](U s) { return s.op() != Ops::CONTIGUOUS && s.slice_ops().has(bop); })) {
     bool r = s == base;
     for (size_t i = 0; i < s.nsrc() && !r; i++) r = reaches_base.contains(s.src(i).node());
     if (!r) continue;
@@ -238,7 +237,7 @@ static UOp split_reduceop(const UOp& reduce, const UOp& x) {
 static const PatternMatcher& pm_gather_params() {
   static const PatternMatcher pm("pm_gather_params", {
                                                          TG_RULE(UPat(Ops::PARAM).named("p"),
-                                                                 [](std::vector<UOp>& ctx, const UOp& p) {
+                                                                 [](std::vector<UOp>& ctx, U p) {
                                                                    if (p.param_arg()->slot >= 0) ctx.push_back(p);
                                                                    return UOp();
                                                                  }),
@@ -251,8 +250,7 @@ static UOp resolve_function(const UOp& c) {
   if (auto* ci = c.arg().as<CallInfo>(); ci && ci->precompile) return UOp();
   std::vector<UOp> params;
   graph_rewrite(c.src(0), pm_gather_params(), {.ctx = &params, .bottom_up = true, .name = "gather params"});
-  std::stable_sort(params.begin(), params.end(),
-                   [](const UOp& a, const UOp& b) { return a.param_arg()->slot < b.param_arg()->slot; });
+  std::stable_sort(params.begin(), params.end(), [](U a, U b) { return a.param_arg()->slot < b.param_arg()->slot; });
   // NOTE: unused args are fine (allow_param_mismatch)
   std::vector<std::pair<UOp, UOp>> dict_map;
   for (const UOp& p : params) {
@@ -331,23 +329,21 @@ const PatternMatcher& earliest_rewrites() {
           "earliest_rewrites",
           {
               // resolve FUNCTION calls (inline the body)
-              TG_RULE(UPat(Ops::FUNCTION).named("c"), [](const UOp& c) { return resolve_function(c); }),
+              TG_RULE(UPat(Ops::FUNCTION).named("c"), [](U c) { return resolve_function(c); }),
               // resolve TUPLE+GETTUPLE
               TG_RULE(UPat(Ops::GETTUPLE).src(UPat(Ops::TUPLE).named("t")).named("g"),
-                      [](const UOp& g, const UOp& t) { return t.src((size_t)g.arg().as_int()); }),
+                      [](U g, U t) { return t.src((size_t)g.arg().as_int()); }),
               // resolve allreduce: multi-device, not ported (allreduce.py is out of scope)
-              TG_RULE(
-                  UPat(Ops::ALLREDUCE).src(UPat::var("buf")).named("red"),
-                  [](const UOp& buf, const UOp& red) -> UOp { throw Error("ALLREDUCE (multi-device) is not ported"); }),
+              TG_RULE(UPat(Ops::ALLREDUCE).src(UPat::var("buf")).named("red"),
+                      [](U buf, U red) -> UOp { throw Error("ALLREDUCE (multi-device) is not ported"); }),
               // split_reduceop
               TG_RULE(UPat(Ops::REDUCE).named("reduce").src(UPat::var("x")),
-                      [](const UOp& reduce, const UOp& x) { return split_reduceop(reduce, x); }),
+                      [](U reduce, U x) { return split_reduceop(reduce, x); }),
               // remove DETACH/CONTIGUOUS_BACKWARD
-              TG_RULE(UPat(OpSet{Ops::DETACH, Ops::CONTIGUOUS_BACKWARD}).named("x"),
-                      [](const UOp& x) { return x.src(0); }),
+              TG_RULE(UPat(OpSet{Ops::DETACH, Ops::CONTIGUOUS_BACKWARD}).named("x"), [](U x) { return x.src(0); }),
               // SINK only ever references the base
               TG_RULE(UPat(Ops::SINK).named("x"),
-                      [](const UOp& x) {
+                      [](U x) {
                         std::vector<UOp> s;
                         for (const UOp& y : x.src()) s.push_back(unsharded_base(y));
                         return x.with_src(s);
@@ -355,55 +351,51 @@ const PatternMatcher& earliest_rewrites() {
               // ** copy rules **
               // COPY transfers a contiguous range, so materialize a source that's resized or reordered
               TG_RULE(UPat(Ops::COPY).src(UPat(GroupOp::Movement).named("r")).named("c"),
-                      [](const UOp& c, const UOp& r) {
+                      [](U c, U r) {
                         bool resized = mixin::resolve(mixin::s_ne(r.numel(), r.base().numel()), false);
                         if (resized || !contiguous_view_offset(r)) return c.with_src({r.contiguous()});
                         return UOp();
                       }),
               // copy to same device is a no-op
               TG_RULE(UPat(Ops::COPY).src(UPat::var("x")).named("copy"),
-                      [](const UOp& x, const UOp& copy) { return x.device().py_eq(copy.device()) ? x : UOp(); }),
+                      [](U x, U copy) { return x.device().py_eq(copy.device()) ? x : UOp(); }),
               // copy on reshape is reshape on copy
               TG_RULE(UPat(Ops::COPY).src(UPat(Ops::RESHAPE).named("shp")).named("cpy"),
-                      [](const UOp& shp, const UOp& cpy) {
-                        return copy_to_device(shp.src(0), cpy.device()).reshape(shp.shape());
-                      }),
+                      [](U shp, U cpy) { return copy_to_device(shp.src(0), cpy.device()).reshape(shp.shape()); }),
               // reshaping on STORE can be a NOOP
               TG_RULE(UPat(Ops::STORE)
                           .src(UPat(Ops::RESHAPE).src(UPat::var("dst")).any_len(),
                                UPat(Ops::RESHAPE).src(UPat::var("src")).any_len()),
-                      [](const UOp& dst, const UOp& src) {
-                        return shape_eq(dst.shape(), src.shape()) ? dst.store(src) : UOp();
-                      }),
+                      [](U dst, U src) { return shape_eq(dst.shape(), src.shape()) ? dst.store(src) : UOp(); }),
               // ** store rules **
               // fix store hazard (dest is in used in src) by adding contiguous
               TG_RULE(UPat(Ops::STORE).src(UPat().named("target"), UPat().named("src")),
-                      [](const UOp& target, const UOp& src) { return fix_store_hazard(target, src); }),
+                      [](U target, U src) { return fix_store_hazard(target, src); }),
               // remove two STOREs that store the same thing to the same place
               TG_RULE(UPat::var("buf")
                           .after(UPat::var("buf").store(UPat::var("src")))
                           .named("a1")
                           .after(UPat::var("a1").store(UPat::var("src"))),
-                      [](const UOp& buf, const UOp& src, const UOp& a1) { return a1; }),
+                      [](U buf, U src, U a1) { return a1; }),
               // store a buffer's own current contents back into itself
               TG_RULE(UPat::var("buf").after(UPat::var("buf").store(
                           UPat::var("buf").after(UPat::var("buf").store(UPat::var("src"))).named("a1"))),
-                      [](const UOp& buf, const UOp& src, const UOp& a1) { return a1; }),
+                      [](U buf, U src, U a1) { return a1; }),
               // move bitcast from store dest to source
               TG_RULE(UPat(Ops::STORE).src(UPat(Ops::BITCAST).src(UPat().named("target")), UPat().named("src")),
-                      [](const UOp& target, const UOp& src) { return target.store(src.bitcast(target.dtype())); }),
-              TG_RULE(UPat(Ops::BITCAST).named("bc"), [](const UOp& bc) { return expand_bitcast(bc); }),
+                      [](U target, U src) { return target.store(src.bitcast(target.dtype())); }),
+              TG_RULE(UPat(Ops::BITCAST).named("bc"), [](U bc) { return expand_bitcast(bc); }),
               // ** size 0 **
               // reduce of size 0 is the identity element
               TG_RULE(UPat(Ops::REDUCE).named("reduce").src(UPat::var("x")),
-                      [](const UOp& reduce, const UOp& x) {
+                      [](U reduce, U x) {
                         if (shape_has_zero(x) && !shape_has_zero(reduce))
                           return reduce.const_like(identity_element(reduce.arg()[0].as_op(), reduce.dtype()));
                         return UOp();
                       }),
               // handle size 0
               TG_RULE(UPat(GroupOp::all() - OpSet{Ops::SINK}).named("x"),
-                      [](const UOp& x) { return shape_has_zero(x) ? x.const_like(PyConst(0)).rtag(x.tag()) : UOp(); }),
+                      [](U x) { return shape_has_zero(x) ? x.const_like(PyConst(0)).rtag(x.tag()) : UOp(); }),
           });
   return pm;
 }
@@ -442,7 +434,7 @@ static UOp cleanup_dead_axes(const UOp& b) {
 const PatternMatcher& pm_gate_substitute() {
   static const PatternMatcher pm("pm_gate_substitute", {
                                                            TG_RULE(UPat(GroupOp::all()).named("b"),
-                                                                   [](UOpMap<UOp>& ctx, const UOp& b) -> UOp {
+                                                                   [](UOpMap<UOp>& ctx, U b) -> UOp {
                                                                      std::vector<UOp> br = b.ranges();
                                                                      for (const auto& [k, v] : ctx)
                                                                        if (in_list(br, k)) return UOp();
@@ -458,7 +450,7 @@ static UOp remove_bufferize(const UOp& src, const UOp& buf, const UOp& idx) {
   if (buf.nsrc() != idx.nsrc()) throw Error("index on wrong bufferize");
   if (always_run(src.op()) || !bopts(buf).removable) return UOp();
   std::vector<UOp> accessed_buffers, indexes, reduces;
-  auto red_gate = [&](const UOp& x) {
+  auto red_gate = [&](U x) {
     if (x.op() == Ops::AFTER) {
       accessed_buffers.push_back(buf_uop(x));
       return false;
@@ -481,7 +473,7 @@ static UOp remove_bufferize(const UOp& src, const UOp& buf, const UOp& idx) {
   bool buffer_in_reduce = false;
   std::vector<UOp> rs;
   for (const UOp& r : reduces) rs.push_back(r.src(0));
-  UOp::sink(rs).toposort([&](const UOp& x) {
+  UOp::sink(rs).toposort([&](U x) {
     if (x.op() == Ops::PARAM || x.op() == Ops::STAGE || x.op() == Ops::AFTER) buffer_in_reduce = true;
     return !buffer_in_reduce;
   });
@@ -564,10 +556,10 @@ const PatternMatcher& pm_const_buffer_folding() {
       pm_mops() +
       PatternMatcher("pm_const_buffer_folding",
                      {
-                         TG_RULE(UPat(Ops::STAGE).named("b"), [](const UOp& b) { return cleanup_dead_axes(b); }),
+                         TG_RULE(UPat(Ops::STAGE).named("b"), [](U b) { return cleanup_dead_axes(b); }),
                          // remove noop buffers. if we look at the next index we can remove even more of these
                          TG_RULE(UPat(Ops::INDEX).named("idx").f(Ops::STAGE).any_len().named("b2"),
-                                 [](const UOp& idx, const UOp& b2) { return remove_noop_bufferize(idx, b2); }),
+                                 [](U idx, U b2) { return remove_noop_bufferize(idx, b2); }),
                          TG_RULE(UPat(Ops::INDEX)
                                      .src(UPat(Ops::STAGE))
                                      .any_len()
@@ -576,22 +568,22 @@ const PatternMatcher& pm_const_buffer_folding() {
                                      .f(Ops::STAGE)
                                      .any_len()
                                      .named("b2"),
-                                 [](const UOp& idx, const UOp& b2) { return remove_noop_bufferize(idx, b2); }),
+                                 [](U idx, U b2) { return remove_noop_bufferize(idx, b2); }),
                          // no buffers for const
                          TG_RULE(UPat(Ops::CONST).named("c").f(Ops::STAGE).any_len().named("b"),
-                                 [](const UOp& c, const UOp& b) { return b.const_like(c.val()); }),
+                                 [](U c, U b) { return b.const_like(c.val()); }),
                          // indexing a const is a const
-                         TG_RULE(UPat(Ops::INDEX).src(UPat(Ops::CONST).named("c")), [](const UOp& c) { return c; }),
+                         TG_RULE(UPat(Ops::INDEX).src(UPat(Ops::CONST).named("c")), [](U c) { return c; }),
                          // indexing an after with all fully invalid stores is invalid
                          TG_RULE(UPat(Ops::INDEX).src(UPat(Ops::AFTER).named("after")).any_len().named("idx"),
-                                 [](const UOp& idx, const UOp& after) {
+                                 [](U idx, U after) {
                                    return after_all_invalid(after) ? idx.const_like(PyConst::invalid()) : UOp();
                                  }),
                          // hack if a noop turned to a const
-                         TG_RULE(UPat(Ops::NOOP).src(UPat::cvar("c")), [](const UOp& c) { return c; }),
+                         TG_RULE(UPat(Ops::NOOP).src(UPat::cvar("c")), [](U c) { return c; }),
                          // a deviceless MSTACK src is the same value on every device
                          TG_RULE(UPat(Ops::MSTACK).src(UPat::var("s")).any_len().f(Ops::INDEX).any_len().named("idx"),
-                                 [](const UOp& s, const UOp& idx) {
+                                 [](U s, U idx) {
                                    if (!s.device().is_none()) return UOp();
                                    std::vector<UOp> src{s};
                                    for (size_t i = 1; i < idx.nsrc(); i++) src.push_back(idx.src(i));
@@ -607,11 +599,11 @@ const PatternMatcher& pm_remove_bufferize() {
       {
           // remove reindexing with cost function
           TG_RULE(UPat::var("src").f(Ops::STAGE).any_len().named("buf").f(Ops::INDEX).any_len().named("idx"),
-                  [](const UOp& src, const UOp& buf, const UOp& idx) { return remove_bufferize(src, buf, idx); }),
+                  [](U src, U buf, U idx) { return remove_bufferize(src, buf, idx); }),
           // STORE to self is NOOP
-          TG_RULE(UPat::var("x").store(UPat::var("x")), [](const UOp& x) { return UOp(Ops::NOOP); }),
+          TG_RULE(UPat::var("x").store(UPat::var("x")), [](U x) { return UOp(Ops::NOOP); }),
           // END on NOOP is NOOP
-          TG_RULE(UPat(Ops::END).src(UPat(Ops::NOOP).named("x")).any_len(), [](const UOp& x) { return x; }),
+          TG_RULE(UPat(Ops::END).src(UPat(Ops::NOOP).named("x")).any_len(), [](U x) { return x; }),
       });
   return pm;
 }
@@ -626,7 +618,7 @@ static UOp strip_zero_offset_shrink(const UOp& x) {
 const PatternMatcher& pm_no_indexing_calls() {
   static const PatternMatcher pm("pm_no_indexing_calls", {
                                                              TG_RULE(UPat(Ops::CALL).named("u"),
-                                                                     [](const UOp& u) {
+                                                                     [](U u) {
                                                                        std::vector<UOp> ns;
                                                                        for (const UOp& x : u.src()) {
                                                                          if (x.op() == Ops::INDEX)
@@ -708,11 +700,11 @@ static UOp limit_bufs(LimitBufsContext& ctx, const UOp& root) {
 }
 
 const PatternMatcher& pm_limit_bufs() {
-  static const PatternMatcher pm(
-      "pm_limit_bufs", {
-                           TG_RULE(UPat(GroupOp::Binary | GroupOp::Ternary).named("root"),
-                                   [](LimitBufsContext& ctx, const UOp& root) { return limit_bufs(ctx, root); }),
-                       });
+  static const PatternMatcher pm("pm_limit_bufs",
+                                 {
+                                     TG_RULE(UPat(GroupOp::Binary | GroupOp::Ternary).named("root"),
+                                             [](LimitBufsContext& ctx, U root) { return limit_bufs(ctx, root); }),
+                                 });
   return pm;
 }
 
@@ -724,7 +716,7 @@ static UOp bufferize_to_store(int64_t& ctx, const UOp& x, const UOp& idx, bool a
   sint size = sprod(x.shape());
   DType dtype = strong_dtype(x.dtype());
   std::vector<UOp> rngs = idx.ranges();
-  std::stable_sort(rngs.begin(), rngs.end(), [](const UOp& a, const UOp& b) { return a.arg().py_cmp(b.arg()) < 0; });
+  std::stable_sort(rngs.begin(), rngs.end(), [](U a, U b) { return a.arg().py_cmp(b.arg()) < 0; });
   if (!size.is_int() || size.i() <= 0) throw Error("no zero sized or symbolic sized buffers " + size.str());
   // AFTER: add END to the existing STORE, return buffer with kernel dependency
   if (const UOp& after = x.src(0); after.op() == Ops::AFTER) {
@@ -742,8 +734,7 @@ static UOp bufferize_to_store(int64_t& ctx, const UOp& x, const UOp& idx, bool a
       std::vector<UOp> end_rngs;
       for (const UOp& r : store_target.ranges()) dedup_push(end_rngs, r);
       for (const UOp& r : rngs) dedup_push(end_rngs, r);
-      std::stable_sort(end_rngs.begin(), end_rngs.end(),
-                       [](const UOp& a, const UOp& b) { return a.arg().py_cmp(b.arg()) < 0; });
+      std::stable_sort(end_rngs.begin(), end_rngs.end(), [](U a, U b) { return a.arg().py_cmp(b.arg()) < 0; });
       ended_stores.push_back(store_target.store(store.src(1)).end(end_rngs));
     }
     return buf.after(ended_stores);
@@ -788,8 +779,8 @@ static UOp flatten_bufferize(const UOp& x) {
 }
 
 const PatternMatcher& pm_flatten_bufferize() {
-  static const PatternMatcher pm("pm_flatten_bufferize", {TG_RULE(UPat(Ops::STAGE).named("x"),
-                                                                  [](const UOp& x) { return flatten_bufferize(x); })});
+  static const PatternMatcher pm("pm_flatten_bufferize",
+                                 {TG_RULE(UPat(Ops::STAGE).named("x"), [](U x) { return flatten_bufferize(x); })});
   return pm;
 }
 
@@ -811,28 +802,27 @@ const PatternMatcher& pm_add_buffers() {
       PatternMatcher(
           "pm_add_buffers",
           {
-              TG_RULE(
-                  UPat(Ops::STAGE).src(UPat(), UPat().named("idx")).named("x"),
-                  [](int64_t& ctx, const UOp& x, const UOp& idx) { return bufferize_to_store(ctx, x, idx, false); }),
+              TG_RULE(UPat(Ops::STAGE).src(UPat(), UPat().named("idx")).named("x"),
+                      [](int64_t& ctx, U x, U idx) { return bufferize_to_store(ctx, x, idx, false); }),
               // INDEX of a buffer through the weak cast added above: index the buffer directly and cast the loaded
               // value
               TG_RULE(
                   UPat(Ops::INDEX).src(UPat(Ops::CAST).dtype(dtypes::weaks).src(UPat::var("buf"))).any_len().named("u"),
-                  [](const UOp& u, const UOp& buf) {
+                  [](U u, U buf) {
                     std::vector<UOp> s{buf};
                     for (size_t i = 1; i < u.nsrc(); i++) s.push_back(u.src(i));
                     return UOp(u.op(), DType(), s, u.arg(), u.tag()).cast(u.dtype());
                   }),
               // move RESHAPEs through MSELECT/MSTACK
               TG_RULE(UPat(OpSet{Ops::MSELECT, Ops::MSTACK}).src_all(UPat(Ops::RESHAPE)).named("m"),
-                      [](const UOp& m) {
+                      [](U m) {
                         std::vector<UOp> s;
                         for (const UOp& x : m.src()) s.push_back(x.src(0).base());
                         return m.with_src(s).reshape(m.shape());
                       }),
               // remove any RESHAPEs on KERNEL
               TG_RULE(UPat(Ops::CALL).named("k"),
-                      [](const UOp& k) {
+                      [](U k) {
                         std::vector<UOp> s;
                         for (const UOp& x : k.src()) s.push_back(x.op() == Ops::RESHAPE ? x.src(0) : x);
                         return k.with_src(s);
@@ -842,7 +832,7 @@ const PatternMatcher& pm_add_buffers() {
                       []() { return UOp(Ops::NOOP); }),
               TG_RULE(UPat(Ops::STORE).src(UPat(), UPat(Ops::CONST).arg(Arg::invalid())),
                       []() { return UOp(Ops::NOOP); }),
-              TG_RULE(UPat(Ops::AFTER).named("x"), [](const UOp& x) { return remove_noop_afters(x); }),
+              TG_RULE(UPat(Ops::AFTER).named("x"), [](U x) { return remove_noop_afters(x); }),
           });
   return pm;
 }
@@ -894,7 +884,7 @@ static UOp renumber_range(LocalAddBufferContext& ctx, const UOp& r) {
 
 static UOp find_bufs(const UOp& x) {
   std::vector<std::pair<UOp, Ops>> read_from;
-  for (const UOp& idx : x.toposort([](const UOp& u) { return u.op() != Ops::AFTER; })) {
+  for (const UOp& idx : x.toposort([](U u) { return u.op() != Ops::AFTER; })) {
     if (idx.op() != Ops::INDEX) continue;
     UOp buf = buf_uop(idx);
     if (buf.op() != Ops::BUFFER && buf.op() != Ops::PARAM) continue;
@@ -916,11 +906,11 @@ const PatternMatcher& to_define_global() {
   static const PatternMatcher pm(
       "to_define_global",
       {
-          TG_RULE(UPat(Ops::STORE).named("x"), [](const UOp& x) { return find_bufs(x); }),
+          TG_RULE(UPat(Ops::STORE).named("x"), [](U x) { return find_bufs(x); }),
           TG_RULE(UPat(OpSet{Ops::BUFFER, Ops::MSTACK, Ops::MSELECT}).named("buf"),
-                  [](LocalAddBufferContext& ctx, const UOp& buf) { return debuf(ctx, buf); }),
+                  [](LocalAddBufferContext& ctx, U buf) { return debuf(ctx, buf); }),
           TG_RULE(UPat(Ops::PARAM).named("v"),
-                  [](const UOp& v) {
+                  [](U v) {
                     const ParamArg* p = v.param_arg();
                     if (!p->has_name || !p->has_vminmax || p->slot == -1) return UOp();
                     auto* n = new ParamArg(*p);
@@ -929,51 +919,48 @@ const PatternMatcher& to_define_global() {
                   }),
           // this renumbers the params
           TG_RULE(UPat(Ops::PARAM).named("buf"),
-                  [](LocalAddBufferContext& ctx, const UOp& buf) {
+                  [](LocalAddBufferContext& ctx, U buf) {
                     if (!is_empty_tuple(buf.tag()) || buf.param_arg()->has_name || !buf.shape_opt()) return UOp();
                     return debuf(ctx, buf);
                   }),
           // ALU params are scalar symbolic values, not buffers.
           TG_RULE(UPat(Ops::INDEX).src(UPat(Ops::PARAM).named("v")),
-                  [](const UOp& v) { return addrspace(v) == AddrSpace::ALU ? v : UOp(); }),
+                  [](U v) { return addrspace(v) == AddrSpace::ALU ? v : UOp(); }),
           // bound Variables are stores into Variable buffers: strip the store
-          TG_RULE(UPat(Ops::AFTER).named("b"), [](const UOp& b) { return b.is_bound_var() ? b.src(0) : UOp(); }),
+          TG_RULE(UPat(Ops::AFTER).named("b"), [](U b) { return b.is_bound_var() ? b.src(0) : UOp(); }),
           TG_RULE(UPat(Ops::AFTER).named("after"),
-                  [](LocalAddBufferContext& ctx, const UOp& after) { return handle_after(ctx, after); }),
+                  [](LocalAddBufferContext& ctx, U after) { return handle_after(ctx, after); }),
           // remove device from local BUFFERIZE
-          TG_RULE(
-              UPat(Ops::STAGE).named("b"),
-              [](const UOp& b) { return b.with_arg(bufferize_opts(Arg(), bopts(b).addrspace, bopts(b).removable)); }),
+          TG_RULE(UPat(Ops::STAGE).named("b"),
+                  [](U b) { return b.with_arg(bufferize_opts(Arg(), bopts(b).addrspace, bopts(b).removable)); }),
           // renumber the ranges starting with 0 so that kernel deduping works
-          TG_RULE(UPat(Ops::RANGE).named("r"),
-                  [](LocalAddBufferContext& ctx, const UOp& r) { return renumber_range(ctx, r); }),
+          TG_RULE(UPat(Ops::RANGE).named("r"), [](LocalAddBufferContext& ctx, U r) { return renumber_range(ctx, r); }),
       });
   return pm;
 }
 
 const PatternMatcher& rangeify_codegen() {
   static const PatternMatcher pm(
-      "rangeify_codegen",
-      {
-          TG_RULE(UPat(Ops::CONTIGUOUS).named("x"),
-                  [](LocalAddBufferContext& ctx, const UOp& x) {
-                    // a tuple of Opts (the reference checks isinstance Opt; an Opt arg is a tuple
-                    // (op, axis, arg) here)
-                    if (x.arg().is_tuple() && x.arg().size() > 0 && x.arg()[0].is_tuple()) ctx.opts = x.arg();
-                    return x.src(0);
-                  }),
-          // no NOOP in the kernel graph
-          TG_RULE(UPat(Ops::NOOP).named("x"), [](const UOp& x) { return x.nsrc() ? x.src(0) : UOp(); }),
-      });
+      "rangeify_codegen", {
+                              TG_RULE(UPat(Ops::CONTIGUOUS).named("x"),
+                                      [](LocalAddBufferContext& ctx, U x) {
+                                        // a tuple of Opts (the reference checks isinstance Opt; an Opt arg is a tuple
+                                        // (op, axis, arg) here)
+                                        if (x.arg().is_tuple() && x.arg().size() > 0 && x.arg()[0].is_tuple())
+                                          ctx.opts = x.arg();
+                                        return x.src(0);
+                                      }),
+                              // no NOOP in the kernel graph
+                              TG_RULE(UPat(Ops::NOOP).named("x"), [](U x) { return x.nsrc() ? x.src(0) : UOp(); }),
+                          });
   return pm;
 }
 
 const PatternMatcher& pm_add_param_range_tags() {
-  static const PatternMatcher pm(
-      "pm_add_param_range_tags",
-      {
-          TG_RULE(UPat(OpSet{Ops::PARAM, Ops::RANGE}).named("x"), [](const UOp& x) { return x.rtag(Arg::tuple({})); }),
-      });
+  static const PatternMatcher pm("pm_add_param_range_tags", {
+                                                                TG_RULE(UPat(OpSet{Ops::PARAM, Ops::RANGE}).named("x"),
+                                                                        [](U x) { return x.rtag(Arg::tuple({})); }),
+                                                            });
   return pm;
 }
 
@@ -995,10 +982,10 @@ static UOp split_store(const UOp& x) {
 }
 
 const PatternMatcher& split_kernels() {
-  static const PatternMatcher pm("split_kernels", {
-                                                      TG_RULE(UPat(OpSet{Ops::STORE, Ops::END}).named("x"),
-                                                              [](const UOp& x) { return split_store(x); }),
-                                                  });
+  static const PatternMatcher pm(
+      "split_kernels", {
+                           TG_RULE(UPat(OpSet{Ops::STORE, Ops::END}).named("x"), [](U x) { return split_store(x); }),
+                       });
   return pm;
 }
 
@@ -1032,11 +1019,9 @@ const PatternMatcher& pm_copy_to_store() {
       "pm_copy_to_store",
       {
           TG_RULE(UPat().named("existing_buf").store(UPat(Ops::COPY).named("copy")),
-                  [](int64_t& ctx, const UOp& existing_buf, const UOp& copy) {
-                    return convert_copy_to_store(ctx, copy, existing_buf);
-                  }),
+                  [](int64_t& ctx, U existing_buf, U copy) { return convert_copy_to_store(ctx, copy, existing_buf); }),
           TG_RULE(UPat(Ops::COPY).named("copy"),
-                  [](int64_t& ctx, const UOp& copy) { return convert_copy_to_store(ctx, copy, UOp()); }),
+                  [](int64_t& ctx, U copy) { return convert_copy_to_store(ctx, copy, UOp()); }),
       });
   return pm;
 }

@@ -165,7 +165,7 @@ const PatternMatcher& pm_post_sched_cache() {
       {
           // only resolve buffer PARAMs (slot>=0); ALU/shape vars use slot=-1 and must not be swapped for call args
           TG_RULE(UPat(Ops::PARAM).named("x"),
-                  [](PostSchedCtx& ctx, const UOp& x) {
+                  [](PostSchedCtx& ctx, U x) {
                     int64_t slot = x.param_arg()->slot;
                     if (slot < 0) return UOp();
                     if ((size_t)slot >= ctx.second.size())
@@ -174,7 +174,7 @@ const PatternMatcher& pm_post_sched_cache() {
                   }),
           // create new BUFFERs
           TG_RULE(UPat(Ops::BUFFER).src(UPat()).named("b"),
-                  [](PostSchedCtx& ctx, const UOp& b) {
+                  [](PostSchedCtx& ctx, U b) {
                     if (!is_global_buffer(b)) return UOp();
                     auto it = ctx.first.find(b);
                     if (it != ctx.first.end()) return it->second;
@@ -190,7 +190,7 @@ const PatternMatcher& pm_flatten_linear() {
   static const PatternMatcher pm("pm_flatten_linear",
                                  {
                                      TG_RULE(UPat(Ops::LINEAR).early_reject(OpSet{Ops::LINEAR}).named("lin"),
-                                             [](const UOp& lin) {
+                                             [](U lin) {
                                                std::vector<UOp> s;
                                                for (const UOp& c : lin.src()) {
                                                  if (c.op() == Ops::LINEAR)
@@ -248,7 +248,7 @@ const PatternMatcher& pm_resolve_linear_call() {
                      {
                          // call LINEAR is resolved here
                          TG_RULE(UPat(Ops::CALL).src(UPat(Ops::LINEAR)).named("linear_call").any_len(),
-                                 [](const UOp& linear_call) { return resolve_linear_call(linear_call, {}); }),
+                                 [](U linear_call) { return resolve_linear_call(linear_call, {}); }),
                      }) +
       pm_flatten_linear();
   return pm;
@@ -290,11 +290,10 @@ static UOp lower_sink_to_linear(const UOp& function) {
 }
 
 const PatternMatcher& pm_schedule() {
-  static const PatternMatcher pm("pm_schedule",
-                                 {
-                                     TG_RULE(UPat(Ops::SINK).named("function"),
-                                             [](const UOp& function) { return lower_sink_to_linear(function); }),
-                                 });
+  static const PatternMatcher pm("pm_schedule", {
+                                                    TG_RULE(UPat(Ops::SINK).named("function"),
+                                                            [](U function) { return lower_sink_to_linear(function); }),
+                                                });
   return pm;
 }
 
@@ -328,19 +327,16 @@ const PatternMatcher& pm_copy_from_store() {
       {
           // simplify copy kernels
           TG_RULE(UPat(Ops::CALL).src(UPat(Ops::SINK).named("ast"), UPat::var("dst"), UPat::var("src")).named("call"),
-                  [](const UOp& call, const UOp& ast, const UOp& dst, const UOp& src) {
-                    return simplify_copy_kernel(call, ast, dst, src);
-                  }),
+                  [](U call, U ast, U dst, U src) { return simplify_copy_kernel(call, ast, dst, src); }),
           // replace this with a copy if it's a copy
-          TG_RULE(
-              UPat(Ops::CALL)
-                  .src(UPat::sink(UPat(Ops::PARAM)
-                                      .named("dst")
-                                      .index(UPat(Ops::CONST).arg(Arg(0)))
-                                      .store(UPat(Ops::PARAM).named("src").index(UPat(Ops::CONST).arg(Arg(0))))))
-                  .named("call")
-                  .any_len(),
-              [](const UOp& call, const UOp& dst, const UOp& src) { return copy_kernel_to_copy_uop(call, dst, src); }),
+          TG_RULE(UPat(Ops::CALL)
+                      .src(UPat::sink(UPat(Ops::PARAM)
+                                          .named("dst")
+                                          .index(UPat(Ops::CONST).arg(Arg(0)))
+                                          .store(UPat(Ops::PARAM).named("src").index(UPat(Ops::CONST).arg(Arg(0))))))
+                      .named("call")
+                      .any_len(),
+                  [](U call, U dst, U src) { return copy_kernel_to_copy_uop(call, dst, src); }),
           TG_RULE(UPat(Ops::CALL)
                       .src(UPat::sink(UPat(Ops::PARAM)
                                           .named("dst")
@@ -349,12 +345,10 @@ const PatternMatcher& pm_copy_from_store() {
                                           .end(UPat(Ops::RANGE).named("r"))))
                       .named("call")
                       .any_len(),
-                  [](const UOp& call, const UOp& dst, const UOp& src, const UOp& r) {
-                    return copy_kernel_to_copy_uop(call, dst, src);
-                  }),
+                  [](U call, U dst, U src, U r) { return copy_kernel_to_copy_uop(call, dst, src); }),
           // if it wasn't copy, it currently can't be cross device
           TG_RULE(UPat(Ops::CALL).src(UPat(Ops::SINK).named("ast")).any_len(),
-                  [](const UOp& ast) -> UOp {
+                  [](U ast) -> UOp {
                     std::vector<Arg> devices;
                     for (const UOp& x : ast.toposort()) {
                       if (x.op() != Ops::PARAM || x.device().is_none()) continue;

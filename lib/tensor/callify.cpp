@@ -127,7 +127,7 @@ const PatternMatcher& add_tags() {
       "add_tags",
       {
           TG_RULE(UPat(Ops::COPY).named("u"),
-                  [](AllocCtx& ctx, const UOp& u) {
+                  [](AllocCtx& ctx, U u) {
                     // copies to disk are replaced with the disk buffer
                     if (disk_like(u) && u.tag().is_none()) {
                       ctx.buffer_map.emplace_back(u, u.empty_like());
@@ -141,15 +141,15 @@ const PatternMatcher& add_tags() {
           TG_RULE(UPat(Ops::AFTER)
                       .src(UPat(), UPat(Ops::STORE).src(UPat::var("dest"), UPat(Ops::COPY).named("c")))
                       .named("a"),
-                  [](const UOp& a, const UOp& c, const UOp& dest) {
+                  [](U a, U c, U dest) {
                     if (!tag_truthy(a.tag()) || !tag_truthy(c.tag())) return UOp();
                     UOp st = a.src(1).with_src({dest, c.rtag(Arg::tuple({}))});
                     return a.replace({}, {}, std::vector<UOp>{a.src(0), st}, {}, tag_concat(a.tag(), c.tag()));
                   }),
           TG_RULE(UPat(OpSet{Ops::CONTIGUOUS, Ops::AFTER}).named("x"),
-                  [](AllocCtx& ctx, const UOp& x) { return tag_uop(ctx, x); }),
+                  [](AllocCtx& ctx, U x) { return tag_uop(ctx, x); }),
           TG_RULE(UPat(GroupOp::all()).named("x"),
-                  [](AllocCtx& ctx, const UOp& x) { return ctx.bases.count(x) ? tag_uop(ctx, x) : UOp(); }),
+                  [](AllocCtx& ctx, U x) { return ctx.bases.count(x) ? tag_uop(ctx, x) : UOp(); }),
       });
   return pm;
 }
@@ -212,30 +212,30 @@ const PatternMatcher& pm_early_transform_tensor_graph() {
       {
           // transform precompiled FUNCTIONs into CALLs: FUNCTION bodies are not supported by the C++ Tensor yet
           TG_RULE(UPat(Ops::FUNCTION).named("c"),
-                  [](const UOp& c) -> UOp {
+                  [](U c) -> UOp {
                     const CallInfo* ci = c.arg().as<CallInfo>();
                     if (ci && ci->precompile) throw Error("precompiled FUNCTIONs are not supported yet");
                     return UOp();
                   }),
           // resolve TUPLE+GETTUPLE (for precompiled calls)
           TG_RULE(UPat(Ops::GETTUPLE).src(UPat(Ops::TUPLE).named("t")).named("g"),
-                  [](const UOp& g, const UOp& t) { return t.src((size_t)g.arg().as_int()); }),
+                  [](U g, U t) { return t.src((size_t)g.arg().as_int()); }),
           // fold MOPS+BITCAST over BUFFER into SHRINK when movement ops collapse to contiguous range
           TG_RULE(UPat(OpSet{Ops::COPY, Ops::CONTIGUOUS})
                       .src(UPat(GroupOp::Movement | OpSet{Ops::BITCAST}).named("src"))
                       .named("c"),
-                  [](AllocCtx& ctx, const UOp& c, const UOp& src) { return contiguous_mops_to_view(ctx, c, src); }),
+                  [](AllocCtx& ctx, U c, U src) { return contiguous_mops_to_view(ctx, c, src); }),
           TG_RULE(UPat(Ops::STORE).src(UPat(Ops::BITCAST).named("src"), UPat()).named("c").any_len(),
-                  [](AllocCtx& ctx, const UOp& c, const UOp& src) { return contiguous_mops_to_view(ctx, c, src); }),
+                  [](AllocCtx& ctx, U c, U src) { return contiguous_mops_to_view(ctx, c, src); }),
           // remove contiguous on movement ops before a copy on disk
           TG_RULE(UPat(movement_no_shrink_reshape).named("x").f(Ops::CONTIGUOUS).f(Ops::COPY).named("copy"),
-                  [](const UOp& x, const UOp& copy) {
+                  [](U x, U copy) {
                     return starts_with_any(x.device(), {"DISK"}) ? copy.replace({}, {}, std::vector<UOp>{x}, {}, Arg())
                                                                  : UOp();
                   }),
           // push copy past movement ops to disk
           TG_RULE(UPat(movement_no_shrink_reshape).named("x").f(Ops::COPY).named("copy"),
-                  [](const UOp& x, const UOp& copy) {
+                  [](U x, U copy) {
                     if (!starts_with_any(x.device(), {"DISK"})) return UOp();
                     std::vector<UOp> s(x.src().begin(), x.src().end());
                     s[0] = copy.replace({}, {}, std::vector<UOp>{x.src(0)}, {}, Arg());
@@ -243,23 +243,22 @@ const PatternMatcher& pm_early_transform_tensor_graph() {
                   }),
           // add CONTIGUOUS to tagged UOps
           TG_RULE(UPat(GroupOp::all() - OpSet{Ops::CONTIGUOUS, Ops::AFTER, Ops::STORE}).named("x"),
-                  [](const UOp& x) {
+                  [](U x) {
                     if (x.tag().is_none()) return UOp();
                     if (tag_truthy(x.tag())) return contiguous_tagged(x.rtag(Arg()), x.tag());
                     return x.rtag(Arg());
                   }),
           // remove extra CONTIGUOUS on AFTER (only when target is contiguous)
-          TG_RULE(UPat(Ops::CONTIGUOUS).src(UPat(Ops::AFTER).named("a")).named("c"),
-                  [](const UOp& a, const UOp& c) {
-                    return a.src(0).has_buffer_identity() ? a.rtag(tag_concat(a.tag(), c.tag())) : UOp();
-                  }),
+          TG_RULE(
+              UPat(Ops::CONTIGUOUS).src(UPat(Ops::AFTER).named("a")).named("c"),
+              [](U a, U c) { return a.src(0).has_buffer_identity() ? a.rtag(tag_concat(a.tag(), c.tag())) : UOp(); }),
           // replace AFTER+STORE with CONTIGUOUS when target is not a buffer
           TG_RULE(UPat(Ops::AFTER).src(UPat(), UPat(Ops::STORE).src(UPat(), UPat::var("src"))).named("u"),
-                  [](const UOp& u, const UOp& src) { return replace_store_after_with_contig(u, src); }),
+                  [](U u, U src) { return replace_store_after_with_contig(u, src); }),
           // replace CONTIGUOUS with STORE+AFTER
-          TG_RULE(UPat(Ops::CONTIGUOUS).named("u"), [](const UOp& u) { return replace_contig_with_store_after(u); }),
+          TG_RULE(UPat(Ops::CONTIGUOUS).named("u"), [](U u) { return replace_contig_with_store_after(u); }),
           // remove DETACH/CONTIGUOUS_BACKWARD (allows more contiguous removal)
-          TG_RULE(UPat(OpSet{Ops::DETACH, Ops::CONTIGUOUS_BACKWARD}).named("x"), [](const UOp& x) { return x.src(0); }),
+          TG_RULE(UPat(OpSet{Ops::DETACH, Ops::CONTIGUOUS_BACKWARD}).named("x"), [](U x) { return x.src(0); }),
       });
   return pm;
 }
@@ -304,9 +303,9 @@ const PatternMatcher& pm_finalize_call() {
   static const PatternMatcher pm(
       "pm_finalize_call",
       {
-          TG_RULE(UPat(Ops::AFTER).named("x"), [](AllocCtx& ctx, const UOp& x) { return finalize_after(ctx, x); }),
+          TG_RULE(UPat(Ops::AFTER).named("x"), [](AllocCtx& ctx, U x) { return finalize_after(ctx, x); }),
           TG_RULE(UPat(Ops::COPY).named("x"),
-                  [](AllocCtx& ctx, const UOp& x) {
+                  [](AllocCtx& ctx, U x) {
                     if (disk_like(x)) ctx.assigns.push_back(x);
                     return UOp();
                   }),
@@ -327,22 +326,20 @@ const PatternMatcher& pm_replace_buf() {
       {
           // replace BUFFER with PARAM for cache key normalization
           TG_RULE(UPat(Ops::BUFFER).src(UPat()).named("b"),
-                  [](AllocCtx& ctx, const UOp& b) {
+                  [](AllocCtx& ctx, U b) {
                     std::optional<AddrSpace> as = b.addrspace();
                     return b.param_arg() && as && *as == AddrSpace::GLOBAL ? replace_input_buffer(ctx, b) : UOp();
                   }),
           // replace SHRINK with PARAM
-          TG_RULE(
-              UPat(Ops::SHRINK).src(UPat(Ops::BUFFER)).named("b").any_len(),
-              [](AllocCtx& ctx, const UOp& b) { return ctx.views.count(b) ? replace_input_buffer(ctx, b) : UOp(); }),
-          TG_RULE(
-              UPat(Ops::BITCAST)
-                  .src(UPat::any(UPat(Ops::SHRINK).src(UPat(Ops::BUFFER)).any_len(), UPat(Ops::BUFFER)))
-                  .named("b"),
-              [](AllocCtx& ctx, const UOp& b) { return ctx.views.count(b) ? replace_input_buffer(ctx, b) : UOp(); }),
+          TG_RULE(UPat(Ops::SHRINK).src(UPat(Ops::BUFFER)).named("b").any_len(),
+                  [](AllocCtx& ctx, U b) { return ctx.views.count(b) ? replace_input_buffer(ctx, b) : UOp(); }),
+          TG_RULE(UPat(Ops::BITCAST)
+                      .src(UPat::any(UPat(Ops::SHRINK).src(UPat(Ops::BUFFER)).any_len(), UPat(Ops::BUFFER)))
+                      .named("b"),
+                  [](AllocCtx& ctx, U b) { return ctx.views.count(b) ? replace_input_buffer(ctx, b) : UOp(); }),
           // strip the stored value from bound Variables for cache key normalization, so different values hit same cache
           TG_RULE(UPat(Ops::AFTER).named("b"),
-                  [](AllocCtx& ctx, const UOp& b) { return b.is_bound_var() ? replace_input_buffer(ctx, b) : UOp(); }),
+                  [](AllocCtx& ctx, U b) { return b.is_bound_var() ? replace_input_buffer(ctx, b) : UOp(); }),
       });
   return pm;
 }

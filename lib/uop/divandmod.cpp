@@ -48,7 +48,8 @@ static UOp fold_divmod_general_impl(const UOp& d) {
   const UOp& y = d.src(1);
   bool is_mod = d.op() == Ops::FLOORMOD;
   if (y.vmin() == PyConst(0) && y.vmax() == PyConst(0))
-    throw Error(std::string(is_mod ? "Mod" : "Division") + " by zero trying to rewrite " + x.alu(d.op(), y).render(false));
+    throw Error(std::string(is_mod ? "Mod" : "Division") + " by zero trying to rewrite " +
+                x.alu(d.op(), y).render(false));
   // x//y is constant
   UOp xdiv = x.floordiv(y);
   if (xdiv.vmin() == xdiv.vmax()) {
@@ -94,8 +95,10 @@ static UOp fold_divmod_general_impl(const UOp& d) {
     std::vector<std::vector<pyint>> rem_choices;
     for (pyint f : factors) {
       pyint r = py::fmod(f, c);
-      if (r * 2 == c || terms.size() == 1) rem_choices.push_back({r, r - c});
-      else rem_choices.push_back({py::iabs(r) <= py::iabs(r - c) ? r : r - c});
+      if (r * 2 == c || terms.size() == 1)
+        rem_choices.push_back({r, r - c});
+      else
+        rem_choices.push_back({py::iabs(r) <= py::iabs(r - c) ? r : r - c});
     }
     std::vector<size_t> pick(rem_choices.size(), 0);
     for (;;) {
@@ -106,7 +109,8 @@ static UOp fold_divmod_general_impl(const UOp& d) {
       if (py::fdiv(rmin, c) == py::fdiv(rmax, c)) {
         if (is_mod) return rem - PyConst(py::fdiv(rmin, c) * c);
         std::vector<UOp> q;
-        for (size_t i = 0; i < terms.size(); i++) q.push_back(ic(py::fdiv(factors[i] - rem_choices[i][pick[i]], c)) * terms[i]);
+        for (size_t i = 0; i < terms.size(); i++)
+          q.push_back(ic(py::fdiv(factors[i] - rem_choices[i][pick[i]], c)) * terms[i]);
         return (py::sum(q) + PyConst(py::fdiv(cst, c))) + PyConst(py::fdiv(rmin, c));
       }
       // itertools.product order: the last position varies fastest
@@ -210,14 +214,12 @@ const PatternMatcher& div_and_mod_symbolic() {
       {
           // (x//c+a)//d -> (x+a*c)//(c*d) for c>0, d>0
           TG_RULE((UPat::var("x").floordiv(UPat::cvar("c")) + UPat::cvar("a")).floordiv(UPat::cvar("d")),
-                  [](const UOp& x, const UOp& c, const UOp& a, const UOp& d) {
-                    return py_lt(PyConst(0), d.vmin()) ? (x + a * c).floordiv(c * d) : UOp();
-                  }),
+                  [](U x, U c, U a, U d) { return py_lt(PyConst(0), d.vmin()) ? (x + a * c).floordiv(c * d) : UOp(); }),
           // (x+c)//d -> (x+c%d)//d + c//d ; (x+c)%d -> (x+c%d)%d
           TG_RULE(UPat(ops(Ops::FLOORDIV, Ops::FLOORMOD))
                       .src(UPat::var("x", dtypes::weakint) + UPat::cvar("c"), UPat::cvar("d"))
                       .named("n"),
-                  [](const UOp& n, const UOp& x, const UOp& c, const UOp& d) {
+                  [](U n, U x, U c, U d) {
                     pyint cv = c.val().as_int(), dv = d.val().as_int();
                     if (dv == 0 || py::fmod(cv, dv) == cv) return UOp();
                     if (n.op() == Ops::FLOORDIV)
@@ -225,7 +227,7 @@ const PatternMatcher& div_and_mod_symbolic() {
                     return (x + PyConst(py::fmod(cv, dv))) % d;
                   }),
           TG_RULE(UPat(ops(Ops::FLOORDIV, Ops::FLOORMOD)).dtype(dtypes::weakint).named("d"),
-                  [](const UOp& d) { return fold_divmod_general(d); }),
+                  [](U d) { return fold_divmod_general(d); }),
       });
   return pm;
 }

@@ -15,24 +15,22 @@ const PatternMatcher& mop_cleanup() {
       {
           // merge adjacent RESHAPES
           TG_RULE(UPat(Ops::RESHAPE).src(UPat(Ops::RESHAPE).named("x2"), UPat()).named("x"),
-                  [](const UOp& x, const UOp& x2) {
+                  [](U x, U x2) {
                     return x.with_src({x2.src(0), x.src(1)});
                   }),
           // remove noop RESHAPEs
           TG_RULE(UPat(Ops::RESHAPE).src(UPat().named("x2"), UPat()).named("x"),
-                  [](const UOp& x, const UOp& x2) {
-                    return x2.shape_opt() && shapes_same(x2.shape(), x.shape()) ? x2 : UOp();
-                  }),
+                  [](U x, U x2) { return x2.shape_opt() && shapes_same(x2.shape(), x.shape()) ? x2 : UOp(); }),
           // merge PERMUTEs
           TG_RULE(UPat(Ops::PERMUTE).src(UPat(Ops::PERMUTE).named("x2")).named("x"),
-                  [](const UOp& x, const UOp& x2) {
+                  [](U x, U x2) {
                     std::vector<Arg> a;
                     for (const Arg& i : x.arg().items()) a.push_back(x2.arg()[(size_t)i.as_int()]);
                     return x2.with_arg(Arg::tuple(a));
                   }),
           // remove noop PERMUTEs
           TG_RULE(UPat(Ops::PERMUTE).named("x"),
-                  [](const UOp& x) {
+                  [](U x) {
                     const auto& items = x.arg().items();
                     for (size_t i = 0; i < items.size(); i++)
                       if (items[i].as_int() != (pyint)i) return UOp();
@@ -40,7 +38,7 @@ const PatternMatcher& mop_cleanup() {
                   }),
           // STACK on INDEX CONST
           TG_RULE(UPat(Ops::STACK).src_all(UPat(Ops::INDEX).src(UPat::var("src"), UPat(Ops::CONST))).named("stk"),
-                  [](const UOp& src, const UOp& stk) {
+                  [](U src, U stk) {
                     if (!shapes_same(stk.shape(), src.shape())) return UOp();
                     for (size_t i = 0; i < stk.nsrc(); i++)
                       if (stk.src(i).src(1).val().is_invalid() || stk.src(i).src(1).val().as_int() != (pyint)i)
@@ -49,7 +47,7 @@ const PatternMatcher& mop_cleanup() {
                   }),
           // const INDEX into STACK is src
           TG_RULE(UPat(Ops::INDEX).src(UPat(Ops::STACK).named("a"), UPat::cvar("i")).named("idx").any_len(),
-                  [](const UOp& a, const UOp& i, const UOp& idx) {
+                  [](U a, U i, U idx) {
                     UOp s = a.src((size_t)i.val().as_int());
                     if (idx.nsrc() <= 2) return s;
                     std::vector<UOp> rest(idx.src().begin() + 2, idx.src().end());
@@ -57,7 +55,7 @@ const PatternMatcher& mop_cleanup() {
                   }),
           // INDEX on INDEX is INDEX
           TG_RULE(UPat(Ops::INDEX).src(UPat(Ops::INDEX).named("idx1").any_len()).any_len().named("idx2"),
-                  [](const UOp& idx1, const UOp& idx2) {
+                  [](U idx1, U idx2) {
                     std::vector<UOp> all(idx1.src().begin() + 1, idx1.src().end());
                     all.insert(all.end(), idx2.src().begin() + 1, idx2.src().end());
                     for (const UOp& x : all)
@@ -69,7 +67,7 @@ const PatternMatcher& mop_cleanup() {
                       .src(UPat(Ops::INDEX).src(UPat::var("buf"), UPat::var("idx1_arg")))
                       .any_len()
                       .named("idx2"),
-                  [](const UOp& buf, const UOp& idx1_arg, const UOp& idx2) {
+                  [](U buf, U idx1_arg, U idx2) {
                     std::vector<UOp> rest(idx2.src().begin() + 1, idx2.src().end());
                     if (idx1_arg.shape().size() != rest.size()) return UOp();
                     return buf.index(idx1_arg.index(rest));

@@ -527,7 +527,7 @@ namespace tg {
 const PatternMatcher& pm_substitute() {
   static const PatternMatcher pm("_substitute", {
                                                     TG_RULE(UPat(GroupOp::all()).named("x"),
-                                                            [](UOpMap<UOp>& ctx, const UOp& x) {
+                                                            [](UOpMap<UOp>& ctx, U x) {
                                                               auto it = ctx.find(x);
                                                               return it == ctx.end() ? UOp() : it->second;
                                                             }),

@@ -3,11 +3,11 @@
 #include <cmath>
 #include <limits>
 
+#include "lib/codegen/decomp/transcendental.h"
 #include "lib/uop/divandmod.h"
 #include "lib/uop/movement.h"
 #include "lib/uop/pyutil.h"
 #include "lib/uop/track.h"
-#include "lib/codegen/decomp/transcendental.h"
 #include "lib/uop/weak.h"
 
 namespace tg {
@@ -136,7 +136,7 @@ static bool has_const_mod_term(const UOp& x) {
 // (x + c1) + y moves c1 out only when y is not a CONST: some ordering of u's srcs is (an ADD with a CONST src, a
 // non-CONST)
 static bool const_sum_and_non_const(const UOp& u) {
-  auto sum_with_const = [](const UOp& a) {
+  auto sum_with_const = [](U a) {
     return a.op() == Ops::ADD && (a.src(0).op() == Ops::CONST || a.src(1).op() == Ops::CONST);
   };
   return (sum_with_const(u.src(0)) && u.src(1).op() != Ops::CONST) ||
@@ -178,52 +178,40 @@ const PatternMatcher& pm_data_invalid() {
     return PatternMatcher(
         "pm_data_invalid",
         {
-            TG_RULE(invalid_pat.broadcast(), [](const UOp& i) { return i; }),
-            TG_RULE(UPat(GroupOp::Unary | ops(Ops::CAST, Ops::BITCAST)).src(invalid_pat),
-                    [](const UOp& i) { return i; }),
+            TG_RULE(invalid_pat.broadcast(), [](U i) { return i; }),
+            TG_RULE(UPat(GroupOp::Unary | ops(Ops::CAST, Ops::BITCAST)).src(invalid_pat), [](U i) { return i; }),
             TG_RULE(UPat(GroupOp::Unary | ops(Ops::CAST, Ops::BITCAST)).src(invalid_gate).named("op"),
-                    [](const UOp& cond, const UOp& x, const UOp& op, const UOp& i) {
-                      return cond.where(op.with_src({x}), i);
-                    }),
+                    [](U cond, U x, U op, U i) { return cond.where(op.with_src({x}), i); }),
             // binary ops move inside the gate, with Invalid in the false branch
             TG_RULE(UPat(GroupOp::Binary).src(invalid_gate, UPat::var("y")).named("alu"),
-                    [](const UOp& cond, const UOp& x, const UOp& y, const UOp& alu, const UOp& i) {
-                      return cond.where(x.alu(alu.op(), y), i);
-                    }),
+                    [](U cond, U x, U y, U alu, U i) { return cond.where(x.alu(alu.op(), y), i); }),
             TG_RULE(UPat(GroupOp::Binary).src(UPat::var("y"), invalid_gate).named("alu"),
-                    [](const UOp& cond, const UOp& x, const UOp& y, const UOp& alu, const UOp& i) {
-                      return cond.where(y.alu(alu.op(), x), i);
-                    }),
-            TG_RULE(UPat(GroupOp::Binary - GroupOp::Comparison).perm(invalid_pat, UPat()),
-                    [](const UOp& i) { return i; }),
+                    [](U cond, U x, U y, U alu, U i) { return cond.where(y.alu(alu.op(), x), i); }),
+            TG_RULE(UPat(GroupOp::Binary - GroupOp::Comparison).perm(invalid_pat, UPat()), [](U i) { return i; }),
             // an Invalid condition poisons the whole where; a gated Invalid condition lifts the gate out
-            TG_RULE(invalid_pat.where(UPat(), UPat()), [](const UOp& i) { return i; }),
+            TG_RULE(invalid_pat.where(UPat(), UPat()), [](U i) { return i; }),
             TG_RULE(invalid_gate.where(UPat::var("a"), UPat::var("b")),
-                    [](const UOp& cond, const UOp& x, const UOp& i, const UOp& a, const UOp& b) {
-                      return cond.where(x.where(a, b), i);
-                    }),
+                    [](U cond, U x, U i, U a, U b) { return cond.where(x.where(a, b), i); }),
             // normalize where(cond, Invalid, val) -> where(~cond, val, Invalid)
             TG_RULE(UPat::var("cond").where(invalid_pat, UPat::var("val")),
-                    [](const UOp& cond, const UOp& i, const UOp& val) {
-                      return !val.is_invalid() ? cond.logical_not().where(val, i) : i;
-                    }),
+                    [](U cond, U i, U val) { return !val.is_invalid() ? cond.logical_not().where(val, i) : i; }),
             // lift Invalid out: a.where(cond.where(x, Invalid), c) -> (~a|cond).where(a.where(x, c), Invalid)
             TG_RULE(UPat::var("a").where(invalid_gate, UPat::var("c")),
-                    [](const UOp& cond, const UOp& i, const UOp& x, const UOp& a, const UOp& c) {
+                    [](U cond, U i, U x, U a, U c) {
                       return !c.is_invalid() ? (a.logical_not() | cond).where(a.where(x, c), i) : UOp();
                     }),
             TG_RULE(UPat::var("a").where(UPat::var("b"), invalid_gate),
-                    [](const UOp& cond, const UOp& i, const UOp& x, const UOp& a, const UOp& b) {
+                    [](U cond, U i, U x, U a, U b) {
                       return !b.is_invalid() ? (a | cond).where(a.where(b, x), i) : UOp();
                     }),
             // fold gated LOAD/STORE
             TG_RULE(UPat(Ops::STORE).src(UPat(Ops::INDEX).src(UPat(), invalid_pat).any_len().or_casted(), UPat()),
-                    [](const UOp& i) { return UOp(Ops::NOOP); }),
+                    [](U i) { return UOp(Ops::NOOP); }),
             TG_RULE(UPat(Ops::LOAD)
                         .src(UPat(Ops::INDEX).src(UPat(), invalid_pat).any_len().or_casted())
                         .any_len()
                         .named("x"),
-                    [](const UOp& x, const UOp& i) { return x.nsrc() > 1 ? x.src(1) : x.const_like(PyConst(0)); }),
+                    [](U x, U i) { return x.nsrc() > 1 ? x.src(1) : x.const_like(PyConst(0)); }),
         });
   }();
   return pm;
@@ -233,11 +221,11 @@ const PatternMatcher& pm_remove_invalid() {
   static const PatternMatcher pm("pm_remove_invalid",
                                  {
                                      TG_RULE(invalid_gate().named("w"),
-                                             [](const UOp& cond, const UOp& x, const UOp& i, const UOp& w) {
+                                             [](U cond, U x, U i, U w) {
                                                return w.with_src({cond, x, w.const_like(PyConst(0))});
                                              }),
                                      TG_RULE(UPat(Ops::STACK).named("s"),
-                                             [](const UOp& s) {
+                                             [](U s) {
                                                bool any = false;
                                                std::vector<UOp> src;
                                                for (const UOp& x : s.src()) {
@@ -269,67 +257,66 @@ const PatternMatcher& symbolic_simple() {
                    // ** self folding **
                    // x+0 / x^0 / x|0 -> x
                    TG_RULE(UPat(ops(Ops::ADD, Ops::XOR, Ops::OR)).perm(UPat::var("x"), UPat::const_(PyConst(0))),
-                           [](const UOp& x) { return x; }),
+                           [](U x) { return x; }),
                    // x<<0 / x>>0 -> x
                    TG_RULE(UPat(ops(Ops::SHL, Ops::SHR)).src(UPat::var("x"), UPat::const_(PyConst(0))),
-                           [](const UOp& x) { return x; }),
-                   TG_RULE(UPat::var("x") * 1, [](const UOp& x) { return x; }),  // x*1 -> x
-                   TG_RULE(UPat::var("x").floordiv(UPat::var("x")),              // x//x -> 1
-                           [](const UOp& x) { return x.const_like(PyConst(1)); }),
-                   TG_RULE(UPat::var("x").floordiv(1), [](const UOp& x) { return x; }),    // x//1 -> x
-                   TG_RULE(UPat::var("x").floordiv(-1), [](const UOp& x) { return -x; }),  // x//-1 -> -x
-                   TG_RULE((UPat::var("x") ^ UPat::var("y")) ^ UPat::var("y"),              // (x^y)^y -> x
-                           [](const UOp& x, const UOp& y) { return x; }),
+                           [](U x) { return x; }),
+                   TG_RULE(UPat::var("x") * 1, [](U x) { return x; }),  // x*1 -> x
+                   TG_RULE(UPat::var("x").floordiv(UPat::var("x")),     // x//x -> 1
+                           [](U x) { return x.const_like(PyConst(1)); }),
+                   TG_RULE(UPat::var("x").floordiv(1), [](U x) { return x; }),    // x//1 -> x
+                   TG_RULE(UPat::var("x").floordiv(-1), [](U x) { return -x; }),  // x//-1 -> -x
+                   TG_RULE((UPat::var("x") ^ UPat::var("y")) ^ UPat::var("y"),    // (x^y)^y -> x
+                           [](U x, U y) { return x; }),
                    // (x%y)%y -> x%y (rewritten with base for speed)
                    TG_RULE((UPat::var() % UPat::var("y")).named("base") % UPat::var("y"),
-                           [](const UOp& base, const UOp& y) { return base; }),
+                           [](U base, U y) { return base; }),
                    // variations of (x%c)+(x//c)*c = x
                    TG_RULE(UPat(Ops::ADD).dtype(dtypes::weakint).named("x"),
-                           [](const UOp& x) { return fold_add_divmod_recombine(x); })
-                       .when([](const UOp& x) { return x.slice_ops().has(Ops::FLOORMOD) && has_const_mod_term(x); }),
+                           [](U x) { return fold_add_divmod_recombine(x); })
+                       .when([](U x) { return x.slice_ops().has(Ops::FLOORMOD) && has_const_mod_term(x); }),
                    TG_RULE(UPat::var("x", dtypes::bool_) & UPat::cvar("c"),
-                           [](const UOp& x, const UOp& c) { return c.val().truthy() ? x : c; }),
+                           [](U x, U c) { return c.val().truthy() ? x : c; }),
                    TG_RULE(UPat::var("x", dtypes::bool_) | UPat::cvar("c"),
-                           [](const UOp& x, const UOp& c) { return c.val().truthy() ? c : x; }),
+                           [](U x, U c) { return c.val().truthy() ? c : x; }),
                    // x != False -> x
                    TG_RULE(UPat::var("x", dtypes::bool_).ne(UPat::const_(PyConst(false), dtypes::bool_)),
-                           [](const UOp& x) { return x; }),
-                   TG_RULE(UPat(GroupOp::Idempotent).src(UPat::var("x"), UPat::var("x")),
-                           [](const UOp& x) { return x; }),
-                   TG_RULE(UPat::var("x", dtypes::bool_).logical_not().logical_not(), [](const UOp& x) { return x; }),
+                           [](U x) { return x; }),
+                   TG_RULE(UPat(GroupOp::Idempotent).src(UPat::var("x"), UPat::var("x")), [](U x) { return x; }),
+                   TG_RULE(UPat::var("x", dtypes::bool_).logical_not().logical_not(), [](U x) { return x; }),
                    TG_RULE(UPat::var("x", dtypes::bool_)
                                .where(UPat::const_(PyConst(true), dtypes::bool_),
                                       UPat::const_(PyConst(false), dtypes::bool_)),
-                           [](const UOp& x) { return x; }),
+                           [](U x) { return x; }),
                    TG_RULE(UPat::var("x", dtypes::bool_)
                                .where(UPat::const_(PyConst(false), dtypes::bool_),
                                       UPat::const_(PyConst(true), dtypes::bool_)),
-                           [](const UOp& x) { return x.logical_not(); }),
+                           [](U x) { return x.logical_not(); }),
                    // CAST(bool -> int) != const: CAST(True)=1, CAST(False)=0, so fold based on const value
                    TG_RULE(
                        UPat::var("x", dtypes::bool_).cast(dtypes::ints + DTypes{dtypes::weakint}).ne(UPat::cvar("c")),
-                       [](const UOp& x, const UOp& c) {
+                       [](U x, U c) {
                          PyConst v = c.val();
                          return v == PyConst(0) ? x : v == PyConst(1) ? x.logical_not() : x.const_like(PyConst(true));
                        }),
-                   TG_RULE(UPat::var("x", int_like).trunc(), [](const UOp& x) { return x; }),
+                   TG_RULE(UPat::var("x", int_like).trunc(), [](U x) { return x; }),
                    // ** zero folding **
                    TG_RULE(UPat::var("x") < UPat::var("x"),  // x < x -> False
-                           [](const UOp& x) { return x.const_like(PyConst(false), dtypes::bool_); }),
+                           [](U x) { return x.const_like(PyConst(false), dtypes::bool_); }),
                    // x%x -> 0, x^x -> 0, x&0 -> 0
-                   TG_RULE(UPat::var("x") % UPat::var("x"), [](const UOp& x) { return x.const_like(PyConst(0)); }),
-                   TG_RULE(UPat::var("x") ^ UPat::var("x"), [](const UOp& x) { return x.const_like(PyConst(0)); }),
-                   TG_RULE(UPat::var("x") & 0, [](const UOp& x) { return x.const_like(PyConst(0)); }),
+                   TG_RULE(UPat::var("x") % UPat::var("x"), [](U x) { return x.const_like(PyConst(0)); }),
+                   TG_RULE(UPat::var("x") ^ UPat::var("x"), [](U x) { return x.const_like(PyConst(0)); }),
+                   TG_RULE(UPat::var("x") & 0, [](U x) { return x.const_like(PyConst(0)); }),
                    // (x&mask)>>k -> x>>k when mask only clears bits below k
                    TG_RULE((UPat::var("x") & UPat::cvar("mask")) >> UPat::cvar("k"),
-                           [](const UOp& x, const UOp& mask, const UOp& k) {
+                           [](U x, U mask, U k) {
                              pyint kv = k.val().as_int();
                              if (kv < 0 || kv >= 127) return UOp();
                              return (mask.val().as_int() | (((pyint)1 << kv) - 1)) == -1 ? x >> PyConst(kv) : UOp();
                            }),
                    // (x&mask)//c -> x//c when c is a power of two and mask only clears bits below it
                    TG_RULE((UPat::var("x") & UPat::cvar("mask")).floordiv(UPat::cvar("c")),
-                           [](const UOp& x, const UOp& mask, const UOp& c) {
+                           [](U x, U mask, U c) {
                              pyint cv = c.val().as_int();
                              return cv > 0 && (cv & (cv - 1)) == 0 && (mask.val().as_int() | (cv - 1)) == -1
                                         ? x.floordiv(ic(cv))
@@ -337,69 +324,65 @@ const PatternMatcher& symbolic_simple() {
                            }),
                    // x != x -> False (only ints)
                    TG_RULE(UPat::var("x", int_like).ne(UPat::var("x")),
-                           [](const UOp& x) { return x.const_like(PyConst(false), dtypes::bool_); }),
+                           [](U x) { return x.const_like(PyConst(false), dtypes::bool_); }),
                    // ** constant folding **
                    // a CAST to a concrete dtype over a CONST is a value conversion: evaluate it once, at the width the
                    // CAST states. TODO (reference): delete this once CONST has no dtype
                    TG_RULE(UPat(Ops::CAST).dtype(dtypes::all).named("root").src(UPat::cvar("c")),
-                           [](const UOp& root, const UOp& c) { return root.const_like(c.val()); }),
+                           [](U root, U c) { return root.const_like(c.val()); }),
                    TG_RULE(UPat(GroupOp::Unary).src(const_folding_pat).named("a"),
-                           [](const UOp& a) { return fold_const_alu(a); }),
+                           [](U a) { return fold_const_alu(a); }),
                    // NOTE: THREEFRY(const,const) folds via its decomposition
                    TG_RULE(UPat(GroupOp::Binary - OpSet(Ops::THREEFRY))
                                .src(const_folding_pat, const_folding_pat)
                                .named("a"),
-                           [](const UOp& a) { return fold_const_alu(a); }),
+                           [](U a) { return fold_const_alu(a); }),
                    TG_RULE(
                        UPat(GroupOp::Ternary).src(const_folding_pat, const_folding_pat, const_folding_pat).named("a"),
-                       [](const UOp& a) { return fold_const_alu(a); }),
+                       [](U a) { return fold_const_alu(a); }),
                    // bool MUL is AND, ADD/MAX is OR. prevents other rules to rewrite bool ADD/MUL incorrectly
                    TG_RULE(UPat::var("x", dtypes::bool_) * UPat::var("y", dtypes::bool_),
-                           [](const UOp& x, const UOp& y) { return x & y; }),
+                           [](U x, U y) { return x & y; }),
                    TG_RULE(UPat::var("x", dtypes::bool_) + UPat::var("y", dtypes::bool_),
-                           [](const UOp& x, const UOp& y) { return x | y; }),
+                           [](U x, U y) { return x | y; }),
                    TG_RULE(UPat::var("x", dtypes::bool_).maximum(UPat::var("y", dtypes::bool_)),
-                           [](const UOp& x, const UOp& y) { return x | y; }),
+                           [](U x, U y) { return x | y; }),
                    // *** div rules ***
                    // 0/0 -> nan, (x*0)/0 -> nan
-                   TG_RULE(
-                       UPat::cvar("x", DTypes{}, Arg(0)) / 0,
-                       [](const UOp& x) { return x.const_like(PyConst(std::numeric_limits<double>::quiet_NaN())); }),
-                   TG_RULE(
-                       (UPat::var("x") * 0) / 0,
-                       [](const UOp& x) { return x.const_like(PyConst(std::numeric_limits<double>::quiet_NaN())); }),
+                   TG_RULE(UPat::cvar("x", DTypes{}, Arg(0)) / 0,
+                           [](U x) { return x.const_like(PyConst(std::numeric_limits<double>::quiet_NaN())); }),
+                   TG_RULE((UPat::var("x") * 0) / 0,
+                           [](U x) { return x.const_like(PyConst(std::numeric_limits<double>::quiet_NaN())); }),
                    // can be wrong if x or x2 is 0: x/x -> 1, (x*x2)/x2 -> x
-                   TG_RULE(UPat::var("x") / UPat::var("x"), [](const UOp& x) { return x.const_like(PyConst(1)); }),
-                   TG_RULE((UPat::var("x") * UPat::var("x2")) / UPat::var("x2"),
-                           [](const UOp& x, const UOp& x2) { return x; }),
+                   TG_RULE(UPat::var("x") / UPat::var("x"), [](U x) { return x.const_like(PyConst(1)); }),
+                   TG_RULE((UPat::var("x") * UPat::var("x2")) / UPat::var("x2"), [](U x, U x2) { return x; }),
                    // x*0 -> 0 or 0*x -> 0. if x is nan or inf it should render the nan value.
                    // NOTE: this can be wrong for loaded NaN
                    TG_RULE(UPat::var("x") * 0,
-                           [](const UOp& x) {
+                           [](U x) {
                              bool naninf = x.op() == Ops::CONST && is_nan_or_inf(x.val());
                              return x.const_like(naninf ? PyConst(std::numeric_limits<double>::quiet_NaN())
                                                         : PyConst(0));
                            }),
                    // *** cast/bitcast ***
                    TG_RULE(UPat(ops(Ops::CAST, Ops::BITCAST)).named("root"),
-                           [](const UOp& root) { return root.dtype() == root.src(0).dtype() ? root.src(0) : UOp(); }),
+                           [](U root) { return root.dtype() == root.src(0).dtype() ? root.src(0) : UOp(); }),
                    TG_RULE(UPat(Ops::BITCAST).named("root").src(UPat::cvar("c")),
-                           [](const UOp& root, const UOp& c) { return fold_bitcast(root, c); }),
+                           [](U root, U c) { return fold_bitcast(root, c); }),
                    // b.cast(a).cast(b) -> b if a preserves all values in b
                    TG_RULE(UPat::var("x").cast().named("a").cast().named("b"),
-                           [](const UOp& x, const UOp& a, const UOp& b) {
+                           [](U x, U a, U b) {
                              return x.dtype() == b.dtype() && can_lossless_cast(b.dtype(), a.dtype()) ? x : UOp();
                            }),
                    // bitcast twice
                    TG_RULE(UPat(Ops::BITCAST).named("b").src(UPat::var("x").bitcast()),
-                           [](const UOp& x, const UOp& b) { return x.bitcast(b.dtype()); }),
-                   TG_RULE(UPat::var("x").cast(dtypes::bool_), [](const UOp& x) { return x.ne(ic(0)); }),
+                           [](U x, U b) { return x.bitcast(b.dtype()); }),
+                   TG_RULE(UPat::var("x").cast(dtypes::bool_), [](U x) { return x.ne(ic(0)); }),
                    // ** pow **
-                   TG_RULE(UPat::var("x").alu(Ops::POW, UPat::cvar("c")),
-                           [](const UOp& x, const UOp& c) { return simplify_pow(x, c); }),
+                   TG_RULE(UPat::var("x").alu(Ops::POW, UPat::cvar("c")), [](U x, U c) { return simplify_pow(x, c); }),
                    // positive const ** x
                    TG_RULE(UPat::cvar("c").alu(Ops::POW, UPat::var("x")),
-                           [](const UOp& c, const UOp& x) {
+                           [](U c, U x) {
                              PyConst v = c.val();
                              if (v == PyConst(1)) return c;
                              return py_lt(PyConst(0), v) ? (x * PyConst(std::log2(v.as_float()))).exp2() : UOp();
@@ -407,24 +390,22 @@ const PatternMatcher& symbolic_simple() {
                    // unpack a uint64 packed from two uint32 (threefry)
                    TG_RULE(((UPat::var("", dtypes::uint64) << 32) | UPat::var("y", dtypes::uint32).cast(dtypes::uint64))
                                .cast(dtypes::uint32),
-                           [](const UOp& y) { return y; }),
+                           [](U y) { return y; }),
                    TG_RULE(((UPat::var("x", dtypes::uint32).cast(dtypes::uint64) << 32) |
                             UPat::var("", dtypes::uint32).cast(dtypes::uint64)) >>
                                32,
-                           [](const UOp& x) { return x.cast(dtypes::uint64); }),
+                           [](U x) { return x.cast(dtypes::uint64); }),
                    // ** simple where folding **
                    // a conditional with the same results either way is a noop, also fold const conditionals
-                   TG_RULE(UPat::var().where(UPat::var("val"), UPat::var("val")), [](const UOp& val) { return val; }),
+                   TG_RULE(UPat::var().where(UPat::var("val"), UPat::var("val")), [](U val) { return val; }),
                    TG_RULE(UPat::cvar("gate").where(UPat::var("c0"), UPat::var("c1")).named("w"),
-                           [](const UOp& gate, const UOp& c0, const UOp& c1, const UOp& w) {
-                             return fold_const_where(gate, c0, c1, w);
-                           }),
+                           [](U gate, U c0, U c1, U w) { return fold_const_where(gate, c0, c1, w); }),
                    // a.where(b.where(c, d), d) -> (a & b).where(c, d)
                    TG_RULE(UPat::var("a").where(UPat::var("b").where(UPat::var("c"), UPat::var("d")), UPat::var("d")),
-                           [](const UOp& a, const UOp& b, const UOp& c, const UOp& d) { return (a & b).where(c, d); }),
+                           [](U a, U b, U c, U d) { return (a & b).where(c, d); }),
                    // a.where(c, b.where(c, d)) -> (a | b).where(c, d)
                    TG_RULE(UPat::var("a").where(UPat::var("c"), UPat::var("b").where(UPat::var("c"), UPat::var("d"))),
-                           [](const UOp& a, const UOp& b, const UOp& c, const UOp& d) { return (a | b).where(c, d); }),
+                           [](U a, U b, U c, U d) { return (a | b).where(c, d); }),
                }) +
            mop_cleanup();
   }();
@@ -477,7 +458,7 @@ const PatternMatcher& commutative() {
       {
           // ** COMMUTATIVE flipping (only for index) **
           TG_RULE(UPat(GroupOp::Commutative).dtype(dtypes::weakint).named("x"),
-                  [](const UOp& x) {
+                  [](U x) {
                     return UOp::tuplize_cmp(x.src(1), x.src(0)) < 0 ? x.with_src({x.src(1), x.src(0)}) : UOp();
                   }),
       });
@@ -531,7 +512,8 @@ static UOp fold_where_closure_impl(const UOp& cond, const UOp& t, const UOp& f) 
   // INDEX gates are owned by the valid/store-coalescing machinery, leave them alone
   for (const UOp* u : {&cond, &t, &f})
     if (u->op_in_backward_slice_with_self(Ops::INDEX)) return UOp();
-  return cond.where(t.substitute({{cond, cond.const_like(PyConst(true))}}), f.substitute({{cond, cond.const_like(PyConst(false))}}));
+  return cond.where(t.substitute({{cond, cond.const_like(PyConst(true))}}),
+                    f.substitute({{cond, cond.const_like(PyConst(false))}}));
 }
 static UOp fold_where_closure(const UOp& cond, const UOp& t, const UOp& f) {
   return memoized(MemoKind::WhereClosure, cond, t, f, [&] { return fold_where_closure_impl(cond, t, f); });
@@ -554,44 +536,41 @@ const PatternMatcher& symbolic() {
     std::vector<PatternMatcher::Entry> assoc;
     // two stage ALU folding, for op in GroupOp.Associative (python set order: ADD, MUL, MAX, OR, AND)
     for (Ops op : {Ops::ADD, Ops::MUL, Ops::MAX, Ops::OR, Ops::AND})
-      assoc.push_back(TG_RULE(
-          UPat::var("x").alu(op, UPat::cvar("c1")).alu(op, UPat::cvar("c2")).named("f"),
-          [](const UOp& f, const UOp& x, const UOp& c1, const UOp& c2) { return two_stage_alu(f, x, c1, c2); }));
+      assoc.push_back(TG_RULE(UPat::var("x").alu(op, UPat::cvar("c1")).alu(op, UPat::cvar("c2")).named("f"),
+                              [](U f, U x, U c1, U c2) { return two_stage_alu(f, x, c1, c2); }));
     std::vector<PatternMatcher::Entry> rules = {
         // ** boolean algebra **
         TG_RULE(UPat::var("x", dtypes::bool_) | UPat::var("x", dtypes::bool_).logical_not(),
-                [](const UOp& x) { return x.const_like(PyConst(true)); }),
+                [](U x) { return x.const_like(PyConst(true)); }),
         // ** combine terms **
         TG_RULE(UPat::var("x") * UPat::cvar("c0") + UPat::var("x") * UPat::cvar("c1"),
-                [](const UOp& x, const UOp& c0, const UOp& c1) { return x * (c0 + c1); }),
+                [](U x, U c0, U c1) { return x * (c0 + c1); }),
         TG_RULE((UPat::var("y") + UPat::var("x") * UPat::cvar("c0")) + UPat::var("x") * UPat::cvar("c1"),
-                [](const UOp& x, const UOp& y, const UOp& c0, const UOp& c1) { return y + x * (c0 + c1); }),
-        TG_RULE(UPat::var("x") + UPat::var("x") * UPat::cvar("c"),
-                [](const UOp& x, const UOp& c) { return x * (c + ic(1)); }),
+                [](U x, U y, U c0, U c1) { return y + x * (c0 + c1); }),
+        TG_RULE(UPat::var("x") + UPat::var("x") * UPat::cvar("c"), [](U x, U c) { return x * (c + ic(1)); }),
         TG_RULE((UPat::var("y") + UPat::var("x")) + UPat::var("x") * UPat::cvar("c"),
-                [](const UOp& x, const UOp& y, const UOp& c) { return y + x * (c + ic(1)); }),
+                [](U x, U y, U c) { return y + x * (c + ic(1)); }),
         TG_RULE((UPat::var("y") + UPat::var("x") * UPat::cvar("c")) + UPat::var("x"),
-                [](const UOp& x, const UOp& y, const UOp& c) { return y + x * (c + ic(1)); }),
-        TG_RULE(UPat::var("x") + UPat::var("x"), [](const UOp& x) { return x * ic(2); }),
-        TG_RULE((UPat::var("y") + UPat::var("x")) + UPat::var("x"),
-                [](const UOp& y, const UOp& x) { return y + x * ic(2); }),
+                [](U x, U y, U c) { return y + x * (c + ic(1)); }),
+        TG_RULE(UPat::var("x") + UPat::var("x"), [](U x) { return x * ic(2); }),
+        TG_RULE((UPat::var("y") + UPat::var("x")) + UPat::var("x"), [](U y, U x) { return y + x * ic(2); }),
         TG_RULE((UPat::var("x") / UPat::var("x2")) / UPat::var("x3"),
-                [](const UOp& x, const UOp& x2, const UOp& x3) { return !(x2 == x3) ? x / (x2 * x3) : UOp(); }),
-        TG_RULE(-1 * (UPat::var("x") + UPat::cvar("c")), [](const UOp& x, const UOp& c) { return (-x) + (-c); }),
+                [](U x, U x2, U x3) { return !(x2 == x3) ? x / (x2 * x3) : UOp(); }),
+        TG_RULE(-1 * (UPat::var("x") + UPat::cvar("c")), [](U x, U c) { return (-x) + (-c); }),
         TG_RULE(UPat::cvar("y") * (UPat::var("x", dtypes::weakint) + UPat::cvar("c")),
-                [](const UOp& x, const UOp& y, const UOp& c) { return (y * x) + (y * c); }),
+                [](U x, U y, U c) { return (y * x) + (y * c); }),
         // ** where folding **
         TG_RULE(UPat::var("cond", dtypes::bool_).logical_not().where(UPat::var("t"), UPat::var("f")),
-                [](const UOp& cond, const UOp& t, const UOp& f) { return !f.is_invalid() ? cond.where(f, t) : UOp(); }),
+                [](U cond, U t, U f) { return !f.is_invalid() ? cond.where(f, t) : UOp(); }),
         // in cond.where(t, f), uses of cond fold to True within t and False within f
         TG_RULE(UPat::var("cond", dtypes::bool_).where(UPat::var("t"), UPat::var("f")),
-                [](const UOp& cond, const UOp& t, const UOp& f) { return fold_where_closure(cond, t, f); }),
+                [](U cond, U t, U f) { return fold_where_closure(cond, t, f); }),
         // alu of two where with same conds can combine, only do if true branch or false branch is const
         TG_RULE(UPat(GroupOp::Binary)
                     .named("alu")
                     .src(UPat::var("c").where(UPat::var("t"), UPat::var("f")),
                          UPat::var("c").where(UPat::var("tt"), UPat::var("ff"))),
-                [](const UOp& alu, const UOp& c, const UOp& t, const UOp& tt, const UOp& f, const UOp& ff) {
+                [](U alu, U c, U t, U tt, U f, U ff) {
                   bool ok =
                       (t.op() == tt.op() && tt.op() == Ops::CONST) || (f.op() == ff.op() && ff.op() == Ops::CONST);
                   return ok ? c.where(t.alu(alu.op(), tt), f.alu(alu.op(), ff)) : UOp();
@@ -599,27 +578,27 @@ const PatternMatcher& symbolic() {
         // if its a plus we add the associative variation too
         TG_RULE((UPat::var("y") + UPat::var("c").where(UPat::var("t"), UPat::var("f"))) +
                     UPat::var("c").where(UPat::var("tt"), UPat::var("ff")),
-                [](const UOp& y, const UOp& c, const UOp& t, const UOp& tt, const UOp& f, const UOp& ff) {
+                [](U y, U c, U t, U tt, U f, U ff) {
                   bool ok =
                       (t.op() == tt.op() && tt.op() == Ops::CONST) || (f.op() == ff.op() && ff.op() == Ops::CONST);
                   return ok ? y + c.where(t + tt, f + ff) : UOp();
                 }),
         // complementary zero branches under the same condition select directly
         TG_RULE(UPat::var("c").where(UPat::var("t"), 0) + UPat::var("c").where(0, UPat::var("f")),
-                [](const UOp& c, const UOp& t, const UOp& f) { return c.where(t, f); }),
+                [](U c, U t, U f) { return c.where(t, f); }),
         // ALU/variable min==max -> CONST
         TG_RULE(UPat(ops(Ops::CMPLT, Ops::CMPNE, Ops::FLOORDIV, Ops::FLOORMOD, Ops::PARAM, Ops::AFTER, Ops::SPECIAL))
                     .named("x"),
-                [](const UOp& x) { return x.vmin() == x.vmax() ? x.const_like(x.vmin()) : UOp(); }),
+                [](U x) { return x.vmin() == x.vmax() ? x.const_like(x.vmin()) : UOp(); }),
         TG_RULE(UPat(Ops::RANGE).src_all(UPat(Ops::CONST)).named("x"),
-                [](const UOp& x) { return x.vmin() == x.vmax() ? x.const_like(x.vmin()) : UOp(); }),
+                [](U x) { return x.vmin() == x.vmax() ? x.const_like(x.vmin()) : UOp(); }),
         // max folding
         TG_RULE((UPat::cvar("a") < UPat::var("b")).where(UPat::var("b"), UPat::cvar("c")),
-                [](const UOp& a, const UOp& b, const UOp& c) { return a.val() == c.val() ? a.maximum(b) : UOp(); }),
+                [](U a, U b, U c) { return a.val() == c.val() ? a.maximum(b) : UOp(); }),
         TG_RULE((UPat::var("a") < UPat::cvar("b")).where(UPat::cvar("c"), UPat::var("a")),
-                [](const UOp& a, const UOp& b, const UOp& c) { return b.val() == c.val() ? a.maximum(b) : UOp(); }),
+                [](U a, U b, U c) { return b.val() == c.val() ? a.maximum(b) : UOp(); }),
         TG_RULE(UPat::var("x").maximum(UPat::var("y")),
-                [](const UOp& x, const UOp& y) {
+                [](U x, U y) {
                   if (!py_lt(x.vmin(), y.vmax())) return x;
                   if (!py_lt(y.vmin(), x.vmax())) return y;
                   return UOp();
@@ -629,57 +608,49 @@ const PatternMatcher& symbolic() {
     std::vector<PatternMatcher::Entry> rest = {
         // (x//c1)//c2 -> x//(c1*c2) for c2>0
         TG_RULE((UPat::var("x").floordiv(UPat::cvar("c1"))).floordiv(UPat::cvar("c2")),
-                [](const UOp& x, const UOp& c1, const UOp& c2) {
-                  return py_lt(PyConst(0), c2.vmin()) ? x.floordiv(c1 * c2) : UOp();
-                }),
+                [](U x, U c1, U c2) { return py_lt(PyConst(0), c2.vmin()) ? x.floordiv(c1 * c2) : UOp(); }),
         // ** lt **
         // c0+x<c1 -> x < c1-c0
         TG_RULE((UPat::cvar("c0") + UPat::var("x", int_or_weak)) < UPat::cvar("c1"),
-                [](const UOp& x, const UOp& c0, const UOp& c1) { return x < (c1 - c0); }),
+                [](U x, U c0, U c1) { return x < (c1 - c0); }),
         // c0*x<c1 -> sign(c0)*x < ceil(c1/abs(c0))
         TG_RULE((UPat::cvar("c0") * UPat::var("x", dtypes::weakint)) < UPat::cvar("c1"),
-                [](const UOp& x, const UOp& c0, const UOp& c1) {
+                [](U x, U c0, U c1) {
                   pyint a = c0.val().as_int(), b = c1.val().as_int();
                   if (py::iabs(a) <= 1) return UOp();
                   return (a > 0 ? x : -x) < PyConst(-py::fdiv(-b, py::iabs(a)));
                 }),
         // x//d<c -> x<c*d for d>0, and -> c*d<x for d<0
         TG_RULE((UPat::var("x", dtypes::weakint).floordiv(UPat::cvar("d"))) < UPat::cvar("c"),
-                [](const UOp& x, const UOp& d, const UOp& c) {
+                [](U x, U d, U c) {
                   pyint dv = d.val().as_int(), cv = c.val().as_int();
                   return dv > 0 ? x < PyConst(cv * dv) : dv < 0 ? x > PyConst(cv * dv) : UOp();
                 }),
         // ** move add/mul consts to end **
         TG_RULE((UPat::var("x") + UPat::cvar("c1")) + UPat::var("y"),
-                [](const UOp& x, const UOp& c1, const UOp& y) { return y.op() != Ops::CONST ? (x + y) + c1 : UOp(); })
+                [](U x, U c1, U y) { return y.op() != Ops::CONST ? (x + y) + c1 : UOp(); })
             .when(const_sum_and_non_const),
         TG_RULE((UPat::var("x") * UPat::cvar("c1")) * UPat::var("y"),
-                [](const UOp& x, const UOp& c1, const UOp& y) { return y.op() != Ops::CONST ? (x * y) * c1 : UOp(); }),
+                [](U x, U c1, U y) { return y.op() != Ops::CONST ? (x * y) * c1 : UOp(); }),
         // generic lt folding
         TG_RULE(UPat::var("x", dtypes::weakint) < UPat::cvar("c"),
-                [](const UOp& x, const UOp& c) {
-                  return py_lt(PyConst(0), c.val()) ? lt_folding(x, c.val().as_int()) : UOp();
-                }),
-        TG_RULE(UPat::var("x", dtypes::weakint) * -1 < UPat::var("y") * -1,
-                [](const UOp& x, const UOp& y) { return y < x; }),
+                [](U x, U c) { return py_lt(PyConst(0), c.val()) ? lt_folding(x, c.val().as_int()) : UOp(); }),
+        TG_RULE(UPat::var("x", dtypes::weakint) * -1 < UPat::var("y") * -1, [](U x, U y) { return y < x; }),
         // canonicalize a simplex with positive coefficients > 0. NOTE: not x < 1 means x > 0
         TG_RULE((UPat::var("x", dtypes::weakint) < 1).ne(UPat(PyConst(true))),
-                [](const UOp& x) {
+                [](U x) {
                   UOp newx = canonicalize_simplex(x);
                   return newx ? (newx < PyConst(1)).ne(UOp::const_(PyConst(true))) : UOp();
                 }),
         // a range mod its own upper bound is just the range
-        TG_RULE(UPat(Ops::RANGE).src_all(UPat::var("end")).named("r") % UPat::var("end"),
-                [](const UOp& r, const UOp& end) { return r; }),
+        TG_RULE(UPat(Ops::RANGE).src_all(UPat::var("end")).named("r") % UPat::var("end"), [](U r, U end) { return r; }),
         TG_RULE(UPat(Ops::RANGE).src_all(UPat::var("end")).named("r").floordiv(UPat::var("end")),
-                [](const UOp& r, const UOp& end) { return r.const_like(PyConst(0)); }),
+                [](U r, U end) { return r.const_like(PyConst(0)); }),
         // cast/long folding: if the intermediate cast doesnt narrow we can do it in one cast
         TG_RULE(UPat::var("x").cast().named("a").cast().named("b"),
-                [](const UOp& x, const UOp& a, const UOp& b) {
-                  return can_lossless_cast(x.dtype(), a.dtype()) ? x.cast(b.dtype()) : UOp();
-                }),
+                [](U x, U a, U b) { return can_lossless_cast(x.dtype(), a.dtype()) ? x.cast(b.dtype()) : UOp(); }),
         TG_RULE(UPat::var("x", int_or_weak).cast(int_or_weak).named("a").cast().named("b"),
-                [](const UOp& x, const UOp& a, const UOp& b) {
+                [](U x, U a, U b) {
                   return !py_lt(x.vmin(), a.dtype().min()) && !py_lt(a.dtype().max(), x.vmax()) ? x.cast(b.dtype())
                                                                                                 : UOp();
                 }),
@@ -688,7 +659,7 @@ const PatternMatcher& symbolic() {
                     .src(UPat::var("x", DTypes{dtypes::int64, dtypes::weakint}),
                          UPat::var("y", DTypes{dtypes::int64, dtypes::weakint}))
                     .named("u"),
-                [](const UOp& u, const UOp& x, const UOp& y) {
+                [](U u, U x, U y) {
                   if (x.dtype() != dtypes::int64 && y.dtype() != dtypes::int64) return UOp();
                   for (const UOp* v : {&u, &x, &y})
                     if (v->overflows(dtypes::int32)) return UOp();
@@ -696,14 +667,12 @@ const PatternMatcher& symbolic() {
                   UOp yy = y.op() == Ops::CONST ? UOp::const_(y.val()) : y.cast(dtypes::int32);
                   return xx.alu(u.op(), yy).cast(u.dtype());
                 })
-            .when([](const UOp& u) { return u.src(0).dtype() == dtypes::int64 || u.src(1).dtype() == dtypes::int64; }),
+            .when([](U u) { return u.src(0).dtype() == dtypes::int64 || u.src(1).dtype() == dtypes::int64; }),
         TG_RULE((UPat::var("x", dtypes::weakint) + UPat::cvar("c")).cast(dtypes::sints).named("cast"),
-                [](const UOp& x, const UOp& c, const UOp& cast) {
-                  return x.cast(cast.dtype()) + cast.const_like(c.val());
-                }),
+                [](U x, U c, U cast) { return x.cast(cast.dtype()) + cast.const_like(c.val()); }),
         // only RANGE/IF/STORE/KERNEL have side effects
         TG_RULE(UPat(Ops::AFTER).named("x"),
-                [](const UOp& x) {
+                [](U x) {
                   OpSet keep = ops(Ops::RANGE, Ops::STORE, Ops::CALL, Ops::FUNCTION, Ops::BARRIER, Ops::END,
                                    Ops::LINEAR, Ops::STAGE);
                   std::vector<UOp> flat;
@@ -719,7 +688,7 @@ const PatternMatcher& symbolic() {
                   return x.with_src(src);
                 }),
         // after/end with 1 src is just src[0]
-        TG_RULE(UPat(ops(Ops::AFTER, Ops::END)).src(UPat::var("s")), [](const UOp& s) { return s; }),
+        TG_RULE(UPat(ops(Ops::AFTER, Ops::END)).src(UPat::var("s")), [](U s) { return s; }),
     };
     rules.insert(rules.end(), std::make_move_iterator(rest.begin()), std::make_move_iterator(rest.end()));
     return symbolic_simple() + commutative() + PatternMatcher("symbolic", std::move(rules)) + div_and_mod_symbolic();
@@ -738,7 +707,8 @@ struct ParsedValid {
 static std::optional<ParsedValid> parse_valid(const UOp& v) {
   if (v.op() == Ops::CMPNE && v.src(1).op() == Ops::CONST && v.src(1).val() == PyConst(1)) {
     const UOp& s0 = v.src(0);
-    if (s0.op() == Ops::CMPLT && dtypes::is_int(s0.src(0).dtype())) return ParsedValid{s0.src(0), false, s0.src(1).vmin().as_int()};
+    if (s0.op() == Ops::CMPLT && dtypes::is_int(s0.src(0).dtype()))
+      return ParsedValid{s0.src(0), false, s0.src(1).vmin().as_int()};
   }
   if (v.op() == Ops::CMPLT && dtypes::is_int(v.src(0).dtype())) {
     // c < X -> X >= c+1
@@ -794,7 +764,8 @@ UOp uop_given_valid_impl(const UOp& valid, const UOp& uop0, bool try_simplex) {
         if (all_irr) {
           // a simplex X0 + X1 + ... > 0: check whether all Xi > 0 simplify into the same output
           std::vector<std::pair<UOp, UOp>> c;
-          for (const UOp& Xi : parts) c.push_back({Xi, UOp::variable("fake" + std::to_string(i), PyConst(1), Xi.vmax(), Xi.dtype(), 1, true)});
+          for (const UOp& Xi : parts)
+            c.push_back({Xi, UOp::variable("fake" + std::to_string(i), PyConst(1), Xi.vmax(), Xi.dtype(), 1, true)});
           candidates.push_back(c);
         }
       }
@@ -864,12 +835,10 @@ static UOp gated_given_valid(const UOp& cond, const UOp& x, const UOp& i) {
 
 const PatternMatcher& pm_simplify_valid() {
   static const PatternMatcher pm(
-      "pm_simplify_valid",
-      {
-          TG_RULE(UPat(Ops::AND).named("valid"), [](const UOp& valid) { return simplify_valid(valid); }),
-          TG_RULE(invalid_gate(),
-                  [](const UOp& cond, const UOp& x, const UOp& i) { return gated_given_valid(cond, x, i); }),
-      });
+      "pm_simplify_valid", {
+                               TG_RULE(UPat(Ops::AND).named("valid"), [](U valid) { return simplify_valid(valid); }),
+                               TG_RULE(invalid_gate(), [](U cond, U x, U i) { return gated_given_valid(cond, x, i); }),
+                           });
   return pm;
 }
 
@@ -898,18 +867,19 @@ static UOp drop_and_clauses(const UOp& cond, const UOp& x, const UOp& i) {
   for (const UOp& c : cond.split_uop(Ops::AND)) {
     bool k = false;
     for (const UOp& r : c.ranges()) k |= std::find(xr.begin(), xr.end(), r) != xr.end();
-    if (k) keep.push_back(c);
-    else drop = true;
+    if (k)
+      keep.push_back(c);
+    else
+      drop = true;
   }
   return drop ? UOp::const_(PyConst(true)).uprod(keep).where(x, i) : UOp();
 }
 
 const PatternMatcher& pm_drop_and_clauses() {
-  static const PatternMatcher pm("pm_drop_and_clauses",
-                                 {
-                                     TG_RULE(invalid_gate(), [](const UOp& cond, const UOp& x,
-                                                                const UOp& i) { return drop_and_clauses(cond, x, i); }),
-                                 });
+  static const PatternMatcher pm(
+      "pm_drop_and_clauses", {
+                                 TG_RULE(invalid_gate(), [](U cond, U x, U i) { return drop_and_clauses(cond, x, i); }),
+                             });
   return pm;
 }
 
@@ -922,7 +892,7 @@ static UOp where_on_load(const UOp& cond, const UOp& buf, const UOp& idx, const 
   for (const UOp& u : idx.toposort())
     if (u.op() == Ops::INDEX) idx_index.push_back(u);
   auto idx_ranges = idx.ranges();
-  auto can_move = [&](const UOp& c) {
+  auto can_move = [&](U c) {
     for (const UOp& r : c.ranges())
       if (std::find(idx_ranges.begin(), idx_ranges.end(), r) == idx_ranges.end()) return false;
     for (const UOp& u : c.toposort())
@@ -945,13 +915,9 @@ const PatternMatcher& pm_move_where_on_load() {
       "pm_move_where_on_load",
       {
           TG_RULE(UPat::var("cond").where(UPat::var("buf").index(UPat::var("idx")).or_casted("or_cast"), 0),
-                  [](const UOp& cond, const UOp& buf, const UOp& idx, const UOp& or_cast) {
-                    return where_on_load(cond, buf, idx, or_cast);
-                  }),
+                  [](U cond, U buf, U idx, U or_cast) { return where_on_load(cond, buf, idx, or_cast); }),
           TG_RULE(UPat::var("cond").where(0, UPat::var("buf").index(UPat::var("idx")).or_casted("or_cast")),
-                  [](const UOp& cond, const UOp& buf, const UOp& idx, const UOp& or_cast) {
-                    return where_on_load(cond.logical_not(), buf, idx, or_cast);
-                  }),
+                  [](U cond, U buf, U idx, U or_cast) { return where_on_load(cond.logical_not(), buf, idx, or_cast); }),
       });
   return pm;
 }
@@ -959,9 +925,9 @@ const PatternMatcher& pm_move_where_on_load() {
 const PatternMatcher& pm_clean_up_group_sink() {
   static const PatternMatcher pm("pm_clean_up_group_sink",
                                  {
-                                     TG_RULE(UPat(Ops::GROUP).src(UPat::var("x")), [](const UOp& x) { return x; }),
+                                     TG_RULE(UPat(Ops::GROUP).src(UPat::var("x")), [](U x) { return x; }),
                                      TG_RULE(UPat(ops(Ops::SINK, Ops::GROUP)).named("root"),
-                                             [](const UOp& root) {
+                                             [](U root) {
                                                OpSet rm = ops(Ops::NOOP, Ops::STACK, Ops::SINK, Ops::GROUP);
                                                bool any = false;
                                                std::vector<UOp> src;
@@ -989,63 +955,59 @@ const PatternMatcher& sym() {
                                .src(UPat(Ops::STACK).src_all(UPat().named("x")),
                                     UPat(Ops::STACK).src_all(UPat().named("y")))
                                .named("alu"),
-                           [](const UOp& x, const UOp& y, const UOp& alu) {
+                           [](U x, U y, U alu) {
                              return UOp(Ops::STACK, DType(), {UOp(alu.op(), DType(), {x, y})});
                            }),
                    // ** where ** push cast to branches
                    TG_RULE(UPat::var("s").where(UPat::var("a"), UPat::var("b")).cast().named("cast"),
-                           [](const UOp& s, const UOp& a, const UOp& b, const UOp& cast) {
+                           [](U s, U a, U b, U cast) {
                              return s.where(commit_weak(a, cast.dtype()), commit_weak(b, cast.dtype()));
                            }),
                    // ** pow **
-                   TG_RULE(UPat(Ops::POW).named("p"), [](const UOp& p) { return xpow(p.src(0), p.src(1)); }),
+                   TG_RULE(UPat(Ops::POW).named("p"), [](U p) { return xpow(p.src(0), p.src(1)); }),
                    // ** load/store folding **
                    TG_RULE(UPat(Ops::INDEX).named("index").store(UPat(Ops::INDEX).named("index").load()),
-                           [](const UOp& index) { return UOp(Ops::NOOP); }),
+                           [](U index) { return UOp(Ops::NOOP); }),
                    TG_RULE(
                        UPat(Ops::INDEX)
                            .named("index")
                            .store(UPat::var("gate").where(UPat::var("alt"), UPat(Ops::INDEX).named("index").load())),
-                       [](const UOp& index, const UOp& gate, const UOp& alt) {
-                         return index.src(0).index(index.src(1).valid(gate)).store(alt);
-                       }),
+                       [](U index, U gate, U alt) { return index.src(0).index(index.src(1).valid(gate)).store(alt); }),
                    // fold gated LOAD/STORE
-                   TG_RULE(UPat(Ops::STORE).src(UPat(), invalid_pat), [](const UOp& i) { return UOp(Ops::NOOP); }),
+                   TG_RULE(UPat(Ops::STORE).src(UPat(), invalid_pat), [](U i) { return UOp(Ops::NOOP); }),
                    // store of where with invalid -> gated store
                    TG_RULE(UPat(Ops::STORE)
                                .src(UPat(Ops::INDEX).named("index"),
                                     UPat::var("cond").where(UPat::var("val"), invalid_pat)),
-                           [](const UOp& index, const UOp& cond, const UOp& val, const UOp& i) {
+                           [](U index, U cond, U val, U i) {
                              return index.src(0).index(index.src(1).valid(cond)).store(val);
                            }),
                    TG_RULE((UPat::var("x") * UPat::var("x")).reciprocal(),
-                           [](const UOp& x) { return x.reciprocal() * x.reciprocal(); }),
+                           [](U x) { return x.reciprocal() * x.reciprocal(); }),
                    TG_RULE((UPat::var("x") * UPat::var("x") * UPat::var("x")).reciprocal(),
-                           [](const UOp& x) { return x.reciprocal() * x.reciprocal() * x.reciprocal(); }),
+                           [](U x) { return x.reciprocal() * x.reciprocal() * x.reciprocal(); }),
                    TG_RULE((UPat::var("x") * UPat::cvar("c")).reciprocal(),
-                           [](const UOp& x, const UOp& c) { return x.reciprocal() * c.reciprocal(); }),
+                           [](U x, U c) { return x.reciprocal() * c.reciprocal(); }),
                    TG_RULE(UPat::var("x") * ((1 + UPat::var("x")).reciprocal().named("d")),
-                           [](const UOp& x, const UOp& d) { return ic(1) - d; }),
+                           [](U x, U d) { return ic(1) - d; }),
                    TG_RULE(UPat::var("x") * ((1 + UPat::var("x")).reciprocal().named("d") * UPat::var("y")),
-                           [](const UOp& x, const UOp& y, const UOp& d) { return y * (PyConst(1) - d); }),
+                           [](U x, U y, U d) { return y * (PyConst(1) - d); }),
                    TG_RULE(UPat::var("x") * ((1 + UPat::var("x")).reciprocal().named("d") + UPat::var("y")),
-                           [](const UOp& x, const UOp& y, const UOp& d) { return (PyConst(1) - d) + x * y; }),
+                           [](U x, U y, U d) { return (PyConst(1) - d) + x * y; }),
                    // move const multiply after REDUCE
                    TG_RULE((UPat::var("x") * UPat::cvar("c")).reduce(Ops::ADD).named("r").any_len(),
-                           [](const UOp& x, const UOp& c, const UOp& r) {
+                           [](U x, U c, U r) {
                              std::vector<UOp> src{x};
                              src.insert(src.end(), r.src().begin() + 1, r.src().end());
                              return r.with_src(src) * c.val();
                            }),
                    // reduce mul chain, move muls after the reduce
-                   TG_RULE(UPat(Ops::MUL).reduce_any().named("r").any_len(),
-                           [](const UOp& r) { return reduce_mul_chain(r); }),
+                   TG_RULE(UPat(Ops::MUL).reduce_any().named("r").any_len(), [](U r) { return reduce_mul_chain(r); }),
                    // ** combine terms (opinionated) **
-                   TG_RULE(-1 * (UPat::var("x") + UPat::var("y")),
-                           [](const UOp& x, const UOp& y) { return (-x) + (-y); }),
+                   TG_RULE(-1 * (UPat::var("x") + UPat::var("y")), [](U x, U y) { return (-x) + (-y); }),
                    // (x+y)*c -> x*c+y*c. only for int, float has inf*0=nan issue
                    TG_RULE((UPat::var("x", dtypes::weakint) + UPat::var("y")) * UPat::cvar("c"),
-                           [](const UOp& x, const UOp& y, const UOp& c) { return x * c + y * c; }),
+                           [](U x, U y, U c) { return x * c + y * c; }),
                }) +
            pm_clean_up_group_sink();
   }();

@@ -40,42 +40,85 @@ static DType promo_dtype(std::span<const UOp> src) {
 
 DType dtype_from_uop(Ops op, std::span<const UOp> src, const Arg& arg) {
   switch (op) {
-    case Ops::STORE: case Ops::LINEAR: case Ops::SINK: case Ops::PROGRAM: case Ops::SOURCE: case Ops::END:
-    case Ops::BARRIER: case Ops::GROUP: case Ops::IF: case Ops::ENDIF: case Ops::TUPLE: case Ops::FUNCTION:
-    case Ops::CUSTOM_FUNCTION: case Ops::REWRITE_ERROR:
+    case Ops::STORE:
+    case Ops::LINEAR:
+    case Ops::SINK:
+    case Ops::PROGRAM:
+    case Ops::SOURCE:
+    case Ops::END:
+    case Ops::BARRIER:
+    case Ops::GROUP:
+    case Ops::IF:
+    case Ops::ENDIF:
+    case Ops::TUPLE:
+    case Ops::FUNCTION:
+    case Ops::CUSTOM_FUNCTION:
+    case Ops::REWRITE_ERROR:
       return dtypes::void_;
-    case Ops::CALL: return src[0].dtype() == dtypes::void_ ? dtypes::void_ : DType();
-    case Ops::CUSTOM: case Ops::CUSTOMI: case Ops::PYLITERAL: case Ops::INS: case Ops::NOOP: return DType();
-    case Ops::INDEX: return src[0].dtype();
-    case Ops::LOAD: case Ops::UNSHARD: case Ops::REDUCE: case Ops::AFTER: case Ops::RANGE: case Ops::CONTIGUOUS:
-    case Ops::CONTIGUOUS_BACKWARD: case Ops::COPY: case Ops::STAGE: case Ops::DETACH: case Ops::MSTACK:
-    case Ops::MSELECT: case Ops::ALLREDUCE: case Ops::SPECIAL:
+    case Ops::CALL:
+      return src[0].dtype() == dtypes::void_ ? dtypes::void_ : DType();
+    case Ops::CUSTOM:
+    case Ops::CUSTOMI:
+    case Ops::PYLITERAL:
+    case Ops::INS:
+    case Ops::NOOP:
+      return DType();
+    case Ops::INDEX:
       return src[0].dtype();
-    case Ops::CMPLT: case Ops::CMPNE: case Ops::CMPEQ: return dtypes::bool_;
-    case Ops::SIN: case Ops::LOG2: case Ops::EXP2: case Ops::SQRT: case Ops::RECIPROCAL:
+    case Ops::LOAD:
+    case Ops::UNSHARD:
+    case Ops::REDUCE:
+    case Ops::AFTER:
+    case Ops::RANGE:
+    case Ops::CONTIGUOUS:
+    case Ops::CONTIGUOUS_BACKWARD:
+    case Ops::COPY:
+    case Ops::STAGE:
+    case Ops::DETACH:
+    case Ops::MSTACK:
+    case Ops::MSELECT:
+    case Ops::ALLREDUCE:
+    case Ops::SPECIAL:
+      return src[0].dtype();
+    case Ops::CMPLT:
+    case Ops::CMPNE:
+    case Ops::CMPEQ:
+      return dtypes::bool_;
+    case Ops::SIN:
+    case Ops::LOG2:
+    case Ops::EXP2:
+    case Ops::SQRT:
+    case Ops::RECIPROCAL:
       return src[0].base().is_invalid() ? dtypes::bool_ : least_upper_float(src[0].dtype());
     case Ops::WHERE:
       if (src[0].dtype() != dtypes::bool_) throw Error("where cond must be bool, got " + src[0].dtype().repr());
       return promo_dtype(src.subspan(1));
-    case Ops::STACK: return src.empty() ? dtypes::void_ : promo_dtype(src);
-    case Ops::WMMA: return src[2].dtype();
+    case Ops::STACK:
+      return src.empty() ? dtypes::void_ : promo_dtype(src);
+    case Ops::WMMA:
+      return src[2].dtype();
     case Ops::GETTUPLE: {
       const UOp& t = src[0].op() == Ops::FUNCTION ? src[0].src(0) : src[0];
       return t.src((size_t)arg.as_int()).dtype();
     }
-    case Ops::GETADDR: return dtypes::uint64;
-    case Ops::SHL: case Ops::SHR:
+    case Ops::GETADDR:
+      return dtypes::uint64;
+    case Ops::SHL:
+    case Ops::SHR:
       for (const UOp& x : src)
         if (!dtypes::is_int(x.dtype()) && !x.base().is_invalid())
           throw Error(std::string("shift operands must be int, got ") + x.dtype().repr());
       return src[0].dtype();
-    case Ops::BUFFER: case Ops::PARAM: {
+    case Ops::BUFFER:
+    case Ops::PARAM: {
       const ParamArg* p = arg.as<ParamArg>();
       if (!p) throw Error("BUFFER/PARAM must have ParamArg");
       return p->dtype;
     }
-    case Ops::BINARY: return dtypes::uint8;
-    case Ops::CAST: case Ops::BITCAST:
+    case Ops::BINARY:
+      return dtypes::uint8;
+    case Ops::CAST:
+    case Ops::BITCAST:
       if (!arg.is_dtype()) throw Error("CAST/BITCAST arg must be DType, got " + arg.repr());
       return arg.as_dtype();
     case Ops::CONST:
@@ -83,7 +126,8 @@ DType dtype_from_uop(Ops op, std::span<const UOp> src, const Arg& arg) {
       if (arg.is_int()) return dtypes::weakint;
       if (arg.is_float()) return dtypes::weakfloat;
       throw Error("no dtype for CONST with arg " + arg.repr());
-    default: break;
+    default:
+      break;
   }
   if (GroupOp::Unary.has(op)) return src[0].dtype();
   if (GroupOp::Broadcastable.has(op)) return promo_dtype(src);
@@ -95,10 +139,11 @@ UOp UOp::replace(std::optional<Ops> op, std::optional<DType> dtype, std::optiona
                  std::optional<Arg> arg, std::optional<Arg> tag) const {
   Ops o = op.value_or(this->op());
   DType d = dtype.has_value() ? *dtype : this->dtype();  // an explicit empty DType re-derives (dtype=None)
-  bool same = o == this->op() && d == this->dtype() && (!arg || arg->same(this->arg())) &&
-              (!tag || tag->same(this->tag()));
+  bool same =
+      o == this->op() && d == this->dtype() && (!arg || arg->same(this->arg())) && (!tag || tag->same(this->tag()));
   if (same && src) {
-    if (src->size() != nsrc()) same = false;
+    if (src->size() != nsrc())
+      same = false;
     else
       for (size_t i = 0; i < nsrc() && same; i++) same = (*src)[i] == this->src(i);
   }
@@ -354,11 +399,11 @@ static const T& cached_property(const UOp& root, std::atomic<bool> UOpCache::*do
   if (!(c->*done).load(std::memory_order_acquire)) {
     compute_cached(
         root,
-        [done](const UOp& u) {  // asking does not make a cache
+        [done](U u) {  // asking does not make a cache
           UOpCache* cu = u.node()->cache.load(std::memory_order_acquire);
           return cu && (cu->*done).load(std::memory_order_acquire);
         },
-        [&](const UOp& u) {
+        [&](U u) {
           T v = make(u);
           UOpCache* cu = cache_of(u.node());
           detail::CacheLock lk(u.node());
@@ -382,7 +427,7 @@ Arg UOp::device() const { return cached_property(*this, &UOpCache::device_done, 
 // the reference's recursive property, cached per node (computed over the graph on every call it was ~4% of
 // scheduling: the scheduler and codegen ask it of every INDEX, LOAD and STORE)
 static std::optional<AddrSpace> compute_addrspace(const UOp& u) {
-  auto of = [](const UOp& s) -> const std::optional<AddrSpace>& { return cache_of(s.node())->addrspace; };
+  auto of = [](U s) -> const std::optional<AddrSpace>& { return cache_of(s.node())->addrspace; };
   Ops o = u.op();
   if (o == Ops::PARAM || o == Ops::BUFFER) {
     const ParamArg* p = u.param_arg();
@@ -413,7 +458,7 @@ std::optional<AddrSpace> UOp::addrspace() const {
 
 // one node's device from its sources' (already cached)
 static Arg compute_device(const UOp& u) {
-  auto of = [](const UOp& s) -> const Arg& { return cache_of(s.node())->device; };
+  auto of = [](U s) -> const Arg& { return cache_of(s.node())->device; };
   switch (u.op()) {
     case Ops::PARAM:
     case Ops::BUFFER:
@@ -456,7 +501,7 @@ static bool all_intlike(std::initializer_list<PyConst> v) {
 static std::pair<PyConst, PyConst> compute_min_max(const UOp& u) {
   Ops op = u.op();
   DType dt = u.dtype();
-  auto mm = [](const UOp& x) { return x.min_max(); };
+  auto mm = [](U x) { return x.min_max(); };
   if (GroupOp::Binary.has(op) && !dtypes::is_float(dt)) {
     auto [s0_vmin, s0_vmax] = mm(u.src(0));
     auto [s1_vmin, s1_vmax] = mm(u.src(1));
@@ -640,8 +685,10 @@ static std::optional<Shape> broadcast_shape(const std::vector<Shape>& shapes) {
 static pyint prod_int(const Shape& s, bool* symbolic) {
   pyint p = 1;
   for (const sint& x : s) {
-    if (!x.is_int()) *symbolic = true;
-    else p = sat_mul(p, x.i());
+    if (!x.is_int())
+      *symbolic = true;
+    else
+      p = sat_mul(p, x.i());
   }
   return p;
 }
@@ -657,13 +704,13 @@ static const std::optional<Shape>& scalar_shape() {
 // computes the shapes of u and of the nodes below it that have none yet (out of line: the usual call finds the flag or
 // the cached shape and returns without a frame)
 __attribute__((noinline)) static const std::optional<Shape>& compute_shape_opt(const UOp& self) {
-  auto is_done = [](const UOp& u) {
+  auto is_done = [](U u) {
     if (u.node()->flags.load(std::memory_order_acquire) & detail::kScalarShape) return true;
     UOpCache* c = u.node()->cache.load(std::memory_order_acquire);
     return c && c->shape_done.load(std::memory_order_acquire);
   };
   if (!is_done(self)) {
-    compute_cached(self, is_done, [](const UOp& u) {
+    compute_cached(self, is_done, [](U u) {
       std::optional<Shape> v = compute_shape(u);
       if (v && v->empty()) {
         u.node()->flags.fetch_or(detail::kScalarShape, std::memory_order_release);
@@ -709,14 +756,17 @@ Arg UOp::marg_arg() const {
 
 // _pm_resolve_params: a PARAM becomes the arg in its slot (ctx: the FUNCTION's args)
 static const PatternMatcher& pm_resolve_params() {
-  static const PatternMatcher pm("_pm_resolve_params", {
-    TG_RULE(UPat(Ops::PARAM).named("p"), [](std::vector<UOp>& ctx, UOp p) {
-      size_t slot = (size_t)p.param_arg()->slot;
-      if (slot >= ctx.size())
-        throw Error("PARAM slot " + std::to_string(slot) + " out of range of the FUNCTION's args");
-      return ctx[slot];
-    }),
-  });
+  static const PatternMatcher pm(
+      "_pm_resolve_params",
+      {
+          TG_RULE(UPat(Ops::PARAM).named("p"),
+                  [](std::vector<UOp>& ctx, UOp p) {
+                    size_t slot = (size_t)p.param_arg()->slot;
+                    if (slot >= ctx.size())
+                      throw Error("PARAM slot " + std::to_string(slot) + " out of range of the FUNCTION's args");
+                    return ctx[slot];
+                  }),
+      });
   return pm;
 }
 
@@ -754,13 +804,26 @@ static bool fits_by_bounds(Ops op, const Shape& ps, const UOp& offsets, const Sh
 static std::optional<Shape> compute_shape(const UOp& u) {
   Ops op = u.op();
   switch (op) {
-    case Ops::IF: case Ops::BARRIER: case Ops::SINK: case Ops::REWRITE_ERROR: case Ops::ENDIF: case Ops::GROUP:
-    case Ops::LINEAR: case Ops::PROGRAM: case Ops::SOURCE: case Ops::TUPLE: case Ops::FUNCTION:
-    case Ops::CUSTOM_FUNCTION: case Ops::PYLITERAL:
+    case Ops::IF:
+    case Ops::BARRIER:
+    case Ops::SINK:
+    case Ops::REWRITE_ERROR:
+    case Ops::ENDIF:
+    case Ops::GROUP:
+    case Ops::LINEAR:
+    case Ops::PROGRAM:
+    case Ops::SOURCE:
+    case Ops::TUPLE:
+    case Ops::FUNCTION:
+    case Ops::CUSTOM_FUNCTION:
+    case Ops::PYLITERAL:
       return std::nullopt;
-    case Ops::CALL: return u.dtype() == dtypes::void_ ? std::nullopt : std::optional<Shape>(Shape{});
-    case Ops::INS: return u.dtype() == dtypes::void_ ? std::nullopt : std::optional<Shape>(Shape{});
-    case Ops::NOOP: return u.nsrc() >= 1 ? u.src(0).shape_opt() : std::nullopt;
+    case Ops::CALL:
+      return u.dtype() == dtypes::void_ ? std::nullopt : std::optional<Shape>(Shape{});
+    case Ops::INS:
+      return u.dtype() == dtypes::void_ ? std::nullopt : std::optional<Shape>(Shape{});
+    case Ops::NOOP:
+      return u.nsrc() >= 1 ? u.src(0).shape_opt() : std::nullopt;
     case Ops::GETTUPLE: {
       // GETTUPLE extracts from a TUPLE (possibly through a FUNCTION)
       const UOp& fn = u.src(0);
@@ -773,8 +836,10 @@ static std::optional<Shape> compute_shape(const UOp& u) {
       std::vector<UOp> args(fn.src().begin() + 1, fn.src().end());
       Shape out;
       for (const sint& s : *inner) {
-        if (s.is_int()) out.push_back(s);
-        else out.push_back(sint(graph_rewrite(s.u(), pm_resolve_params(), RewriteOpts{.ctx = &args, .walk = true})));
+        if (s.is_int())
+          out.push_back(s);
+        else
+          out.push_back(sint(graph_rewrite(s.u(), pm_resolve_params(), RewriteOpts{.ctx = &args, .walk = true})));
       }
       return out;
     }
@@ -792,10 +857,17 @@ static std::optional<Shape> compute_shape(const UOp& u) {
       for (const sint& x : u.src(0).shape()) s.push_back(x);
       return s;
     }
-    case Ops::CONST: case Ops::GETADDR: case Ops::RANGE: case Ops::SPECIAL: return Shape{};
-    case Ops::BUFFER: return u.nsrc() ? u.src(0).as_shape() : Shape{};
-    case Ops::PARAM: return u.src(0).op() == Ops::NOOP ? std::nullopt : std::optional<Shape>(u.src(0).as_shape());
-    case Ops::CUSTOM: case Ops::CUSTOMI: {
+    case Ops::CONST:
+    case Ops::GETADDR:
+    case Ops::RANGE:
+    case Ops::SPECIAL:
+      return Shape{};
+    case Ops::BUFFER:
+      return u.nsrc() ? u.src(0).as_shape() : Shape{};
+    case Ops::PARAM:
+      return u.src(0).op() == Ops::NOOP ? std::nullopt : std::optional<Shape>(u.src(0).as_shape());
+    case Ops::CUSTOM:
+    case Ops::CUSTOMI: {
       if (u.dtype() == dtypes::void_) return std::nullopt;
       std::vector<Shape> in;
       for (const UOp& s : u.src())
@@ -808,8 +880,17 @@ static std::optional<Shape> compute_shape(const UOp& u) {
       for (const sint& x : u.src(0).shape()) s.push_back(x);
       return s;
     }
-    case Ops::MSTACK: case Ops::MSELECT: case Ops::DETACH: case Ops::CONTIGUOUS: case Ops::CONTIGUOUS_BACKWARD:
-    case Ops::AFTER: case Ops::LOAD: case Ops::COPY: case Ops::ALLREDUCE: case Ops::STORE: case Ops::END:
+    case Ops::MSTACK:
+    case Ops::MSELECT:
+    case Ops::DETACH:
+    case Ops::CONTIGUOUS:
+    case Ops::CONTIGUOUS_BACKWARD:
+    case Ops::AFTER:
+    case Ops::LOAD:
+    case Ops::COPY:
+    case Ops::ALLREDUCE:
+    case Ops::STORE:
+    case Ops::END:
       return u.src(0).shape_opt();
     case Ops::BITCAST: {
       const auto& ps = u.src(0).shape_opt();
@@ -828,7 +909,8 @@ static std::optional<Shape> compute_shape(const UOp& u) {
       }
       return ps;
     }
-    default: break;
+    default:
+      break;
   }
   if (GroupOp::Movement.has(op) || op == Ops::REDUCE) {
     const auto& psopt = u.src(0).shape_opt();
@@ -864,7 +946,8 @@ static std::optional<Shape> compute_shape(const UOp& u) {
         for (const Arg& i : order) r.push_back(ps[(size_t)i.as_int()]);
         return r;
       }
-      case Ops::PAD: case Ops::SHRINK: {
+      case Ops::PAD:
+      case Ops::SHRINK: {
         // offsets and sizes must fit (resolve: symbolic bounds that may fit pass)
         Shape sz = u.src(2).as_shape();
         if (fits_by_bounds(op, ps, u.src(1), sz)) return sz;
@@ -897,7 +980,8 @@ static std::optional<Shape> compute_shape(const UOp& u) {
         if (n < 0 || (size_t)n > ps.size()) throw Error("invalid type for axis: " + pyint_str(n));
         return Shape(ps.begin() + (size_t)n, ps.end());
       }
-      default: break;
+      default:
+        break;
     }
   }
   if (GroupOp::Unary.has(op) || op == Ops::CAST) return u.src(0).shape_opt();
@@ -927,13 +1011,13 @@ static void ordered_remove(std::vector<UOp>& v, const UOp& x) {
 }
 
 const std::vector<UOp>& UOp::inner_ranges() const {
-  return cached_property(*this, &UOpCache::ranges_done, &UOpCache::ranges, [](const UOp& u) {
+  return cached_property(*this, &UOpCache::ranges_done, &UOpCache::ranges, [](U u) {
     std::vector<UOp> ret;
     for (const UOp& s : u.src()) {  // s.ranges: s itself first when it is a RANGE, then its _ranges
       if (s.op() == Ops::RANGE) ordered_add(ret, s);
       for (const UOp& r : s.inner_ranges()) ordered_add(ret, r);
     }
-    u.for_each_ended_range([&](const UOp& er) {
+    u.for_each_ended_range([&](U er) {
       if (er.op() == Ops::RANGE)
         ordered_remove(ret, er);
       else
@@ -1044,7 +1128,8 @@ PyConst UOp::const_factor() const {
 
 UOp UOp::divides(pyint v) const {
   if (v == 1) return *this;
-  if (v == 0 && (op() == Ops::CONST || ((op() == Ops::PARAM || op() == Ops::BUFFER) && param_arg() && param_arg()->has_multiple_of)))
+  if (v == 0 && (op() == Ops::CONST ||
+                 ((op() == Ops::PARAM || op() == Ops::BUFFER) && param_arg() && param_arg()->has_multiple_of)))
     throw Error("integer modulo by zero");  // python's `val % 0`
   if (op() == Ops::CONST) {
     pyint x = val().as_int();
@@ -1182,8 +1267,8 @@ UOp UOp::variable(const std::string& name, PyConst min_val, PyConst max_val, DTy
 bool UOp::is_variable() const {
   if (op() != Ops::BUFFER) return false;  // before the arg's type is asked (a dynamic_cast)
   const ParamArg* p = param_arg();
-  return p && p->has_vminmax && p->has_addrspace && p->addrspace == AddrSpace::ALU &&
-         shape_opt() && shape_opt()->empty();
+  return p && p->has_vminmax && p->has_addrspace && p->addrspace == AddrSpace::ALU && shape_opt() &&
+         shape_opt()->empty();
 }
 bool UOp::is_bound_var() const {
   return op() == Ops::AFTER && nsrc() == 2 && src(0).is_variable() && src(1).op() == Ops::STORE &&
@@ -1220,10 +1305,11 @@ std::vector<UOp> UOp::variables() const {
               x.param_arg()->addrspace == AddrSpace::ALU) ||
              x.is_variable())
       v = x;
-    else continue;
+    else
+      continue;
     if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
   }
-  std::stable_sort(out.begin(), out.end(), [](const UOp& a, const UOp& b) { return a.expr() < b.expr(); });
+  std::stable_sort(out.begin(), out.end(), [](U a, U b) { return a.expr() < b.expr(); });
   return out;
 }
 
@@ -1235,20 +1321,28 @@ PyConst UOp::sym_infer(const std::unordered_map<std::string, pyint>& var_vals) c
     std::vector<PyConst> in;
     for (const UOp& x : u.src()) in.push_back(val.at(x));
     switch (u.op()) {
-      case Ops::CONST: r = u.val(); break;
-      case Ops::PARAM: case Ops::BUFFER: {
+      case Ops::CONST:
+        r = u.val();
+        break;
+      case Ops::PARAM:
+      case Ops::BUFFER: {
         auto it = var_vals.find(u.expr());
         if (it == var_vals.end()) throw Error("sym_infer: no value for variable '" + u.expr() + "'");
         r = PyConst(it->second);
         break;
       }
-      case Ops::STACK: case Ops::AFTER: r = in.empty() ? PyConst(0) : in[0]; break;
+      case Ops::STACK:
+      case Ops::AFTER:
+        r = in.empty() ? PyConst(0) : in[0];
+        break;
       case Ops::CAST:  // float()/bool()/int() like the reference's renderer_infer
-        r = dtypes::is_float(u.dtype()) ? PyConst(in[0].as_float())
+        r = dtypes::is_float(u.dtype())  ? PyConst(in[0].as_float())
             : u.dtype() == dtypes::bool_ ? PyConst(in[0].truthy())
                                          : PyConst(in[0].as_int());
         break;
-      case Ops::BITCAST: r = ::tg::bitcast(in[0], u.src(0).dtype(), u.dtype()); break;
+      case Ops::BITCAST:
+        r = ::tg::bitcast(in[0], u.src(0).dtype(), u.dtype());
+        break;
       default:
         if (!GroupOp::ALU.has(u.op())) throw Error(std::string("sym_infer: cannot evaluate ") + op_repr(u.op()));
         r = exec_alu(u.op(), u.dtype(), in, false);
@@ -1323,8 +1417,10 @@ std::string UOp::repr() const {
     UOp s = f.u.src(f.i++);
     out += "\n";
     size_t d = f.d + 2;
-    if (open(s, d)) st.push_back({s, d, 0});
-    else out += ",";
+    if (open(s, d))
+      st.push_back({s, d, 0});
+    else
+      out += ",";
   }
   return out;
 }

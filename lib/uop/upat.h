@@ -322,6 +322,9 @@ RuleFn<F> make_rule(UPat pat, F fn, RuleSrc src) {
 }
 
 #define TG_RULE(...) ::tg::make_rule(__VA_ARGS__, ::tg::RuleSrc{__FILE__, __LINE__, #__VA_ARGS__})
+// the parameter type of rule lambdas, bound by name like the reference's lambda arguments:
+//   TG_RULE(UPat::var("x") * 1, [](U x) { return x; })
+using U = const UOp&;
 
 // The untyped part of a PatternMatcher: the rules bucketed by op, the tracked and untracked rewrite loops.
 class PatternMatcherBase {

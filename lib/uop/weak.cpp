@@ -49,9 +49,9 @@ const PatternMatcher& pm_cast_weak() {
   static const PatternMatcher pm(
       "pm_cast_weak", {
                           TG_RULE(UPat(Ops::CAST).named("c").src(UPat(GroupOp::ALU).dtype(dtypes::weaks).named("u")),
-                                  [](const UOp& c, const UOp& u) { return cast_weak_srcs(c, u); }),
+                                  [](U c, U u) { return cast_weak_srcs(c, u); }),
                           TG_RULE(UPat(Ops::CAST).named("c").src(UPat(Ops::CONST).dtype(dtypes::weaks).named("u")),
-                                  [](const UOp& c, const UOp& u) { return commit_weak(u, c.dtype()); }),
+                                  [](U c, U u) { return commit_weak(u, c.dtype()); }),
                       });
   return pm;
 }
@@ -60,11 +60,10 @@ const PatternMatcher& pm_commit_weak() {
   static const PatternMatcher pm(
       "pm_commit_weak",
       {
-          TG_RULE(UPat(GroupOp::Broadcastable).named("u"), [](const UOp& u) { return commit_weak_srcs(u); })
-              .when(any_weak_src),
+          TG_RULE(UPat(GroupOp::Broadcastable).named("u"), [](U u) { return commit_weak_srcs(u); }).when(any_weak_src),
           // demand from the destination: a STORE's weak value commits at the destination's dtype
           TG_RULE(UPat(Ops::STORE).src(UPat(), UPat().dtype(dtypes::weaks)).any_len().named("u"),
-                  [](const UOp& u) {
+                  [](U u) {
                     std::vector<UOp> src(u.src().begin(), u.src().end());
                     src[1] = commit_weak(u.src(1), u.src(0).dtype());
                     return u.with_src(src);
@@ -73,7 +72,8 @@ const PatternMatcher& pm_commit_weak() {
   return pm;
 }
 
-static const OpSet lower_weak_ops = GroupOp::Binary | GroupOp::Unary | ops(Ops::WHERE, Ops::RANGE, Ops::STACK, Ops::SPECIAL);
+static const OpSet lower_weak_ops =
+    GroupOp::Binary | GroupOp::Unary | ops(Ops::WHERE, Ops::RANGE, Ops::STACK, Ops::SPECIAL);
 
 static UOp lower_weak_node(const UOp& u) {
   std::vector<UOp> src;
@@ -105,25 +105,25 @@ const PatternMatcher& pm_lower_weak() {
       "pm_lower_weak",
       {
           TG_RULE(UPat(Ops::CONST).dtype(dtypes::weaks).named("u"),
-                  [](const UOp& u) { return UOp::const_(u.val(), default_dtype(u)).cast(u.dtype()); }),
+                  [](U u) { return UOp::const_(u.val(), default_dtype(u)).cast(u.dtype()); }),
           // two stacked weak casts are two kind conversions: each resolves at its own kind's default
           TG_RULE(UPat(Ops::CAST)
                       .dtype(dtypes::weaks)
                       .src(UPat(Ops::CAST).dtype(dtypes::weaks).src(UPat::var("x")))
                       .named("u"),
-                  [](const UOp& u, const UOp& x) {
+                  [](U u, U x) {
                     if (contains(dtypes::weaks, x.dtype())) return UOp();
                     return x.cast(default_dtype(u.src(0))).cast(default_dtype(u)).cast(u.dtype());
                   }),
           TG_RULE(UPat(ops(Ops::PARAM, Ops::BUFFER)).dtype(dtypes::weakint).named("u"),
-                  [](const UOp& u) {
+                  [](U u) {
                     const ParamArg* p = u.param_arg();
                     if (!p || !p->has_addrspace || p->addrspace != AddrSpace::ALU) return UOp();
                     auto* np = new ParamArg(*p);
                     np->dtype = default_dtype(u);
                     return u.replace({}, DType(), {}, Arg(static_cast<const ArgObj*>(np))).cast(dtypes::weakint);
                   }),
-          TG_RULE(UPat(lower_weak_ops).named("u"), [](const UOp& u) { return lower_weak_node(u); }),
+          TG_RULE(UPat(lower_weak_ops).named("u"), [](U u) { return lower_weak_node(u); }),
       });
   return pm;
 }
@@ -131,7 +131,7 @@ const PatternMatcher& pm_lower_weak() {
 static UOp lower_weak_srcs(LowerIndexCtx* ctx, const UOp& u) {
   std::optional<LowerIndexCtx> local;  // made only when the rule runs without a ctx (its tables allocate)
   if (ctx == nullptr) ctx = &local.emplace();
-  auto lower = [&](const UOp& s) {
+  auto lower = [&](U s) {
     auto it = ctx->lowered.find(s);
     if (it != ctx->lowered.end()) return it->second;
     // the weak srcs share their index arithmetic: pm_lower_weak is a pure function of the node, so when nothing is
@@ -161,20 +161,20 @@ const PatternMatcher& pm_lower_index_dtype() {
           "pm_lower_index_dtype",
           {
               TG_RULE(UPat(GroupOp::all()).named("u"),
-                      [](LowerIndexCtx* ctx, const UOp& u) {
+                      [](LowerIndexCtx* ctx, U u) {
                         if (contains(dtypes::weaks, u.dtype())) return UOp();
                         bool any = false;
                         for (const UOp& s : u.src()) any |= contains(dtypes::weaks, s.dtype());
                         return any ? lower_weak_srcs(ctx, u) : UOp();
                       })
-                  .when([](const UOp& u) { return !contains(dtypes::weaks, u.dtype()) && any_weak_src(u); }),
+                  .when([](U u) { return !contains(dtypes::weaks, u.dtype()) && any_weak_src(u); }),
               // a valid index into an n-element buffer lives in [0,n): a gated long index narrows when n-1 fits int32
               TG_RULE(UPat(ops(Ops::INDEX, Ops::SHRINK))
                           .src(UPat::var("buf"), UPat::var("gate").where(UPat::var("idx", dtypes::int64),
                                                                          UPat(Ops::CONST).arg(Arg::invalid())))
                           .any_len()
                           .named("u"),
-                      [](const UOp& u, const UOp& buf, const UOp& gate, const UOp& idx) {
+                      [](U u, U buf, U gate, U idx) {
                         pyint numel = 1;
                         for (const sint& s : buf.shape()) numel = sat_mul(numel, s.max_int());
                         if (numel - 1 > 2147483647) return UOp();

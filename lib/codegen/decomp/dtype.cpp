@@ -126,7 +126,7 @@ const PatternMatcher& pm_float_decomp() {
       "pm_float_decomp",
       {
           TG_RULE(UPat(GroupOp::Defines).named("x"),
-                  [](const FloatDecompCtx& ctx, const UOp& x) {
+                  [](const FloatDecompCtx& ctx, U x) {
                     if (x.dtype() != ctx.fr) return UOp();
                     auto* p = new ParamArg(*x.param_arg());
                     p->dtype = f2f_dt(ctx.fr);
@@ -134,7 +134,7 @@ const PatternMatcher& pm_float_decomp() {
                                Arg(static_cast<const ArgObj*>(p)), Arg(ctx.fr));
                   }),
           TG_RULE(UPat(ops(Ops::INDEX, Ops::SHRINK)).named("x"),
-                  [](const FloatDecompCtx& ctx, const UOp& x) {
+                  [](const FloatDecompCtx& ctx, U x) {
                     if (x.dtype() != ctx.fr ||
                         (x.op() == Ops::INDEX && (x.src(0).op() == Ops::LOAD || x.src(0).op() == Ops::STACK)))
                       return UOp();
@@ -142,41 +142,40 @@ const PatternMatcher& pm_float_decomp() {
                     s.insert(s.end(), x.src().begin() + 1, x.src().end());
                     return UOp(x.op(), DType(), s, x.arg(), Arg(ctx.fr));
                   }),
-          TG_RULE(UPat(Ops::LOAD).dtype(dtypes::floats).named("x"),
-                  [](const FloatDecompCtx& ctx, const UOp& x) {
-                    return x.dtype() == ctx.fr ? f2f_load(x, ctx.fr, ctx.to) : UOp();
-                  }),
+          TG_RULE(
+              UPat(Ops::LOAD).dtype(dtypes::floats).named("x"),
+              [](const FloatDecompCtx& ctx, U x) { return x.dtype() == ctx.fr ? f2f_load(x, ctx.fr, ctx.to) : UOp(); }),
           // bitcasted load should just replace load
           TG_RULE(UPat(Ops::BITCAST).src(UPat(Ops::LOAD).named("ld")).named("bc"),
-                  [](const FloatDecompCtx& ctx, const UOp& bc, const UOp& ld) {
+                  [](const FloatDecompCtx& ctx, U bc, U ld) {
                     if (ld.dtype() != ctx.fr) return UOp();
                     std::vector<UOp> rest(ld.src().begin() + 1, ld.src().end());
                     return float_decomp_rewrite(ld.src(0), ctx).load(rest).bitcast(bc.dtype());
                   }),
           // bitcast from
           TG_RULE(UPat(Ops::BITCAST).src(UPat::var("x", dtypes::floats)).named("bc"),
-                  [](const FloatDecompCtx& ctx, const UOp& bc, const UOp& x) {
+                  [](const FloatDecompCtx& ctx, U bc, U x) {
                     if (x.dtype() != ctx.to || bc.dtype().bitsize() != ctx.fr.bitsize()) return UOp();
                     return bc.with_src({f2f(x.bitcast(f2f_dt(ctx.to)), ctx.to, ctx.fr)});
                   }),
           // bitcast to
           TG_RULE(UPat(Ops::BITCAST).src(UPat::var("x")).named("bc"),
-                  [](const FloatDecompCtx& ctx, const UOp& bc, const UOp& x) {
+                  [](const FloatDecompCtx& ctx, U bc, U x) {
                     return bc.dtype() == ctx.fr ? f2f(x.bitcast(f2f_dt(ctx.fr)), ctx.fr, ctx.to) : UOp();
                   }),
           TG_RULE(UPat(Ops::CAST).dtype(dtypes::floats).src(UPat::var("val")).named("x"),
-                  [](const FloatDecompCtx& ctx, const UOp& x, const UOp& val) {
+                  [](const FloatDecompCtx& ctx, U x, U val) {
                     return x.dtype() == ctx.fr ? f2f_clamp(val.cast(ctx.to), ctx.fr) : UOp();
                   }),
           // a CONST has no srcs to cast, it restates its value at the emulating dtype
           TG_RULE(UPat(Ops::CONST).dtype(dtypes::floats).named("x"),
-                  [](const FloatDecompCtx& ctx, const UOp& x) {
+                  [](const FloatDecompCtx& ctx, U x) {
                     return x.dtype() == ctx.fr ? UOp::const_(x.val(), ctx.to) : UOp();
                   }),
           TG_RULE(UPat(GroupOp::all() - GroupOp::Defines - OpSet{Ops::CAST, Ops::BITCAST, Ops::CONST})
                       .dtype(dtypes::floats)
                       .named("x"),
-                  [](const FloatDecompCtx& ctx, const UOp& x) {
+                  [](const FloatDecompCtx& ctx, U x) {
                     if (x.dtype() != ctx.fr) return UOp();
                     std::vector<UOp> s;
                     for (const UOp& y : x.src()) s.push_back(y.dtype() == ctx.fr ? y.cast(ctx.to) : y);
@@ -184,12 +183,12 @@ const PatternMatcher& pm_float_decomp() {
                   }),
           TG_RULE(
               UPat(Ops::STORE).src(UPat::var("idx"), UPat(Ops::BITCAST).dtype(dtypes::floats).named("val")).named("st"),
-              [](const FloatDecompCtx& ctx, const UOp& st, const UOp& idx, const UOp& val) {
+              [](const FloatDecompCtx& ctx, U st, U idx, U val) {
                 if (val.dtype() != ctx.fr || !(idx.tag().is_dtype() && idx.tag().as_dtype() == ctx.fr)) return UOp();
                 return st.with_src({idx, val.src(0).bitcast(f2f_dt(ctx.fr))});
               }),
           TG_RULE(UPat(Ops::STORE).src(UPat::var("idx"), UPat::var("val", dtypes::floats)).named("st"),
-                  [](const FloatDecompCtx& ctx, const UOp& st, const UOp& idx, const UOp& val) {
+                  [](const FloatDecompCtx& ctx, U st, U idx, U val) {
                     if (val.dtype() != ctx.to) return UOp();
                     UOp i = idx.op() == Ops::CAST ? idx.src(0) : idx;
                     if (!(i.tag().is_dtype() && i.tag().as_dtype() == ctx.fr)) return UOp();
@@ -245,14 +244,14 @@ const PatternMatcher& pm_dtype_decomps() {
                           {
                               // detect dtypes to decompose
                               TG_RULE(UPat(GroupOp::all()).dtype(dts).named("x"),
-                                      [](DtypeDecompCtx& ctx, const UOp& x) {
+                                      [](DtypeDecompCtx& ctx, U x) {
                                         DType dt = x.dtype() == dtypes::uint64 ? dtypes::int64 : x.dtype();
                                         if (!contains(ctx.seen, dt)) ctx.seen.push_back(dt);
                                         return UOp();
                                       }),
                               // do the rewrites
                               TG_RULE(UPat(Ops::SINK).named("sink"),
-                                      [](DtypeDecompCtx& ctx, const UOp& sink) { return do_dtype_decomps(sink, ctx); }),
+                                      [](DtypeDecompCtx& ctx, U sink) { return do_dtype_decomps(sink, ctx); }),
                           });
   }();
   return pm;

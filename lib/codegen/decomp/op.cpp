@@ -132,30 +132,29 @@ static PatternMatcher make_simplifying(const OpsKey& ops) {
     pm = pm + PatternMatcher("get_simplifying_rewrite_patterns",
                              {
                                  TG_RULE(UPat::var("x", dtypes::ints).floordiv(UPat::cvar("c")),
-                                         [](const UOp& x, const UOp& c) {
+                                         [](U x, U c) {
                                            int v = log2_exact(c.val());
                                            return v > 0 ? x.rshift(I(v)) : UOp();
                                          }),
                              });
-  pm = pm + PatternMatcher("get_simplifying_rewrite_patterns",
-                           {
-                               TG_RULE(UPat::var("a").floordiv(UPat::var("b")),
-                                       [](const UOp& a, const UOp& b) { return floordiv_to_idiv(a, b); }),
-                           });
+  pm = pm + PatternMatcher(
+                "get_simplifying_rewrite_patterns",
+                {
+                    TG_RULE(UPat::var("a").floordiv(UPat::var("b")), [](U a, U b) { return floordiv_to_idiv(a, b); }),
+                });
   // FLOORMOD by 2**y -> x & (2**y-1) (correct floor mod for any sign in two's complement)
   if (has(ops, Ops::AND))
     pm = pm + PatternMatcher("get_simplifying_rewrite_patterns",
                              {
                                  TG_RULE(UPat::var("x", dtypes::ints) % UPat::cvar("c"),
-                                         [](const UOp& x, const UOp& c) {
+                                         [](U x, U c) {
                                            return log2_exact(c.val()) >= 0 ? x.bitwise_and(I(c.val().as_int() - 1))
                                                                            : UOp();
                                          }),
                              });
   pm = pm + PatternMatcher("get_simplifying_rewrite_patterns",
                            {
-                               TG_RULE(UPat::var("a") % UPat::var("b"),
-                                       [](const UOp& a, const UOp& b) { return floormod_to_mod(a, b); }),
+                               TG_RULE(UPat::var("a") % UPat::var("b"), [](U a, U b) { return floormod_to_mod(a, b); }),
                            });
   // no real hardware supports THREEFRY, but NullRenderer does
   if (!has(ops, Ops::THREEFRY))
@@ -163,14 +162,14 @@ static PatternMatcher make_simplifying(const OpsKey& ops) {
         pm + PatternMatcher("get_simplifying_rewrite_patterns",
                             {
                                 TG_RULE(UPat(Ops::THREEFRY).dtype(dtypes::uint64).src(UPat::var("x"), UPat::var("key")),
-                                        [](const UOp& x, const UOp& key) { return threefry2x32(x, key); }),
+                                        [](U x, U key) { return threefry2x32(x, key); }),
                             });
   // MAX can be rewritten as CMPLT + WHERE (max function is annoying on many cstyle backends)
   if (!has(ops, Ops::MAX) && has(ops, Ops::CMPLT))
     pm = pm + PatternMatcher("get_simplifying_rewrite_patterns",
                              {
                                  TG_RULE(UPat(Ops::MAX).named("m"),
-                                         [](const UOp& m) { return m.src(0).lt(m.src(1)).where(m.src(1), m.src(0)); }),
+                                         [](U m) { return m.src(0).lt(m.src(1)).where(m.src(1), m.src(0)); }),
                              });
   return pm;
 }
@@ -179,17 +178,16 @@ static PatternMatcher make_late(const OpsKey& ops, bool disable_fast_idiv) {
   PatternMatcher pm("get_late_rewrite_patterns", {});
   auto add = [&](PatternMatcher p) { pm = pm + p; };
   if (has(ops, Ops::OR))
-    add(PatternMatcher(
-        "get_late_rewrite_patterns",
-        {
-            TG_RULE(UPat::var("x", dtypes::bool_).logical_not() & UPat::var("y", dtypes::bool_).logical_not(),
-                    [](const UOp& x, const UOp& y) { return x.bitwise_or(y).logical_not(); }),
-        }));
+    add(PatternMatcher("get_late_rewrite_patterns", {
+                                                        TG_RULE(UPat::var("x", dtypes::bool_).logical_not() &
+                                                                    UPat::var("y", dtypes::bool_).logical_not(),
+                                                                [](U x, U y) { return x.bitwise_or(y).logical_not(); }),
+                                                    }));
   // rewrite MUL/CDIV to SHL+SHR: x*(2**y) -> shl(x,y) and x//(2**y) -> shr(x,y)
   if (has(ops, Ops::SHL))
     add(PatternMatcher("get_late_rewrite_patterns", {
                                                         TG_RULE(UPat::var("x", dtypes::ints) * UPat::cvar("c"),
-                                                                [](const UOp& c, const UOp& x) {
+                                                                [](U c, U x) {
                                                                   int v = log2_exact(c.val());
                                                                   return v > 0 ? x.lshift(I(v)) : UOp();
                                                                 }),
@@ -200,13 +198,13 @@ static PatternMatcher make_late(const OpsKey& ops, bool disable_fast_idiv) {
         {
             // uint CDIV by 2**v -> x >> v (FLOORDIV is lowered to CDIV by the rule above before reaching here)
             TG_RULE(UPat(Ops::CDIV).src(UPat::var("x", dtypes::uints), UPat::cvar("c")),
-                    [](const UOp& x, const UOp& c) {
+                    [](U x, U c) {
                       int v = log2_exact(c.val());
                       return v > 0 ? x.rshift(I(v)) : UOp();
                     }),
             // signed CDIV (trunc) by 2**v -> (x + (x<0 ? c-1 : 0)) >> v
             TG_RULE(UPat(Ops::CDIV).src(UPat::var("x", dtypes::ints), UPat::cvar("c")),
-                    [](const UOp& x, const UOp& c) {
+                    [](U x, U c) {
                       int v = log2_exact(c.val());
                       if (v <= 0) return UOp();
                       UOp l = x.lt(I(0));
@@ -220,13 +218,13 @@ static PatternMatcher make_late(const OpsKey& ops, bool disable_fast_idiv) {
           {
               // fast_idiv handles non-pow2: only fire on non-negative inputs (signed magic-mul is unreliable for x<0)
               TG_RULE(UPat(Ops::CDIV).src(UPat::var("x", dtypes::ints), UPat::cvar("d")),
-                      [](const Renderer& ctx, const UOp& x, const UOp& d) {
+                      [](const Renderer& ctx, U x, U d) {
                         return !lt0(x.vmin()) || dtypes::is_unsigned(x.dtype()) ? fast_idiv(ctx, x, d.val().as_int())
                                                                                 : UOp();
                       }),
               // rewrite raw CMOD -> x - d*CDIV(x,d) so fast_idiv can pick up the CDIV. only on non-negative inputs
               TG_RULE(UPat(Ops::CMOD).src(UPat::var("x", dtypes::ints), UPat::var("d")),
-                      [](const UOp& x, const UOp& d) {
+                      [](U x, U d) {
                         return !lt0(x.vmin()) || dtypes::is_unsigned(x.dtype()) ? x - d * x.alu(Ops::CDIV, d) : UOp();
                       }),
           }));
@@ -234,54 +232,49 @@ static PatternMatcher make_late(const OpsKey& ops, bool disable_fast_idiv) {
   if (has(ops, Ops::NEG)) {
     add(PatternMatcher("get_late_rewrite_patterns",
                        {
-                           TG_RULE(UPat::var("x") * -1, [](const UOp& x) { return x.alu(Ops::NEG); }),
+                           TG_RULE(UPat::var("x") * -1, [](U x) { return x.alu(Ops::NEG); }),
                        }));
     if (has(ops, Ops::SUB))
-      add(PatternMatcher("get_late_rewrite_patterns",
-                         {
-                             TG_RULE(UPat::var("x") + UPat::var("y").alu(Ops::NEG),
-                                     [](const UOp& x, const UOp& y) { return x.alu(Ops::SUB, y); }),
-                         }));
+      add(PatternMatcher("get_late_rewrite_patterns", {
+                                                          TG_RULE(UPat::var("x") + UPat::var("y").alu(Ops::NEG),
+                                                                  [](U x, U y) { return x.alu(Ops::SUB, y); }),
+                                                      }));
   }
   if (has(ops, Ops::CMPLT))
     // These are late rewrites because simplex expects equalities to be a certain format
-    add(PatternMatcher("get_late_rewrite_patterns",
-                       {
-                           TG_RULE((UPat::var("x", dtypes::sints) < UPat::cvar("c")).logical_not(),
-                                   [](const UOp& x, const UOp& c) { return c.sub(I(1)).lt(x); }),
-                           TG_RULE((UPat::cvar("c") < UPat::var("x", dtypes::sints)).logical_not(),
-                                   [](const UOp& x, const UOp& c) { return x.lt(c.add(I(1))); }),
-                           TG_RULE(UPat::var("x", dtypes::sints) * -1 < UPat::var("y", dtypes::sints) * UPat::cvar("c"),
-                                   [](const UOp& x, const UOp& y, const UOp& c) { return (y * (-c)).lt(x); }),
-                           TG_RULE(UPat::var("x", dtypes::sints) * -1 < UPat::cvar("c"),
-                                   [](const UOp& x, const UOp& c) { return (-c).lt(x); }),
-                           // (c-1)<x & x<(c+1) -> x==c
-                           TG_RULE((UPat::cvar("c1") < UPat::var("x", dtypes::sints)) &
-                                       (UPat::var("x", dtypes::sints) < UPat::cvar("c2")),
-                                   [](const UOp& x, const UOp& c1, const UOp& c2) {
-                                     return py_add(c1.val(), PyConst(1)) == py_sub(c2.val(), PyConst(1))
-                                                ? x.eq(c1.add(I(1)))
-                                                : UOp();
-                                   }),
-                       }));
+    add(PatternMatcher(
+        "get_late_rewrite_patterns",
+        {
+            TG_RULE((UPat::var("x", dtypes::sints) < UPat::cvar("c")).logical_not(),
+                    [](U x, U c) { return c.sub(I(1)).lt(x); }),
+            TG_RULE((UPat::cvar("c") < UPat::var("x", dtypes::sints)).logical_not(),
+                    [](U x, U c) { return x.lt(c.add(I(1))); }),
+            TG_RULE(UPat::var("x", dtypes::sints) * -1 < UPat::var("y", dtypes::sints) * UPat::cvar("c"),
+                    [](U x, U y, U c) { return (y * (-c)).lt(x); }),
+            TG_RULE(UPat::var("x", dtypes::sints) * -1 < UPat::cvar("c"), [](U x, U c) { return (-c).lt(x); }),
+            // (c-1)<x & x<(c+1) -> x==c
+            TG_RULE(
+                (UPat::cvar("c1") < UPat::var("x", dtypes::sints)) & (UPat::var("x", dtypes::sints) < UPat::cvar("c2")),
+                [](U x, U c1, U c2) {
+                  return py_add(c1.val(), PyConst(1)) == py_sub(c2.val(), PyConst(1)) ? x.eq(c1.add(I(1))) : UOp();
+                }),
+        }));
   if (has(ops, Ops::CMPEQ))
-    add(PatternMatcher("get_late_rewrite_patterns",
-                       {
-                           TG_RULE(UPat::var("x").ne(UPat::var("y")).logical_not(),
-                                   [](const UOp& x, const UOp& y) { return x.alu(Ops::CMPEQ, y); }),
-                       }));
+    add(PatternMatcher("get_late_rewrite_patterns", {
+                                                        TG_RULE(UPat::var("x").ne(UPat::var("y")).logical_not(),
+                                                                [](U x, U y) { return x.alu(Ops::CMPEQ, y); }),
+                                                    }));
   if (has(ops, Ops::MULACC)) {
-    add(PatternMatcher("get_late_rewrite_patterns",
-                       {
-                           TG_RULE(UPat::var("a") * UPat::var("b") + UPat::var("c"),
-                                   [](const UOp& a, const UOp& b, const UOp& c) { return a.alu(Ops::MULACC, b, c); }),
-                       }));
+    add(PatternMatcher("get_late_rewrite_patterns", {
+                                                        TG_RULE(UPat::var("a") * UPat::var("b") + UPat::var("c"),
+                                                                [](U a, U b, U c) { return a.alu(Ops::MULACC, b, c); }),
+                                                    }));
     // also fuse (x << n) + c -> MULACC(x, 2^n, c) since MUL->SHL may run first
     if (has(ops, Ops::SHL))
       add(PatternMatcher("get_late_rewrite_patterns",
                          {
                              TG_RULE(UPat::var("x").alu(Ops::SHL, UPat::cvar("n")) + UPat::var("c"),
-                                     [](const UOp& x, const UOp& n, const UOp& c) {
+                                     [](U x, U n, U c) {
                                        return x.alu(Ops::MULACC, x.const_like(I((pyint)1 << (int)n.val().as_int())), c);
                                      }),
                          }));
@@ -291,11 +284,10 @@ static PatternMatcher make_late(const OpsKey& ops, bool disable_fast_idiv) {
     add(PatternMatcher(
         "get_late_rewrite_patterns",
         {
-            TG_RULE(UPat::var("x").reciprocal(),
-                    [](const UOp& x) { return UOp::const_(PyConst(1.0)).alu(Ops::FDIV, x); }),
+            TG_RULE(UPat::var("x").reciprocal(), [](U x) { return UOp::const_(PyConst(1.0)).alu(Ops::FDIV, x); }),
             TG_RULE(
                 UPat::var("a") * UPat(Ops::FDIV).dtype(dtypes::floats).src(UPat::const_(PyConst(1)), UPat::var("b")),
-                [](const UOp& a, const UOp& b) { return a.alu(Ops::FDIV, b); }),
+                [](U a, U b) { return a.alu(Ops::FDIV, b); }),
         }));
   return pm;
 }

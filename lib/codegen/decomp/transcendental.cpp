@@ -139,10 +139,10 @@ std::pair<UOp, UOp> payne_hanek_reduction(const UOp& d) {
       return i.ne(I(count)).where(take(an, off, count + 1), an.const_like(I(two_over_pi_f[count + off])));
     return an;
   };
-  auto shl_lazy = [&](const UOp& x, const UOp& y) {
+  auto shl_lazy = [&](U x, U y) {
     return (x.cast(dtypes::uint64) * pow2if(y, d.dtype()).cast(dtypes::uint64)).cast(dtypes::uint32);
   };
-  auto shr_lazy = [&](const UOp& x, const UOp& y) {
+  auto shr_lazy = [&](U x, U y) {
     return x.cast(dtypes::uint64).floordiv(pow2if(y, d.dtype()).cast(dtypes::uint64)).cast(dtypes::uint32);
   };
   std::vector<UOp> a;
@@ -151,7 +151,7 @@ std::pair<UOp, UOp> payne_hanek_reduction(const UOp& d) {
   UOp hi = shl_lazy(a[0], e).bitwise_or(shr_lazy(a[1], offset));
   UOp mi = shl_lazy(a[1], e).bitwise_or(shr_lazy(a[2], offset));
   UOp lo = shl_lazy(a[2], e).bitwise_or(shr_lazy(a[3], offset));
-  auto hp_mul = [](const UOp& x, const UOp& y) { return x.cast(dtypes::uint64) * y.cast(dtypes::uint64); };
+  auto hp_mul = [](U x, U y) { return x.cast(dtypes::uint64) * y.cast(dtypes::uint64); };
   // compute x * 2/pi
   UOp p = shl(hp_mul(ia, hi), 32) + hp_mul(ia, mi) + shr(hp_mul(ia, lo), 32);
   // round quotient to nearest
@@ -165,7 +165,7 @@ std::pair<UOp, UOp> payne_hanek_reduction(const UOp& d) {
 std::pair<UOp, UOp> cody_waite_reduction(const UOp& d) {
   const double m_1_pi = 0.318309886183790671537767526745028724;
   UOp qdh = (d * F(m_1_pi / 16777216.0)).cast(dtypes::int64).cast(d.dtype()) * F(16777216.0);
-  std::function<UOp(const UOp&, const UOp&)> reduce_d = [&](const UOp& x, const UOp& q) -> UOp {
+  std::function<UOp(const UOp&, const UOp&)> reduce_d = [&](U x, U q) -> UOp {
     if (x.dtype() == dtypes::float64) {
       const double PI_A = 3.1415926218032836914, PI_B = 3.1786509424591713469e-08, PI_C = 1.2246467864107188502e-16,
                    PI_D = 1.2736634327021899816e-24;
@@ -324,33 +324,27 @@ static PatternMatcher make_transcendental_patterns(const std::vector<Ops>& ops, 
     pm = pm + PatternMatcher("get_transcendental_patterns",
                              {
                                  TG_RULE(UPat(Ops::EXP2).dtype(transcendental_dtypes()).src(UPat::var("d")),
-                                         [](const UOp& d) { return xexp2(d); }),
+                                         [](U d) { return xexp2(d); }),
                                  TG_RULE(UPat(Ops::EXP2).dtype(other).src(UPat::var("d")).named("x"),
-                                         [](const UOp& x, const UOp& d) {
-                                           return d.cast(dtypes::float32).alu(x.op()).cast(x.dtype());
-                                         }),
+                                         [](U x, U d) { return d.cast(dtypes::float32).alu(x.op()).cast(x.dtype()); }),
                              });
   }
   if (!has(Ops::LOG2) || force) {
     pm = pm + PatternMatcher("get_transcendental_patterns",
                              {
                                  TG_RULE(UPat(Ops::LOG2).dtype(transcendental_dtypes()).src(UPat::var("d")),
-                                         [](const UOp& d) { return xlog2(d); }),
+                                         [](U d) { return xlog2(d); }),
                                  TG_RULE(UPat(Ops::LOG2).dtype(other).src(UPat::var("d")).named("x"),
-                                         [](const UOp& x, const UOp& d) {
-                                           return d.cast(dtypes::float32).alu(x.op()).cast(x.dtype());
-                                         }),
+                                         [](U x, U d) { return d.cast(dtypes::float32).alu(x.op()).cast(x.dtype()); }),
                              });
   }
   if (!has(Ops::SIN) || force) {
     pm = pm + PatternMatcher("get_transcendental_patterns",
                              {
                                  TG_RULE(UPat(Ops::SIN).dtype(transcendental_dtypes()).src(UPat::var("d")),
-                                         [](const UOp& d) { return xsin(d); }),
+                                         [](U d) { return xsin(d); }),
                                  TG_RULE(UPat(Ops::SIN).dtype(other).src(UPat::var("d")).named("x"),
-                                         [](const UOp& x, const UOp& d) {
-                                           return d.cast(dtypes::float32).alu(x.op()).cast(x.dtype());
-                                         }),
+                                         [](U x, U d) { return d.cast(dtypes::float32).alu(x.op()).cast(x.dtype()); }),
                              });
   }
   // rewrite SQRT to xpow 0.5
@@ -358,7 +352,7 @@ static PatternMatcher make_transcendental_patterns(const std::vector<Ops>& ops, 
     pm = pm + PatternMatcher("get_transcendental_patterns",
                              {
                                  TG_RULE(UPat(Ops::SQRT).src_all(UPat::var("d")),
-                                         [](const UOp& d) { return xpow(d, d.const_like(PyConst(0.5))); }),
+                                         [](U d) { return xpow(d, d.const_like(PyConst(0.5))); }),
                              });
   }
   return pm;

@@ -23,13 +23,11 @@ const PatternMatcher& indexing_simplify() {
                           {
                               // image load valid idx simplification
                               TG_RULE(UPat(Ops::INDEX).src(UPat::var("buf"), invalid_gate()),
-                                      [](const UOp& buf, const UOp& x, const UOp& i, const UOp& cond) {
-                                        return simplify_valid_load(buf, x, cond);
-                                      }),
+                                      [](U buf, U x, U i, U cond) { return simplify_valid_load(buf, x, cond); }),
                               TG_RULE(UPat(Ops::INDEX)
                                           .src(UPat::var("buf"), UPat::var("valid").where(UPat::var("idx_y"), inv),
                                                UPat::var("valid").where(UPat::var("idx_x"), inv)),
-                                      [](const UOp& buf, const UOp& valid, const UOp& idx_y, const UOp& idx_x) {
+                                      [](U buf, U valid, U idx_y, U idx_x) {
                                         if (!is_image_shape(buf.shape_opt())) return UOp();
                                         throw Error("image valid simplification is not ported (IMAGE)");
                                       }),
@@ -43,17 +41,16 @@ const PatternMatcher& pm_simplify_add_image() {
       "pm_simplify_add_image",
       {
           TG_RULE(UPat(Ops::SHRINK).src(UPat(Ops::PARAM).named("buf"), UPat().named("x"), UPat().arg(Arg(4))),
-                  [](const UOp& buf, const UOp& x) {
+                  [](U buf, U x) {
                     if (!IMAGE.value()) return UOp();
                     throw Error("transform_to_image is not ported (IMAGE)");
                   }),
           // image load/store is always float
           TG_RULE(UPat(Ops::LOAD).dtype(dtypes::half).src(UPat(Ops::INDEX).dtype(dtypes::float32).named("x")),
-                  [](const UOp& x) { return x.load().cast(dtypes::half); }),
+                  [](U x) { return x.load().cast(dtypes::half); }),
           TG_RULE(UPat(Ops::INDEX).dtype(dtypes::float32).named("x").store(UPat().named("d").dtype(dtypes::half)),
-                  [](const UOp& x, const UOp& d) { return x.store(d.cast(dtypes::float32)); }),
-          TG_RULE(UPat::var("x", dtypes::float32).cast(dtypes::half).cast(dtypes::float32),
-                  [](const UOp& x) { return x; }),
+                  [](U x, U d) { return x.store(d.cast(dtypes::float32)); }),
+          TG_RULE(UPat::var("x", dtypes::float32).cast(dtypes::half).cast(dtypes::float32), [](U x) { return x; }),
       });
   return pm;
 }
@@ -108,7 +105,7 @@ UOp memory_coalescing(const UOp& sink, const Renderer& ctx) {
 
   // build replacements
   UOpDict<UOp> replacements;
-  auto set_rep = [&](const UOp& k, const UOp& v) { replacements.set(k, v); };
+  auto set_rep = [&](U k, U v) { replacements.set(k, v); };
   for (const Group& g : memory) {
     const Key& key = g.key;
     auto offsets_of = [&](pyint o) -> const std::vector<UOp>& {

@@ -31,34 +31,32 @@ const PatternMatcher& pm_move_gates_from_index() {
         {
             // for image idx (must be first)
             TG_RULE(image_idx.load().named("l"),
-                    [](const UOp& buf, const UOp& gate, const UOp& idx_y, const UOp& idx_x, const UOp& l) {
+                    [](U buf, U gate, U idx_y, U idx_x, U l) {
                       return buf.index(std::vector<UOp>{idx_y, idx_x}).load({l.vconst_like(0), gate});
                     }),
             TG_RULE(image_idx.store(UPat::var("data")),
-                    [](const UOp& buf, const UOp& gate, const UOp& idx_y, const UOp& idx_x, const UOp& data) {
+                    [](U buf, U gate, U idx_y, U idx_x, U data) {
                       return buf.index(std::vector<UOp>{idx_y, idx_x}).store(data, gate);
                     }),
             // here we create the alt value for load to be 0s and remove the where Invalid
             TG_RULE(mop.load().named("l"),
-                    [](const UOp& mop, const UOp& gate, const UOp& idx, const UOp& l) {
+                    [](U mop, U gate, U idx, U l) {
                       return mop.with_src(mop_src(mop, idx)).load({l.vconst_like(0), gate});
                     }),
             TG_RULE(mop.store(UPat::var("data")),
-                    [](const UOp& mop, const UOp& gate, const UOp& idx, const UOp& data) {
-                      return mop.with_src(mop_src(mop, idx)).store(data, gate);
-                    }),
+                    [](U mop, U gate, U idx, U data) { return mop.with_src(mop_src(mop, idx)).store(data, gate); }),
             // Where after gated load becomes alt value
             TG_RULE(
                 UPat::var("gate")
                     .where(UPat().load(UPat(), UPat::var("gate", dtypes::bool_)).named("l").or_casted(), UPat::var("a"))
                     .named("w"),
-                [](const UOp& l, const UOp& a, const UOp& w) { return move_where_load(l, a, w); }),
+                [](U l, U a, U w) { return move_where_load(l, a, w); }),
             TG_RULE(
                 UPat::var("gate")
                     .where(UPat::var("a"),
                            UPat().load(UPat(), UPat::var("gate", dtypes::bool_).logical_not()).named("l").or_casted())
                     .named("w"),
-                [](const UOp& l, const UOp& a, const UOp& w) { return move_where_load(l, a, w); }),
+                [](U l, U a, U w) { return move_where_load(l, a, w); }),
         });
   }();
   return pm;

@@ -184,7 +184,7 @@ std::vector<UOp> linearize(const UOp& sink) {
     for (size_t i = 0; i < n; i++) {
       uint64_t m = 0;
       for (uint32_t j : tuplize.srcs(i)) m |= own(j) | inner[j];  // s.ranges: s itself when a RANGE, and its _ranges
-      lst[i].for_each_ended_range([&](const UOp& er) {
+      lst[i].for_each_ended_range([&](U er) {
         size_t j = *pos.find(er);
         m &= ~(bit[j] >= 0 ? own(j) : inner[j]);  // er.ranges of a non-RANGE is its _ranges
       });
@@ -211,13 +211,26 @@ std::vector<UOp> linearize(const UOp& sink) {
     }
     Priority p{run_count, 0, false, 0};
     switch (u.op()) {
-      case Ops::PARAM: p.priority = -20, p.has_extra = true, p.extra = u.param_arg()->slot; break;
-      case Ops::BUFFER: p.priority = as.get(u) == AddrSpace::LOCAL ? -17 : -18; break;
-      case Ops::LOAD: p.priority = -1; break;   // place loads early
-      case Ops::STORE: p.priority = 1; break;   // place stores late
-      case Ops::RANGE: p.priority = 5; break;   // placing RANGE is good
-      case Ops::END: p.priority = -5; break;    // placing END is bad
-      default: break;
+      case Ops::PARAM:
+        p.priority = -20, p.has_extra = true, p.extra = u.param_arg()->slot;
+        break;
+      case Ops::BUFFER:
+        p.priority = as.get(u) == AddrSpace::LOCAL ? -17 : -18;
+        break;
+      case Ops::LOAD:
+        p.priority = -1;
+        break;  // place loads early
+      case Ops::STORE:
+        p.priority = 1;
+        break;  // place stores late
+      case Ops::RANGE:
+        p.priority = 5;
+        break;  // placing RANGE is good
+      case Ops::END:
+        p.priority = -5;
+        break;  // placing END is bad
+      default:
+        break;
     }
     prio[k - 1] = p;
   }
@@ -264,7 +277,7 @@ CFGContext::CFGContext(const UOp& sink) {
   std::vector<detail::UOpNode*> pool;
   std::vector<std::pair<uint32_t, uint32_t>> runs;  // each node's (start, length) in pool
   runs.reserve(topo.size());
-  auto deps_of = [&](const UOp& u) -> Deps {
+  auto deps_of = [&](U u) -> Deps {
     auto [at, len] = runs[*index.find(u)];
     return Deps(pool.data() + at, len);
   };
@@ -278,7 +291,7 @@ CFGContext::CFGContext(const UOp& sink) {
   std::vector<int8_t> bit;      // by index: the node's bit, -1 if not a RANGE or an END
   if (masked) masks.reserve(topo.size()), bit.reserve(topo.size());
   int next_bit = 0;
-  auto in_deps = [&](const UOp& x, const UOp& y) {  // y is among x's deps
+  auto in_deps = [&](U x, U y) {  // y is among x's deps
     if (!masked) return has(deps_of(x), y.node());
     const uint32_t* yi = index.find(y);
     if (!yi || bit[*yi] < 0) return false;
@@ -387,7 +400,7 @@ CFGContext::CFGContext(const UOp& sink) {
 const PatternMatcher& pm_add_control_flow() {
   static const PatternMatcher pm("pm_add_control_flow", {
                                                             TG_RULE(UPat(Ops::RANGE).named("x"),
-                                                                    [](CFGContext* ctx, const UOp& x) -> UOp {
+                                                                    [](CFGContext* ctx, U x) -> UOp {
                                                                       auto it = ctx->edges.find(x);
                                                                       if (it == ctx->edges.end()) return UOp();
                                                                       std::vector<UOp> src(x.src().begin(),
@@ -409,9 +422,7 @@ using Coeffs = std::vector<double>;
 const Coeffs& index_coeffs(const UOp& u, const std::vector<UOp>& loops, UOpMap<Coeffs>& memo) {
   if (auto it = memo.find(u); it != memo.end()) return it->second;
   Coeffs c(loops.size(), 0.0);
-  auto cval = [](const UOp& x) {
-    return x.op() == Ops::CONST ? std::optional<double>(x.val().as_float()) : std::nullopt;
-  };
+  auto cval = [](U x) { return x.op() == Ops::CONST ? std::optional<double>(x.val().as_float()) : std::nullopt; };
   if (auto f = std::find(loops.begin(), loops.end(), u); f != loops.end()) {
     c[f - loops.begin()] = 1.0;
   } else if (u.op() != Ops::LOAD && u.op() != Ops::CONST && u.op() != Ops::PARAM) {
@@ -492,7 +503,7 @@ UOp do_split_ends(const UOp& e) {
     if (std::find(backedge.begin(), backedge.end(), e.src(i)) == backedge.end()) rest.push_back(e.src(i));
   std::vector<UOp> rngs = UOp::sink(rest).ranges();
   // sorted by arg, reverse (python tuple order of the RANGE args); stable like sorted(reverse=True)
-  std::stable_sort(rngs.begin(), rngs.end(), [](const UOp& a, const UOp& b) { return b.arg().py_cmp(a.arg()) < 0; });
+  std::stable_sort(rngs.begin(), rngs.end(), [](U a, U b) { return b.arg().py_cmp(a.arg()) < 0; });
   if (LOOP_ORDER.value()) order_output_loops(e.src(0), rngs);
   for (const UOp& r : rngs) ret = ret.end(std::span<const UOp>(&r, 1));
   return backedge.empty() ? ret : ret.end(backedge);
@@ -502,7 +513,7 @@ const PatternMatcher& pm_split_ends() {
   static const PatternMatcher pm("pm_split_ends",
                                  {
                                      // split the ends
-                                     TG_RULE(UPat(Ops::END).named("e"), [](const UOp& e) { return do_split_ends(e); }),
+                                     TG_RULE(UPat(Ops::END).named("e"), [](U e) { return do_split_ends(e); }),
                                  });
   return pm;
 }

@@ -27,7 +27,7 @@ const LinePatternMatcher& pm_linearize_cleanups() {
                       .src(UPat(ops(Ops::INDEX, Ops::SHRINK)).or_casted(), UPat(),
                            UPat().named("gate").dtype(dtypes::bool_))
                       .named("u"),
-                  [](const UOp& u, const UOp& gate) -> std::optional<LineRewrite> {
+                  [](U u, U gate) -> std::optional<LineRewrite> {
                     UOp st = u.with_src({u.src(0), u.src(1)});
                     UOp mif(Ops::IF, dtypes::void_, {gate, u.src(0)});
                     return LineRewrite{st, {mif, st, UOp(Ops::ENDIF, dtypes::void_, {mif})}};
@@ -117,8 +117,10 @@ std::vector<UOp> skip_gated_reduce_loops(std::vector<UOp> lst) {
       switch (u.op()) {
         case Ops::STORE: {
           UOp r = reg_of(u.src(0));
-          if (!r) ok = false;
-          else if (!contains(regs, r)) regs.push_back(r);
+          if (!r)
+            ok = false;
+          else if (!contains(regs, r))
+            regs.push_back(r);
           break;
         }
         case Ops::LOAD:
@@ -127,8 +129,15 @@ std::vector<UOp> skip_gated_reduce_loops(std::vector<UOp> lst) {
             if (pg && *pg < i) gate = u.src(2);
           }
           break;
-        case Ops::IF: case Ops::ENDIF: case Ops::BARRIER: case Ops::CUSTOM: case Ops::CUSTOMI: ok = false; break;
-        default: break;
+        case Ops::IF:
+        case Ops::ENDIF:
+        case Ops::BARRIER:
+        case Ops::CUSTOM:
+        case Ops::CUSTOMI:
+          ok = false;
+          break;
+        default:
+          break;
       }
     }
     if (!ok || !gate || regs.empty()) continue;
@@ -272,8 +281,7 @@ ProgramInfo ProgramInfo::from_sink(const UOp& sink, const std::string& target) {
   };
   for (const UOp& v : vars)
     if (std::find(p.vars.begin(), p.vars.end(), v) == p.vars.end()) p.vars.push_back(v);
-  std::stable_sort(p.vars.begin(), p.vars.end(),
-                   [](const UOp& a, const UOp& b) { return a.param_arg()->slot < b.param_arg()->slot; });
+  std::stable_sort(p.vars.begin(), p.vars.end(), [](U a, U b) { return a.param_arg()->slot < b.param_arg()->slot; });
   p.globals = dedup_sorted(globals);
   p.outs = dedup_sorted(outs);
   p.ins = dedup_sorted(ins);
@@ -316,7 +324,8 @@ static bool same_sints(const std::vector<sint>& a, const std::vector<sint>& b) {
 }
 bool ProgramInfo::equals(const ArgObj& o) const {
   auto* p = dynamic_cast<const ProgramInfo*>(&o);
-  return p && name == p->name && same_sints(global_size, p->global_size) && local_size.has_value() == p->local_size.has_value() &&
+  return p && name == p->name && same_sints(global_size, p->global_size) &&
+         local_size.has_value() == p->local_size.has_value() &&
          (!local_size || same_sints(*local_size, *p->local_size)) && vars == p->vars && globals == p->globals &&
          outs == p->outs && ins == p->ins && target == p->target;
 }
@@ -336,7 +345,7 @@ const PatternMatcher& pm_to_program() {
       "pm_to_program",
       {
           TG_RULE(UPat(Ops::PROGRAM).src(UPat(Ops::SINK).named("sink")).named("prg"),
-                  [](const Renderer* ctx, const UOp& prg, const UOp& sink) {
+                  [](const Renderer* ctx, U prg, U sink) {
                     std::vector<UOp> src(prg.src().begin(), prg.src().end());
                     std::vector<UOp> lin = do_linearize(sink);
                     if (cpu_tiles_apply(*ctx)) lin = skip_gated_reduce_loops(std::move(lin));
@@ -344,7 +353,7 @@ const PatternMatcher& pm_to_program() {
                     return prg.with_src(src);
                   }),
           TG_RULE(UPat(Ops::PROGRAM).src(UPat(), UPat(Ops::LINEAR).named("lin")).named("prg"),
-                  [](const Renderer* ctx, const UOp& prg, const UOp& lin) {
+                  [](const Renderer* ctx, U prg, U lin) {
                     std::vector<UOp> lst(lin.src().begin(), lin.src().end());
                     std::vector<UOp> src(prg.src().begin(), prg.src().end());
                     src.push_back(UOp(Ops::SOURCE, dtypes::void_, std::vector<UOp>{}, Arg(ctx->render(lst))));
@@ -374,7 +383,7 @@ std::string format_uops(const std::vector<UOp>& uops) {
     for (size_t k = 0; k < u.nsrc(); k++) {
       const UOp& x = u.src(k);
       auto it = index.find(x.node());
-      srcs += (k ? ", " : "") + (it == index.end() ? std::string("'--'")
+      srcs += (k ? ", " : "") + (it == index.end()      ? std::string("'--'")
                                  : x.op() == Ops::CONST ? "'" + x.val().repr() + "'"
                                                         : std::to_string(it->second));
     }

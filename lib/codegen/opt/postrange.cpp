@@ -108,7 +108,7 @@ std::vector<UOp> Scheduler::rngs() const {
     if (u.op() == Ops::RANGE && u.dtype() != dtypes::void_ && py_lt(PyConst(0), u.vmax()) &&
         atype(u) != AxisType::DEVICE)
       r.push_back(u);
-  std::stable_sort(r.begin(), r.end(), [](const UOp& a, const UOp& b) {
+  std::stable_sort(r.begin(), r.end(), [](U a, U b) {
     int pa = axis_to_pos(atype(a)), pb = axis_to_pos(atype(b));
     if (pa != pb) return pa < pb;
     return arg_head(a).py_cmp(arg_head(b)) < 0;
@@ -156,8 +156,7 @@ UOp Scheduler::get_optimized_ast(const std::optional<std::string>& name_override
     std::vector<UOp> specials;
     for (const UOp& x : ast.toposort())
       if (x.op() == Ops::SPECIAL) specials.push_back(x);
-    std::stable_sort(specials.begin(), specials.end(),
-                     [](const UOp& a, const UOp& b) { return a.arg().py_cmp(b.arg()) < 0; });
+    std::stable_sort(specials.begin(), specials.end(), [](U a, U b) { return a.arg().py_cmp(b.arg()) < 0; });
     std::vector<std::string> parts{""};
     for (const UOp& x : specials)
       parts.push_back(colored(py_add(x.vmax(), PyConst(1)).str(), x.arg().as_str()[0] == 'g' ? "blue" : "cyan"));
@@ -430,7 +429,7 @@ std::optional<std::pair<UOp, UOp>> Scheduler::apply_opt(const Opt& opt, bool app
     auto rs = rngs();
     const UOp& altrng = py_at(rs, (int64_t)opt.arg.as_int());
     check(atype(rng) == AxisType::GLOBAL && atype(altrng) == AxisType::GLOBAL, "swap only for globals");
-    auto with_head = [](const UOp& headsrc, const UOp& x) {
+    auto with_head = [](U headsrc, U x) {
       std::vector<Arg> a(headsrc.arg().items().begin(), headsrc.arg().items().end() - 1);
       a.push_back(x.arg().items().back());
       return x.replace({}, {}, {}, Arg::tuple(a), Arg(1));
@@ -438,10 +437,10 @@ std::optional<std::pair<UOp, UOp>> Scheduler::apply_opt(const Opt& opt, bool app
     std::string name = "swap " + arg_head_repr(rng) + " " + arg_head_repr(altrng);
     ast = ast.substitute({{rng, with_head(altrng, rng)}, {altrng, with_head(rng, altrng)}}, name.c_str());
     static const PatternMatcher remove_all_tags(
-        "remove_all_tags", {
-                               TG_RULE(UPat(GroupOp::all()).named("x"),
-                                       [](const UOp& x) { return x.tag().is_none() ? UOp() : x.rtag(Arg()); }),
-                           });
+        "remove_all_tags",
+        {
+            TG_RULE(UPat(GroupOp::all()).named("x"), [](U x) { return x.tag().is_none() ? UOp() : x.rtag(Arg()); }),
+        });
     ast = graph_rewrite(ast, remove_all_tags, {.name = "swap remove tags"});
   } else {
     throw KernelOptError(std::string("unsupported opt ") + optops_name(opt.op));
