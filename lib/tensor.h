@@ -108,10 +108,6 @@ class Tensor : public RandMixin<Tensor> {
   static Tensor from_bytes(const std::vector<uint8_t>& data, DType dtype = DType(), const Arg& device = {});
   static Tensor const_(PyConst b, DType dtype = DType()) { return Tensor(UOp::const_(b, dtype)); }
 
-  static Tensor arange(PyConst start, std::optional<PyConst> stop = std::nullopt, PyConst step = 1,
-                       DType dtype = DType());
-  static Tensor linspace(PyConst start, PyConst stop, int64_t steps, DType dtype = DType());
-  static Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, DType dtype = DType());
 
   // ***** random: the per-device RNG state of tensor.py (the random ops are RandMixin's, lib/mixin/rand.cpp) *****
   static void manual_seed(int64_t seed = 0);
@@ -230,9 +226,6 @@ class Tensor : public RandMixin<Tensor> {
 
  private:
   explicit Tensor(std::shared_ptr<Data> d) : d_(std::move(d)) {}
-  Tensor bin(const std::function<UOp(const UOp&, const Operand&)>& f, const TOperand& x) const {
-    return Tensor::wrap(f(uop(), x.op()));
-  }
   void init_from(const UOp& data, const Arg& device, DType dtype);
   std::shared_ptr<Data> d_;
 };

@@ -216,13 +216,6 @@ Tensor Tensor::from_bytes(const std::vector<uint8_t>& data, DType dtype, const A
                                  device.is_none() ? Arg(default_device()) : device));
 }
 
-Tensor Tensor::arange(PyConst start, std::optional<PyConst> stop, PyConst step, DType dtype) {
-  return wrap(UOp::arange(start, stop, step, dtype));
-}
-Tensor Tensor::linspace(PyConst start, PyConst stop, int64_t steps, DType dtype) {
-  return wrap(UOp::linspace(start, stop, steps, dtype));
-}
-Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, DType dtype) { return wrap(UOp::eye(n, m, dtype)); }
 
 std::string Tensor::device_str() const {
   Arg d = device();
