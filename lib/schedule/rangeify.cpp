@@ -368,20 +368,21 @@ const PatternMatcher& earliest_rewrites() {
                                UPat(Ops::RESHAPE).src(UPat::var("src")).any_len()),
                       [](U dst, U src) { return shape_eq(dst.shape(), src.shape()) ? dst.store(src) : UOp(); }),
               // ** store rules **
-              // fix store hazard (dest is in used in src) by adding contiguous
+              // fix store hazard (dest is in used in src) by adding contiguous: TestAssign.test_post_flipped_assignment
               TG_RULE(UPat(Ops::STORE).src(UPat().named("target"), UPat().named("src")),
                       [](U target, U src) { return fix_store_hazard(target, src); }),
-              // remove two STOREs that store the same thing to the same place
+              // remove two STOREs that store the same thing to the same place: TestSchedule.test_dedup_assign
               TG_RULE(UPat::var("buf")
                           .after(UPat::var("buf").store(UPat::var("src")))
                           .named("a1")
                           .after(UPat::var("a1").store(UPat::var("src"))),
                       [](U buf, U src, U a1) { return a1; }),
-              // store a buffer's own current contents back into itself
+              // store a buffer's own current contents back into itself:
+              // TestAssign.test_nested_after_contiguous_store_no_init
               TG_RULE(UPat::var("buf").after(UPat::var("buf").store(
                           UPat::var("buf").after(UPat::var("buf").store(UPat::var("src"))).named("a1"))),
                       [](U buf, U src, U a1) { return a1; }),
-              // move bitcast from store dest to source
+              // move bitcast from store dest to source: TestAssign.test_assign_bitcast
               TG_RULE(UPat(Ops::STORE).src(UPat(Ops::BITCAST).src(UPat().named("target")), UPat().named("src")),
                       [](U target, U src) { return target.store(src.bitcast(target.dtype())); }),
               TG_RULE(UPat(Ops::BITCAST).named("bc"), [](U bc) { return expand_bitcast(bc); }),
@@ -616,29 +617,34 @@ static UOp strip_zero_offset_shrink(const UOp& x) {
 }
 
 const PatternMatcher& pm_no_indexing_calls() {
-  static const PatternMatcher pm("pm_no_indexing_calls", {
-                                                             TG_RULE(UPat(Ops::CALL).named("u"),
-                                                                     [](U u) {
-                                                                       std::vector<UOp> ns;
-                                                                       for (const UOp& x : u.src()) {
-                                                                         if (x.op() == Ops::INDEX)
-                                                                           ns.push_back(x.src(0));
-                                                                         else if (x.op() == Ops::SHRINK)
-                                                                           ns.push_back(strip_zero_offset_shrink(x));
-                                                                         else if (x.op() == Ops::MSTACK) {
-                                                                           std::vector<UOp> ms;
-                                                                           for (const UOp& s : x.src())
-                                                                             ms.push_back(strip_zero_offset_shrink(s));
-                                                                           ns.push_back(x.with_src(ms));
-                                                                         } else
-                                                                           ns.push_back(x);
-                                                                       }
-                                                                       return u.with_src(ns);
-                                                                     }),
-                                                         });
+  static const PatternMatcher pm("pm_no_indexing_calls",
+                                 {
+                                     TG_RULE(UPat(Ops::CALL).named("u"),
+                                             [](U u) {
+                                               std::vector<UOp> ns;
+                                               for (const UOp& x : u.src()) {
+                                                 // sometimes if call srcs have children the call will get
+                                                 // an INDEX. we remove it here.
+                                                 // TODO: we should add safety checks here for contiguous
+                                                 if (x.op() == Ops::INDEX)
+                                                   ns.push_back(x.src(0));
+                                                 else if (x.op() == Ops::SHRINK)  // offset 0 is fine
+                                                   ns.push_back(strip_zero_offset_shrink(x));
+                                                 else if (x.op() == Ops::MSTACK) {
+                                                   std::vector<UOp> ms;
+                                                   for (const UOp& s : x.src())
+                                                     ms.push_back(strip_zero_offset_shrink(s));
+                                                   ns.push_back(x.with_src(ms));
+                                                 } else
+                                                   ns.push_back(x);
+                                               }
+                                               return u.with_src(ns);
+                                             }),
+                                 });
   return pm;
 }
 
+// DEVICE_MAX_BUFS. TODO (reference): get from device?
 static int64_t device_max_bufs(const std::string& d) {
   if (d == "METAL") return 31;
   if (d == "WEBGPU") return 8;
@@ -709,6 +715,11 @@ const PatternMatcher& pm_limit_bufs() {
 }
 
 // ***** 4. put in buffers for bufferize *****
+// TODO (reference): should BUFFERIZE look a lot more like STORE
+// BUFFERIZE has device in arg
+// BUFFERIZE doesn't have indexing, that's implied by the ranges it closes
+// BUFFERIZE returns the BUFFER ready for INDEXing (doing this will make splitting a lot easier)
+// NOTE: this has been fixed up a bit
 
 static UOp shape_arg1(pyint size) { return UOp::const_(PyConst(size)); }
 
@@ -740,6 +751,7 @@ static UOp bufferize_to_store(int64_t& ctx, const UOp& x, const UOp& idx, bool a
     return buf.after(ended_stores);
   }
   const BufferizeOpts& o = bopts(x);
+  // NOTE: the local BUFFER needs to be disambiguated here
   if (o.addrspace == AddrSpace::GLOBAL) {
     auto* p = new ParamArg();
     p->slot = ctx++;
@@ -950,7 +962,7 @@ const PatternMatcher& rangeify_codegen() {
                                           ctx.opts = x.arg();
                                         return x.src(0);
                                       }),
-                              // no NOOP in the kernel graph
+                              // no NOOP in the kernel graph. TODO (reference): this can be moved into codegen?
                               TG_RULE(UPat(Ops::NOOP).named("x"), [](U x) { return x.nsrc() ? x.src(0) : UOp(); }),
                           });
   return pm;
