@@ -116,6 +116,12 @@ S bits_to_rand(const S& bits, const Shape& shape, DType dtype) {
       .reshape(shape);
 }
 
+// prod(shape[1:]): the fan-in of a weight of this shape, for the initializers
+pyint fan_in(const Shape& shape, const char* fn) {
+  if (shape.empty()) throw Error(std::string(fn) + " needs a shape");
+  return prod_int(Shape(shape.begin() + 1, shape.end()), fn);
+}
+
 std::string canon_device(const Arg& device) {
   if (device.is_none()) return default_device();
   if (!device.is_str()) throw Error("rand only supports single device, got " + device.repr());
@@ -241,24 +247,21 @@ S RandMixin<S>::scaled_uniform(const Shape& shape, DType dtype, const Arg& devic
 
 template <class S>
 S RandMixin<S>::glorot_uniform(const Shape& shape, DType dtype, const Arg& device) {
-  if (shape.empty()) throw Error("glorot_uniform needs a shape");
-  pyint rest = prod_int(Shape(shape.begin() + 1, shape.end()), "glorot_uniform");
+  pyint rest = fan_in(shape, "glorot_uniform");
   double bound = std::pow(6.0 / (double)(prod_int({shape[0]}, "glorot_uniform") + rest), 0.5);
   return uniform(shape, -bound, bound, dtype, device);
 }
 
 template <class S>
 S RandMixin<S>::kaiming_uniform(const Shape& shape, double a, DType dtype, const Arg& device) {
-  if (shape.empty()) throw Error("kaiming_uniform needs a shape");
-  pyint rest = prod_int(Shape(shape.begin() + 1, shape.end()), "kaiming_uniform");
+  pyint rest = fan_in(shape, "kaiming_uniform");
   double bound = std::pow(6 / (1 + a * a) / (double)rest, 0.5);
   return uniform(shape, -bound, bound, dtype, device);
 }
 
 template <class S>
 S RandMixin<S>::kaiming_normal(const Shape& shape, double a, DType dtype, const Arg& device) {
-  if (shape.empty()) throw Error("kaiming_normal needs a shape");
-  pyint rest = prod_int(Shape(shape.begin() + 1, shape.end()), "kaiming_normal");
+  pyint rest = fan_in(shape, "kaiming_normal");
   double std = std::pow(2 / (1 + a * a) / (double)rest, 0.5);
   return normal(shape, 0.0, std, dtype, device);
 }
