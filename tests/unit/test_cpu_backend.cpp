@@ -1086,6 +1086,56 @@ TEST(CPUDevice, RegisterTileKeepsTheReferenceSums) {
   EXPECT_EQ(0, std::memcmp(ref.dw.data(), ours.dw.data(), ours.dw.size() * sizeof(float)));
 }
 
+// CPU_CONV_LAYOUT (mixin/op.cpp, conv_weight_source): in training, a convolution on DEV=CPU reads its weights through
+// a copy with the output channels innermost, one more kernel, and every gradient stays bit-identical. Forward-only
+// (TRAINING unset) and where each weight is used fewer than 256 times per call, the graph is the reference's.
+namespace {
+struct LayoutRun {
+  size_t kernels = 0;
+  std::vector<float> y, dx, dw;
+};
+LayoutRun layout_run(int64_t layout, int64_t training, const Shape& xs, const std::vector<float>& hx,
+                     const std::vector<float>& hw) {
+  Context c({{"CPU_CONV_LAYOUT", layout}});
+  auto mode = Tensor::train(training != 0);
+  auto run = [&] {
+    Tensor x = Tensor::from_vector(hx).reshape(xs).realize().requires_grad_();
+    Tensor w = Tensor::from_vector(hw).reshape({32, 32, 5, 5}).realize().requires_grad_();
+    Tensor y = x.relu().conv2d(w).relu();
+    y.sum().backward();
+    return std::make_tuple(y, *x.grad(), *w.grad());
+  };
+  LayoutRun r;
+  auto [y, gx, gw] = run();
+  for (const UOp& call : Tensor::schedule_linear({y, gx, gw}).src()) r.kernels += call.src(0).op() == Ops::SINK;
+  auto [vy, vx, vw] = run();
+  r.y = vy.to_vector<float>(), r.dx = vx.to_vector<float>(), r.dw = vw.to_vector<float>();
+  return r;
+}
+}  // namespace
+
+TEST(CPUDevice, ConvWeightLayoutKeepsTheValues) {
+  cpu::register_device();
+  interp::register_device();
+  std::vector<float> hx(16 * 32 * 12 * 12), hw(32 * 32 * 5 * 5);
+  for (size_t n = 0; n < hx.size(); n++) hx[n] = std::sin(0.37f * (float)n) - 0.1f;
+  for (size_t n = 0; n < hw.size(); n++) hw[n] = 0.05f * std::cos(0.11f * (float)n);
+  const Shape xs{16, 32, 12, 12};
+  LayoutRun ref = layout_run(0, 1, xs, hx, hw), ours = layout_run(1, 1, xs, hx, hw);
+  EXPECT_EQ(ours.kernels, ref.kernels + 1) << "training: one kernel copies the weights";
+  ASSERT_EQ(ref.dx.size(), ours.dx.size());
+  ASSERT_EQ(ref.dw.size(), ours.dw.size());
+  EXPECT_EQ(0, std::memcmp(ref.y.data(), ours.y.data(), ours.y.size() * sizeof(float)));
+  EXPECT_EQ(0, std::memcmp(ref.dx.data(), ours.dx.data(), ours.dx.size() * sizeof(float)));
+  EXPECT_EQ(0, std::memcmp(ref.dw.data(), ours.dw.data(), ours.dw.size() * sizeof(float)));
+  EXPECT_EQ(layout_run(1, 0, xs, hx, hw).kernels, layout_run(0, 0, xs, hx, hw).kernels) << "forward-only: no copy";
+  // 2 images of 5x5: one output position each, every weight used twice per call
+  std::vector<float> small(2 * 32 * 5 * 5);
+  for (size_t n = 0; n < small.size(); n++) small[n] = std::sin(0.3f * (float)n);
+  EXPECT_EQ(layout_run(1, 1, {2, 32, 5, 5}, small, hw).kernels, layout_run(0, 1, {2, 32, 5, 5}, small, hw).kernels)
+      << "a convolution whose weights are used twice per call reads them as they are";
+}
+
 // CPU_TILE (codegen/late/program.cpp, skip_gated_reduce_loops): a convolution's input gradient is the reference's
 // transposed convolution, sum over a 6x6 window of where(valid, sum over channels of w * g, 0), valid on 25 of its 36
 // taps. With the register tile the tap loop is not unrolled, so valid is the same for the whole tile and the channel
