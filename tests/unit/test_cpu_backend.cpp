@@ -1087,11 +1087,13 @@ TEST(CPUDevice, RegisterTileKeepsTheReferenceSums) {
 }
 
 // CPU_CONV_LAYOUT (mixin/op.cpp, conv_weight_source): in training, a convolution on DEV=CPU reads its weights through
-// a copy with the output channels innermost, one more kernel, and every gradient stays bit-identical. Forward-only
+// a copy with the output channels innermost, one more kernel, its forward takes a tile along the output channels, and
+// the output and every gradient stay bit-identical. Forward-only
 // (TRAINING unset) and where each weight is used fewer than 256 times per call, the graph is the reference's.
 namespace {
 struct LayoutRun {
   size_t kernels = 0;
+  std::vector<std::string> names;
   std::vector<float> y, dx, dw;
 };
 LayoutRun layout_run(int64_t layout, int64_t training, const Shape& xs, const std::vector<float>& hx,
@@ -1107,7 +1109,12 @@ LayoutRun layout_run(int64_t layout, int64_t training, const Shape& xs, const st
   };
   LayoutRun r;
   auto [y, gx, gw] = run();
-  for (const UOp& call : Tensor::schedule_linear({y, gx, gw}).src()) r.kernels += call.src(0).op() == Ops::SINK;
+  UOp linear = Tensor::schedule_linear({y, gx, gw});
+  for (const UOp& call : linear.src()) {
+    if (call.src(0).op() != Ops::SINK) continue;
+    r.kernels++;
+    r.names.push_back(to_program(call.src(0), dev().renderer()).arg().as<ProgramInfo>()->function_name());
+  }
   auto [vy, vx, vw] = run();
   r.y = vy.to_vector<float>(), r.dx = vx.to_vector<float>(), r.dw = vw.to_vector<float>();
   return r;
@@ -1117,12 +1124,20 @@ LayoutRun layout_run(int64_t layout, int64_t training, const Shape& xs, const st
 TEST(CPUDevice, ConvWeightLayoutKeepsTheValues) {
   cpu::register_device();
   interp::register_device();
-  std::vector<float> hx(16 * 32 * 12 * 12), hw(32 * 32 * 5 * 5);
+  std::vector<float> hx(4 * 32 * 24 * 24), hw(32 * 32 * 5 * 5);
   for (size_t n = 0; n < hx.size(); n++) hx[n] = std::sin(0.37f * (float)n) - 0.1f;
   for (size_t n = 0; n < hw.size(); n++) hw[n] = 0.05f * std::cos(0.11f * (float)n);
-  const Shape xs{16, 32, 12, 12};
+  const Shape xs{4, 32, 24, 24};
   LayoutRun ref = layout_run(0, 1, xs, hx, hw), ours = layout_run(1, 1, xs, hx, hw);
   EXPECT_EQ(ours.kernels, ref.kernels + 1) << "training: one kernel copies the weights";
+  // the forward gets 8 lanes along the output channels, now one weight vector per tap, and 5 neighbor rows along an
+  // image row (heuristic.cpp, cpu_register_tile); the gradients keep their tiles
+  std::vector<std::string> changed;
+  for (const std::string& n : ours.names)
+    if (n.rfind("r_", 0) == 0 && std::find(ref.names.begin(), ref.names.end(), n) == ref.names.end())
+      changed.push_back(n);
+  ASSERT_EQ(changed.size(), 1u) << ::testing::PrintToString(changed);
+  EXPECT_NE(changed[0].find("_8_5_32_5_5"), std::string::npos) << changed[0];
   ASSERT_EQ(ref.dx.size(), ours.dx.size());
   ASSERT_EQ(ref.dw.size(), ours.dw.size());
   EXPECT_EQ(0, std::memcmp(ref.y.data(), ours.y.data(), ours.y.size() * sizeof(float)));

@@ -150,13 +150,21 @@ static bool cpu_outer_product_tile(Scheduler& k, pyint unrolled) {
 // row. The tile with the fewest loads per vector FMA wins, under limits measured on beautiful_mnist's convolutions
 // (slower tiles otherwise): 4 lanes only load contiguously; at most one input gathers 8 lanes, and none when the
 // reference's own tile loads contiguously (allow_gather false); what each row loads on its own comes from a buffer the
-// L2 holds (the weights), not an activation streamed per row; the unrolled reduce body stays at most kMaxTileBody FMAs.
-// Each output is still summed by the same ops in the same order, so values do not change. Returns false, changing
-// nothing, when no tile of at least kMinRows rows fits.
+// L2 holds (the weights), not an activation streamed per row, unless the rows are neighbors (the row axis steps that
+// load by one element, so the rows share its cache lines) in a tile whose unrolled body is at most kMaxNeighborBody
+// FMAs; the unrolled reduce body stays at most kMaxTileBody FMAs. Each output is still summed by the same ops in the
+// same order, so values do not change. Returns false, changing nothing, when no tile of at least kMinRows rows fits.
 static bool cpu_register_tile(Scheduler& k, pyint unrolled, bool allow_gather) {
   const int lanes = 8;  // CPU_SLP_MAX_VF's default: one ymm register
   const double kRowBytes = 256 * 1024;
   const pyint kMinRows = 4;  // accumulators that hide the FMA's latency; one row is a vector, not a tile
+  // Neighbor rows: a convolution's forward whose weights are read with the output channels innermost
+  // (CPU_CONV_LAYOUT) gets 8 output-channel lanes, one weight vector per tap, and rows along an image row, each
+  // broadcasting its own activation. beautiful_mnist's second convolution (5 unrolled taps) runs in 102-112 ms with 5
+  // rows (200 FMAs) instead of the 4-lane tile's 160 ms (AMD EPYC Zen 2). Bigger bodies the SLP vectorizer packs along
+  // the rows or leaves scalar: 10 rows there (400 FMAs) 336-690 ms, and the fourth convolution (9 unrolled taps, 6 rows,
+  // 432 FMAs) 70 ms instead of the outer product's 28.
+  const pyint kMaxNeighborBody = 256;
   const pyint max_rows = host_vector_registers();
   auto fs = k.full_shape();
   auto rs = k.rngs();
@@ -206,8 +214,10 @@ static bool cpu_register_tile(Scheduler& k, pyint unrolled, bool allow_gather) {
             auto s = index_stride(loads[i], rs[(size_t)b]);
             ld += lane_cost[i] * (s && *s == 0 ? 1.0 : (double)r);
             // what each row loads on its own must come from a buffer the core's L2 holds (the weights): rows that
-            // stream an activation each wait on memory, slower than the reference's tile
-            if (r > 1 && !(s && *s == 0) && load_bytes[i] > kRowBytes) rows_cached = false;
+            // stream an activation each wait on memory, slower than the reference's tile; neighbor rows share its
+            // lines
+            bool neighbors = s && *s == 1 && r * v * unrolled <= kMaxNeighborBody;
+            if (r > 1 && !(s && *s == 0) && !neighbors && load_bytes[i] > kRowBytes) rows_cached = false;
           }
           if (!rows_cached) continue;
           double cost = ld / ((double)r * (double)v / lanes);
