@@ -238,6 +238,39 @@ TEST(TraceErrors, RowsNamingRowsThatDoNotExist) {
   expect_names(open_error(str), str, {"table steps", "name refers to string"});
 }
 
+// diff and matches read a step's nodes without replaying it: an id that is not a uop names the row it came from, and
+// a uop's missing or malformed arg string names table strings
+TEST(TraceErrors, DiffAndMatchesNameTheRowsTheirNodesCameFrom) {
+  int64_t step = a_step_with_matches();
+  std::string s = std::to_string(step);
+  std::string root = damaged("diff_root", "UPDATE steps SET input_root=999999999 WHERE id=" + s);
+  auto [rc, err] = cli({"diff", TG_SAMPLE_TRACE, root});
+  EXPECT_EQ(rc, 2);
+  expect_names(err, root, {"table steps", "row " + s, "input_root refers to uop 999999999"});
+  std::string after = damaged("matches_after", "UPDATE matches SET after=999999999 WHERE step=" + s);
+  for (std::vector<std::string> args : {std::vector<std::string>{"matches", after, s},
+                                        std::vector<std::string>{"diff", TG_SAMPLE_TRACE, after}}) {
+    auto [rc2, err2] = cli(args);
+    EXPECT_EQ(rc2, 2) << args[0];
+    expect_names(err2, after, {"table matches", "step " + s, "after refers to uop 999999999"});
+  }
+  int64_t uop = sample_int("SELECT id FROM uops WHERE op=60 LIMIT 1");  // a CONST
+  std::string arg_row = std::to_string(sample_int("SELECT arg FROM uops WHERE id=" + std::to_string(uop)));
+  std::string gone = damaged("diff_arg", "UPDATE uops SET arg=999999999 WHERE id=" + std::to_string(uop));
+  auto [rc3, err3] = cli({"diff", TG_SAMPLE_TRACE, gone});
+  EXPECT_EQ(rc3, 2);
+  expect_names(err3, gone, {"table uops", "row " + std::to_string(uop), "arg refers to string 999999999",
+                            "table strings"});
+  std::string bad = damaged("bad_arg", "UPDATE strings SET value='x' WHERE id=" + arg_row);
+  auto t = Trace::open(bad);
+  try {
+    t->label(uop);
+    ADD_FAILURE() << "a malformed arg was displayed";
+  } catch (const TraceError& e) {
+    expect_names(e.what(), bad, {"table uops", "row " + std::to_string(uop), "strings row " + arg_row});
+  }
+}
+
 TEST(TraceErrors, SchemaDamage) {
   // meta without its value column aborted the GUI (an exception from the UI thread)
   std::string meta = damaged("meta", "ALTER TABLE meta RENAME COLUMN value TO v");

@@ -178,6 +178,10 @@ Base load_base(const std::string& src, const std::string& dst, bool shrink) {
       d.exec("DELETE FROM matches WHERE step NOT IN (SELECT id FROM steps)");
       d.exec("DELETE FROM rule_errors WHERE step NOT IN (SELECT id FROM steps)");
       d.exec("DELETE FROM context_rule_stats WHERE context NOT IN (SELECT id FROM contexts)");
+      if (!d.ints("SELECT 1 FROM sqlite_master WHERE name='step_uops'").empty())
+        d.exec("DELETE FROM step_uops WHERE step NOT IN (SELECT id FROM steps)");
+      if (!d.ints("SELECT 1 FROM sqlite_master WHERE name='programs'").empty())  // their kernels stay, without context
+        d.exec("UPDATE programs SET context=0 WHERE context NOT IN (SELECT id FROM contexts)");
       if (d.ints("SELECT 1 FROM sqlite_master WHERE name='kernel_events'").empty()) {
         // a schema 2 trace: made a schema 3 one with a few kernels and runs, so the kernel paths get mutants too
         d.exec(tg::viz::TRACE_SCHEMA_SQL);
@@ -219,12 +223,26 @@ Base load_base(const std::string& src, const std::string& dst, bool shrink) {
 
 // ***** mutants *****
 
+// the table an UPDATE, INSERT INTO or DELETE FROM statement writes
+std::string statement_table(const std::string& q) {
+  for (const char* verb : {"UPDATE ", "INSERT INTO ", "DELETE FROM "})
+    if (q.rfind(verb, 0) == 0) {
+      std::string rest = q.substr(strlen(verb));
+      return rest.substr(0, rest.find(' '));
+    }
+  return "";
+}
+
 struct Mutant {
   std::string path, what;
+  std::string base_path;  // the undamaged trace it was made from
   size_t base = 0;
   std::vector<int64_t> steps;  // steps the runs look at (the mutated ones first)
   bool quick_check_ok = true;
   uint64_t runs_seed = 0;  // which subcommands run on it
+  // the table whose rows the one SQL-level mutation damaged ("" for byte-level damage, two mutations, or damage that
+  // is no table's, like the schema version): an error the runs report must name it
+  std::string table;
 };
 
 struct Mutator {
@@ -248,31 +266,40 @@ struct Mutator {
     for (int i = 0; i < n; i++) data[from + pick(data.size() - from)] ^= (char)(1 + pick(255));
   }
 
-  // an SQL-level mutation; returns its description
+  std::string table;  // the table the last sql() damaged, if one
+
+  // an SQL-level mutation; returns its description and sets `table`
   std::string sql(Db& d) {
+    table.clear();
     int64_t step = any(b.matched_steps.empty() ? b.steps : b.matched_steps), uop = any(b.uops);
     if (step) m.steps.push_back(step);
     std::string st = S(step), u = S(uop);
     switch (pick(45)) {
       case 0:
         d.exec("UPDATE dtypes SET id=-1 WHERE id=" + S(any(b.dtypes)));
+        table = "dtypes";
         return "dtypes id -1";
       case 1: {
         int64_t h = huge();
         d.exec("INSERT OR REPLACE INTO dtypes VALUES(" + S(h) + ",'x')");
+        table = "dtypes";
         return "dtypes id " + S(h);
       }
       case 2:
         d.exec("UPDATE uops SET dtype=" + S(huge()) + " WHERE id=" + u);
+        table = "uops";
         return "uops.dtype huge, uop " + u;
       case 3:
         d.exec("UPDATE uops SET op=" + S(huge()) + " WHERE id=" + u);
+        table = "uops";
         return "uops.op huge, uop " + u;
       case 4:
         d.exec("UPDATE uops SET arg=" + S(huge()) + " WHERE id=" + u);
+        table = "uops";
         return "uops.arg dangling, uop " + u;
       case 5:
         d.set_blob("UPDATE uops SET src=? WHERE id=" + u, zigzag_src(uop, uop));
+        table = "uops";
         return "self src, uop " + u;
       case 6: {  // a two-node cycle: a src of uop gets uop as its src
         auto srcs = d.ints("SELECT id FROM uops WHERE id<" + u + " ORDER BY id DESC LIMIT 8");
@@ -280,22 +307,26 @@ struct Mutator {
         if (!a) return "no cycle";
         d.set_blob("UPDATE uops SET src=? WHERE id=" + S(a), zigzag_src(a, uop));
         d.set_blob("UPDATE uops SET src=? WHERE id=" + u, zigzag_src(uop, a));
+        table = "uops";
         return "src cycle " + u + " <-> " + S(a);
       }
       case 7:
         d.set_blob("UPDATE uops SET src=? WHERE id=" + u, zigzag_src(uop, huge()));
+        table = "uops";
         return "src dangling, uop " + u;
       case 8: {
         static const char* blobs[] = {"\x80", "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", "\x81\x80\x80\x80",
                                       "\x03\x03\x03\x03\x03\x03"};
         const char* bl = blobs[pick(4)];
         d.set_blob("UPDATE uops SET src=? WHERE id=" + u, std::string(bl));
+        table = "uops";
         return "src bad varint, uop " + u;
       }
       case 9: {  // random src bytes
         std::string r(1 + pick(12), '\0');
         for (char& c : r) c = (char)pick(256);
         d.set_blob("UPDATE uops SET src=? WHERE id=" + u, r);
+        table = "uops";
         return "src random bytes, uop " + u;
       }
       case 10:
@@ -307,6 +338,7 @@ struct Mutator {
         if (param)
           for (size_t i = 0; i < n; i++) a += "P(";
         d.set_text("UPDATE strings SET value=? WHERE id=" + S(any(b.arg_strings)), a);
+        table = "strings";
         return "arg nested " + S(n) + (param ? " P(" : " (");
       }
       case 12: {
@@ -323,6 +355,7 @@ struct Mutator {
                                   "(s18446744073709551614:ab,i1)"};
         std::string a = v[pick(sizeof v / sizeof v[0])];
         d.set_text("UPDATE strings SET value=? WHERE id=" + S(any(b.arg_strings)), a);
+        table = "strings";
         return "arg string length " + a;
       }
       case 13: {
@@ -344,18 +377,21 @@ struct Mutator {
                                   "o"};
         std::string a = v[pick(sizeof v / sizeof v[0])];
         d.set_text("UPDATE strings SET value=? WHERE id=" + S(any(b.arg_strings)), a);
+        table = "strings";
         return "arg malformed '" + a + "'";
       }
       case 14: {
         std::string r(1 + pick(40), '\0');
         for (char& c : r) c = "()isfPdoaARNTFI,:0123456789-"[pick(28)];
         d.set_text("UPDATE strings SET value=? WHERE id=" + S(any(b.arg_strings)), r);
+        table = "strings";
         return "arg random '" + r + "'";
       }
       case 15: {
         static const int64_t v[] = {1'000'000'000, -1, 1LL << 31, 1LL << 40, INT64_MAX, 100'000};
         int64_t x = v[pick(6)];
         d.exec("UPDATE steps SET depth=" + S(x) + " WHERE id=" + st);
+        table = "steps";
         return "steps.depth " + S(x) + ", step " + st;
       }
       case 16:
@@ -363,23 +399,27 @@ struct Mutator {
         static const int64_t v[] = {-1, 1'000'000'000'000LL, 1LL << 62, INT64_MAX, INT64_MIN, 100'000'000};
         int64_t x = v[pick(6)];
         d.exec("UPDATE steps SET n_matches=" + S(x) + " WHERE id=" + st);
+        table = "steps";
         return "steps.n_matches " + S(x) + ", step " + st;
       }
       case 18: {
         int64_t x = pick(2) ? huge() : 999'999;
         d.exec("UPDATE steps SET context=" + S(x) + " WHERE id=" + st);
+        table = "steps";
         return "steps.context " + S(x) + ", step " + st;
       }
       case 19: {
         int64_t x = pick(3) == 0 ? step : pick(2) ? huge() : step + 1;
         d.exec("UPDATE steps SET parent=" + S(x) + " WHERE id=" + st);
         if (pick(2)) d.exec("UPDATE steps SET parent=" + st + " WHERE id=" + S(step - 1));  // parents in a cycle
+        table = "steps";
         return "steps.parent " + S(x) + ", step " + st;
       }
       case 20: {
         const char* col = pick(2) ? "input_root" : "output_root";
         int64_t x = huge();
         d.exec(std::string("UPDATE steps SET ") + col + "=" + S(x) + " WHERE id=" + st);
+        table = "steps";
         return std::string("steps.") + col + " " + S(x) + ", step " + st;
       }
       case 21: {
@@ -388,11 +428,14 @@ struct Mutator {
             "[[-]]",       "[[1,2,3,-9223372036854775808]]",    "]]]]",  "[[1,2,3,4]",        "x"};
         std::string j = pick(5) ? v[pick(10)] : std::string(100'000, '[');
         d.set_text("UPDATE steps SET stats=? WHERE id=" + st, j);
+        table = "steps";
         return "steps.stats '" + j.substr(0, 40) + "'";
       }
       case 22: {
         int64_t x = huge();
         d.exec("UPDATE steps SET id=" + S(x) + " WHERE id=" + st);
+        // (no table: the step renumbered is read as another trace's step, and a run that asks for the old number
+        // is told the trace has no such step)
         return "steps.id " + S(x);
       }
       case 23: {
@@ -400,17 +443,20 @@ struct Mutator {
         int64_t x = huge();
         d.exec(std::string("UPDATE matches SET ") + col + "=" + S(x) + " WHERE step=" + st +
                " AND ordinal=(SELECT MIN(ordinal) FROM matches WHERE step=" + st + ")");
+        table = "matches";
         return std::string("matches.") + col + " " + S(x) + ", step " + st;
       }
       case 24: {
         int64_t x = huge();
         d.exec("UPDATE OR IGNORE matches SET ordinal=" + S(x) + " WHERE step=" + st);
         d.exec("UPDATE matches SET rule=" + S(huge()) + " WHERE step=" + st);
+        table = "matches";
         return "matches.ordinal/rule " + S(x) + ", step " + st;
       }
       case 25: {
         int64_t c = any(b.contexts), x = huge();
         d.exec("UPDATE contexts SET " + std::string(pick(2) ? "id" : "name") + "=" + S(x) + " WHERE id=" + S(c));
+        table = "contexts";
         return "contexts id/name " + S(x);
       }
       case 26: {  // (picked here: SQLite's random() is not seeded by us)
@@ -418,6 +464,7 @@ struct Mutator {
         std::string list;
         for (int k = 0; k < 5; k++) list += (k ? "," : "") + S(any(ids));
         d.exec("DELETE FROM strings WHERE id IN (" + list + ")");
+        table = "strings";
         return "strings " + list + " deleted";
       }
       case 27:
@@ -434,6 +481,7 @@ struct Mutator {
                                   "kernel_events"};
         std::string name = t[pick(13)];
         d.exec("DROP TABLE " + name);
+        table = name;
         return "dropped table " + name;
       }
       case 30:
@@ -451,6 +499,7 @@ struct Mutator {
                                       {"step_uops", "uop"}};
         auto& c = tc[pick(15)];
         d.exec(std::string("ALTER TABLE ") + c[0] + " DROP COLUMN " + c[1]);
+        table = c[0];
         return std::string("dropped column ") + c[0] + "." + c[1];
       }
       case 32: {  // a table turned into a view: harmless, or without end
@@ -475,6 +524,8 @@ struct Mutator {
                                   "UPDATE contexts SET t_start=-9223372036854775808"};
         std::string q = v[pick(7)];
         d.exec(q);
+        table = statement_table(q);
+        if (table == "strings") table.clear();  // every string changed: names read as they are, nothing to catch
         return q;
       }
       case 34: {
@@ -495,18 +546,22 @@ struct Mutator {
                                   "UPDATE kernel_events SET t_start=t_end+1000000000000"};
         std::string q = v[pick(10)];
         d.exec(q);
+        table = statement_table(q);
         return q;
       }
       case 36: {
         d.exec("INSERT INTO rule_errors VALUES(" + st + ", 0, " + S(huge()) + ", " + S(huge()) + ", " + S(huge()) +
                ", " + S(huge()) + ")");
+        table = "rule_errors";
         return "rule_errors row dangling, step " + st;
       }
       case 37:
         d.exec("INSERT INTO step_uops VALUES(" + st + ", " + S(huge()) + ")");
+        table = "step_uops";
         return "step_uops dangling";
       case 38:
         d.exec("UPDATE context_rule_stats SET candidates=9223372036854775807, excl_ns=9223372036854775807");
+        table = "context_rule_stats";
         return "context_rule_stats huge";
       case 39:
         d.exec("UPDATE meta SET value='recording' WHERE key='status'");
@@ -515,6 +570,7 @@ struct Mutator {
         d.exec("INSERT OR IGNORE INTO matches SELECT " + st +
                ", ordinal + 1000000, before, after, rule, dur FROM "
                "matches");
+        table = "matches";
         return "matches copied into step " + st;
       }
       case 41: {  // a deep chain of uops (replay and layout iterate, never recurse)
@@ -531,6 +587,7 @@ struct Mutator {
       }
       case 42:
         d.exec("UPDATE steps SET flags=" + S(huge()) + ", line=" + S(huge()) + " WHERE id=" + st);
+        table = "steps";
         return "steps.flags/line huge";
       case 43: {  // the profile's rows (schema 5)
         if (!b.profile) return sql(d);
@@ -551,6 +608,7 @@ struct Mutator {
             "UPDATE kernel_events SET bufs='[[9223372036854775807,9223372036854775807,2]]'"};
         std::string q = v[pick(sizeof v / sizeof v[0])];
         d.exec(q);
+        table = statement_table(q);
         return q;
       }
       default:
@@ -561,6 +619,7 @@ struct Mutator {
 
   void make(size_t index, const std::string& dir) {
     m.path = dir + "/m" + std::to_string(index) + ".trace.db";
+    m.base_path = b.path;
     std::string data = read_file(b.path);
     uint64_t kind = pick(100);
     bool bytes_damaged = kind < 36 || (kind >= 88 && kind < 94);
@@ -583,10 +642,12 @@ struct Mutator {
       {
         Db d(m.path);
         m.what = sql(d);
-        if (kind >= 94) m.what += "; " + sql(d);  // two at once
+        m.table = table;
+        if (kind >= 94) m.what += "; " + sql(d), m.table.clear();  // two at once
         if (kind >= 88 && kind < 94) d.exec("UPDATE meta SET value='recording' WHERE key='status'");
       }
       if (kind >= 88 && kind < 94) {  // an unfinished trace with damage: quick_check's turn
+        m.table.clear();
         std::string bytes = read_file(m.path);
         int n = 1 + (int)pick(4);
         flip_bytes(bytes, 100, n);
@@ -874,6 +935,38 @@ struct Fuzz {
   }
 };
 
+// tinyviz-cli's message for the run's arguments on the mutant's undamaged base, with the mutant's path in it (run
+// in-process, once per arguments)
+std::string base_message(const Job& j, const Mutant& m) {
+  static std::map<std::vector<std::string>, std::string> cache;
+  std::vector<std::string> args{"tinyviz-cli"};
+  for (const std::string& a : j.args) args.push_back(a == m.path ? m.base_path : a);
+  auto it = cache.find(args);
+  if (it == cache.end()) {
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int cap = memfd_create("stderr", 0), saved = dup(2), out = dup(1), null = open("/dev/null", O_WRONLY);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    dup2(cap, 2);
+    dup2(null, 1);
+    tg::viz::cli_main((int)args.size(), argv.data());
+    std::fflush(stdout);
+    std::fflush(stderr);
+    dup2(saved, 2);
+    dup2(out, 1);
+    std::string msg(std::min<off_t>(lseek(cap, 0, SEEK_END), 1 << 16), '\0');
+    pread(cap, msg.data(), msg.size(), 0);
+    for (int fd : {cap, saved, out, null}) close(fd);
+    it = cache.emplace(args, msg).first;
+  }
+  std::string msg = it->second;
+  for (size_t at = 0; (at = msg.find(m.base_path, at)) != std::string::npos; at += m.path.size())
+    msg.replace(at, m.base_path.size(), m.path);
+  return msg;
+}
+
 // a run's verdict: "" when it passed
 std::string verdict(const Job& j, const Result& r, const Mutant& m) {
   if (!r.done) return "never ran";
@@ -886,6 +979,14 @@ std::string verdict(const Job& j, const Result& r, const Mutant& m) {
     if (!line.empty() && line.find(m.path) == std::string::npos) return "unclear message (does not name the file)";
   if (r.msg.empty()) return "error status without a message";
   if (r.msg.find("internal error") != std::string::npos) return "unclear message (an unconverted exception)";
+  // an error about damage names the damaged table; one the undamaged base gives too is the answer to the run's
+  // arguments (a source or step the trace does not have), not about the damage
+  auto answer = [](const std::string& msg) {  // without the listing or suggestion after it (names from the trace)
+    return msg.substr(0, std::min(msg.find(" ("), msg.find(", did you mean")));
+  };
+  if (!m.table.empty() && j.runner != Runner::Gui && r.msg.find(m.table) == std::string::npos &&
+      answer(r.msg) != answer(base_message(j, m)))
+    return "unclear message (does not name the damaged table " + m.table + ")";
   if (j.runner != Runner::Gui && r.msg.rfind("tinyviz-cli: ", 0) != 0)
     return "unclear message (no tinyviz-cli: prefix)";
   return "";

@@ -317,6 +317,7 @@ static int cmd_steps(Trace& t, int64_t ctx) {
 
 static int cmd_matches(Trace& t, int64_t step) {
   const StepRow& s = t.step(step);
+  t.check_matches(step, t.matches(step));
   if (g_json) {
     for (const auto& m : t.matches(step)) {
       auto r = t.rule(m.rule);

@@ -83,8 +83,10 @@ uint64_t NodeShapes::of(int64_t root) {
         if (!memo_.count(s)) stack.push_back({s, false});
       continue;
     }
-    uint64_t h = std::hash<std::string>()(std::string(n.op_name) + "|" + t_.dtype_name(n.dtype) + "|" + t_.str(n.arg) +
-                                          "|" + (n.tag ? t_.str(n.tag) : std::string("-")));
+    std::string key = std::to_string(id);
+    uint64_t h = std::hash<std::string>()(std::string(n.op_name) + "|" + t_.dtype_name(n.dtype) + "|" +
+                                          t_.str_ref(n.arg, "uops", key, "arg") + "|" +
+                                          (n.tag ? t_.str_ref(n.tag, "uops", key, "tag") : std::string("-")));
     for (int64_t s : n.src) h = (h ^ memo_.at(s)) * 0x100000001b3ull + 0x9e3779b97f4a7c15ull;
     memo_[id] = h;
   }
@@ -152,10 +154,12 @@ TraceDiff diff_traces(Trace& a, Trace& b, std::optional<DiffOptions> opt) {
       d.aligned_steps++;
       const StepRow &sx = a.step(ca.steps[x]), &sy = b.step(cb.steps[y]);
       StepPair sp{sx.id, sy.id, DiffStatus::equal, 0};
+      a.check_roots(sx), b.check_roots(sy);
       if (sa.of(sx.input_root) != sb.of(sy.input_root)) {
         sp.status = DiffStatus::input_differs;
       } else {
         auto ma = a.matches(sx.id), mb = b.matches(sy.id);
+        a.check_matches(sx.id, ma), b.check_matches(sy.id, mb);
         size_t k = 0;
         while (k < ma.size() && k < mb.size() && same_match(ma[k], mb[k])) k++;
         if (k < ma.size() || k < mb.size()) sp.status = DiffStatus::differs, sp.at = (int64_t)k + 1;

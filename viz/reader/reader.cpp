@@ -863,6 +863,20 @@ const Node& Trace::node_ref(int64_t id, const char* table, const std::string& ke
   });
 }
 
+void Trace::check_roots(const StepRow& step) const {
+  std::string key = S(step.id);
+  node_ref(step.input_root, "steps", key, "input_root");
+  if (step.output_root) node_ref(step.output_root, "steps", key, "output_root");
+}
+
+void Trace::check_matches(int64_t step, const std::vector<MatchRow>& matches) const {
+  for (const MatchRow& m : matches) {
+    std::string key = "step " + S(step) + ", ordinal " + S(m.ordinal);
+    const char* table = m.is_error ? "rule_errors" : "matches";
+    node_ref(m.before, table, key, "before"), node_ref(m.after, table, key, m.is_error ? "error_uop" : "after");
+  }
+}
+
 Trace::Batch::Batch(const Trace& t) : db_(t.db_) {
   // one read transaction: SQLite otherwise takes and drops its file lock (two fcntl calls) per statement
   if (sqlite3_get_autocommit(db_) && sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr) == SQLITE_OK) open_ = true;
@@ -1081,7 +1095,7 @@ std::string Trace::arg_text(int64_t id) const {
   try {
     return display_text(arg_display(enc));
   } catch (const ArgFormatError& e) {
-    fail("uops", id, "arg (string " + S(n.arg) + ") is not an encoded arg: " + e.what());
+    fail("uops", id, "arg (strings row " + S(n.arg) + ") is not an encoded arg: " + e.what());
   }
 }
 
@@ -1113,7 +1127,7 @@ std::string Trace::label(int64_t id) const {
     try {
       l += "\ntag=" + display_text(arg_display(str_ref(n.tag, "uops", S(id), "tag")));
     } catch (const ArgFormatError& e) {
-      fail("uops", id, "tag (string " + S(n.tag) + ") is not an encoded arg: " + e.what());
+      fail("uops", id, "tag (strings row " + S(n.tag) + ") is not an encoded arg: " + e.what());
     }
   }
   return l;
@@ -1135,7 +1149,7 @@ std::string Trace::shallow_label(int64_t id) const {
     if (a != "None") l += "\n" + a;
     if (!q.null(3)) l += "\ntag=" + display_text(arg_display(str_ref(tag, "uops", S(id), "tag")));
   } catch (const ArgFormatError& e) {
-    fail("uops", id, std::string("arg or tag is not an encoded arg: ") + e.what());
+    fail("uops", id, std::string("arg or tag (table strings) is not an encoded arg: ") + e.what());
   }
   return l;
 }

@@ -208,6 +208,11 @@ class Trace {
   const Node& node(int64_t id) const;  // throws TraceError for an unknown id
   // node(id) for an id read from a row: the error names that row when the id is not a uop of the trace
   const Node& node_ref(int64_t id, const char* table, const std::string& key, const char* column) const;
+  // str(id) for an id read from a row: the error names that row when the string does not exist
+  const std::string& str_ref(int64_t id, const char* table, const std::string& key, const char* column) const;
+  // node_ref of a step's roots, and of the before and after of each of its matches (the rows it got from matches())
+  void check_roots(const StepRow& step) const;
+  void check_matches(int64_t step, const std::vector<MatchRow>& matches) const;
   size_t node_count() const { return nodes_.size(); }  // loaded and synthesized
   // loads these nodes (and what is under them) ahead of node(): one scan when they lie together in the file
   void preload(std::vector<int64_t> ids) const;
@@ -250,8 +255,6 @@ class Trace {
   void read_meta();
   void quick_check();
   StepRow read_step(void* stmt) const;
-  // str(id) for an id read from a row: the error names that row when the string does not exist
-  const std::string& str_ref(int64_t id, const char* table, const std::string& key, const char* column) const;
   sqlite3* db_ = nullptr;
   std::string path_;
   bool complete_ = false, truncated_ = false;

@@ -21,16 +21,10 @@ StepReplay::StepReplay(Trace& trace, int64_t step, Mode mode)
   t_.preload(std::move(ids));
   // load every node the replay can meet, so content lookups find recorded nodes (an id that is not a uop of the
   // trace is an error naming the row it came from)
-  std::string key = std::to_string(step);
-  t_.node_ref(step_.input_root, "steps", key, "input_root");
-  if (step_.output_root) t_.node_ref(step_.output_root, "steps", key, "output_root");
-  for (const MatchRow& m : matches_) {
-    std::string mk = "step " + key + ", ordinal " + std::to_string(m.ordinal);
-    const char* table = m.is_error ? "rule_errors" : "matches";
-    t_.node_ref(m.before, table, mk, "before"), t_.node_ref(m.after, table, mk, m.is_error ? "error_uop" : "after");
-  }
+  t_.check_roots(step_);
+  t_.check_matches(step, matches_);
   std::vector<int64_t> notes = t_.step_notes(step);
-  for (int64_t n : notes) t_.node_ref(n, "step_uops", "step " + key, "uop");
+  for (int64_t n : notes) t_.node_ref(n, "step_uops", "step " + std::to_string(step), "uop");
   L input = g_.load(step_.input_root);
   if (step_.output_root) g_.load(step_.output_root);
   for (const MatchRow& m : matches_) lmatch_.push_back({g_.load(m.before), g_.load(m.after)});
