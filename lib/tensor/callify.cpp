@@ -70,7 +70,10 @@ UOp uop_frompy(const std::vector<uint8_t>& data, const Shape& shape, DType dtype
   Arg dev = device.is_none() ? Arg(default_device()) : Arg(canonicalize_device(device.as_str()));
   // bfloat16 and fp8 have no struct format: the data is a float32 buffer, cast on the device
   DType bdtype = dtype == dtypes::bfloat16 || contains(dtypes::fp8s, dtype) ? dtypes::float32 : dtype;
-  UOp ret = UOp::empty(shape, bdtype, Arg("PYTHON"));
+  // the reference's host data lives on its PYTHON device, which is also the interpreter: on INTERP, its twin, the data
+  // is created where it is used and needs no copy, as with the reference's DEV=PYTHON
+  const std::string host = dev.as_str() == "INTERP" ? "INTERP" : "PYTHON";
+  UOp ret = UOp::empty(shape, bdtype, Arg(host));
   std::shared_ptr<Buffer> b = uop_buffer(ret.base());
   if (data.size() != b->nbytes())
     throw Error("Tensor: " + std::to_string(data.size()) + " bytes of data for " + std::to_string(b->nbytes()) +
@@ -78,7 +81,7 @@ UOp uop_frompy(const std::vector<uint8_t>& data, const Shape& shape, DType dtype
   b->allocate();  // fake realize
   b->copyin(data);
   if (ret.dtype() != dtype) ret = ret.cast(dtype);
-  return dev.as_str() == "PYTHON" ? ret : uop_copy_to_device(ret, dev);
+  return dev.as_str() == host ? ret : uop_copy_to_device(ret, dev);
 }
 
 // ***** callify *****

@@ -4,6 +4,8 @@
 #     > <repo>/tests/data/tensor_goldens.txt
 #   cd <tinygrad> && PYTHONPATH=.:<repo>/tests/parity DEV=CPU python3 <repo>/tests/parity/gen_tensor_goldens.py \
 #     > <repo>/tests/data/tensor_goldens_clang.txt
+# and with DEV=PYTHON (the twin of INTERP) for the kernels of tests/data/tensor_goldens_python_kernels.txt (its header
+# has the command).
 # The C++ CPU device has both renderers: DEV=CPU (CLANG: the ClangRenderer's ops and clang's arithmetic) is checked
 # against the second file, DEV=CPU:LLVM against the first. The schedules are the same; the kernels' op sequences
 # differ (native NEG/SUB/SQRT), and so do a few values in their last bits.

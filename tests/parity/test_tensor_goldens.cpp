@@ -151,8 +151,18 @@ TEST(CallifyGoldens, TransformToCall) {
   EXPECT_EQ(tensor_programs::programs().size(), goldens().size());
 }
 
+// the reference's kernels of one program on its PYTHON device
+const TensorGolden* python_kernels(const std::string& name) {
+  static const std::vector<TensorGolden> g =
+      load_tensor_goldens(std::string(TG_TEST_DATA) + "/tensor_goldens_python_kernels.txt");
+  for (const TensorGolden& c : g)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
 // End to end: the C++ program is scheduled by lib/schedule, compiled and run; kernel count (and on CPU, names and
-// op sequences) equal the reference's, values within 1e-5. Run on CPU and on INTERP (DEV=INTERP).
+// op sequences; on INTERP, the names of the reference's DEV=PYTHON run) equal the reference's, values within 1e-5. Run
+// on CPU and on INTERP (DEV=INTERP).
 class EndToEnd : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EndToEnd, RealizeProgram) {
@@ -169,7 +179,20 @@ TEST_P(EndToEnd, RealizeProgram) {
       std::vector<Tensor> outs = contiguous_outs(p);
       auto [linear, var_vals] = Tensor::linear_with_vars(outs);
       UOp compiled = compile_linear(linear);
-      EXPECT_EQ(compiled.nsrc(), g->kernels.size()) << p.first << " kernel count";
+      if (device == "CPU") {
+        EXPECT_EQ(compiled.nsrc(), g->kernels.size()) << p.first << " kernel count";
+      } else {
+        // INTERP is the reference's PYTHON device, which holds the host data too: no copies, and the kernels of the
+        // reference's DEV=PYTHON run (tensor_goldens_python_kernels.txt)
+        const TensorGolden* py = python_kernels(p.first);
+        ASSERT_NE(py, nullptr) << p.first;
+        ASSERT_EQ(compiled.nsrc(), py->kernels.size()) << p.first << " kernel count";
+        for (size_t k = 0; k < py->kernels.size(); k++) {
+          const UOp& ast = compiled.src(k).src(0);
+          EXPECT_EQ(ast.op() == Ops::COPY ? "copy" : ansistrip(ast.arg().as<ProgramInfo>()->name), py->kernels[k].first)
+              << p.first << " kernel " << k;
+        }
+      }
       if (device == "CPU" && compiled.nsrc() == g->kernels.size())  // rand's op sequences: see run_golden_linear
         tg::test::expect_kernels(compiled, *g, !(p.first.rfind("rand", 0) == 0 || p.first == "uniform"));
       run_linear(compiled, var_vals);
