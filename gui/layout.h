@@ -71,6 +71,9 @@ constexpr size_t kMaxDotWork = 8000;  // ~0.3 s; beyond, seconds (1000 synthetic
 
 // ranks: longest path from the leaves, each node then pulled up under its lowest user (rank 0 at the bottom)
 std::vector<int> layer_ranks(const LayoutGraph& g);
+// the nodes in topological order, sources first (Kahn); the nodes left on a cycle go last, by index. srcs[v] and
+// users[v] are node v's source and user nodes
+std::vector<int> sources_first(const std::vector<std::vector<int>>& srcs, const std::vector<std::vector<int>>& users);
 
 Layout layout_layered(const LayoutGraph& g);
 

@@ -82,18 +82,7 @@ Layout layout_incremental(const LayoutGraph& g, const LayoutGraph& bg, const Lay
   // 2. place the new nodes next to their placed neighbours
   std::vector<std::vector<int>> srcs(n), users(n);
   for (const LEdge& e : g.edges) srcs[e.dst].push_back(e.src), users[e.src].push_back(e.dst);
-  std::vector<int> order;  // sources first
-  {
-    std::vector<int> indeg(n);
-    for (size_t v = 0; v < n; v++) indeg[v] = (int)srcs[v].size();
-    for (size_t v = 0; v < n; v++)
-      if (!indeg[v]) order.push_back((int)v);
-    for (size_t i = 0; i < order.size(); i++)
-      for (int u : users[order[i]])
-        if (--indeg[u] == 0) order.push_back(u);
-    for (size_t v = 0; v < n; v++)
-      if (indeg[v] > 0) order.push_back((int)v);
-  }
+  std::vector<int> order = sources_first(srcs, users);
   double miny = 1e300, maxy = -1e300, minx = 1e300;
   for (size_t i = 0; i < n; i++)
     if (placed[i])

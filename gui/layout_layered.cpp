@@ -52,11 +52,8 @@ EdgePath simple_edge(Pt s, double sw, double sh, Pt d, double dw, double dh, int
   return EdgePath{{a, {a.x, a.y - dy}, {b.x, b.y + dy}, b}, true};
 }
 
-std::vector<int> layer_ranks(const LayoutGraph& g) {
-  size_t n = g.nodes.size();
-  std::vector<std::vector<int>> srcs(n), users(n);
-  for (const LEdge& e : g.edges) srcs[e.dst].push_back(e.src), users[e.src].push_back(e.dst);
-  // topological order, sources first (Kahn); nodes left on a cycle go last
+std::vector<int> sources_first(const std::vector<std::vector<int>>& srcs, const std::vector<std::vector<int>>& users) {
+  size_t n = srcs.size();
   std::vector<int> indeg(n), order;
   order.reserve(n);
   for (size_t v = 0; v < n; v++) indeg[v] = (int)srcs[v].size();
@@ -68,6 +65,14 @@ std::vector<int> layer_ranks(const LayoutGraph& g) {
   if (order.size() < n)
     for (size_t v = 0; v < n; v++)
       if (indeg[v] > 0) order.push_back((int)v);
+  return order;
+}
+
+std::vector<int> layer_ranks(const LayoutGraph& g) {
+  size_t n = g.nodes.size();
+  std::vector<std::vector<int>> srcs(n), users(n);
+  for (const LEdge& e : g.edges) srcs[e.dst].push_back(e.src), users[e.src].push_back(e.dst);
+  std::vector<int> order = sources_first(srcs, users);
 
   // ranks: longest path from the leaves, then every node pulled up right under its lowest user
   std::vector<int> rank(n, 0);
