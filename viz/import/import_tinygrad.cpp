@@ -273,9 +273,13 @@ class Importer {
 
   // ***** args in lib/uop/serialize.h's encoding (as tests/parity/uop_codec.py writes the reference's) *****
   size_t budget_ = 0;
+  // enc and repr walk a pickled value the same way: each part counts against one budget, each level against the depth
+  void walk_guard(int depth, const char* what) {
+    if (depth > kMaxNesting) fail(std::string(what) + " nested deeper than " + std::to_string(kMaxNesting) + " levels");
+    if (++budget_ > 1000000) fail(std::string(what) + " with more than a million parts");
+  }
   std::string enc(uint32_t v, int depth) {
-    if (depth > kMaxNesting) fail("an arg nested deeper than " + std::to_string(kMaxNesting) + " levels");
-    if (++budget_ > 1000000) fail("an arg with more than a million parts");
+    walk_guard(depth, "an arg");
     const pickle::Value& x = V(v);
     switch (x.kind) {
       case Kind::None:
@@ -420,8 +424,7 @@ class Importer {
     return r + q;
   }
   std::string repr(uint32_t v, int depth) {
-    if (depth > kMaxNesting) fail("a value nested deeper than " + std::to_string(kMaxNesting) + " levels");
-    if (++budget_ > 1000000) fail("a value with more than a million parts");
+    walk_guard(depth, "a value");
     const pickle::Value& x = V(v);
     switch (x.kind) {
       case Kind::None:
