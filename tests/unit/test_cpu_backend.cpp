@@ -1151,6 +1151,26 @@ TEST(CPUDevice, ConvWeightLayoutKeepsTheValues) {
       << "a convolution whose weights are used twice per call reads them as they are";
 }
 
+// CPU_TILE (codegen/opt/heuristic.cpp): a weight gradient whose reference tile gathers every vector and whose body is
+// too big for an outer product (beautiful_mnist's second convolution, batch 512: 4 x 4 lanes, 20 unrolled image
+// columns) grows its last upcast to 16 lanes, 4 rows x 16 lanes, on a host without AVX-512. Only the kernels are built.
+TEST(CPUDevice, GatheredWeightGradientTileGrowsTo16Lanes) {
+  cpu::register_device();
+  interp::register_device();
+  if (host_has_avx512()) GTEST_SKIP() << "the gathered tiles are not used with AVX-512";
+  Tensor x = Tensor::ones({512, 32, 24, 24}).contiguous().requires_grad_();
+  Tensor w = Tensor::ones({32, 32, 5, 5}).contiguous().requires_grad_();
+  Tensor g = Tensor::ones({512, 32, 20, 20}).contiguous();
+  (x.relu().conv2d(w) * g).sum().backward();
+  std::vector<std::string> names;
+  UOp linear = Tensor::schedule_linear({*w.grad()});
+  for (const UOp& call : linear.src())
+    if (call.src(0).op() == Ops::SINK)
+      names.push_back(to_program(call.src(0), dev().renderer()).arg().as<ProgramInfo>()->function_name());
+  EXPECT_NE(std::find(names.begin(), names.end(), "r_8_5_5_128_2_4_16_4_20_20"), names.end())
+      << ::testing::PrintToString(names);
+}
+
 // CPU_TILE (codegen/late/program.cpp, skip_gated_reduce_loops): a convolution's input gradient is the reference's
 // transposed convolution, sum over a 6x6 window of where(valid, sum over channels of w * g, 0), valid on 25 of its 36
 // taps. With the register tile the tap loop is not unrolled, so valid is the same for the whole tile and the channel

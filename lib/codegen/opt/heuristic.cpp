@@ -162,8 +162,8 @@ static bool cpu_register_tile(Scheduler& k, pyint unrolled, bool allow_gather) {
   // (CPU_CONV_LAYOUT) gets 8 output-channel lanes, one weight vector per tap, and rows along an image row, each
   // broadcasting its own activation. beautiful_mnist's second convolution (5 unrolled taps) runs in 102-112 ms with 5
   // rows (200 FMAs) instead of the 4-lane tile's 160 ms (AMD EPYC Zen 2). Bigger bodies the SLP vectorizer packs along
-  // the rows or leaves scalar: 10 rows there (400 FMAs) 336-690 ms, and the fourth convolution (9 unrolled taps, 6 rows,
-  // 432 FMAs) 70 ms instead of the outer product's 28.
+  // the rows or leaves scalar: 10 rows there (400 FMAs) 336-690 ms, and the fourth convolution (9 unrolled taps, 6
+  // rows, 432 FMAs) 70 ms instead of the outer product's 28.
   const pyint kMaxNeighborBody = 256;
   const pyint max_rows = host_vector_registers();
   auto fs = k.full_shape();
@@ -443,15 +443,24 @@ static Scheduler hand_coded(const Scheduler& k0, bool cpu_tile) {
         if (Scheduler o = k.copy(); cpu_outer_product_tile(o, unrolled))
           if (auto r = with_ref_unrolls(std::move(o))) return *r;
         // a reference tile of two or more axes that gathers every vector (a weight gradient whose unrolled body is
-        // too big for an outer product) gets twice its last upcast, twice the lanes per gathered row
-        // (beautiful_mnist's conv 2 weight gradient: 4 x 4 -> 4 x 8, 375 -> 254 ms on AVX2)
+        // too big for an outer product) gets its last upcast grown to 16 lanes (two ymm vectors per gathered row)
+        // when its other upcasts give at least 4 rows and the unrolled body stays at most 1,280 FMAs, else twice its
+        // last upcast (beautiful_mnist's conv 2 weight gradient: 4 x 4 -> 4 x 16, 375 -> 207 ms on AMD Zen 3 and
+        // 257 -> 212 ms against 4 x 8 on Zen 2; with 2 rows, 2 x 16, the SLP vectorizer's code took 2.1 s)
         if (!contiguous && ref.ranges_of({AxisType::UPCAST}).size() >= 2) {
           std::vector<Opt> opts = ref.applied_opts;
           auto last = std::find_if(opts.rbegin(), opts.rend(), [](const Opt& x) { return x.op == OptOps::UPCAST; });
           pyint upcasted = 1;
           for (int64_t a : ref.axes_of({AxisType::UPCAST})) upcasted *= iv(fs[(size_t)a]);
-          if (last != opts.rend() && last->arg.is_int() && upcasted * 2 * unrolled <= kMaxTileBody) {
-            last->arg = Arg((long long)last->arg.as_int() * 2);
+          constexpr pyint kWideLanes = 16, kMinWideRows = 4, kMaxWideBody = 1280;
+          pyint lanes = last != opts.rend() && last->arg.is_int() ? last->arg.as_int() : 0, grow = 0;
+          if (lanes > 0 && lanes < kWideLanes && kWideLanes % lanes == 0 && upcasted / lanes >= kMinWideRows &&
+              upcasted / lanes * kWideLanes * unrolled <= kMaxWideBody)
+            grow = kWideLanes / lanes;
+          else if (lanes > 0 && upcasted * 2 * unrolled <= kMaxTileBody)
+            grow = 2;
+          if (grow) {
+            last->arg = Arg((long long)(lanes * grow));
             Scheduler w = k0.copy();
             try {
               size_t n = 0;  // the reference's unrolls in order, kept or dropped as on our other tiles
