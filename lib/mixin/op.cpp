@@ -1121,7 +1121,7 @@ S OpMixin<S>::max_unpool2d(const S& indices, const IntTuple& kernel_size, const 
 // copy with cout innermost ([cin, kh, kw, cout], one small kernel per convolution and step), each lane walks its own
 // cache line one float per step, and the forward can take its lanes along cout, one weight vector per tap:
 // beautiful_mnist's second convolution's input gradient takes 168 ms instead of 303 ms, its forward 102 ms instead of
-// 160 ms, and the steady step 0.80 s instead of 1.01 s (AMD EPYC, Zen 2). A copy changes no value: every output is
+// 160 ms, and the steady step 0.75 s instead of 0.96 s (AMD EPYC, Zen 2). A copy changes no value: every output is
 // summed by the same ops in the same order. Only where the register tiles apply (DEV=CPU's CLANG renderer), in
 // training (where the input gradient, the biggest gain, runs; inference keeps the reference's graph) and where each
 // weight is used at least kMinReuse times per call (a convolution whose weights outweigh its activations would double
