@@ -1038,6 +1038,16 @@ TEST(CPUDevice, FloatLiteralsWithoutADotCompile) {
 // gradients: lanes along images and channels) gets an 8-lane register tile instead, with the reference's unrolls of
 // the reduce axes. Each output is summed by the same ops in the same order, so the gradients are bit-identical.
 namespace {
+// the function names of the kernels that compute these tensors (copies left out)
+std::vector<std::string> kernel_names(const std::vector<Tensor>& outs) {
+  std::vector<std::string> names;
+  UOp linear = Tensor::schedule_linear(outs);
+  for (const UOp& call : linear.src())
+    if (call.src(0).op() == Ops::SINK)
+      names.push_back(to_program(call.src(0), dev().renderer()).arg().as<ProgramInfo>()->function_name());
+  return names;
+}
+
 struct TileRun {
   std::vector<std::string> names;  // the reduce kernels' names (their shapes show the upcasts)
   std::vector<float> dx, dw;
@@ -1052,12 +1062,8 @@ TileRun tile_run(int64_t tile, const std::vector<float>& hx, const std::vector<f
   };
   TileRun r;
   auto [gx, gw] = grads();
-  UOp linear = Tensor::schedule_linear({gx, gw});
-  for (const UOp& call : linear.src()) {
-    if (call.src(0).op() != Ops::SINK) continue;
-    std::string name = to_program(call.src(0), dev().renderer()).arg().as<ProgramInfo>()->function_name();
+  for (const std::string& name : kernel_names({gx, gw}))
     if (name.rfind("r_", 0) == 0) r.names.push_back(name);
-  }
   auto [vx, vw] = grads();
   r.dx = vx.to_vector<float>(), r.dw = vw.to_vector<float>();
   return r;
@@ -1092,8 +1098,7 @@ TEST(CPUDevice, RegisterTileKeepsTheReferenceSums) {
 // (TRAINING unset) and where each weight is used fewer than 256 times per call, the graph is the reference's.
 namespace {
 struct LayoutRun {
-  size_t kernels = 0;
-  std::vector<std::string> names;
+  std::vector<std::string> names;  // every kernel's
   std::vector<float> y, dx, dw;
 };
 LayoutRun layout_run(int64_t layout, int64_t training, const Shape& xs, const std::vector<float>& hx,
@@ -1109,12 +1114,7 @@ LayoutRun layout_run(int64_t layout, int64_t training, const Shape& xs, const st
   };
   LayoutRun r;
   auto [y, gx, gw] = run();
-  UOp linear = Tensor::schedule_linear({y, gx, gw});
-  for (const UOp& call : linear.src()) {
-    if (call.src(0).op() != Ops::SINK) continue;
-    r.kernels++;
-    r.names.push_back(to_program(call.src(0), dev().renderer()).arg().as<ProgramInfo>()->function_name());
-  }
+  r.names = kernel_names({y, gx, gw});
   auto [vy, vx, vw] = run();
   r.y = vy.to_vector<float>(), r.dx = vx.to_vector<float>(), r.dw = vw.to_vector<float>();
   return r;
@@ -1129,7 +1129,7 @@ TEST(CPUDevice, ConvWeightLayoutKeepsTheValues) {
   for (size_t n = 0; n < hw.size(); n++) hw[n] = 0.05f * std::cos(0.11f * (float)n);
   const Shape xs{4, 32, 24, 24};
   LayoutRun ref = layout_run(0, 1, xs, hx, hw), ours = layout_run(1, 1, xs, hx, hw);
-  EXPECT_EQ(ours.kernels, ref.kernels + 1) << "training: one kernel copies the weights";
+  EXPECT_EQ(ours.names.size(), ref.names.size() + 1) << "training: one kernel copies the weights";
   // the forward gets 8 lanes along the output channels, now one weight vector per tap, and 5 neighbor rows along an
   // image row (heuristic.cpp, cpu_register_tile); the gradients keep their tiles
   std::vector<std::string> changed;
@@ -1143,11 +1143,13 @@ TEST(CPUDevice, ConvWeightLayoutKeepsTheValues) {
   EXPECT_EQ(0, std::memcmp(ref.y.data(), ours.y.data(), ours.y.size() * sizeof(float)));
   EXPECT_EQ(0, std::memcmp(ref.dx.data(), ours.dx.data(), ours.dx.size() * sizeof(float)));
   EXPECT_EQ(0, std::memcmp(ref.dw.data(), ours.dw.data(), ours.dw.size() * sizeof(float)));
-  EXPECT_EQ(layout_run(1, 0, xs, hx, hw).kernels, layout_run(0, 0, xs, hx, hw).kernels) << "forward-only: no copy";
+  EXPECT_EQ(layout_run(1, 0, xs, hx, hw).names.size(), layout_run(0, 0, xs, hx, hw).names.size())
+      << "forward-only: no copy";
   // 2 images of 5x5: one output position each, every weight used twice per call
   std::vector<float> small(2 * 32 * 5 * 5);
   for (size_t n = 0; n < small.size(); n++) small[n] = std::sin(0.3f * (float)n);
-  EXPECT_EQ(layout_run(1, 1, {2, 32, 5, 5}, small, hw).kernels, layout_run(0, 1, {2, 32, 5, 5}, small, hw).kernels)
+  EXPECT_EQ(layout_run(1, 1, {2, 32, 5, 5}, small, hw).names.size(),
+            layout_run(0, 1, {2, 32, 5, 5}, small, hw).names.size())
       << "a convolution whose weights are used twice per call reads them as they are";
 }
 
@@ -1162,11 +1164,7 @@ TEST(CPUDevice, GatheredWeightGradientTileGrowsTo16Lanes) {
   Tensor w = Tensor::ones({32, 32, 5, 5}).contiguous().requires_grad_();
   Tensor g = Tensor::ones({512, 32, 20, 20}).contiguous();
   (x.relu().conv2d(w) * g).sum().backward();
-  std::vector<std::string> names;
-  UOp linear = Tensor::schedule_linear({*w.grad()});
-  for (const UOp& call : linear.src())
-    if (call.src(0).op() == Ops::SINK)
-      names.push_back(to_program(call.src(0), dev().renderer()).arg().as<ProgramInfo>()->function_name());
+  std::vector<std::string> names = kernel_names({*w.grad()});
   EXPECT_NE(std::find(names.begin(), names.end(), "r_8_5_5_128_2_4_16_4_20_20"), names.end())
       << ::testing::PrintToString(names);
 }
