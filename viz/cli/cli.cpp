@@ -317,9 +317,10 @@ static int cmd_steps(Trace& t, int64_t ctx) {
 
 static int cmd_matches(Trace& t, int64_t step) {
   const StepRow& s = t.step(step);
-  t.check_matches(step, t.matches(step));
+  const std::vector<MatchRow> matches = t.matches(step);
+  t.check_matches(step, matches);
   if (g_json) {
-    for (const auto& m : t.matches(step)) {
+    for (const auto& m : matches) {
       auto r = t.rule(m.rule);
       json j = {{"ordinal", m.ordinal},
                 {"us", m.dur_ns / 1e3},
@@ -336,7 +337,7 @@ static int cmd_matches(Trace& t, int64_t step) {
   }
   std::printf("step %lld %s (%s:%d), input %lld, output %lld\n", (long long)s.id, s.name.c_str(), s.file.c_str(),
               s.line, (long long)s.input_root, (long long)s.output_root);
-  for (const auto& m : t.matches(step)) {
+  for (const auto& m : matches) {
     auto r = t.rule(m.rule);
     std::printf("%5lld %9.2f us  %s:%d  %s -> %s%s\n", (long long)m.ordinal, m.dur_ns / 1e3, r ? r->file.c_str() : "?",
                 r ? r->line : 0, one_line(t.label(m.before)).c_str(), one_line(t.label(m.after)).c_str(),
