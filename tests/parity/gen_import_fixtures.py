@@ -13,6 +13,8 @@
 #   cd <tinygrad> && PYTHONPATH=. python3 <repo>/tests/parity/gen_import_fixtures.py <repo>/tests/data
 #   ... gen_import_fixtures.py --hello DIR: the pickles of a Python twin of examples/hello_tensor.cpp (VIZ=-1), to
 #   import and compare with a VIZ=-1 run of hello_tensor (`tinyviz-cli diff`)
+#   ... gen_import_fixtures.py --damaged DIR: tinygrad_deep_arg.rewrites.pkl and tinygrad_wide_arg.rewrites.pkl, the
+#   small trace with one arg nested too deep and one with too many parts (the importer's limits)
 #   ... gen_import_fixtures.py --mnist DIR: the same for the first training step of examples/beautiful_mnist.cpp (its
 #   twin below), to compare with VIZ=-1 beautiful_mnist --steps 1
 import os, sys, subprocess, tempfile, shutil, pickle, getpass
@@ -149,7 +151,25 @@ def profile_counts(profile: str) -> dict:
   kinds["exec_untimed"] = sum(1 for e in events if isinstance(e, ProfilePointEvent) and e.name == "exec" and e.device not in timed)
   return {f"profile_{k}": v for k, v in kinds.items()}
 
+def damaged(src: str, dest: str):
+  # the small trace with one UOp's arg replaced: nested 100 tuples deep (past the importer's 64 levels), and a tuple
+  # of 1,100 references to one tuple of 1,000 ints (1.1 million parts in a small file: the pickle's memo shares them)
+  with open(src, "rb") as f: trace = pickle.load(f)
+  num = max(trace.uop_fields)
+  def with_arg(arg):
+    fields = list(trace.uop_fields[num]); fields[3] = arg
+    trace.uop_fields[num] = tuple(fields)
+    return pickle.dumps(trace)
+  deep = (1,)
+  for _ in range(100): deep = (deep,)
+  row = tuple(range(1000))
+  for name, arg in (("deep_arg", deep), ("wide_arg", (row,) * 1100)):
+    with open(os.path.join(dest, f"tinygrad_{name}.rewrites.pkl"), "wb") as f: f.write(with_arg(arg))
+
 if __name__ == "__main__":
+  if sys.argv[1:2] == ["--damaged"]:  # --damaged DIR: from DIR/tinygrad_small.rewrites.pkl
+    damaged(os.path.join(sys.argv[2], "tinygrad_small.rewrites.pkl"), sys.argv[2])
+    sys.exit(0)
   if sys.argv[1:2] in (["--hello"], ["--mnist"]):
     kind = sys.argv[1][2:]
     tmp, rw, prof = record(kind, {"VIZ": "-1"})

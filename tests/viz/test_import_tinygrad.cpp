@@ -312,6 +312,26 @@ TEST(ImportTinygrad, TruncatedPicklesGiveErrors) {
   std::remove(pkl.c_str());
 }
 
+// the importer's limits on a pickled arg (gen_import_fixtures.py --damaged): 100 tuples deep, and 1.1 million parts
+// that the pickle's memo keeps in 38 KB; each is one error naming the file and the UOp's record, and no trace is left
+TEST(ImportTinygrad, ArgsPastTheLimitsAreErrors) {
+  std::string out = tmp_path("limits.trace.db");
+  for (auto [fixture, what] : {std::pair<std::string, std::string>{"tinygrad_deep_arg.rewrites.pkl",
+                                                                   "an arg nested deeper than 64 levels"},
+                               {"tinygrad_wide_arg.rewrites.pkl", "an arg with more than a million parts"}}) {
+    try {
+      import(std::string(TG_TEST_DATA) + "/" + fixture, "", out);
+      ADD_FAILURE() << fixture << " imported";
+    } catch (const tg::Error& e) {
+      std::string m = e.what();
+      EXPECT_NE(m.find(fixture), std::string::npos) << m;
+      EXPECT_NE(m.find("RewriteTrace.uop_fields["), std::string::npos) << m;
+      EXPECT_NE(m.find(what), std::string::npos) << m;
+    }
+    EXPECT_FALSE(std::filesystem::exists(out)) << fixture;
+  }
+}
+
 // seeded mutants (byte flips, cut ranges, duplicated ranges) of both pickles: every one imports or gives a tg::Error
 // (a crash or any other exception fails the test)
 TEST(ImportTinygrad, MutatedPicklesNeverCrash) {
