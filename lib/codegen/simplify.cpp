@@ -256,7 +256,7 @@ const PatternMatcher& pm_reduce_collapse() {
                       [](U r, U val, U lower, U upper) {
                         if (!no_range(val)) return UOp();
                         UOp hi = upper ? upper.minimum(r.src(0)) : r.src(0);
-                        UOp lo = lower ? lower.maximum(PyConst(0)) : r.const_like(PyConst(0));
+                        UOp lo = lower ? lower.maximum(PyConst(0)) : r.const_like(0);
                         return (hi - lo).maximum(PyConst(0)).minimum(r.src(0)) * val;
                       }),
               TG_RULE(invalid_gate().reduce(Ops::ADD).any_len().named("r"),

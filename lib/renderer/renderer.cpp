@@ -132,7 +132,7 @@ Estimates Estimates::from_uops(const std::vector<UOp>& uops, bool ignore_indexin
         if (!mults.is_int()) {
           std::vector<std::pair<UOp, UOp>> subs;
           for (const UOp& x : mults.u().toposort())
-            if (x.op() == Ops::SPECIAL) subs.push_back({x, x.const_like(PyConst(0))});
+            if (x.op() == Ops::SPECIAL) subs.push_back({x, x.const_like(0)});
           mults = sint(mults.u().substitute(subs));
         }
       }

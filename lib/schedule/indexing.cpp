@@ -320,7 +320,7 @@ std::vector<UOp> broadcast_rngs(const UOp& x, const UOp& src, const std::vector<
   ret.reserve(rngs.size());
   for (size_t j = 0; j < rngs.size(); j++) {
     if ((int64_t)j < nleft) continue;
-    ret.push_back(contains(baxes, (int64_t)j) ? rngs[j].const_like(PyConst(0)) : rngs[j]);
+    ret.push_back(contains(baxes, (int64_t)j) ? rngs[j].const_like(0) : rngs[j]);
   }
   return ret;
 }

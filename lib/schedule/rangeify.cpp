@@ -396,7 +396,7 @@ const PatternMatcher& earliest_rewrites() {
                       }),
               // handle size 0
               TG_RULE(UPat(GroupOp::all() - OpSet{Ops::SINK}).named("x"),
-                      [](U x) { return shape_has_zero(x) ? x.const_like(PyConst(0)).rtag(x.tag()) : UOp(); }),
+                      [](U x) { return shape_has_zero(x) ? x.const_like(0).rtag(x.tag()) : UOp(); }),
           });
   return pm;
 }

@@ -59,7 +59,7 @@ static UOp fold_divmod_general_impl(const UOp& d) {
   // PARAM // c is irreducible
   if (x.op() == Ops::PARAM && y.op() == Ops::CONST && x.param_arg() && x.param_arg()->has_multiple_of &&
       py::fmod(x.param_arg()->multiple_of, y.val().as_int()) == 0)
-    return is_mod ? d.const_like(PyConst(0)) : UOp();
+    return is_mod ? d.const_like(0) : UOp();
 
   auto [x_peeled, const_pc] = x.pop_const();
   pyint cst = const_pc.as_int();
@@ -159,7 +159,7 @@ static UOp fold_divmod_general_impl(const UOp& d) {
         for (size_t i = 0; i < terms.size(); i++)
           if (py::fmod(factors[i], div)) b_parts.push_back(ic(py::fmod(factors[i], div)) * terms[i]);
         if (py::fmod(cst, div)) b_parts.push_back(x.const_like(PyConst(py::fmod(cst, div))));
-        UOp b = b_parts.empty() ? x.const_like(PyConst(0)) : UOp::usum_of(b_parts);
+        UOp b = b_parts.empty() ? x.const_like(0) : UOp::usum_of(b_parts);
         if (!py_lt(b.vmin(), PyConst(0)) && py_lt(b.vmax(), PyConst(div))) {
           UOp r = ((newxs % ic(py::fdiv(c, div))) * PyConst(div)) + b;
           results.push_back({r.backward_slice().size(), r});
@@ -196,14 +196,14 @@ static UOp fold_divmod_general_impl(const UOp& d) {
       pyint c = u.const_factor().as_int(), yv = y.val().as_int();
       if (py::fmod(c, yv) != c) {
         rem.push_back(u.divides(c) * PyConst(py::fmod(c, yv)));
-        quo.push_back(!is_mod ? u.divides(c) * PyConst(py::fdiv(c, yv)) : u.const_like(PyConst(0)));
+        quo.push_back(!is_mod ? u.divides(c) * PyConst(py::fdiv(c, yv)) : u.const_like(0));
         continue;
       }
     }
     rem.push_back(u);
   }
   if (quo.empty()) return UOp();
-  UOp new_x = py::sum_plus(rem, x.const_like(PyConst(0)));
+  UOp new_x = py::sum_plus(rem, x.const_like(0));
   if (py_lt(new_x.vmin(), PyConst(0))) return UOp();
   return is_mod ? new_x % y : new_x.floordiv(y) + py::sum(quo);
 }

@@ -27,7 +27,7 @@ UOp py_prod(const std::vector<UOp>& xs) {
 static UOp simplify_pow(const UOp& x, const UOp& c) {
   PyConst v = c.val();
   if (py_lt(v, PyConst(0))) return x.reciprocal().pow(pc(py_neg(v)));
-  if (v == PyConst(0)) return x.const_like(PyConst(1));
+  if (v == PyConst(0)) return x.const_like(1);
   double fv = v.as_float();
   if ((double)(pyint)(fv - 0.5) + 0.5 == fv) return x.pow(pc(py_sub(v, PyConst(0.5)))) * x.sqrt();
   if ((double)(pyint)fv == fv) {
@@ -211,7 +211,7 @@ const PatternMatcher& pm_data_invalid() {
                         .src(UPat(Ops::INDEX).src(UPat(), invalid_pat).any_len().or_casted())
                         .any_len()
                         .named("x"),
-                    [](U x, U i) { return x.nsrc() > 1 ? x.src(1) : x.const_like(PyConst(0)); }),
+                    [](U x, U i) { return x.nsrc() > 1 ? x.src(1) : x.const_like(0); }),
         });
   }();
   return pm;
@@ -222,7 +222,7 @@ const PatternMatcher& pm_remove_invalid() {
                                  {
                                      TG_RULE(invalid_gate().named("w"),
                                              [](U cond, U x, U i, U w) {
-                                               return w.with_src({cond, x, w.const_like(PyConst(0))});
+                                               return w.with_src({cond, x, w.const_like(0)});
                                              }),
                                      TG_RULE(UPat(Ops::STACK).named("s"),
                                              [](U s) {
@@ -263,7 +263,7 @@ const PatternMatcher& symbolic_simple() {
                            [](U x) { return x; }),
                    TG_RULE(UPat::var("x") * 1, [](U x) { return x; }),  // x*1 -> x
                    TG_RULE(UPat::var("x").floordiv(UPat::var("x")),     // x//x -> 1
-                           [](U x) { return x.const_like(PyConst(1)); }),
+                           [](U x) { return x.const_like(1); }),
                    TG_RULE(UPat::var("x").floordiv(1), [](U x) { return x; }),    // x//1 -> x
                    TG_RULE(UPat::var("x").floordiv(-1), [](U x) { return -x; }),  // x//-1 -> -x
                    TG_RULE((UPat::var("x") ^ UPat::var("y")) ^ UPat::var("y"),    // (x^y)^y -> x
@@ -304,9 +304,9 @@ const PatternMatcher& symbolic_simple() {
                    TG_RULE(UPat::var("x") < UPat::var("x"),  // x < x -> False
                            [](U x) { return x.const_like(PyConst(false), dtypes::bool_); }),
                    // x%x -> 0, x^x -> 0, x&0 -> 0
-                   TG_RULE(UPat::var("x") % UPat::var("x"), [](U x) { return x.const_like(PyConst(0)); }),
-                   TG_RULE(UPat::var("x") ^ UPat::var("x"), [](U x) { return x.const_like(PyConst(0)); }),
-                   TG_RULE(UPat::var("x") & 0, [](U x) { return x.const_like(PyConst(0)); }),
+                   TG_RULE(UPat::var("x") % UPat::var("x"), [](U x) { return x.const_like(0); }),
+                   TG_RULE(UPat::var("x") ^ UPat::var("x"), [](U x) { return x.const_like(0); }),
+                   TG_RULE(UPat::var("x") & 0, [](U x) { return x.const_like(0); }),
                    // (x&mask)>>k -> x>>k when mask only clears bits below k
                    TG_RULE((UPat::var("x") & UPat::cvar("mask")) >> UPat::cvar("k"),
                            [](U x, U mask, U k) {
@@ -354,7 +354,7 @@ const PatternMatcher& symbolic_simple() {
                    TG_RULE((UPat::var("x") * 0) / 0,
                            [](U x) { return x.const_like(PyConst(std::numeric_limits<double>::quiet_NaN())); }),
                    // can be wrong if x or x2 is 0: x/x -> 1, (x*x2)/x2 -> x
-                   TG_RULE(UPat::var("x") / UPat::var("x"), [](U x) { return x.const_like(PyConst(1)); }),
+                   TG_RULE(UPat::var("x") / UPat::var("x"), [](U x) { return x.const_like(1); }),
                    TG_RULE((UPat::var("x") * UPat::var("x2")) / UPat::var("x2"), [](U x, U x2) { return x; }),
                    // x*0 -> 0 or 0*x -> 0. if x is nan or inf it should render the nan value.
                    // NOTE: this can be wrong for loaded NaN
@@ -645,7 +645,7 @@ const PatternMatcher& symbolic() {
         // a range mod its own upper bound is just the range
         TG_RULE(UPat(Ops::RANGE).src_all(UPat::var("end")).named("r") % UPat::var("end"), [](U r, U end) { return r; }),
         TG_RULE(UPat(Ops::RANGE).src_all(UPat::var("end")).named("r").floordiv(UPat::var("end")),
-                [](U r, U end) { return r.const_like(PyConst(0)); }),
+                [](U r, U end) { return r.const_like(0); }),
         // cast/long folding: if the intermediate cast doesnt narrow we can do it in one cast
         TG_RULE(UPat::var("x").cast().named("a").cast().named("b"),
                 [](U x, U a, U b) { return can_lossless_cast(x.dtype(), a.dtype()) ? x.cast(b.dtype()) : UOp(); }),
@@ -855,7 +855,7 @@ static UOp reduce_mul_chain(const UOp& r) {
     (out ? outside : inside).push_back(m);
   }
   if (outside.empty()) return UOp();
-  std::vector<UOp> src{inside.empty() ? r.src(0).const_like(PyConst(1)) : py_prod(inside)};
+  std::vector<UOp> src{inside.empty() ? r.src(0).const_like(1) : py_prod(inside)};
   src.insert(src.end(), rngs.begin(), rngs.end());
   return r.with_src(src) * py_prod(outside);
 }
@@ -907,7 +907,7 @@ static UOp where_on_load(const UOp& cond, const UOp& buf, const UOp& idx, const 
   if (keep.size() == where_clauses.size()) return UOp();
   UOp nidx = buf.index(idx.get_idx().valid(load_valid.uprod(moved)));
   UOp ret_idx = or_cast.op() == Ops::CAST ? nidx.cast(or_cast.dtype()) : nidx;
-  return UOp::const_(PyConst(true)).uprod(keep).where(ret_idx, ret_idx.const_like(PyConst(0)));
+  return UOp::const_(PyConst(true)).uprod(keep).where(ret_idx, ret_idx.const_like(0));
 }
 
 const PatternMatcher& pm_move_where_on_load() {

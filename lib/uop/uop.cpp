@@ -1215,7 +1215,7 @@ UOp UOp::gcd(std::span<const UOp> uops) {
 }
 
 UOp UOp::divide_exact(const UOp& v) const {
-  if (*this == v) return const_like(PyConst(1));
+  if (*this == v) return const_like(1);
   if (v.op() == Ops::CONST) return divides(v.val().as_int());
   if (op() == Ops::ADD) {
     UOp s0 = src(0).divide_exact(v);

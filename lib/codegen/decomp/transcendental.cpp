@@ -349,11 +349,10 @@ static PatternMatcher make_transcendental_patterns(const std::vector<Ops>& ops, 
   }
   // rewrite SQRT to xpow 0.5
   if (!has(Ops::SQRT) || force) {
-    pm = pm + PatternMatcher("get_transcendental_patterns",
-                             {
-                                 TG_RULE(UPat(Ops::SQRT).src_all(UPat::var("d")),
-                                         [](U d) { return xpow(d, d.const_like(PyConst(0.5))); }),
-                             });
+    pm = pm + PatternMatcher("get_transcendental_patterns", {
+                                                                TG_RULE(UPat(Ops::SQRT).src_all(UPat::var("d")),
+                                                                        [](U d) { return xpow(d, d.const_like(0.5)); }),
+                                                            });
   }
   return pm;
 }
