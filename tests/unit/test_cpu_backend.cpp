@@ -1092,10 +1092,10 @@ TEST(CPUDevice, RegisterTileKeepsTheReferenceSums) {
   EXPECT_EQ(0, std::memcmp(ref.dw.data(), ours.dw.data(), ours.dw.size() * sizeof(float)));
 }
 
-// CPU_CONV_LAYOUT (mixin/op.cpp, conv_weight_source): in training, a convolution on DEV=CPU reads its weights through
-// a copy with the output channels innermost, one more kernel, its forward takes a tile along the output channels, and
-// the output and every gradient stay bit-identical. Forward-only
-// (TRAINING unset) and where each weight is used fewer than 256 times per call, the graph is the reference's.
+// CPU_CONV_LAYOUT (tensor/conv_layout.cpp, cpu_conv_weight): in training, a convolution on DEV=CPU reads its weights
+// through a copy with the output channels innermost, one more kernel, its forward takes a tile along the output
+// channels, and the output and every gradient stay bit-identical. Forward-only (TRAINING unset) and where each weight
+// is used fewer than 256 times per call, the graph is the reference's.
 namespace {
 struct LayoutRun {
   std::vector<std::string> names;  // every kernel's
